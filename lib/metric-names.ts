@@ -1,0 +1,46 @@
+// Metric names, in one place: the gateway exports them at /metrics and the agent beside it reads
+// some of them back to report load. Renaming one is a breaking change for dashboards and agents.
+
+export const GATEWAY_METRICS = {
+  /** counter {method, status_class}: requests answered. */
+  requests: 'estuary_gateway_requests_total',
+  /** counter {tier="memory"|"disk"}: requests answered from the cache. */
+  hits: 'estuary_gateway_cache_hits_total',
+  /** counter: requests that had to go upstream. */
+  misses: 'estuary_gateway_cache_misses_total',
+  /** counter: requests that joined an upstream fetch already in flight. */
+  collapsed: 'estuary_gateway_collapsed_requests_total',
+  /** counter: body bytes sent to clients. The agent derives load (KB/s) from its rate. */
+  bytesOut: 'estuary_gateway_bytes_sent_total',
+  /** counter: body bytes received from upstreams. */
+  bytesIn: 'estuary_gateway_bytes_received_total',
+  /** counter {upstream, reason}: failed upstream attempts. */
+  upstreamErrors: 'estuary_gateway_upstream_errors_total',
+  /** histogram {upstream}: time to upstream response headers, seconds. */
+  upstreamLatency: 'estuary_gateway_upstream_latency_seconds',
+  /** gauge {tier}: bytes held in the cache. */
+  cacheBytes: 'estuary_gateway_cache_bytes',
+  /** gauge {tier}: objects held in the cache. */
+  cacheObjects: 'estuary_gateway_cache_objects',
+  /** counter: content-addressed objects refused because their bytes did not match their name. */
+  verifyFailures: 'estuary_gateway_verify_failures_total',
+} as const;
+
+export const DISCOVERY_METRICS = {
+  /** counter {result="accepted"|reason}: heartbeats consumed. */
+  heartbeats: 'estuary_discovery_heartbeats_total',
+  /** gauge {state="verified"|"unverified"}: caches in the registry. */
+  caches: 'estuary_discovery_caches',
+  /** counter {endpoint}: nearest-cache queries answered. */
+  queries: 'estuary_discovery_queries_total',
+} as const;
+
+/** The gateway's own endpoints; in reverse mode these paths are not forwarded upstream. */
+export const GATEWAY_PATHS = {
+  metrics: '/metrics',
+  health: '/healthz',
+  /** GET: GatewaySummary JSON (lib/gateway-summary.ts), read by the agent. */
+  summary: '/estuary/v1/summary',
+  /** Admin API prefix (bearer token): stats, purge. */
+  admin: '/estuary/v1/admin',
+} as const;
