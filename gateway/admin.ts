@@ -1,0 +1,96 @@
+// The gateway's own endpoints, served by Fastify on origin-form paths (GATEWAY_PATHS): metrics,
+// health, the summary the agent reads, and the token-protected admin API (stats, purge).
+
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GATEWAY_PATHS } from '../lib/metric-names.ts';
+import type { Cache } from './cache/cache.ts';
+import { GATEWAY_HTTP_CODES as CODES } from './errors.ts';
+import type { Metrics } from './metrics.ts';
+import { proxyStatus } from './proxy/respond.ts';
+import type { Ring } from './proxy/target.ts';
+import { summarise } from './summary.ts';
+
+export interface AdminDeps {
+  readonly cache: Cache;
+  readonly metrics: Metrics;
+  readonly rings: readonly Ring[];
+  readonly adminToken?: string;
+  readonly startedAt: number;
+  /** In a multi-worker gateway: every worker's metrics, aggregated by the primary. */
+  readonly metricsText?: () => Promise<string>;
+}
+
+function tokenMatches(expected: string, header: string | undefined): boolean {
+  const got = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1] ?? '';
+  const a = Buffer.from(got);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function deny(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('proxy-status', proxyStatus('http_request_denied', message))
+    .send({ error: code, message });
+}
+
+export function stats(deps: AdminDeps) {
+  const { cache } = deps;
+  return {
+    uptimeSeconds: Math.round((Date.now() - deps.startedAt) / 1000),
+    memory: { bytes: cache.memory.bytes, objects: cache.memory.count },
+    disk: { bytes: cache.disk.bytes, objects: cache.disk.count },
+    fillsInFlight: cache.fills.size,
+  };
+}
+
+/** Purge targets: absolute URLs as keyed; an origin-form path means that path in every ring. */
+function purgeKeys(deps: AdminDeps, value: string): string[] {
+  if (!value.startsWith('/')) return [value];
+  return deps.rings.map((r) => `reverse://${r.name}${value}`);
+}
+
+export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
+  app.get(GATEWAY_PATHS.metrics, async (_req, reply) => {
+    reply.header('content-type', deps.metrics.registry.contentType);
+    return deps.metricsText ? deps.metricsText() : deps.metrics.text();
+  });
+  app.get(GATEWAY_PATHS.health, async () => ({ status: 'ok' }));
+  app.get(GATEWAY_PATHS.summary, async () =>
+    summarise(deps.cache.entries(), deps.cache.memory.bytes, deps.cache.disk.bytes, deps.cache.disk.count),
+  );
+  app.register(
+    async (admin) => {
+      admin.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+        if (!deps.adminToken) {
+          return deny(
+            reply,
+            403,
+            CODES.adminDisabled,
+            'admin API is off: start the gateway with --admin-token',
+          );
+        }
+        if (!tokenMatches(deps.adminToken, req.headers.authorization)) {
+          return deny(reply, 401, CODES.adminToken, 'missing or wrong bearer token for the admin API');
+        }
+      });
+      admin.get('/stats', async () => stats(deps));
+      admin.post('/purge', async (req, reply) => {
+        const body = (req.body ?? {}) as { url?: unknown; prefix?: unknown };
+        if (typeof body.url === 'string') {
+          const removed = purgeKeys(deps, body.url).filter((k) => deps.cache.invalidate(k)).length;
+          return { purged: removed };
+        }
+        if (typeof body.prefix === 'string' && body.prefix !== '') {
+          const purged = purgeKeys(deps, body.prefix).reduce((n, p) => n + deps.cache.purgePrefix(p), 0);
+          return { purged };
+        }
+        return reply
+          .code(400)
+          .send({ error: CODES.adminRequest, message: 'send JSON {"url": "..."} or {"prefix": "..."}' });
+      });
+    },
+    { prefix: GATEWAY_PATHS.admin },
+  );
+}

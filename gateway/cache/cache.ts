@@ -1,0 +1,124 @@
+// The two tiers behind one lookup, the fills in flight, and purge. Memory holds small hot objects
+// (copies of disk entries); disk holds everything stored. A key's fill in flight is found here
+// so that concurrent misses join it instead of going upstream again.
+
+import { open } from 'node:fs/promises';
+import type { DiskEntry, DiskStore } from './disk-store.ts';
+import type { EntryMeta } from './entry.ts';
+import { Fill } from './fill.ts';
+import type { MemoryEntry, MemoryStore } from './memory-store.ts';
+
+export type Found =
+  | { readonly tier: 'memory'; readonly meta: EntryMeta; readonly body: Buffer }
+  | { readonly tier: 'disk'; readonly meta: EntryMeta; readonly path: string };
+
+/**
+ * Fills across worker processes (gateway/cluster/): one process fetches a key, the others follow
+ * its temporary file. Absent when the gateway runs as one process.
+ */
+export interface Coordinator {
+  /** 'leader': this process fetches; 'join': another does, and `follow` mirrors it into `fill`. */
+  claim(key: string): Promise<{ readonly role: 'leader' | 'join'; readonly snapshot?: unknown }>;
+  lead(fill: Fill): void;
+  follow(fill: Fill, snapshot: unknown): void;
+  invalidated(key: string): void;
+}
+
+export class Cache {
+  readonly memory: MemoryStore;
+  readonly disk: DiskStore;
+  readonly fills = new Map<string, Fill>();
+  coordinator?: Coordinator;
+
+  constructor(memory: MemoryStore, disk: DiskStore) {
+    this.memory = memory;
+    this.disk = disk;
+  }
+
+  /**
+   * Joins the fill for `key` in flight in this process, or in another worker, or starts one this
+   * process must drive (`leader`). A new leader should look the key up again: another worker may
+   * have stored it while the claim was on its way.
+   */
+  async claim(key: string): Promise<{ fill: Fill; leader: boolean }> {
+    const local = this.joinOrStart(key);
+    if (!local.leader || !this.coordinator) return local;
+    const { role, snapshot } = await this.coordinator.claim(key);
+    if (role === 'leader') {
+      this.coordinator.lead(local.fill);
+      return local;
+    }
+    this.coordinator.follow(local.fill, snapshot);
+    return { fill: local.fill, leader: false };
+  }
+
+  lookup(key: string): Found | undefined {
+    const m = this.memory.get(key);
+    if (m) return { tier: 'memory', meta: m.meta, body: m.body };
+    const d = this.disk.get(key);
+    if (d) return { tier: 'disk', meta: d.meta, path: d.path };
+    return undefined;
+  }
+
+  /** Promotes a small disk entry into memory after it was read whole. */
+  promote(entry: MemoryEntry): void {
+    this.memory.set(entry);
+  }
+
+  /** Loads a disk entry's body, for promotion of small objects. */
+  async readBody(entry: DiskEntry): Promise<Buffer | undefined> {
+    try {
+      const fh = await open(entry.path, 'r');
+      try {
+        const buf = Buffer.allocUnsafe(entry.meta.size);
+        const { bytesRead } = await fh.read(buf, 0, entry.meta.size, 0);
+        return bytesRead === entry.meta.size ? buf : undefined;
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The fill for `key` in flight, or a new one the caller must drive (`leader` true). */
+  joinOrStart(key: string): { fill: Fill; leader: boolean } {
+    const existing = this.fills.get(key);
+    if (existing && (existing.state === 'pending' || existing.state === 'streaming')) {
+      existing.joined++;
+      return { fill: existing, leader: false };
+    }
+    const fill = new Fill(key);
+    this.fills.set(key, fill);
+    return { fill, leader: true };
+  }
+
+  endFill(fill: Fill): void {
+    if (this.fills.get(fill.key) === fill) this.fills.delete(fill.key);
+  }
+
+  invalidate(key: string): boolean {
+    this.coordinator?.invalidated(key);
+    return this.invalidateHere(key);
+  }
+
+  /** Invalidates in this process only (another worker already told everyone). */
+  invalidateHere(key: string): boolean {
+    const a = this.memory.delete(key);
+    const b = this.disk.delete(key);
+    return a || b;
+  }
+
+  /** Removes every entry whose key starts with `prefix`; returns how many were removed. */
+  purgePrefix(prefix: string): number {
+    const keys = new Set<string>();
+    for (const k of this.disk.keys()) if (k.startsWith(prefix)) keys.add(k);
+    for (const k of this.memory.keys()) if (k.startsWith(prefix)) keys.add(k);
+    for (const k of keys) this.invalidate(k);
+    return keys.size;
+  }
+
+  *entries(): Generator<EntryMeta> {
+    for (const e of this.disk.values()) yield e.meta;
+  }
+}

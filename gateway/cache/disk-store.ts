@@ -1,0 +1,228 @@
+// The disk tier: one file per entry (gateway/cache/format.ts) under <cache-dir>/v1/, an in-memory
+// index rebuilt from the files' trailers at start-up, and byte-bounded LRU eviction.
+//
+// Crash safety: a body is written to <cache-dir>/v1/tmp/, the trailer appended, the file fsynced
+// and only then renamed to its final name; tmp/ is emptied at start-up. Each stored version gets
+// a fresh file name, so replacing an entry never overwrites a file a reader still streams from;
+// the old file is unlinked (open readers keep their descriptor). A kill -9 at any moment leaves
+// either the old entry, the new one, or nothing — never a partial body under a servable name.
+
+import { randomBytes } from 'node:crypto';
+import { constants as fsc } from 'node:fs';
+import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LRUCache } from 'lru-cache';
+import type { Logger } from '../../lib/log.ts';
+import type { EntryMeta } from './entry.ts';
+import { decodeMeta, decodeTail, encodeTrailer, FORMAT_VERSION, TRAILER_FIXED } from './format.ts';
+
+export interface DiskEntry {
+  readonly meta: EntryMeta;
+  readonly path: string;
+}
+
+/** A body being written; `commit` makes it an entry, `abort` throws it away. */
+export interface TempFile {
+  readonly path: string;
+  readonly fh: FileHandle;
+}
+
+export class DiskStore {
+  readonly root: string;
+  readonly #tmp: string;
+  readonly #log: Logger;
+  readonly #index: LRUCache<string, DiskEntry>;
+  /** Set while forgetting an entry another process already removed: its file is not ours to unlink. */
+  #keepFiles = false;
+  /** Called when LRU eviction removed an entry (other processes then forget it too). */
+  onEvict?: (key: string, path: string) => void;
+
+  constructor(dir: string, maxBytes: number, log: Logger) {
+    this.root = join(dir, `v${FORMAT_VERSION}`);
+    this.#tmp = join(this.root, 'tmp');
+    this.#log = log;
+    this.#index = new LRUCache<string, DiskEntry>({
+      maxSize: Math.max(1, maxBytes),
+      sizeCalculation: (e) => Math.max(1, e.meta.size),
+      // Every dispose (eviction, delete, replacement) removes that version's own file.
+      dispose: (e, key, reason) => {
+        if (this.#keepFiles) return;
+        unlink(e.path).catch(() => undefined);
+        if (reason === 'evict') this.onEvict?.(key, e.path);
+      },
+    });
+  }
+
+  get maxObject(): number {
+    return this.#index.maxSize;
+  }
+
+  /** Removes leftovers of interrupted writes. With several workers the primary does it, once. */
+  async cleanTemp(): Promise<void> {
+    await rm(this.#tmp, { recursive: true, force: true });
+    await mkdir(this.#tmp, { recursive: true });
+  }
+
+  /** Creates the directories, removes leftovers of interrupted writes, rebuilds the index. */
+  async open(cleanTemp = true): Promise<{ entries: number; bytes: number; discarded: number }> {
+    await mkdir(this.#tmp, { recursive: true });
+    if (cleanTemp) await this.cleanTemp();
+    const found: DiskEntry[] = [];
+    let discarded = 0;
+    for (const sub of await readdir(this.root)) {
+      if (sub === 'tmp' || !/^[0-9a-f]{2}$/.test(sub)) continue;
+      for (const name of await readdir(join(this.root, sub))) {
+        const path = join(this.root, sub, name);
+        const meta = await readTrailer(path);
+        if (meta) found.push({ meta, path });
+        else {
+          discarded++;
+          await unlink(path).catch(() => undefined);
+        }
+      }
+    }
+    // Oldest first, so the most recently stored end up most recently used; for duplicate keys
+    // (a crash between rename and unlink of the old version) the newest wins.
+    found.sort((a, b) => a.meta.responseTime - b.meta.responseTime);
+    for (const e of found) this.#index.set(e.meta.key, e);
+    if (discarded > 0) this.#log.warn({ discarded }, 'discarded unreadable cache files');
+    return { entries: this.#index.size, bytes: this.#index.calculatedSize, discarded };
+  }
+
+  get(key: string): DiskEntry | undefined {
+    return this.#index.get(key);
+  }
+
+  peek(key: string): DiskEntry | undefined {
+    return this.#index.peek(key);
+  }
+
+  async createTemp(): Promise<TempFile> {
+    const path = join(this.#tmp, randomBytes(12).toString('hex'));
+    const fh = await open(path, fsc.O_CREAT | fsc.O_EXCL | fsc.O_RDWR, 0o600);
+    return { path, fh };
+  }
+
+  /** Appends the trailer, fsyncs, renames into place and indexes the entry. Closes the handle. */
+  async commit(temp: TempFile, meta: EntryMeta): Promise<DiskEntry> {
+    const trailer = encodeTrailer(meta);
+    try {
+      await temp.fh.write(trailer, 0, trailer.length, meta.size);
+      await temp.fh.sync();
+    } finally {
+      await temp.fh.close().catch(() => undefined);
+    }
+    const name = `${randomBytes(16).toString('hex')}`;
+    // 256 sub-directories keep each directory small even with millions of entries.
+    const sub = join(this.root, name.slice(0, 2));
+    await mkdir(sub, { recursive: true });
+    const path = join(sub, name);
+    await rename(temp.path, path);
+    const entry = { meta, path };
+    if (meta.size <= this.#index.maxSize) this.#index.set(meta.key, entry);
+    else await unlink(path).catch(() => undefined);
+    return entry;
+  }
+
+  async abort(temp: TempFile): Promise<void> {
+    await temp.fh.close().catch(() => undefined);
+    await unlink(temp.path).catch(() => undefined);
+  }
+
+  /**
+   * Replaces an entry's metadata (after a 304). The trailer is cut off and written again; a crash
+   * in between leaves a file without a valid trailer, which start-up discards — the entry is lost,
+   * never misread.
+   */
+  async updateMeta(entry: DiskEntry, meta: EntryMeta): Promise<void> {
+    const fh = await open(entry.path, 'r+');
+    try {
+      await fh.truncate(meta.size);
+      const trailer = encodeTrailer(meta);
+      await fh.write(trailer, 0, trailer.length, meta.size);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    const current = this.#index.peek(meta.key);
+    if (current && current.path === entry.path) (current as { meta: EntryMeta }).meta = meta;
+  }
+
+  delete(key: string): boolean {
+    return this.#index.delete(key);
+  }
+
+  /** Indexes an entry another process stored. */
+  adopt(entry: DiskEntry): void {
+    if (entry.meta.size <= this.#index.maxSize) this.#index.set(entry.meta.key, entry);
+  }
+
+  /** Drops an entry another process removed (its file is already gone or theirs to remove). */
+  forget(key: string, path?: string): void {
+    const current = this.#index.peek(key);
+    if (!current || (path !== undefined && current.path !== path)) return;
+    this.#keepFiles = true;
+    try {
+      this.#index.delete(key);
+    } finally {
+      this.#keepFiles = false;
+    }
+  }
+
+  /** Takes over metadata another process rewrote after a 304. */
+  replaceMeta(meta: EntryMeta): void {
+    const current = this.#index.peek(meta.key);
+    if (current) (current as { meta: EntryMeta }).meta = meta;
+  }
+
+  keys(): IterableIterator<string> {
+    return this.#index.keys();
+  }
+
+  values(): IterableIterator<DiskEntry> {
+    return this.#index.values();
+  }
+
+  get bytes(): number {
+    return this.#index.calculatedSize;
+  }
+
+  get count(): number {
+    return this.#index.size;
+  }
+}
+
+async function readTrailer(path: string): Promise<EntryMeta | undefined> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(path, 'r');
+    const { size } = await fh.stat();
+    if (size < TRAILER_FIXED) return undefined;
+    const tail = Buffer.alloc(TRAILER_FIXED);
+    await fh.read(tail, 0, TRAILER_FIXED, size - TRAILER_FIXED);
+    const len = decodeTail(tail);
+    if (len === undefined || len + TRAILER_FIXED > size) return undefined;
+    const json = Buffer.alloc(len);
+    await fh.read(json, 0, len, size - TRAILER_FIXED - len);
+    return decodeMeta(json, size);
+  } catch {
+    return undefined;
+  } finally {
+    await fh?.close();
+  }
+}
+
+/** Fails with the OS error when `dir` cannot hold a cache (missing permission, read-only, full). */
+export async function probeWritable(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const probe = join(dir, `.probe-${randomBytes(6).toString('hex')}`);
+  const fh = await open(probe, 'w');
+  try {
+    await fh.write(Buffer.from('ok'));
+    await fh.sync();
+  } finally {
+    await fh.close();
+    await unlink(probe).catch(() => undefined);
+  }
+  await stat(dir);
+}

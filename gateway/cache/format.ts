@@ -1,0 +1,50 @@
+// The on-disk entry format, version 1. One file per stored response:
+//
+//   body bytes | metadata JSON (UTF-8) | metadata length (uint32 BE) | magic "ESTUARY1"
+//
+// The body comes first so a fill can stream it to disk before the headers are final and readers
+// can tail the file from offset 0. The trailer is written last, after the whole body, and the
+// file only reaches its final name after fsync + rename, so a file without a valid trailer (a
+// crash mid-write, a truncated copy) is never taken for an entry. A new layout gets a new magic
+// and a new directory (v2/), so old and new gateways never misread each other's files. Pure.
+
+import type { EntryMeta } from './entry.ts';
+
+export const FORMAT_VERSION = 1;
+export const MAGIC = Buffer.from('ESTUARY1', 'latin1');
+export const TRAILER_FIXED = 4 + MAGIC.length;
+/** Metadata above this is refused: headers are bounded far below it, so larger means corruption. */
+export const MAX_META_BYTES = 1 << 20;
+
+export function encodeTrailer(meta: EntryMeta): Buffer {
+  const json = Buffer.from(JSON.stringify(meta), 'utf8');
+  const out = Buffer.allocUnsafe(json.length + TRAILER_FIXED);
+  json.copy(out, 0);
+  out.writeUInt32BE(json.length, json.length);
+  MAGIC.copy(out, json.length + 4);
+  return out;
+}
+
+/** Reads the fixed tail; returns the metadata length, or undefined when the magic is wrong. */
+export function decodeTail(tail: Buffer): number | undefined {
+  if (tail.length !== TRAILER_FIXED) return undefined;
+  if (!tail.subarray(4).equals(MAGIC)) return undefined;
+  const len = tail.readUInt32BE(0);
+  return len > 0 && len <= MAX_META_BYTES ? len : undefined;
+}
+
+/** Parses the metadata and checks it against the file size; undefined when anything is off. */
+export function decodeMeta(json: Buffer, fileSize: number): EntryMeta | undefined {
+  let meta: EntryMeta;
+  try {
+    meta = JSON.parse(json.toString('utf8')) as EntryMeta;
+  } catch {
+    return undefined;
+  }
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  if (typeof meta.key !== 'string' || typeof meta.size !== 'number' || typeof meta.status !== 'number') {
+    return undefined;
+  }
+  if (meta.size + json.length + TRAILER_FIXED !== fileSize) return undefined;
+  return meta;
+}

@@ -1,0 +1,173 @@
+// The worker side of a multi-worker gateway: claims keys from the primary, publishes the fills it
+// leads, mirrors the fills other workers lead into local Fill objects (so the unchanged readers
+// stream them from the other worker's temporary file), and applies replicated index changes.
+
+import { type FileHandle, open } from 'node:fs/promises';
+import type { Cache, Coordinator } from '../cache/cache.ts';
+import type { Fill, FillEvent } from '../cache/fill.ts';
+import { forgetHeaders } from '../proxy/respond.ts';
+import { UpstreamFailure } from '../upstream.ts';
+import { isToWorker, type ToPrimary, type ToWorker } from './messages.ts';
+
+/** Progress goes to followers at most every 256 KiB: a message per body chunk would cost more than it helps. */
+const PROGRESS_STEP = 256 * 1024;
+
+interface Follow {
+  readonly fill: Fill;
+  /** Events are applied one after another; opening a file is asynchronous. */
+  chain: Promise<void>;
+  opened: boolean;
+  written: number;
+}
+
+export class WorkerCoordinator implements Coordinator {
+  readonly #cache: Cache;
+  readonly #send: (m: ToPrimary) => void;
+  readonly #claims = new Map<number, (m: Extract<ToWorker, { t: 'claimed' }>) => void>();
+  readonly #follows = new Map<string, Follow>();
+  readonly #metrics = new Map<number, (text: string) => void>();
+  #nextId = 1;
+
+  constructor(cache: Cache, send: (m: ToPrimary) => void) {
+    this.#cache = cache;
+    this.#send = send;
+    cache.disk.onEvict = (key, path) => send({ t: 'evicted', key, path });
+  }
+
+  claim(key: string): Promise<{ role: 'leader' | 'join'; snapshot?: unknown }> {
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      this.#claims.set(id, (m) => resolve({ role: m.role, snapshot: m }));
+      this.#send({ t: 'claim', id, key });
+    });
+  }
+
+  lead(fill: Fill): void {
+    let sent = 0;
+    fill.observer = (ev: FillEvent) => {
+      if (ev.type === 'progress') {
+        if (ev.written - sent < PROGRESS_STEP) return;
+        sent = ev.written;
+      }
+      this.#send({ t: 'fill', key: fill.key, ev });
+    };
+  }
+
+  follow(fill: Fill, snapshot: unknown): void {
+    const snap = snapshot as Extract<ToWorker, { t: 'claimed' }> | undefined;
+    const f: Follow = { fill, chain: Promise.resolve(), opened: false, written: 0 };
+    this.#follows.set(fill.key, f);
+    if (snap?.streaming) this.#apply(f, snap.streaming);
+    if (snap?.written) this.#apply(f, { type: 'progress', written: snap.written });
+  }
+
+  invalidated(key: string): void {
+    this.#send({ t: 'invalidate', key });
+  }
+
+  metrics(): Promise<string> {
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      this.#metrics.set(id, resolve);
+      this.#send({ t: 'metrics', id });
+    });
+  }
+
+  onMessage(m: unknown): void {
+    if (!isToWorker(m)) return;
+    switch (m.t) {
+      case 'claimed': {
+        const resolve = this.#claims.get(m.id);
+        this.#claims.delete(m.id);
+        resolve?.(m);
+        return;
+      }
+      case 'fill': {
+        const f = this.#follows.get(m.key);
+        if (f) this.#apply(f, m.ev);
+        return;
+      }
+      case 'put':
+        this.#cache.disk.adopt({ meta: m.meta, path: m.path });
+        return;
+      case 'meta': {
+        this.#cache.disk.replaceMeta(m.meta);
+        const mem = this.#cache.memory.get(m.meta.key);
+        if (mem) {
+          forgetHeaders(mem.meta);
+          this.#cache.memory.set({ meta: m.meta, body: mem.body });
+        }
+        return;
+      }
+      case 'invalidate':
+        this.#cache.invalidateHere(m.key);
+        return;
+      case 'evicted':
+        this.#cache.disk.forget(m.key, m.path);
+        this.#cache.memory.delete(m.key);
+        return;
+      case 'metrics':
+        this.#metrics.get(m.id)?.(m.text);
+        this.#metrics.delete(m.id);
+        return;
+      default:
+    }
+  }
+
+  #apply(f: Follow, ev: FillEvent): void {
+    f.chain = f.chain
+      .then(() => this.#step(f, ev))
+      .catch(() => {
+        this.#end(f, () =>
+          f.fill.finish('failed', new UpstreamFailure('proxy_internal_error', 502, 'lost the fill')),
+        );
+      });
+  }
+
+  async #step(f: Follow, ev: FillEvent): Promise<void> {
+    const fill = f.fill;
+    switch (ev.type) {
+      case 'streaming': {
+        const fh = await open(ev.tempPath, 'r').catch(() => undefined);
+        // Already renamed into place: the 'done' event will open the final file instead.
+        if (!fh) return;
+        fill.startStreaming(ev.meta, ev.length, fh, ev.tempPath);
+        f.opened = true;
+        return;
+      }
+      case 'progress':
+        f.written = ev.written;
+        if (f.opened && ev.written > fill.written) fill.progress(ev.written - fill.written);
+        return;
+      case 'done': {
+        if (!f.opened) {
+          const fh: FileHandle = await open(ev.path, 'r');
+          fill.startStreaming(ev.meta, ev.meta.size, fh, ev.path);
+          f.opened = true;
+        }
+        if (ev.meta.size > fill.written) fill.progress(ev.meta.size - fill.written);
+        fill.meta = ev.meta;
+        fill.path = ev.path;
+        this.#end(f, () => fill.finish('done'));
+        return;
+      }
+      case 'revalidated':
+        fill.meta = ev.meta;
+        this.#end(f, () => fill.finish('revalidated'));
+        return;
+      case 'pass':
+        this.#end(f, () => fill.finish('pass'));
+        return;
+      case 'failed':
+        this.#end(f, () => fill.finish('failed', new UpstreamFailure(ev.proxyError, ev.status, ev.message)));
+        return;
+      default:
+    }
+  }
+
+  #end(f: Follow, finish: () => void): void {
+    this.#follows.delete(f.fill.key);
+    finish();
+    this.#cache.endFill(f.fill);
+  }
+}

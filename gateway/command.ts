@@ -1,0 +1,50 @@
+// `estuary gateway`: a CVMFS-aware caching HTTP proxy (forward and reverse), replacing Squid.
+
+import { defineCommand } from '../lib/command.ts';
+import { runUntilSignalled } from '../lib/lifecycle.ts';
+import { expandCacheDir, gatewayOptions } from './options.ts';
+import { startCluster } from './cluster/primary.ts';
+import { announce, startGateway } from './server.ts';
+
+export const command = defineCommand({
+  name: 'gateway',
+  summary: 'caching HTTP proxy for CVMFS and HTTP data (replaces Squid)',
+  description:
+    'Forward proxy on :3128 (clients keep CVMFS_HTTP_PROXY="http://host:3128"), CONNECT tunnels, and ' +
+    'reverse mode in front of stratum 1s. Two-tier cache (memory + disk) that survives restarts and ' +
+    'crashes, RFC 9111 freshness, CVMFS content verification, collapsed forwarding. Nothing is allowed ' +
+    'until you list destinations (--allow-dest) or upstreams (--upstream). Serves /metrics, /healthz, ' +
+    '/estuary/v1/summary and the admin API. See docs/CACHING.md and docs/CVMFS.md.',
+  examples: [
+    {
+      cmd: 'estuary gateway --allow-dest @cvmfs',
+      what: 'site proxy for CVMFS and Frontier, like frontier-squid',
+    },
+    {
+      cmd: 'estuary gateway --listen :8000 --upstream cvmfs=http://s1a:8000,http://s1b:8000',
+      what: 'reverse proxy in front of two stratum 1s with failover',
+    },
+    {
+      cmd: 'estuary gateway --allow-dest .example.org --disk-cache 100GiB --admin-token "$TOKEN"',
+      what: 'bigger cache, admin API on',
+    },
+  ],
+  options: gatewayOptions,
+  async run({ config, log }) {
+    if (config.workers > 1) {
+      const handle = await startCluster(config, log, config.logLevel, config.logFormat);
+      announce(
+        log,
+        { ...config, cacheDir: expandCacheDir(config.cacheDir) },
+        handle.port,
+        config.allowDest.length === 0 && config.upstream.length === 0,
+        {
+          workers: config.workers,
+        },
+      );
+      return runUntilSignalled(handle, { log, shutdownTimeoutMs: config.shutdownTimeout });
+    }
+    const gateway = await startGateway(config, log);
+    return runUntilSignalled(gateway, { log, shutdownTimeoutMs: config.shutdownTimeout });
+  },
+});

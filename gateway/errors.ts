@@ -1,0 +1,34 @@
+// The gateway's error catalogue. Codes are stable and listed in docs/ERRORS.md (## gateway);
+// a code, once published, is never reused for another meaning.
+
+import { EstuaryError } from '../lib/errors.ts';
+
+const BAD_INPUT = { exitCode: 2 };
+
+export const gatewayErrors = {
+  cacheDir: (dir: string, reason: string) =>
+    new EstuaryError(
+      'ESTUARY_GW_CACHE_DIR',
+      `cache directory ${dir} is not usable (${reason}); pick a writable directory with --cache-dir`,
+      BAD_INPUT,
+    ),
+  listen: (addr: string, reason: string) =>
+    new EstuaryError(
+      'ESTUARY_GW_LISTEN',
+      `cannot listen on ${addr} (${reason}); choose another address with --listen`,
+      BAD_INPUT,
+    ),
+  peerSelf: () =>
+    new EstuaryError(
+      'ESTUARY_GW_PEER_SELF',
+      '--peers needs --peer-self naming this gateway exactly as it appears in the peer list',
+      BAD_INPUT,
+    ),
+} as const;
+
+/** Codes of errors the gateway answers over HTTP (body text and Proxy-Status details carry them). */
+export const GATEWAY_HTTP_CODES = {
+  adminToken: 'ESTUARY_GW_ADMIN_TOKEN',
+  adminDisabled: 'ESTUARY_GW_ADMIN_DISABLED',
+  adminRequest: 'ESTUARY_GW_ADMIN_REQUEST',
+} as const;

@@ -1,0 +1,151 @@
+// Prometheus metrics for /metrics, named in lib/metric-names.ts. A registry per gateway (not the
+// global one) so tests can run several gateways in one process.
+
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { GATEWAY_METRICS as N } from '../lib/metric-names.ts';
+
+export interface CacheSizes {
+  memoryBytes(): number;
+  memoryObjects(): number;
+  diskBytes(): number;
+  diskObjects(): number;
+}
+
+/** A counter bumped on the hot path: a plain number, copied into its Prometheus counter when scraped. */
+export interface Tally {
+  inc(n?: number): void;
+}
+
+function tally(): Tally & { value: number } {
+  const t = {
+    value: 0,
+    inc(n = 1) {
+      t.value += n;
+    },
+  };
+  return t;
+}
+
+/**
+ * prom-client hashes and validates the label set on every inc(), which costs more than serving a
+ * small cached object; the per-request counters are therefore plain numbers that each counter's
+ * collect() copies in at scrape time (and the cluster aggregator sees through the same collect()).
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'method' | 'status_class'>;
+  readonly hits: Counter<'tier'>;
+  readonly misses: Counter;
+  readonly collapsed: Counter;
+  readonly bytesOut = tally();
+  readonly bytesIn = tally();
+  readonly upstreamErrors: Counter<'upstream' | 'reason'>;
+  readonly upstreamLatency: Histogram<'upstream'>;
+  readonly verifyFailures: Counter;
+  readonly memoryHit = tally();
+  readonly diskHit = tally();
+  readonly #byStatus = new Map<string, { method: string; statusClass: string; n: number }>();
+
+  constructor(sizes: CacheSizes) {
+    const registers = [this.registry];
+    const byStatus = this.#byStatus;
+    const { memoryHit, diskHit, bytesOut, bytesIn } = this;
+    this.requests = new Counter({
+      name: N.requests,
+      help: 'Requests answered',
+      labelNames: ['method', 'status_class'],
+      registers,
+      collect() {
+        this.reset();
+        for (const r of byStatus.values()) this.inc({ method: r.method, status_class: r.statusClass }, r.n);
+      },
+    });
+    this.hits = new Counter({
+      name: N.hits,
+      help: 'Requests answered from the cache',
+      labelNames: ['tier'],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ tier: 'memory' }, memoryHit.value);
+        this.inc({ tier: 'disk' }, diskHit.value);
+      },
+    });
+    this.misses = new Counter({ name: N.misses, help: 'Requests that had to go upstream', registers });
+    this.collapsed = new Counter({
+      name: N.collapsed,
+      help: 'Requests that joined an upstream fetch already in flight',
+      registers,
+    });
+    new Counter({
+      name: N.bytesOut,
+      help: 'Body bytes sent to clients',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(bytesOut.value);
+      },
+    });
+    new Counter({
+      name: N.bytesIn,
+      help: 'Body bytes received from upstreams',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(bytesIn.value);
+      },
+    });
+    this.upstreamErrors = new Counter({
+      name: N.upstreamErrors,
+      help: 'Failed upstream attempts',
+      labelNames: ['upstream', 'reason'],
+      registers,
+    });
+    this.upstreamLatency = new Histogram({
+      name: N.upstreamLatency,
+      help: 'Time to upstream response headers, seconds',
+      labelNames: ['upstream'],
+      buckets: [0.001, 0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.verifyFailures = new Counter({
+      name: N.verifyFailures,
+      help: 'Content-addressed objects refused because their bytes did not match their name',
+      registers,
+    });
+    new Gauge({
+      name: N.cacheBytes,
+      help: 'Bytes held in the cache',
+      labelNames: ['tier'],
+      registers,
+      collect() {
+        this.set({ tier: 'memory' }, sizes.memoryBytes());
+        this.set({ tier: 'disk' }, sizes.diskBytes());
+      },
+    });
+    new Gauge({
+      name: N.cacheObjects,
+      help: 'Objects held in the cache',
+      labelNames: ['tier'],
+      registers,
+      collect() {
+        this.set({ tier: 'memory' }, sizes.memoryObjects());
+        this.set({ tier: 'disk' }, sizes.diskObjects());
+      },
+    });
+  }
+
+  request(method: string, status: number): void {
+    const k = `${method} ${status}`;
+    let c = this.#byStatus.get(k);
+    if (!c) {
+      c = { method, statusClass: `${Math.floor(status / 100)}xx`, n: 0 };
+      this.#byStatus.set(k, c);
+    }
+    c.n++;
+  }
+
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}

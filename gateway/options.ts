@@ -1,0 +1,154 @@
+// The gateway's option table: flags, ESTUARY_GATEWAY_* variables, config keys and --help all
+// come from here. Defaults are the named constants below; `estuary gateway` with no flags starts
+// a safe cache: loopback and private clients only, and no destination until the operator names one.
+
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { option, optional, type OptionTable } from '../lib/config/options.ts';
+import {
+  bool,
+  cidr,
+  duration,
+  hostPort,
+  int,
+  list,
+  size,
+  str,
+  url,
+  ValueError,
+  type ValueType,
+} from '../lib/config/values.ts';
+import { DEFAULT_CLIENT_NETS, DEST_PRESETS } from './acl.ts';
+
+/**
+ * The default is written symbolically so --help and docs/CONFIGURATION.md read the same on every
+ * machine; expandCacheDir() turns it into $XDG_CACHE_HOME/estuary/gateway, else
+ * ~/.cache/estuary/gateway (the XDG base-directory rule).
+ */
+export const DEFAULT_CACHE_DIR = '~/.cache/estuary/gateway';
+
+export function expandCacheDir(dir: string, env: Record<string, string | undefined> = process.env): string {
+  if (dir === DEFAULT_CACHE_DIR && env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'estuary', 'gateway');
+  if (dir === '~' || dir.startsWith('~/')) return join(homedir(), dir.slice(1));
+  return dir;
+}
+
+/** Squid's recommended cache_mem for CVMFS is 128 MB; twice that keeps more manifests and catalogs hot. */
+export const DEFAULT_MEM_CACHE = 256 * 2 ** 20;
+/** Objects up to 1 MiB live in memory too: manifests, small catalogs, conditions payloads. */
+export const DEFAULT_MEM_OBJECT = 2 ** 20;
+/** Sites run 50–100 GB; 10 GiB is a safe default on a laptop or a small cloud VM. */
+export const DEFAULT_DISK_CACHE = 10 * 2 ** 30;
+/** CVMFS chunks are 4–16 MiB, whole files can be large; Squid's 4 MB default is the classic trap. */
+export const DEFAULT_MAX_OBJECT = 4 * 2 ** 30;
+/** The CVMFS client's own proxy timeout. */
+export const DEFAULT_CONNECT_TIMEOUT = 5_000;
+
+export interface UpstreamGroup {
+  readonly name: string;
+  readonly urls: readonly string[];
+}
+
+const URL_TYPE = url(['http:']);
+
+/** NAME=URL,URL... ; repeat the flag (or list several groups) for several rings. */
+export const upstreamGroups = (): ValueType<UpstreamGroup[]> => ({
+  expected: 'NAME=URL[,URL...] such as cvmfs=http://s1a:8000,http://s1b:8000',
+  placeholder: 'NAME=URL,URL,...',
+  parse(raw) {
+    const parts = (Array.isArray(raw) ? raw.map(String) : [String(raw)]).flatMap((p) => p.split(','));
+    const groups: { name: string; urls: string[] }[] = [];
+    for (const p of parts.map((s) => s.trim()).filter(Boolean)) {
+      const m = /^([A-Za-z0-9._-]+)=(.+)$/.exec(p);
+      if (m) groups.push({ name: m[1]!.toLowerCase(), urls: [URL_TYPE.parse(m[2]!)] });
+      else if (groups.length > 0) groups.at(-1)!.urls.push(URL_TYPE.parse(p));
+      else throw new ValueError(`expected ${this.expected}`);
+    }
+    return groups;
+  },
+  format: (v) => v.map((g) => `${g.name}=${g.urls.join(',')}`).join(','),
+});
+
+/** One --allow-dest entry, checked at start-up so a typo is an error, not a silently closed door. */
+export const destEntry = (): ValueType<string> => ({
+  expected: 'host, .domain, *.domain, host:port, an IP or CIDR, or a preset',
+  placeholder: 'DEST',
+  parse(raw) {
+    const t = String(raw).trim().toLowerCase();
+    if (t in DEST_PRESETS) return t;
+    if (t.startsWith('@'))
+      throw new ValueError(`unknown preset ${t}; presets: ${Object.keys(DEST_PRESETS).join(', ')}`);
+    if (t.includes('/') || /^[0-9.]+$/.test(t) || t.includes('::')) return cidr().parse(t);
+    if (!/^(\*\.|\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?(:\d{1,5})?$/.test(t) && t !== '*') {
+      throw new ValueError(`expected ${this.expected}`);
+    }
+    return t;
+  },
+  format: (v) => v,
+});
+
+export const gatewayOptions = {
+  listen: option(hostPort(), { host: '0.0.0.0', port: 3128 }, 'address to serve proxy requests on', {
+    short: 'l',
+  }),
+  cacheDir: option(
+    str('DIR', 'a directory'),
+    DEFAULT_CACHE_DIR,
+    'where the disk cache lives (created if missing; the default honours $XDG_CACHE_HOME)',
+  ),
+  memCache: option(size(0), DEFAULT_MEM_CACHE, 'bytes of small objects kept in memory'),
+  memObjectMax: option(size(0), DEFAULT_MEM_OBJECT, 'largest object also kept in memory'),
+  diskCache: option(size(1), DEFAULT_DISK_CACHE, 'bytes kept on disk; least recently used objects go first'),
+  maxObjectSize: option(size(1), DEFAULT_MAX_OBJECT, 'largest object stored; larger ones pass through'),
+  allowDest: option(
+    list(destEntry(), 'DEST,...'),
+    [] as string[],
+    'destinations clients may reach: host, .domain (with subdomains), host:port, CIDR, or @cvmfs (WLCG/OSG stratum 1s and Frontier) / @loopback; empty denies all',
+  ),
+  allowClient: option(list(cidr()), DEFAULT_CLIENT_NETS, 'client networks allowed to use the gateway'),
+  connectPorts: option(
+    list(int(1, 65535, 'PORT')),
+    [443],
+    'ports CONNECT may tunnel to (destination must also be allowed)',
+  ),
+  upstream: option(
+    upstreamGroups(),
+    [] as UpstreamGroup[],
+    'reverse mode: a named ring of upstream servers tried in order (repeat for several rings); origin-form requests go to the ring named by the Host header, else "default", else the first',
+  ),
+  peers: option(
+    list(url(['http:'])),
+    [] as string[],
+    'gateways sharing one cache by consistent hashing (include this one)',
+  ),
+  peerSelf: optional(url(['http:']), "this gateway's own URL as written in --peers"),
+  adminToken: optional(
+    str('TOKEN', 'a token'),
+    'bearer token for /estuary/v1/admin (admin API off without it)',
+    { secret: true },
+  ),
+  connectTimeout: option(duration(1, 600_000), DEFAULT_CONNECT_TIMEOUT, 'upstream connect timeout'),
+  responseTimeout: option(
+    duration(1, 3_600_000),
+    30_000,
+    'time an upstream may take to send response headers',
+  ),
+  idleTimeout: option(duration(1, 3_600_000), 30_000, 'time an upstream may pause while sending a body'),
+  failoverBackoff: option(duration(0, 3_600_000), 30_000, 'how long a failed upstream server is tried last'),
+  staleIfError: option(
+    duration(0, 365 * 86_400_000),
+    3_600_000,
+    'how long past expiry a stored response may be served when every upstream fails',
+  ),
+  heuristicMax: option(
+    duration(0, 365 * 86_400_000),
+    86_400_000,
+    'cap on heuristic freshness (responses with Last-Modified but no max-age/Expires)',
+  ),
+  accessLog: option(bool(), false, 'log one line per request'),
+  workers: option(
+    int(1, 64, 'N'),
+    1,
+    'processes serving requests; they share the port, the disk cache and each fill (memory cache is split between them)',
+  ),
+} satisfies OptionTable;

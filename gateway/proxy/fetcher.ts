@@ -1,0 +1,235 @@
+// Drives a fill as its leader: one upstream GET, the decision to store, the body written to a
+// temporary file while readers tail it, the checks (length, CVMFS content hash), and the commit.
+// Anything that goes wrong after the headers leaves nothing stored and fails the fill, so every
+// reader cuts its connection instead of completing a short or corrupt body.
+
+import { open } from 'node:fs/promises';
+import type { Logger } from '../../lib/log.ts';
+import type { Cache } from '../cache/cache.ts';
+import type { TempFile } from '../cache/disk-store.ts';
+import type { EntryMeta } from '../cache/entry.ts';
+import type { Fill } from '../cache/fill.ts';
+import { mayStore, mergeNotModified, staleOnErrorLimit } from '../cache/freshness.ts';
+import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
+import { varyValues } from '../cache/key.ts';
+import { newHasher } from '../cvmfs.ts';
+import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
+import type { Metrics } from '../metrics.ts';
+import { UpstreamFailure, type UpstreamResponse, type Upstreams, classifyError } from '../upstream.ts';
+import type { Target } from './target.ts';
+
+export interface FetchDeps {
+  readonly cache: Cache;
+  readonly upstreams: Upstreams;
+  readonly metrics: Metrics;
+  readonly log: Logger;
+  readonly maxObjectSize: number;
+  readonly heuristicMaxS: number;
+  readonly staleIfErrorS: number;
+}
+
+export interface FillRequest {
+  readonly target: Target;
+  /** Headers to send upstream, already cleaned of hop-by-hop, range and conditional headers. */
+  readonly headers: Record<string, string | string[]>;
+  /** The client's request headers, for the store decision and Vary. */
+  readonly clientHeaders: HeaderMap;
+  /** A stored response to revalidate (conditional request) or fall back to on upstream errors. */
+  readonly stale?: EntryMeta;
+}
+
+/** Where the CVMFS rules override the generic ones; undefined keeps the RFC 9111 decision. */
+function cvmfsDecision(req: FillRequest, status: number): { store: boolean; reason?: string } | undefined {
+  if (req.target.cvmfs?.kind !== 'data') return undefined;
+  // A 404 from a stratum 1 means "not replicated yet here", and 5xx is transient: never keep them.
+  if (status !== 200) return { store: false, reason: 'cvmfs-data-status' };
+  return undefined;
+}
+
+function staleUsable(deps: FetchDeps, stale: EntryMeta | undefined): boolean {
+  if (!stale) return false;
+  const over = currentAge(stale, Date.now()) - freshnessLifetime(stale, deps.heuristicMaxS);
+  return over <= staleOnErrorLimit(stale, deps.staleIfErrorS);
+}
+
+export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Promise<void> {
+  const { target } = req;
+  const headers = { ...req.headers };
+  const stale = req.stale;
+  if (stale) {
+    const etag = first(stale.headers.etag);
+    const lm = first(stale.headers['last-modified']);
+    if (etag) headers['if-none-match'] = etag;
+    if (lm) headers['if-modified-since'] = lm;
+  }
+  const requestTime = Date.now();
+  let res: UpstreamResponse;
+  try {
+    res = await deps.upstreams.request(target.servers, {
+      method: 'GET',
+      path: target.path,
+      headers,
+      failoverOn404: target.cvmfs?.kind === 'data',
+    });
+  } catch (err) {
+    return failFill(deps, fill, classifyError(err));
+  }
+  const responseTime = Date.now();
+  const resHeaders = endToEnd(res.headers as HeaderMap);
+  if (res.statusCode === 304 && stale) {
+    res.body.resume();
+    return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime);
+  }
+  if (res.statusCode >= 500 && staleUsable(deps, stale)) {
+    res.body.resume();
+    return failFill(
+      deps,
+      fill,
+      new UpstreamFailure('http_response_status', 502, `upstream answered ${res.statusCode}`),
+    );
+  }
+  const facts = { method: 'GET', headers: req.clientHeaders };
+  const generic = mayStore(facts, { status: res.statusCode, headers: resHeaders });
+  const special = cvmfsDecision(req, res.statusCode);
+  const isData = target.cvmfs?.kind === 'data' && res.statusCode === 200;
+  // Content-addressed data is immutable: storable without freshness headers, but never against
+  // an explicit no-store/private/authorization refusal.
+  let decision = special ?? generic;
+  if (!special && isData && !generic.store && generic.reason === 'no-freshness') decision = { store: true };
+  const length =
+    res.headers['content-length'] !== undefined ? Number(res.headers['content-length']) : undefined;
+  if (decision.store && length !== undefined && length > deps.maxObjectSize) {
+    decision = { store: false, reason: 'too-large' };
+  }
+  if (!decision.store) {
+    fill.pass = res;
+    fill.passReason = decision.reason;
+    fill.finish('pass');
+    deps.cache.endFill(fill);
+    return;
+  }
+  const meta: EntryMeta = {
+    key: target.key,
+    url: target.url,
+    status: res.statusCode,
+    headers: resHeaders,
+    requestTime,
+    responseTime,
+    size: 0,
+    vary: varyValues(resHeaders.vary, req.clientHeaders),
+    repo: target.cvmfs?.repo,
+    immutable: isData ? true : undefined,
+  };
+  let temp: TempFile;
+  try {
+    temp = await deps.cache.disk.createTemp();
+  } catch (err) {
+    // Disk full or unwritable: still answer, just without storing.
+    deps.log.warn({ err: String(err), url: target.url }, 'cannot create cache file; passing through');
+    fill.pass = res;
+    fill.passReason = 'disk-error';
+    fill.finish('pass');
+    deps.cache.endFill(fill);
+    return;
+  }
+  await streamToDisk(deps, fill, req, res, meta, temp, length);
+}
+
+async function streamToDisk(
+  deps: FetchDeps,
+  fill: Fill,
+  req: FillRequest,
+  res: UpstreamResponse,
+  meta: EntryMeta,
+  temp: TempFile,
+  length: number | undefined,
+): Promise<void> {
+  const hash = req.target.cvmfs?.kind === 'data' ? req.target.cvmfs.hash : undefined;
+  const hasher = hash && meta.status === 200 ? newHasher(hash.algorithm) : undefined;
+  const keepInMemory = length !== undefined && length <= deps.cache.memory.maxObject;
+  const chunks: Buffer[] = [];
+  if (keepInMemory) fill.chunks = chunks;
+  try {
+    fill.startStreaming(meta, length, await open(temp.path, 'r'), temp.path);
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      hasher?.update(chunk);
+      if (keepInMemory) chunks.push(chunk);
+      let off = 0;
+      while (off < chunk.length) {
+        const { bytesWritten } = await temp.fh.write(chunk, off, chunk.length - off, fill.written + off);
+        off += bytesWritten;
+      }
+      deps.metrics.bytesIn.inc(chunk.length);
+      fill.progress(chunk.length);
+      if (fill.written > deps.maxObjectSize) {
+        throw new UpstreamFailure(
+          'http_response_content_length',
+          502,
+          'object larger than --max-object-size',
+        );
+      }
+    }
+    if (length !== undefined && fill.written !== length) {
+      throw new UpstreamFailure(
+        'http_response_incomplete',
+        502,
+        `upstream sent ${fill.written} of ${length} bytes`,
+      );
+    }
+    if (hasher && hash && hasher.digest('hex') !== hash.hex) {
+      deps.metrics.verifyFailures.inc();
+      throw new UpstreamFailure('http_response_incomplete', 502, 'content does not match its hash name');
+    }
+    const final: EntryMeta = { ...meta, size: fill.written };
+    const entry = await deps.cache.disk.commit(temp, final);
+    fill.path = entry.path;
+    if (keepInMemory) deps.cache.memory.set({ meta: final, body: Buffer.concat(chunks) });
+    fill.meta = final;
+    fill.finish('done');
+    deps.cache.endFill(fill);
+  } catch (err) {
+    res.body.destroy();
+    await deps.cache.disk.abort(temp);
+    const failure = err instanceof UpstreamFailure ? err : classifyError(err);
+    deps.log.warn(
+      { url: req.target.url, reason: failure.proxyError, err: failure.message },
+      'fill failed; nothing stored',
+    );
+    failFill(deps, fill, failure);
+  }
+}
+
+function failFill(deps: FetchDeps, fill: Fill, failure: UpstreamFailure): void {
+  fill.finish('failed', failure);
+  deps.cache.endFill(fill);
+}
+
+async function revalidated(
+  deps: FetchDeps,
+  fill: Fill,
+  stale: EntryMeta,
+  fresh: Record<string, string | string[]>,
+  requestTime: number,
+  responseTime: number,
+): Promise<void> {
+  const meta: EntryMeta = {
+    ...stale,
+    headers: mergeNotModified(stale.headers, fresh),
+    requestTime,
+    responseTime,
+  };
+  const disk = deps.cache.disk.peek(stale.key);
+  try {
+    if (disk) await deps.cache.disk.updateMeta(disk, meta);
+  } catch (err) {
+    deps.log.warn({ err: String(err), url: stale.url }, 'could not update a revalidated entry; dropping it');
+    deps.cache.invalidate(stale.key);
+  }
+  const mem = deps.cache.memory.get(stale.key);
+  if (mem) deps.cache.memory.set({ meta, body: mem.body });
+  fill.meta = meta;
+  fill.finish('revalidated');
+  deps.cache.endFill(fill);
+}
+
+export { staleUsable };

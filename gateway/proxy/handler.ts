@@ -1,0 +1,415 @@
+// The request state machine: admission (client ACL, method, body rules), target resolution,
+// peer routing, then for GET/HEAD a cache lookup, a fill (leader or joiner) or a pass-through,
+// and for unsafe methods a pass-through that invalidates what it changed.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { LRUCache } from 'lru-cache';
+import type { Logger } from '../../lib/log.ts';
+import type { ClientAcl, DestAcl } from '../acl.ts';
+import type { Found } from '../cache/cache.ts';
+import type { EntryMeta } from '../cache/entry.ts';
+import type { Fill } from '../cache/fill.ts';
+import { ageNow, usability } from '../cache/freshness.ts';
+import { forwardKey, varyMatches } from '../cache/key.ts';
+import { parseCacheControl } from '../http/cache-control.ts';
+import { endToEnd, type HeaderMap } from '../http/headers.ts';
+import type { HashRing } from '../ring.ts';
+import type { UpstreamResponse } from '../upstream.ts';
+import { UpstreamFailure, classifyError } from '../upstream.ts';
+import { type FetchDeps, runFill, staleUsable } from './fetcher.ts';
+import {
+  cacheStatusOf,
+  fillHeaders,
+  NAME,
+  noteCacheStatus,
+  sendError,
+  serveStored,
+  streamFill,
+} from './respond.ts';
+import { type Ring, resolveTarget, type Target, type TargetResult } from './target.ts';
+
+/** Recent distinct request targets remembered; each entry is a few hundred bytes. */
+const TARGET_CACHE_ENTRIES = 10_000;
+
+const CACHEABLE_METHODS = new Set(['GET', 'HEAD']);
+const PASS_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
+/** Request headers a fill never forwards: it fetches the whole object for everyone. */
+const FILL_DROPPED = [
+  'range',
+  'if-range',
+  'if-none-match',
+  'if-modified-since',
+  'if-match',
+  'if-unmodified-since',
+  'host',
+  'expect',
+];
+
+export interface HandlerDeps extends FetchDeps {
+  readonly clientAcl: ClientAcl;
+  readonly destAcl: DestAcl;
+  readonly rings: readonly Ring[];
+  readonly peers?: { readonly ring: HashRing; readonly self: string };
+  readonly accessLog: boolean;
+}
+
+export class ProxyHandler {
+  readonly #d: HandlerDeps;
+  readonly #log: Logger;
+  /** A connection's address never changes: check it once per socket, not once per request. */
+  readonly #allowedSockets = new WeakMap<Socket, boolean>();
+  /** Resolved targets of recent request lines; hot objects are asked for again and again. */
+  readonly #targets = new LRUCache<string, TargetResult>({ max: TARGET_CACHE_ENTRIES });
+
+  constructor(deps: HandlerDeps) {
+    this.#d = deps;
+    this.#log = deps.log;
+  }
+
+  #clientAllowed(socket: Socket): boolean {
+    let ok = this.#allowedSockets.get(socket);
+    if (ok === undefined) {
+      ok = this.#d.clientAcl.allows(socket.remoteAddress);
+      this.#allowedSockets.set(socket, ok);
+    }
+    return ok;
+  }
+
+  /** resolveTarget is pure in (URL, Host) for a given configuration, so its answers can be kept. */
+  #target(url: string, host: string | undefined): TargetResult {
+    const k = url[0] === '/' ? `${host ?? ''} ${url}` : url;
+    let t = this.#targets.get(k);
+    if (!t) {
+      t = resolveTarget(url, host, this.#d.rings, this.#d.destAcl);
+      this.#targets.set(k, t);
+    }
+    return t;
+  }
+
+  /** Entry point from the HTTP server. Never throws; every failure becomes a response. */
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    const started = performance.now();
+    res.once('finish', () => {
+      this.#d.metrics.request(req.method ?? '?', res.statusCode);
+      if (this.#d.accessLog) {
+        this.#log.info(
+          {
+            client: req.socket.remoteAddress,
+            method: req.method,
+            url: req.url,
+            status: res.statusCode,
+            ms: Math.round(performance.now() - started),
+            cache: cacheStatusOf(res),
+          },
+          'access',
+        );
+      }
+    });
+    this.#handle(req, res).catch((err) => {
+      this.#log.error({ err, url: req.url }, 'internal error while handling a request');
+      sendError(res, 500, 'proxy_internal_error', 'internal error in the gateway; see its log');
+    });
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const d = this.#d;
+    const method = req.method ?? '';
+    if (!this.#clientAllowed(req.socket)) {
+      return sendError(
+        res,
+        403,
+        'http_request_denied',
+        'client address not in the allow-list (--allow-client)',
+      );
+    }
+    if (!CACHEABLE_METHODS.has(method) && !PASS_METHODS.has(method)) {
+      return sendError(res, 501, 'http_request_error', `method ${method} is not supported`);
+    }
+    const hasBody =
+      (req.headers['content-length'] ?? '0') !== '0' || req.headers['transfer-encoding'] !== undefined;
+    if (CACHEABLE_METHODS.has(method) && hasBody) {
+      return sendError(res, 400, 'http_request_error', `a ${method} request must not carry a body`);
+    }
+    const resolved = this.#target(req.url ?? '', req.headers.host);
+    if (!resolved.ok) return sendError(res, resolved.status, resolved.error, resolved.message);
+    const target = resolved.target;
+    const owner = d.peers?.ring.owner(target.key);
+    if (owner && owner !== d.peers!.self && req.headers['x-estuary-peer'] === undefined) {
+      if (await this.#viaPeer(req, res, owner)) return;
+    }
+    if (!CACHEABLE_METHODS.has(method)) return this.#pass(req, res, target, 'method', true);
+    if (req.headers.authorization !== undefined) return this.#pass(req, res, target, 'bypass', false);
+    await this.#cached(req, res, target);
+  }
+
+  async #cached(req: IncomingMessage, res: ServerResponse, target: Target): Promise<void> {
+    const d = this.#d;
+    const reqCc = parseCacheControl(req.headers['cache-control']);
+    const pragma = req.headers.pragma;
+    const noCache =
+      reqCc.has('no-cache') ||
+      (req.headers['cache-control'] === undefined && pragma !== undefined && /no-cache/i.test(pragma));
+    let stale: EntryMeta | undefined;
+    if (!noCache) {
+      const found = d.cache.lookup(target.key);
+      if (found && varyMatches(found.meta.vary, req.headers)) {
+        const now = Date.now();
+        const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
+        if (u.use !== 'revalidate') {
+          const detail = u.use === 'stale-ok' ? `; detail=${found.tier}-stale` : `; detail=${found.tier}`;
+          return this.#serveHit(req, res, target, found, `${NAME}; hit; ttl=${u.ttl}${detail}`);
+        }
+        stale = found.meta;
+      }
+    }
+    if (reqCc.has('only-if-cached')) {
+      return sendError(res, 504, 'http_request_error', 'not in cache and the request said only-if-cached');
+    }
+    if (req.method === 'HEAD') return this.#pass(req, res, target, 'uri-miss', false);
+    const { fill, leader } = await d.cache.claim(target.key);
+    const storedMeanwhile =
+      leader && d.cache.coordinator && !noCache ? d.cache.lookup(target.key) : undefined;
+    if (storedMeanwhile && storedMeanwhile.meta !== stale) {
+      // Another worker stored it while our claim travelled: everyone waiting here serves that.
+      fill.meta = storedMeanwhile.meta;
+      fill.finish('revalidated');
+      d.cache.endFill(fill);
+    } else if (leader) {
+      d.metrics.misses.inc();
+      runFill(d, fill, {
+        target,
+        headers: this.#upstreamHeaders(req, FILL_DROPPED),
+        clientHeaders: req.headers,
+        stale,
+      }).catch((err) => {
+        this.#log.error({ err, url: target.url }, 'fill crashed');
+        fill.finish('failed', classifyError(err));
+        d.cache.endFill(fill);
+      });
+    } else {
+      d.metrics.collapsed.inc();
+    }
+    const fwd = noCache ? 'request' : stale ? 'stale' : 'miss';
+    await this.#fromFill(req, res, target, fill, leader, fwd, stale);
+  }
+
+  async #fromFill(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    fill: Fill,
+    leader: boolean,
+    fwd: string,
+    stale: EntryMeta | undefined,
+  ): Promise<void> {
+    const d = this.#d;
+    const state = await fill.headers();
+    const collapsed = leader ? '' : '; collapsed';
+    if (state === 'streaming' || state === 'done') {
+      const fh = fill.acquire();
+      if (!fh) {
+        const found = d.cache.lookup(target.key);
+        if (found) return this.#serveHit(req, res, target, found, `${NAME}; fwd=${fwd}${collapsed}; stored`);
+        return this.#pass(req, res, target, fwd, false);
+      }
+      const status = `${NAME}; fwd=${fwd}${collapsed}; stored`;
+      const h = fillHeaders(fill, req, status);
+      noteCacheStatus(res, status);
+      if (!('headers' in h)) {
+        fill.release();
+        return sendError(res, 416, 'http_request_error', 'requested range not satisfiable');
+      }
+      res.writeHead(h.status, h.headers);
+      if (req.method === 'HEAD') {
+        fill.release();
+        res.end();
+        return;
+      }
+      return streamFill(fill, fh, res, h.start, h.end, (n) => d.metrics.bytesOut.inc(n));
+    }
+    if (state === 'revalidated') {
+      const found = d.cache.lookup(target.key);
+      if (found)
+        return this.#serveHit(
+          req,
+          res,
+          target,
+          found,
+          `${NAME}; fwd=stale; fwd-status=304${collapsed}`,
+          true,
+        );
+      return this.#pass(req, res, target, 'miss', false);
+    }
+    if (state === 'pass') {
+      const reason = fill.passReason ? `; detail=${fill.passReason}` : '';
+      if (leader && fill.pass)
+        return this.#relay(res, fill.pass as UpstreamResponse, `${NAME}; fwd=${fwd}${reason}`);
+      return this.#pass(req, res, target, fwd, false);
+    }
+    const failure = fill.error instanceof UpstreamFailure ? fill.error : classifyError(fill.error);
+    if (stale && staleUsable(d, stale)) {
+      const found = d.cache.lookup(target.key);
+      if (found) {
+        const { ttl } = usability(found.meta, new Map(), Date.now(), d.heuristicMaxS);
+        this.#log.warn({ url: target.url, reason: failure.proxyError }, 'upstream failed; serving stale');
+        return this.#serveHit(
+          req,
+          res,
+          target,
+          found,
+          `${NAME}; hit; fwd=stale; detail=stale-on-error; ttl=${ttl}`,
+        );
+      }
+    }
+    this.#log.warn({ url: target.url, reason: failure.proxyError, err: failure.message }, 'upstream failed');
+    return sendError(res, failure.status, failure.proxyError, failure.message);
+  }
+
+  /** Serves a stored entry; if its file vanished meanwhile, forgets it and goes upstream instead. */
+  async #serveHit(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    found: Found,
+    cacheStatus: string,
+    quiet = false,
+  ): Promise<void> {
+    const d = this.#d;
+    const age = ageNow(found.meta, Date.now(), d.heuristicMaxS);
+    const onBytes = (n: number) => d.metrics.bytesOut.inc(n);
+    if (found.tier === 'disk' && found.meta.size <= d.cache.memory.maxObject) this.#promote(found.meta.key);
+    if (!(await serveStored(req, res, found, { age, cacheStatus, onBytes }))) {
+      d.cache.invalidate(found.meta.key);
+      return this.#pass(req, res, target, 'miss', false);
+    }
+    if (!quiet) (found.tier === 'memory' ? d.metrics.memoryHit : d.metrics.diskHit).inc();
+  }
+
+  /** Copies a small disk entry into memory so the next hit skips the file system. */
+  #promote(key: string): void {
+    const cache = this.#d.cache;
+    const entry = cache.disk.peek(key);
+    if (!entry) return;
+    cache.readBody(entry).then((body) => {
+      if (body && cache.disk.peek(key) === entry) cache.promote({ meta: entry.meta, body });
+    });
+  }
+
+  #upstreamHeaders(req: IncomingMessage, drop: readonly string[]): Record<string, string | string[]> {
+    const h = endToEnd(req.headers as HeaderMap);
+    for (const k of drop) delete h[k];
+    delete h['x-estuary-peer'];
+    const addr = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    const xff = req.headers['x-forwarded-for'];
+    h['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(', ') : xff}, ${addr}` : addr;
+    const via = req.headers.via;
+    h.via = via ? `${via}, 1.1 ${NAME}` : `1.1 ${NAME}`;
+    return h;
+  }
+
+  /** Not stored, not shared: this request alone goes upstream and its answer goes back as it is. */
+  async #pass(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    fwd: string,
+    unsafe: boolean,
+  ): Promise<void> {
+    const d = this.#d;
+    const withBody = unsafe && req.method !== 'OPTIONS';
+    let up: UpstreamResponse;
+    try {
+      up = await d.upstreams.request(target.servers, {
+        method: req.method ?? 'GET',
+        path: target.path,
+        headers: this.#upstreamHeaders(req, ['host', 'expect']),
+        body: withBody ? req : undefined,
+      });
+    } catch (err) {
+      const f = classifyError(err);
+      this.#log.warn({ url: target.url, reason: f.proxyError, err: f.message }, 'upstream failed');
+      return sendError(res, f.status, f.proxyError, f.message);
+    }
+    if (unsafe && up.statusCode < 400) this.#invalidateAfterUnsafe(target, up);
+    return this.#relay(res, up, `${NAME}; fwd=${fwd}`);
+  }
+
+  /** RFC 9111 §4.4: a successful unsafe request invalidates the URI and its Location/Content-Location. */
+  #invalidateAfterUnsafe(target: Target, up: UpstreamResponse): void {
+    const cache = this.#d.cache;
+    cache.invalidate(target.key);
+    if (!target.url.startsWith('http')) return;
+    const base = new URL(target.url);
+    for (const h of ['location', 'content-location'] as const) {
+      const v = up.headers[h];
+      if (typeof v !== 'string') continue;
+      try {
+        const u = new URL(v, base);
+        if (u.host === base.host) cache.invalidate(forwardKey(u));
+      } catch {
+        // An unparsable Location names nothing we could have stored.
+      }
+    }
+  }
+
+  #relay(res: ServerResponse, up: UpstreamResponse, cacheStatus: string): Promise<void> {
+    if (res.destroyed) {
+      // The client left while we waited for the upstream; free the upstream connection.
+      up.body.destroy();
+      return Promise.resolve();
+    }
+    const headers = endToEnd(up.headers as HeaderMap);
+    headers['cache-status'] = cacheStatus;
+    noteCacheStatus(res, cacheStatus);
+    res.writeHead(up.statusCode, headers);
+    return new Promise((resolve) => {
+      up.body.on('data', (chunk: Buffer) => {
+        this.#d.metrics.bytesIn.inc(chunk.length);
+        this.#d.metrics.bytesOut.inc(chunk.length);
+        if (!res.write(chunk)) {
+          up.body.pause();
+          res.once('drain', () => up.body.resume());
+        }
+      });
+      up.body.on('end', () => {
+        res.end();
+        resolve();
+      });
+      up.body.on('error', () => {
+        // Cut rather than end: an incomplete body must look incomplete to the client.
+        res.destroy();
+        resolve();
+      });
+      res.on('close', () => {
+        if (!up.body.destroyed) up.body.destroy();
+        resolve();
+      });
+    });
+  }
+
+  /** Consistent hashing: the owning peer fetches and caches; we relay. False when the peer is down. */
+  async #viaPeer(req: IncomingMessage, res: ServerResponse, peer: string): Promise<boolean> {
+    const d = this.#d;
+    const headers = this.#upstreamHeaders(req, ['expect']);
+    headers['x-estuary-peer'] = d.peers!.self;
+    if (req.url?.startsWith('/') && req.headers.host) headers.host = req.headers.host;
+    let up: UpstreamResponse;
+    try {
+      up = await d.upstreams.request([peer], {
+        method: req.method ?? 'GET',
+        path: req.url ?? '/',
+        headers,
+        body: CACHEABLE_METHODS.has(req.method ?? '') ? undefined : req,
+      });
+    } catch (err) {
+      this.#log.warn({ peer, err: classifyError(err).message }, 'peer unavailable; handling locally');
+      if (CACHEABLE_METHODS.has(req.method ?? '')) return false;
+      sendError(res, 502, 'destination_unavailable', 'peer unavailable');
+      return true;
+    }
+    const status = up.headers['cache-status'];
+    await this.#relay(res, up, `${status ? `${status}, ` : ''}${NAME}; fwd=miss; detail=peer`);
+    return true;
+  }
+}

@@ -1,0 +1,291 @@
+// Writing responses: errors the gateway itself generates (with Proxy-Status, RFC 9209), stored
+// responses from either tier (with Age, Cache-Status (RFC 9211), ranges, HEAD, 304s to
+// conditional requests), and bodies streamed out of a fill at the reader's own pace.
+
+import { type FileHandle, open } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Found } from '../cache/cache.ts';
+import type { EntryMeta } from '../cache/entry.ts';
+import type { Fill } from '../cache/fill.ts';
+import { first, httpDate, listItems } from '../http/headers.ts';
+import { parseRange } from '../http/range.ts';
+
+export const NAME = 'estuary';
+
+/** Readers copy a fill's file in slices of this size: big enough for few syscalls, small enough to share. */
+const READ_SLICE = 256 * 1024;
+/** Disk hits stream in 1 MiB reads: fewer round trips through the event loop for large objects. */
+const DISK_HIGH_WATER = 1024 * 1024;
+
+export function proxyStatus(error: string, details: string): string {
+  return `${NAME}; error=${error}; details="${details.replace(/[\\"]/g, '\\$&').replace(/[^\x20-\x7e]/g, '?')}"`;
+}
+
+/** Ends the exchange with an error the gateway generated. After headers went out, cuts the connection. */
+export function sendError(res: ServerResponse, status: number, error: string, message: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const body = `${message}\n`;
+  res.writeHead(status, {
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-control': 'no-store',
+    'proxy-status': proxyStatus(error, message),
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+/** The Cache-Status each response went out with, for the access log (headers written as arrays are not readable back). */
+const sentStatus = new WeakMap<ServerResponse, string>();
+
+export function noteCacheStatus(res: ServerResponse, value: string): void {
+  sentStatus.set(res, value);
+}
+
+export function cacheStatusOf(res: ServerResponse): string | undefined {
+  return sentStatus.get(res);
+}
+
+const flatCache = new WeakMap<EntryMeta, string[]>();
+
+/** Stored headers as a flat [name, value, ...] list, computed once per entry for the hit path. */
+function flatHeaders(meta: EntryMeta): string[] {
+  let flat = flatCache.get(meta);
+  if (!flat) {
+    flat = [];
+    for (const [k, v] of Object.entries(meta.headers)) {
+      if (k === 'content-length' || k === 'age' || k === 'content-range' || k === 'accept-ranges') continue;
+      if (Array.isArray(v)) for (const x of v) flat.push(k, x);
+      else flat.push(k, v);
+    }
+    flat.push('accept-ranges', 'bytes');
+    flatCache.set(meta, flat);
+  }
+  return flat;
+}
+
+export function forgetHeaders(meta: EntryMeta): void {
+  flatCache.delete(meta);
+}
+
+function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
+  if (meta.status !== 200) return false;
+  const inm = req.headers['if-none-match'];
+  if (inm !== undefined) {
+    const etag = first(meta.headers.etag);
+    if (etag === undefined) return false;
+    const weak = (t: string) => t.replace(/^W\//, '');
+    return listItems(inm).some((t) => t === '*' || weak(t) === weak(etag));
+  }
+  const ims = httpDate(req.headers['if-modified-since']);
+  const lm = httpDate(meta.headers['last-modified']);
+  return ims !== undefined && lm !== undefined && lm <= ims;
+}
+
+export interface ServeOptions {
+  readonly age: number;
+  readonly cacheStatus: string;
+  readonly onBytes: (n: number) => void;
+}
+
+/**
+ * Answers from a stored response. Resolves false, having sent nothing, when a disk entry's file
+ * vanished (evicted by another worker, removed by hand): the caller then treats it as a miss.
+ */
+export async function serveStored(
+  req: IncomingMessage,
+  res: ServerResponse,
+  found: Found,
+  opts: ServeOptions,
+): Promise<boolean> {
+  const { meta } = found;
+  const base = flatHeaders(meta);
+  sentStatus.set(res, opts.cacheStatus);
+  if (notModified(req, meta)) {
+    res.writeHead(304, [...base, 'age', String(opts.age), 'cache-status', opts.cacheStatus]);
+    res.end();
+    return true;
+  }
+  let start = 0;
+  let end = meta.size - 1;
+  let status = meta.status;
+  const extra = ['age', String(opts.age), 'cache-status', opts.cacheStatus];
+  const range =
+    meta.status === 200 ? parseRange(first(req.headers.range), meta.size) : { kind: 'none' as const };
+  if (range.kind === 'unsatisfiable') {
+    res.writeHead(416, {
+      'content-range': `bytes */${meta.size}`,
+      'cache-status': opts.cacheStatus,
+      'content-length': 0,
+    });
+    res.end();
+    return true;
+  }
+  if (range.kind === 'range') {
+    start = range.start;
+    end = range.end;
+    status = 206;
+    extra.push('content-range', `bytes ${start}-${end}/${meta.size}`);
+  }
+  const length = end - start + 1;
+  const headers = [...base, ...extra, 'content-length', String(length)];
+  if (req.method === 'HEAD' || length === 0) {
+    res.writeHead(status, headers);
+    res.end();
+    return true;
+  }
+  if (found.tier === 'memory') {
+    res.writeHead(status, headers);
+    opts.onBytes(length);
+    res.end(start === 0 && length === found.body.length ? found.body : found.body.subarray(start, end + 1));
+    return true;
+  }
+  let fh: FileHandle;
+  try {
+    fh = await open(found.path, 'r');
+  } catch {
+    return false;
+  }
+  if (res.destroyed) {
+    await fh.close();
+    return true;
+  }
+  res.writeHead(status, headers);
+  await streamFile(fh, res, start, end, opts.onBytes);
+  return true;
+}
+
+function streamFile(
+  fh: FileHandle,
+  res: ServerResponse,
+  start: number,
+  end: number,
+  onBytes: (n: number) => void,
+): Promise<void> {
+  return new Promise((resolve) => {
+    const stream = fh.createReadStream({ start, end, highWaterMark: DISK_HIGH_WATER, autoClose: true });
+    stream.on('data', (chunk) => onBytes(chunk.length));
+    stream.on('error', () => {
+      res.destroy();
+      resolve();
+    });
+    res.on('close', () => {
+      stream.destroy();
+      resolve();
+    });
+    stream.pipe(res);
+  });
+}
+
+/** Response headers for a body still being filled. */
+export function fillHeaders(
+  fill: Fill,
+  req: IncomingMessage,
+  cacheStatus: string,
+): { status: number; headers: string[]; start: number; end: number } | { status: 416 } {
+  const meta = fill.meta!;
+  const base = flatHeaders(meta);
+  const extra = ['age', '0', 'cache-status', cacheStatus];
+  let start = 0;
+  let end = fill.length === undefined ? Number.POSITIVE_INFINITY : fill.length - 1;
+  let status = meta.status;
+  if (fill.length !== undefined && meta.status === 200) {
+    const range = parseRange(first(req.headers.range), fill.length);
+    if (range.kind === 'unsatisfiable') return { status: 416 };
+    if (range.kind === 'range') {
+      start = range.start;
+      end = range.end;
+      status = 206;
+      extra.push('content-range', `bytes ${start}-${end}/${fill.length}`);
+    }
+  }
+  if (fill.length !== undefined) extra.push('content-length', String(end - start + 1));
+  return { status, headers: [...base, ...extra], start, end };
+}
+
+/**
+ * Copies bytes [start, end] of a fill to `res` as they land. Holds back the final byte until the
+ * fill is complete and verified; on a failed fill cuts the connection so the client sees an error.
+ */
+export async function streamFill(
+  fill: Fill,
+  fh: FileHandle,
+  res: ServerResponse,
+  start: number,
+  end: number,
+  onBytes: (n: number) => void,
+): Promise<void> {
+  // A client that left while the fill was starting never emits 'close' again.
+  let closed = res.destroyed;
+  const onClose = () => {
+    closed = true;
+    fill.notify();
+  };
+  res.once('close', onClose);
+  let pos = start;
+  // Cursor into fill.chunks: the chunk holding `pos` and the offset where that chunk starts.
+  let idx = 0;
+  let chunkStart = 0;
+  try {
+    while (!closed) {
+      if (fill.state === 'failed') {
+        res.destroy();
+        return;
+      }
+      const done = fill.state === 'done';
+      const last = done ? Math.min(end, fill.written - 1) : Math.min(end - 1, fill.written - 1);
+      if (pos <= last && fill.chunks) {
+        const chunks = fill.chunks;
+        while (chunkStart + chunks[idx]!.length <= pos) chunkStart += chunks[idx++]!.length;
+        const chunk = chunks[idx]!;
+        const from = pos - chunkStart;
+        const to = Math.min(chunk.length, last - chunkStart + 1);
+        pos += to - from;
+        onBytes(to - from);
+        const ok = res.write(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to));
+        if (!ok && !closed) await drained(res);
+        continue;
+      }
+      if (pos <= last) {
+        const n = Math.min(READ_SLICE, last - pos + 1);
+        // A fresh buffer per slice: the socket may still hold the previous one in its queue.
+        const buf = Buffer.allocUnsafe(n);
+        const { bytesRead } = await fh.read(buf, 0, n, pos);
+        if (bytesRead === 0) throw new Error('cache file shorter than written');
+        pos += bytesRead;
+        onBytes(bytesRead);
+        const ok = res.write(bytesRead === n ? buf : buf.subarray(0, bytesRead));
+        if (!ok && !closed) await drained(res);
+        continue;
+      }
+      if (done) {
+        res.end();
+        return;
+      }
+      await fill.changed();
+    }
+  } catch {
+    res.destroy();
+  } finally {
+    res.off('close', onClose);
+    fill.release();
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.destroyed) {
+      resolve();
+      return;
+    }
+    const finish = () => {
+      res.off('drain', finish);
+      res.off('close', finish);
+      resolve();
+    };
+    res.on('drain', finish);
+    res.on('close', finish);
+  });
+}

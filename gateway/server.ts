@@ -1,0 +1,215 @@
+// Assembles a gateway: cache tiers, upstream pools, the proxy handler, Fastify for the gateway's
+// own endpoints, CONNECT tunnels, and the listening socket. Origin-form requests for
+// GATEWAY_PATHS go to Fastify; everything else (absolute URIs, reverse-mode paths) to the proxy.
+
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import Fastify from 'fastify';
+import type { ConfigOf } from '../lib/config/options.ts';
+import type { Logger } from '../lib/log.ts';
+import { GATEWAY_PATHS } from '../lib/metric-names.ts';
+import { ClientAcl, DestAcl } from './acl.ts';
+import { registerRoutes } from './admin.ts';
+import { Cache } from './cache/cache.ts';
+import { DiskStore, probeWritable } from './cache/disk-store.ts';
+import { MemoryStore } from './cache/memory-store.ts';
+import { handleConnect } from './connect.ts';
+import { gatewayErrors } from './errors.ts';
+import { Metrics } from './metrics.ts';
+import { WorkerCoordinator } from './cluster/coordinator.ts';
+import type { ToPrimary } from './cluster/messages.ts';
+import { expandCacheDir, type gatewayOptions } from './options.ts';
+import { ProxyHandler } from './proxy/handler.ts';
+import { proxyStatus } from './proxy/respond.ts';
+import { ringsFrom } from './proxy/target.ts';
+import { HashRing } from './ring.ts';
+import { Upstreams } from './upstream.ts';
+
+export type GatewayConfig = ConfigOf<typeof gatewayOptions>;
+
+export interface Gateway {
+  readonly url: string;
+  readonly port: number;
+  readonly cache: Cache;
+  readonly metrics: Metrics;
+  /** Set in a worker of a multi-worker gateway. */
+  readonly coordinator?: WorkerCoordinator;
+  stop(deadline?: AbortSignal): Promise<void>;
+}
+
+/** Node's header limit; larger request heads get 431 (squid's default is 64 KiB, CVMFS sends < 1 KiB). */
+const MAX_HEADER_BYTES = 16 * 1024;
+/** CVMFS clients keep connections open between bursts of requests. */
+const KEEP_ALIVE_MS = 65_000;
+
+function isOwnPath(url: string | undefined): boolean {
+  if (url?.[0] !== '/') return false;
+  return (
+    url === GATEWAY_PATHS.metrics ||
+    url.startsWith(`${GATEWAY_PATHS.health}`) ||
+    url.startsWith('/estuary/v1/')
+  );
+}
+
+function clientErrorResponse(err: NodeJS.ErrnoException): string {
+  const [status, reason, msg] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', 'request headers too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'request not received in time']
+        : [400, 'Bad Request', 'malformed request'];
+  return `HTTP/1.1 ${status} ${reason}\r\nProxy-Status: ${proxyStatus('http_request_error', msg)}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
+}
+
+/** How a worker of a multi-worker gateway (gateway/cluster/) reaches its primary. */
+export interface WorkerLink {
+  readonly send: (m: ToPrimary) => void;
+  /** Whether this worker reports the (shared, replicated) disk gauges; exactly one worker does. */
+  diskMetrics: boolean;
+}
+
+/** The start-up line; when nothing is allowed yet it says how to allow destinations. */
+export function announce(
+  log: Logger,
+  config: GatewayConfig,
+  port: number,
+  nothingAllowed: boolean,
+  extra: Record<string, unknown> = {},
+): void {
+  log.info(
+    {
+      listen: `${config.listen.host}:${port}`,
+      cacheDir: config.cacheDir,
+      upstreams: config.upstream.map((r) => r.name),
+      ...extra,
+    },
+    nothingAllowed
+      ? 'gateway listening; no destination is allowed yet: add --allow-dest @cvmfs or --allow-dest HOST (or --upstream NAME=URL for reverse mode)'
+      : 'gateway listening',
+  );
+}
+
+export async function startGateway(given: GatewayConfig, log: Logger, worker?: WorkerLink): Promise<Gateway> {
+  const config = { ...given, cacheDir: expandCacheDir(given.cacheDir) };
+  try {
+    await probeWritable(config.cacheDir);
+  } catch (err) {
+    throw gatewayErrors.cacheDir(config.cacheDir, (err as NodeJS.ErrnoException).code ?? String(err));
+  }
+  if (config.peers.length > 0 && (!config.peerSelf || !config.peers.includes(config.peerSelf))) {
+    throw gatewayErrors.peerSelf();
+  }
+  const disk = new DiskStore(config.cacheDir, config.diskCache, log);
+  // Workers must not empty tmp/: another worker may be filling there. The primary did it.
+  const opened = await disk.open(!worker);
+  const workers = worker ? config.workers : 1;
+  const memory = new MemoryStore(Math.floor(config.memCache / workers), config.memObjectMax);
+  const cache = new Cache(memory, disk);
+  const metrics = new Metrics({
+    memoryBytes: () => memory.bytes,
+    memoryObjects: () => memory.count,
+    diskBytes: () => (!worker || worker.diskMetrics ? disk.bytes : 0),
+    diskObjects: () => (!worker || worker.diskMetrics ? disk.count : 0),
+  });
+  const coordinator = worker ? new WorkerCoordinator(cache, worker.send) : undefined;
+  if (coordinator) {
+    cache.coordinator = coordinator;
+    process.on('message', (m) => coordinator.onMessage(m));
+  }
+  const upstreams = new Upstreams(
+    {
+      connectTimeoutMs: config.connectTimeout,
+      responseTimeoutMs: config.responseTimeout,
+      idleTimeoutMs: config.idleTimeout,
+      failoverBackoffMs: config.failoverBackoff,
+    },
+    metrics,
+  );
+  const rings = ringsFrom(config.upstream);
+  const clientAcl = new ClientAcl(config.allowClient);
+  const destAcl = new DestAcl(config.allowDest);
+  const handler = new ProxyHandler({
+    cache,
+    upstreams,
+    metrics,
+    log,
+    maxObjectSize: config.maxObjectSize,
+    heuristicMaxS: Math.floor(config.heuristicMax / 1000),
+    staleIfErrorS: Math.floor(config.staleIfError / 1000),
+    clientAcl,
+    destAcl,
+    rings,
+    peers: config.peers.length > 0 ? { ring: new HashRing(config.peers), self: config.peerSelf! } : undefined,
+    accessLog: config.accessLog,
+  });
+
+  let server!: Server;
+  const app = Fastify({
+    logger: false,
+    serverFactory: (fastifyHandler) => {
+      server = createServer(
+        { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_MS },
+        (req, res) => {
+          if (isOwnPath(req.url)) fastifyHandler(req, res);
+          else handler.handle(req, res);
+        },
+      );
+      return server;
+    },
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
+      log.info({ code: err.code, client: socket.remoteAddress }, 'refused a malformed request');
+      if (socket.writable) socket.end(clientErrorResponse(err));
+      else socket.destroy();
+    },
+  });
+  registerRoutes(app, {
+    cache,
+    metrics,
+    rings,
+    adminToken: config.adminToken,
+    startedAt: Date.now(),
+    metricsText: coordinator ? () => coordinator.metrics() : undefined,
+  });
+  server.on('connect', (req, socket, head) =>
+    handleConnect(
+      { clientAcl, destAcl, ports: config.connectPorts, connectTimeoutMs: config.connectTimeout, log },
+      req,
+      socket,
+      head,
+    ),
+  );
+  const listenAddr = `${config.listen.host}:${config.listen.port}`;
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (err) {
+    upstreams.destroy();
+    throw gatewayErrors.listen(listenAddr, (err as NodeJS.ErrnoException).code ?? String(err));
+  }
+  const port = (server.address() as AddressInfo).port;
+  if (worker) log.debug({ port }, 'worker listening');
+  else {
+    announce(log, config, port, destAcl.empty && rings.length === 0, {
+      diskEntries: opened.entries,
+      diskBytes: opened.bytes,
+    });
+  }
+  const host = config.listen.host === '0.0.0.0' ? '127.0.0.1' : config.listen.host;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    cache,
+    metrics,
+    coordinator,
+    async stop(deadline) {
+      const onAbort = () => {
+        server.closeAllConnections();
+        upstreams.destroy();
+      };
+      deadline?.addEventListener('abort', onAbort, { once: true });
+      server.closeIdleConnections();
+      await app.close();
+      await upstreams.close();
+      deadline?.removeEventListener('abort', onAbort);
+    },
+  };
+}

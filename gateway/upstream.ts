@@ -1,0 +1,146 @@
+// Upstream connections: one undici Agent (keep-alive pools per origin, bounded timeouts) and the
+// failover rule for a ring of equivalent servers. A server that fails is skipped for a back-off
+// period so one dead stratum 1 does not cost every request a connect timeout.
+
+import { Agent, type Dispatcher } from 'undici';
+import type { Metrics } from './metrics.ts';
+
+export interface UpstreamOptions {
+  readonly connectTimeoutMs: number;
+  readonly responseTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly failoverBackoffMs: number;
+}
+
+export interface UpstreamRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Record<string, string | string[]>;
+  readonly body?: Dispatcher.DispatchOptions['body'];
+  /** Try the next server on a 404 too (CVMFS data: a stratum 1 behind the others answers 404). */
+  readonly failoverOn404?: boolean;
+  readonly signal?: AbortSignal;
+}
+
+export type UpstreamResponse = Dispatcher.ResponseData & { readonly origin: string };
+
+/** Why an upstream attempt failed, in RFC 9209 error types. */
+export class UpstreamFailure extends Error {
+  readonly proxyError: string;
+  readonly status: number;
+  constructor(proxyError: string, status: number, message: string) {
+    super(message);
+    this.proxyError = proxyError;
+    this.status = status;
+  }
+}
+
+export function classifyError(err: unknown): UpstreamFailure {
+  if (err instanceof UpstreamFailure) return err;
+  const code = (err as { code?: string }).code ?? '';
+  const msg = err instanceof Error ? err.message : String(err);
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return new UpstreamFailure('dns_error', 502, `DNS lookup failed: ${msg}`);
+    case 'ECONNREFUSED':
+      return new UpstreamFailure('connection_refused', 502, `connection refused: ${msg}`);
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return new UpstreamFailure('connection_timeout', 504, 'connect timed out');
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return new UpstreamFailure('http_response_timeout', 504, 'no response headers in time');
+    case 'UND_ERR_BODY_TIMEOUT':
+      return new UpstreamFailure('connection_read_timeout', 504, 'upstream stopped sending the body');
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return new UpstreamFailure('destination_unavailable', 502, `unreachable: ${msg}`);
+    default:
+      return new UpstreamFailure('connection_terminated', 502, `upstream failed: ${msg}`);
+  }
+}
+
+export class Upstreams {
+  readonly agent: Agent;
+  readonly #opts: UpstreamOptions;
+  readonly #metrics: Metrics;
+  readonly #downUntil = new Map<string, number>();
+
+  constructor(opts: UpstreamOptions, metrics: Metrics) {
+    this.#opts = opts;
+    this.#metrics = metrics;
+    this.agent = new Agent({
+      connectTimeout: opts.connectTimeoutMs,
+      headersTimeout: opts.responseTimeoutMs,
+      bodyTimeout: opts.idleTimeoutMs,
+      keepAliveTimeout: 30_000,
+      // Pipelining stays off: one slow response must not hold up others behind it.
+      pipelining: 1,
+    });
+  }
+
+  /** Servers in the order to try: healthy ones first, in configured order. */
+  order(servers: readonly string[]): string[] {
+    const now = Date.now();
+    const up = servers.filter((s) => (this.#downUntil.get(s) ?? 0) <= now);
+    const down = servers.filter((s) => (this.#downUntil.get(s) ?? 0) > now);
+    return [...up, ...down];
+  }
+
+  /**
+   * Sends the request to the first server that answers; on a network error, a 5xx (or a 404
+   * with failoverOn404) it tries the next one. The last server's answer is returned as it is.
+   */
+  async request(servers: readonly string[], req: UpstreamRequest): Promise<UpstreamResponse> {
+    const order = this.order(servers);
+    let lastFailure: UpstreamFailure | undefined;
+    for (let i = 0; i < order.length; i++) {
+      const origin = order[i]!;
+      const last = i === order.length - 1;
+      const started = performance.now();
+      try {
+        const res = await this.agent.request({
+          origin,
+          path: req.path,
+          method: req.method as Dispatcher.HttpMethod,
+          headers: req.headers,
+          body: req.body,
+          signal: req.signal,
+        });
+        this.#metrics.upstreamLatency.labels(origin).observe((performance.now() - started) / 1000);
+        const retryable = res.statusCode >= 500 || (req.failoverOn404 === true && res.statusCode === 404);
+        if (retryable && !last && req.body === undefined) {
+          this.#metrics.upstreamErrors.labels(origin, `status_${res.statusCode}`).inc();
+          this.#markDown(origin);
+          res.body.resume();
+          res.body.on('error', () => undefined);
+          continue;
+        }
+        return Object.assign(res, { origin });
+      } catch (err) {
+        if (req.signal?.aborted) throw err;
+        lastFailure = classifyError(err);
+        this.#metrics.upstreamErrors.labels(origin, lastFailure.proxyError).inc();
+        this.#markDown(origin);
+        if (req.body !== undefined) break; // a consumed request body cannot be sent again
+      }
+    }
+    throw lastFailure ?? new UpstreamFailure('destination_unavailable', 502, 'no upstream server to try');
+  }
+
+  #markDown(origin: string): void {
+    this.#downUntil.set(origin, Date.now() + this.#opts.failoverBackoffMs);
+  }
+
+  markUp(origin: string): void {
+    this.#downUntil.delete(origin);
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close().catch(() => undefined);
+  }
+
+  destroy(): void {
+    this.agent.destroy().catch(() => undefined);
+  }
+}

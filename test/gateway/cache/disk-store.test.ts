@@ -1,0 +1,77 @@
+// The disk tier on a real directory: commit, byte-bounded LRU eviction, reopen after restart,
+// metadata updates, and files with a damaged trailer discarded instead of served.
+
+import { readdir, stat, truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DiskStore } from '../../../gateway/cache/disk-store.ts';
+import type { EntryMeta } from '../../../gateway/cache/entry.ts';
+import { tempDir } from '../../helpers/tmp.ts';
+import { silent } from '../helpers/gateway.ts';
+
+function meta(key: string, size: number, t = Date.now()): EntryMeta {
+  return {
+    key,
+    url: `http://h/${key}`,
+    status: 200,
+    headers: { 'cache-control': 'max-age=60' },
+    requestTime: t,
+    responseTime: t,
+    size,
+  };
+}
+
+async function put(store: DiskStore, key: string, size: number, t?: number) {
+  const temp = await store.createTemp();
+  await temp.fh.write(Buffer.alloc(size, key.charCodeAt(0)), 0, size, 0);
+  return store.commit(temp, meta(key, size, t));
+}
+
+describe('DiskStore', () => {
+  it('evicts least recently used entries beyond its byte bound and removes their files', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 3000, silent);
+    await store.open();
+    const a = await put(store, 'a', 1000);
+    await put(store, 'b', 1000);
+    await put(store, 'c', 1000);
+    store.get('a');
+    await put(store, 'd', 1000);
+    expect(store.get('b')).toBeUndefined();
+    expect(store.get('a')?.path).toBe(a.path);
+    expect(store.bytes).toBe(3000);
+    await new Promise((r) => setTimeout(r, 50));
+    const files = (await readdir(join(dir, 'v1'), { recursive: true })).filter((f) =>
+      /^[0-9a-f]{2}\/[0-9a-f]{32}$/.test(String(f)),
+    );
+    expect(files.length).toBe(3);
+  });
+
+  it('rebuilds its index after a restart and drops files whose trailer is damaged', async () => {
+    const dir = await tempDir();
+    const first = new DiskStore(dir, 1e9, silent);
+    await first.open();
+    await put(first, 'x', 10, 1);
+    const y = await put(first, 'y', 20, 2);
+    const z = await put(first, 'z', 30, 3);
+    await first.updateMeta(z, { ...z.meta, headers: { etag: '"new"' } });
+    await truncate(y.path, (await stat(y.path)).size - 1);
+    const second = new DiskStore(dir, 1e9, silent);
+    const opened = await second.open();
+    expect(opened).toEqual({ entries: 2, bytes: 40, discarded: 1 });
+    expect(second.get('x')?.meta.size).toBe(10);
+    expect(second.get('y')).toBeUndefined();
+    expect(second.get('z')?.meta.headers).toEqual({ etag: '"new"' });
+  });
+
+  it('replaces an entry without touching the file a reader still holds', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 1e9, silent);
+    await store.open();
+    const old = await put(store, 'k', 5);
+    const fresh = await put(store, 'k', 7);
+    expect(fresh.path).not.toBe(old.path);
+    expect(store.get('k')?.meta.size).toBe(7);
+    expect(store.count).toBe(1);
+  });
+});

@@ -1,0 +1,77 @@
+// The gateway's own endpoints on origin-form paths: metrics, health, summary, and the admin API.
+
+import { describe, expect, it } from 'vitest';
+import { GATEWAY_METRICS } from '../../lib/metric-names.ts';
+import { send } from './helpers/client.ts';
+import { startGatewayProcess, startTestGateway } from './helpers/gateway.ts';
+import { fixed, startOrigin } from './helpers/origin.ts';
+
+describe('own endpoints', async () => {
+  const origin = await startOrigin({ '/a/1': fixed('one', { 'cache-control': 'max-age=60' }) });
+  const gw = await startTestGateway({ adminToken: 'sekrit' });
+  const admin = (path: string, token?: string, body?: unknown) =>
+    send(gw.url, `/estuary/v1/admin${path}`, {
+      method: body ? 'POST' : 'GET',
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+
+  it('exports every documented metric', async () => {
+    await send(gw.url, `${origin.url}/a/1`);
+    await send(gw.url, `${origin.url}/a/1`);
+    const text = (await send(gw.url, '/metrics')).body.toString();
+    for (const name of Object.values(GATEWAY_METRICS)) expect(text).toContain(name);
+    expect(text).toMatch(/estuary_gateway_cache_hits_total\{tier="memory"\} 1/);
+    expect(text).toMatch(/estuary_gateway_bytes_sent_total 6/);
+    expect(text).toMatch(/estuary_gateway_requests_total\{method="GET",status_class="2xx"\} 2/);
+  });
+
+  it('answers /healthz', async () => {
+    const r = await send(gw.url, '/healthz');
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.body.toString())).toEqual({ status: 'ok' });
+  });
+
+  it('guards the admin API with the bearer token', async () => {
+    expect((await admin('/stats')).status).toBe(401);
+    expect((await admin('/stats', 'wrong')).status).toBe(401);
+    const off = await startTestGateway();
+    expect((await send(off.url, '/estuary/v1/admin/stats')).status).toBe(403);
+    const s = JSON.parse((await admin('/stats', 'sekrit')).body.toString());
+    expect(s.disk.objects).toBe(1);
+  });
+
+  it('purges by URL and by prefix', async () => {
+    origin.route('/a/2', fixed('two', { 'cache-control': 'max-age=60' }));
+    await send(gw.url, `${origin.url}/a/2`);
+    const one = JSON.parse((await admin('/purge', 'sekrit', { url: `${origin.url}/a/1` })).body.toString());
+    expect(one.purged).toBe(1);
+    expect((await send(gw.url, `${origin.url}/a/1`)).headers['cache-status']).toMatch(/fwd=miss/);
+    const all = JSON.parse((await admin('/purge', 'sekrit', { prefix: `${origin.url}/a/` })).body.toString());
+    expect(all.purged).toBe(2);
+    expect((await admin('/purge', 'sekrit', { nothing: 1 })).status).toBe(400);
+  });
+
+  it('summarises HTTP prefixes', async () => {
+    await send(gw.url, `${origin.url}/a/1`);
+    const s = JSON.parse((await send(gw.url, '/estuary/v1/summary')).body.toString());
+    expect(s.prefixes).toEqual([{ prefix: `127.0.0.1:${origin.port}/a`, bytes: 3 }]);
+  });
+
+  it('writes one access log line per request with --access-log', async () => {
+    const logged = await startGatewayProcess(['--allow-dest', '127.0.0.1', '--access-log']);
+    await send(logged.url, `${origin.url}/a/1`);
+    const line = await logged.child.waitFor(/\{[^\n]*"msg":"access"[^\n]*\}/, 10_000);
+    const entry = JSON.parse(line[0]);
+    expect(entry).toMatchObject({
+      method: 'GET',
+      url: `${origin.url}/a/1`,
+      status: 200,
+      client: '127.0.0.1',
+    });
+    expect(entry.cache).toMatch(/^estuary; fwd=miss/);
+  });
+});
