@@ -1,0 +1,107 @@
+// The worker-node client: ask a discovery server (estuary's or Shoal's: it uses Shoal's
+// /nearestcvmfs/N endpoint) for the nearest caches, test each with a real fetch through it, order
+// the ones that passed by how fast they answered, and add the fallbacks after them.
+
+import type { Logger } from '../../lib/log.ts';
+import { proxyFetch } from '../../lib/proxy-fetch.ts';
+
+export type Upstream = 'cvmfs' | 'frontier' | 'any';
+
+export interface DiscoverOptions {
+  readonly servers: readonly string[];
+  readonly n: number;
+  readonly upstream: Upstream;
+  readonly testUrl: string;
+  readonly test: boolean;
+  readonly testTimeoutMs: number;
+  readonly serverTimeoutMs: number;
+  readonly log: Logger;
+}
+
+export interface Tested {
+  readonly proxy: string;
+  readonly ok: boolean;
+  readonly ms: number;
+  readonly error: string;
+}
+
+export interface Discovered {
+  /** The server that answered, or undefined when none did. */
+  readonly server?: string;
+  readonly offered: readonly string[];
+  readonly tested: readonly Tested[];
+  /** Proxies that passed, fastest first. */
+  readonly good: readonly string[];
+  readonly serverErrors: readonly string[];
+}
+
+const ENDPOINT: Record<Upstream, string> = {
+  cvmfs: 'nearestcvmfs',
+  frontier: 'nearestconditions',
+  any: 'nearest',
+};
+
+interface ShoalCache {
+  hostname?: string;
+  squid_port?: number;
+  public_ip?: string | null;
+  private_ip?: string | null;
+  external_ip?: string | null;
+  local?: boolean;
+}
+
+/** Proxy URLs from Shoal's answer, in rank order: the private address for caches local to us. */
+export function proxiesFromShoal(body: unknown): string[] {
+  if (body === null || typeof body !== 'object') return [];
+  const entries = Object.entries(body as Record<string, ShoalCache>)
+    .filter(([k]) => /^\d+$/.test(k))
+    .sort(([a], [b]) => Number(a) - Number(b));
+  const out: string[] = [];
+  for (const [, c] of entries) {
+    if (!c || typeof c.squid_port !== 'number') continue;
+    const host = (c.local && c.private_ip) || c.public_ip || c.external_ip || c.private_ip || c.hostname;
+    if (host) out.push(`http://${host.includes(':') ? `[${host}]` : host}:${c.squid_port}`);
+  }
+  return out;
+}
+
+async function askServer(server: string, o: DiscoverOptions): Promise<string[]> {
+  const url = `${server.replace(/\/+$/, '')}/${ENDPOINT[o.upstream]}/${o.n}`;
+  const res = await fetch(url, { signal: AbortSignal.timeout(o.serverTimeoutMs) });
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  return proxiesFromShoal(await res.json());
+}
+
+export async function discover(o: DiscoverOptions): Promise<Discovered> {
+  const serverErrors: string[] = [];
+  let server: string | undefined;
+  let offered: string[] = [];
+  for (const s of o.servers) {
+    try {
+      offered = await askServer(s, o);
+      server = s;
+      break;
+    } catch (err) {
+      const msg = `${s}: ${(err as Error).message}`;
+      serverErrors.push(msg);
+      o.log.warn({ server: s, err: (err as Error).message }, 'discovery server did not answer');
+    }
+  }
+  if (!o.test) {
+    const tested = offered.map((proxy) => ({ proxy, ok: true, ms: 0, error: '' }));
+    return { server, offered, tested, good: offered, serverErrors };
+  }
+  const tested = await Promise.all(
+    offered.map(async (proxy) => {
+      const r = await proxyFetch(proxy, o.testUrl, { timeoutMs: o.testTimeoutMs, maxBytes: 256 * 1024 });
+      const ok = r.ok && r.body.length > 0;
+      if (!ok) o.log.warn({ proxy, error: r.error || 'empty body' }, 'proxy failed the test fetch');
+      return { proxy, ok, ms: r.ms, error: ok ? '' : r.error || 'empty body' };
+    }),
+  );
+  const good = tested
+    .filter((t) => t.ok)
+    .sort((a, b) => a.ms - b.ms)
+    .map((t) => t.proxy);
+  return { server, offered, tested, good, serverErrors };
+}

@@ -1,0 +1,107 @@
+// The AMQP side of discovery: its own exclusive, auto-delete queue bound with `#` to the exchange,
+// as Shoal's server does, so several discovery servers each see every heartbeat and give the same
+// answers. Reconnects with backoff for as long as it runs; heartbeats missed while the broker was
+// away simply arrive again on the agents' next interval.
+
+import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import { ensureExchange } from '../lib/amqp-exchange.ts';
+import { backoffDelay, sleep } from '../lib/backoff.ts';
+import type { Logger } from '../lib/log.ts';
+import type { IncomingMessage } from './admission.ts';
+
+export interface ConsumerOptions {
+  readonly url: string;
+  readonly exchange: string;
+  readonly log: Logger;
+  readonly onMessage: (msg: IncomingMessage) => void;
+  readonly reconnectBaseMs?: number;
+  readonly reconnectMaxMs?: number;
+}
+
+export interface Consumer {
+  /** Resolves once the first subscription is in place (or never, while the broker is away). */
+  readonly ready: Promise<void>;
+  isConnected(): boolean;
+  stop(): Promise<void>;
+}
+
+export function startConsumer(options: ConsumerOptions): Consumer {
+  const { log } = options;
+  const stopping = new AbortController();
+  let conn: ChannelModel | undefined;
+  let connected = false;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((r) => {
+    markReady = r;
+  });
+
+  const subscribe = async (): Promise<ChannelModel> => {
+    const c = await connect(options.url);
+    try {
+      await ensureExchange(c, options.exchange);
+      const ch = await c.createChannel();
+      const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true, durable: false });
+      await ch.bindQueue(queue, options.exchange, '#');
+      await ch.consume(queue, (m: ConsumeMessage | null) => m && deliver(m), { noAck: true });
+      return c;
+    } catch (err) {
+      await c.close().catch(() => {});
+      throw err;
+    }
+  };
+
+  const deliver = (m: ConsumeMessage) => {
+    try {
+      options.onMessage({
+        body: m.content,
+        headers: m.properties.headers ?? undefined,
+        routingKey: m.fields.routingKey,
+      });
+    } catch (err) {
+      // onMessage handles bad messages itself; this guards the connection against its bugs.
+      log.error({ err }, 'heartbeat handler failed');
+    }
+  };
+
+  const loop = async () => {
+    let attempt = 0;
+    while (!stopping.signal.aborted) {
+      try {
+        conn = await subscribe();
+      } catch (err) {
+        const delay = backoffDelay(attempt++, {
+          baseMs: options.reconnectBaseMs ?? 500,
+          maxMs: options.reconnectMaxMs ?? 30_000,
+        });
+        log.warn({ err: (err as Error).message, retryInMs: delay }, 'cannot subscribe to the AMQP exchange');
+        await sleep(delay, stopping.signal);
+        continue;
+      }
+      attempt = 0;
+      connected = true;
+      log.info({ exchange: options.exchange }, 'consuming heartbeats');
+      markReady();
+      const closed = new Promise<void>((resolve) => {
+        conn!.once('close', () => resolve());
+        conn!.on('error', (err: Error) => log.warn({ err: err.message }, 'AMQP connection error'));
+      });
+      await Promise.race([
+        closed,
+        new Promise((r) => stopping.signal.addEventListener('abort', r, { once: true })),
+      ]);
+      connected = false;
+      if (!stopping.signal.aborted) log.warn('AMQP connection lost; reconnecting');
+    }
+  };
+  const running = loop();
+
+  return {
+    ready,
+    isConnected: () => connected,
+    async stop() {
+      stopping.abort();
+      await conn?.close().catch(() => {});
+      await running;
+    },
+  };
+}

@@ -1,0 +1,40 @@
+// Discovery's Prometheus metrics, on their own prom-client registry (names in lib/metric-names.ts).
+
+import { Counter, Gauge, Registry as PromRegistry } from 'prom-client';
+import { DISCOVERY_METRICS } from '../lib/metric-names.ts';
+import { isVerified, type Registry } from './registry.ts';
+
+export interface DiscoveryMetrics {
+  readonly registry: PromRegistry;
+  readonly heartbeats: Counter<'result'>;
+  readonly queries: Counter<'endpoint'>;
+}
+
+export function createMetrics(caches: Registry): DiscoveryMetrics {
+  const registry = new PromRegistry();
+  const heartbeats = new Counter({
+    name: DISCOVERY_METRICS.heartbeats,
+    help: 'Heartbeats consumed, by result: accepted, goodbye, or the reason they were dropped.',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  const queries = new Counter({
+    name: DISCOVERY_METRICS.queries,
+    help: 'Nearest-cache queries answered, by endpoint.',
+    labelNames: ['endpoint'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: DISCOVERY_METRICS.caches,
+    help: 'Caches in the registry, by verification state.',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      let verified = 0;
+      for (const e of caches.values()) if (isVerified(e)) verified++;
+      this.set({ state: 'verified' }, verified);
+      this.set({ state: 'unverified' }, caches.size - verified);
+    },
+  });
+  return { registry, heartbeats, queries };
+}

@@ -1,0 +1,121 @@
+// Discovery assembled: consumer → ingest → registry ← HTTP, plus the sweeper and the verifier.
+// startDiscovery() is what the command runs and what tests and the benchmark start in-process.
+
+import type { FastifyInstance } from 'fastify';
+import type { HmacKey } from '../lib/heartbeat-auth.ts';
+import type { Logger } from '../lib/log.ts';
+import type { Service } from '../lib/lifecycle.ts';
+import { FloodGuard } from './admission.ts';
+import { type Consumer, startConsumer } from './consumer.ts';
+import { discoveryErrors } from './errors.ts';
+import { type GeoDb, NO_GEO_DB } from './geoip.ts';
+import { buildHttp } from './http.ts';
+import { createIngest, startSweeper } from './ingest.ts';
+import { createLocator } from './locator.ts';
+import { createMetrics, type DiscoveryMetrics } from './metrics.ts';
+import { Registry } from './registry.ts';
+import { EMPTY_SITE_MAP, type SiteMap } from './site-map.ts';
+import { Verifier } from './verifier.ts';
+
+export interface DiscoveryOptions {
+  readonly listen: { host: string; port: number };
+  readonly amqpUrl: string;
+  readonly exchange: string;
+  readonly keys: readonly HmacKey[];
+  readonly shoalCompat: boolean;
+  readonly siteMap?: SiteMap;
+  readonly geoDb?: GeoDb;
+  readonly expiryMs: number;
+  readonly sweepMs: number;
+  readonly verify: boolean;
+  readonly testUrl: string;
+  readonly verifyTimeoutMs: number;
+  readonly recheckMs: number;
+  readonly retryBaseMs: number;
+  readonly maxCaches: number;
+  readonly floodBurst: number;
+  readonly floodPerSecond: number;
+  readonly trustProxy: boolean;
+  readonly reconnectMaxMs?: number;
+  readonly log: Logger;
+}
+
+export interface Discovery extends Service {
+  readonly url: string;
+  readonly registry: Registry;
+  readonly metrics: DiscoveryMetrics;
+  readonly consumer: Consumer;
+  readonly http: FastifyInstance;
+}
+
+export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
+  const { log } = o;
+  const registry = new Registry(o.maxCaches);
+  const locator = createLocator(o.siteMap ?? EMPTY_SITE_MAP, o.geoDb ?? NO_GEO_DB);
+  const metrics = createMetrics(registry);
+  const flood = new FloodGuard(o.floodBurst, o.floodPerSecond);
+  const verifier = new Verifier(registry, {
+    testUrl: o.testUrl,
+    timeoutMs: o.verifyTimeoutMs,
+    recheckMs: o.recheckMs,
+    retryBaseMs: o.retryBaseMs,
+    concurrency: 16,
+    log,
+  });
+  const ingest = createIngest({
+    registry,
+    locator,
+    policy: { keys: new Map(o.keys.map((k) => [k.id, k])), allowUnsigned: o.shoalCompat },
+    verify: o.verify,
+    log,
+    flood,
+    count: (result) => metrics.heartbeats.inc({ result }),
+    onFresh: (e) => verifier.consider(e),
+  });
+  const consumer = startConsumer({
+    url: o.amqpUrl,
+    exchange: o.exchange,
+    log,
+    onMessage: ingest,
+    reconnectMaxMs: o.reconnectMaxMs,
+  });
+  const stopSweeper = startSweeper(registry, flood, o.expiryMs, o.sweepMs, log);
+  if (o.verify) verifier.start();
+  const http = buildHttp({
+    registry,
+    locator,
+    metrics,
+    log,
+    trustProxy: o.trustProxy,
+    health: () => ({ amqp: consumer.isConnected() ? 'connected' : 'disconnected', caches: registry.size }),
+  });
+  let url: string;
+  try {
+    url = await http.listen({ host: o.listen.host, port: o.listen.port });
+  } catch (err) {
+    stopSweeper();
+    verifier.stop();
+    await consumer.stop();
+    throw discoveryErrors.listen(
+      `${o.listen.host}:${o.listen.port}`,
+      (err as NodeJS.ErrnoException).code ?? String(err),
+    );
+  }
+  log.info(
+    { url, exchange: o.exchange, shoalCompat: o.shoalCompat, keys: o.keys.map((k) => k.id) },
+    'discovery listening',
+  );
+  return {
+    url,
+    registry,
+    metrics,
+    consumer,
+    http,
+    async stop() {
+      stopSweeper();
+      verifier.stop();
+      await http.close();
+      await consumer.stop();
+    },
+  };
+}
