@@ -1,0 +1,209 @@
+// The FUSE glue: the only file that imports fuse-native. Each operation is a few lines that call
+// the Filesystem and reply; errors become errno numbers here, through toErrno(), and nowhere
+// else. fuse-native's per-operation timeout (15 s by default, answering ETIMEDOUT) is off: close
+// waits for uploads that may take minutes, and the S3 client has its own retries and timeouts.
+
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import type { Filesystem } from './fs/filesystem.ts';
+import { type ErrnoName, toErrno } from './fs/errno.ts';
+import { type Attr, stMode } from './fs/metadata.ts';
+import { fsErrors } from './errors.ts';
+
+type Cb = (code: number, ...result: unknown[]) => void;
+
+interface FuseInstance {
+  mount(cb: (err: Error | null) => void): void;
+  unmount(cb: (err: Error | null) => void): void;
+}
+
+interface FuseClass {
+  new (mnt: string, ops: Record<string, unknown>, opts: Record<string, unknown>): FuseInstance;
+  unmount(mnt: string, cb: (err: Error | null) => void): void;
+  [errno: string]: unknown;
+}
+
+const require = createRequire(import.meta.url);
+let loaded: FuseClass | undefined;
+
+/**
+ * fuse-native, loaded on first use so that `estuary mount --help` and the other roles work on
+ * machines without libfuse; a missing libfuse 2 becomes one line that says what to install.
+ */
+/** Fails with ESTUARY_FS_NO_LIBFUSE, before anything else is started, when libfuse 2 is missing. */
+export function requireLibfuse(): void {
+  fuseNative();
+}
+
+function fuseNative(): FuseClass {
+  if (loaded) return loaded;
+  try {
+    loaded = require('fuse-native') as FuseClass;
+  } catch (err) {
+    if (/libfuse\.so/.test(String((err as Error)?.message))) throw fsErrors.noLibfuse();
+    throw err;
+  }
+  return loaded;
+}
+
+/** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
+function binding(): { fuse_native_unmount(mnt: string, thread: Buffer): void } {
+  const main = require.resolve('fuse-native');
+  const load = createRequire(main)('node-gyp-build') as (d: string) => ReturnType<typeof binding>;
+  return load(dirname(main));
+}
+
+export interface MountOptions {
+  /** Shown in /proc/mounts as the source, e.g. estuary#bucket/prefix. */
+  readonly source: string;
+  readonly allowOther: boolean;
+  readonly debug?: boolean;
+}
+
+export interface OpLogger {
+  trace(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+function errnoNumber(name: ErrnoName): number {
+  const Fuse = fuseNative();
+  const n = Fuse[name];
+  return typeof n === 'number' ? n : (Fuse.EIO as number);
+}
+
+function toStat(attr: Attr): Record<string, unknown> {
+  const t = new Date(attr.mtimeMs);
+  return {
+    mode: stMode(attr),
+    uid: attr.uid,
+    gid: attr.gid,
+    size: attr.size,
+    nlink: attr.kind === 'dir' ? 2 : 1,
+    blksize: 4096,
+    blocks: Math.ceil(attr.size / 512),
+    mtime: t,
+    atime: t,
+    ctime: t,
+  };
+}
+
+/** Counts operations between the kernel's call and our answer, so shutdown can wait for them. */
+export class InFlight {
+  count = 0;
+}
+
+/** For operations that answer with nothing but success. */
+const nothing = (p: Promise<void>): Promise<unknown[]> => p.then(() => []);
+
+/** Builds the operation table: every op runs `work` and answers with its result or an errno. */
+export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): Record<string, unknown> {
+  const reply = (op: string, path: string, cb: Cb, work: () => Promise<unknown[] | number>) => {
+    inFlight.count++;
+    log.trace({ op, path }, 'operation');
+    work()
+      .finally(() => {
+        inFlight.count--;
+      })
+      .then(
+        (result) => (typeof result === 'number' ? cb(result) : cb(0, ...result)),
+        (err: unknown) => {
+          const name = toErrno(err);
+          if (name === 'EIO') log.warn({ op, path, err: String(err) }, 'operation failed with EIO');
+          else log.debug({ op, path, errno: name }, 'operation refused');
+          cb(errnoNumber(name));
+        },
+      );
+  };
+  return {
+    getattr: (p: string, cb: Cb) => reply('getattr', p, cb, async () => [toStat(await fs.getattr(p))]),
+    fgetattr: (p: string, _fd: number, cb: Cb) =>
+      reply('fgetattr', p, cb, async () => [toStat(await fs.getattr(p))]),
+    readdir: (p: string, cb: Cb) =>
+      reply('readdir', p, cb, async () => [['.', '..', ...(await fs.readdir(p)).map((e) => e.name)]]),
+    open: (p: string, flags: number, cb: Cb) => reply('open', p, cb, async () => [await fs.open(p, flags)]),
+    create: (p: string, mode: number, cb: Cb) =>
+      reply('create', p, cb, async () => [await fs.create(p, mode)]),
+    read: (p: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>
+      reply('read', p, cb, async () => {
+        const data = await fs.read(fd, pos, len);
+        data.copy(buf);
+        return data.length;
+      }),
+    write: (p: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>
+      reply('write', p, cb, async () => fs.write(fd, buf.subarray(0, len), pos)),
+    flush: (p: string, fd: number, cb: Cb) => reply('flush', p, cb, () => nothing(fs.flush(fd))),
+    fsync: (p: string, _datasync: number, fd: number, cb: Cb) =>
+      reply('fsync', p, cb, () => nothing(fs.fsync(fd))),
+    release: (p: string, fd: number, cb: Cb) => reply('release', p, cb, () => nothing(fs.release(fd))),
+    truncate: (p: string, size: number, cb: Cb) =>
+      reply('truncate', p, cb, () => nothing(fs.truncate(p, size))),
+    ftruncate: (p: string, fd: number, size: number, cb: Cb) =>
+      reply('ftruncate', p, cb, () => nothing(fs.ftruncate(fd, size))),
+    unlink: (p: string, cb: Cb) => reply('unlink', p, cb, () => nothing(fs.unlink(p))),
+    mkdir: (p: string, mode: number, cb: Cb) => reply('mkdir', p, cb, () => nothing(fs.mkdir(p, mode))),
+    rmdir: (p: string, cb: Cb) => reply('rmdir', p, cb, () => nothing(fs.rmdir(p))),
+    rename: (from: string, to: string, cb: Cb) =>
+      reply('rename', from, cb, () => nothing(fs.rename(from, to))),
+    // fuse-native passes (target, linkpath).
+    symlink: (target: string, p: string, cb: Cb) =>
+      reply('symlink', p, cb, () => nothing(fs.symlink(target, p))),
+    readlink: (p: string, cb: Cb) => reply('readlink', p, cb, async () => [await fs.readlink(p)]),
+    chmod: (p: string, mode: number, cb: Cb) => reply('chmod', p, cb, () => nothing(fs.chmod(p, mode))),
+    chown: (p: string, uid: number, gid: number, cb: Cb) =>
+      reply('chown', p, cb, () => nothing(fs.chown(p, uid, gid))),
+    // fuse-native 2.2.6 as published passes the access time in both arguments;
+    // scripts/patch-fuse-native.sh (postinstall) corrects its C glue so mtime is mtime.
+    utimens: (p: string, atime: number, mtime: number, cb: Cb) =>
+      reply('utimens', p, cb, () => nothing(fs.utimens(p, atime, mtime))),
+    statfs: (p: string, cb: Cb) => reply('statfs', p, cb, async () => [fs.statfs()]),
+    // Hard links cannot be expressed in S3; mknod only for regular files, which create() covers.
+    link: (p: string, _to: string, cb: Cb) => reply('link', p, cb, async () => errnoNumber('EPERM')),
+    mknod: (p: string, _mode: number, _dev: number, cb: Cb) =>
+      reply('mknod', p, cb, async () => errnoNumber('EPERM')),
+  };
+}
+
+export class FuseMount {
+  private readonly fuse: FuseInstance;
+  readonly mountpoint: string;
+  readonly inFlight = new InFlight();
+
+  constructor(fs: Filesystem, mountpoint: string, options: MountOptions, log: OpLogger) {
+    this.mountpoint = mountpoint;
+    // big_writes is not among fuse-native's options, but rides along in the fsname option string;
+    // without it the kernel sends 4 KiB writes (about 30 MB/s at fuse-native's cost per call).
+    const Fuse = fuseNative();
+    this.fuse = new Fuse(mountpoint, operations(fs, log, this.inFlight), {
+      fsname: `${options.source.replace(/,/g, '_')},big_writes`,
+      subtype: 'estuary',
+      timeout: false,
+      allowOther: options.allowOther,
+      defaultPermissions: options.allowOther,
+      debug: options.debug ?? false,
+    });
+  }
+
+  mount(): Promise<void> {
+    return new Promise((resolve, reject) => this.fuse.mount((err) => (err ? reject(err) : resolve())));
+  }
+
+  /**
+   * Lazy unmount (fusermount -uz): the mountpoint disappears for new opens at once, while files
+   * already open stay usable until closed — so a `cp` in progress finishes and its close uploads.
+   */
+  detach(): Promise<void> {
+    return new Promise((resolve, reject) =>
+      fuseNative().unmount(this.mountpoint, (err) => (err ? reject(err) : resolve())),
+    );
+  }
+
+  /**
+   * Lets the process exit once the kernel has let go. fuse-native's own unmount() runs fusermount
+   * again (which fails once detached) before this step, so call its native half directly.
+   */
+  release(): void {
+    const thread = (this.fuse as unknown as { _thread: Buffer | null })._thread;
+    if (thread) binding().fuse_native_unmount(this.mountpoint, thread);
+  }
+}

@@ -1,0 +1,249 @@
+// `estuary mount BUCKET[/PREFIX] MOUNTPOINT`: checks the bucket, mounts it with FUSE in the
+// foreground, logs "mounted", and on SIGINT/SIGTERM (or an outside `fusermount -u`) waits for
+// operations in flight — uploads included — before it unmounts and exits.
+
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineCommand } from '../lib/command.ts';
+import { option, optional } from '../lib/config/options.ts';
+import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
+import { isEstuaryError } from '../lib/errors.ts';
+import { runUntilSignalled } from '../lib/lifecycle.ts';
+import { FuseMount, requireLibfuse } from './adapter.ts';
+import { fsErrors } from './errors.ts';
+import { Filesystem } from './fs/filesystem.ts';
+import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
+import { isMounted, unmountPath, watchExternalUnmount } from './mount-table.ts';
+import { isObjectError } from './s3/object-client.ts';
+import { SdkObjectClient } from './s3/sdk-client.ts';
+
+const octalMode = (): ValueType<number> => ({
+  expected: 'an octal permission mode such as 644 or 0755',
+  placeholder: 'MODE',
+  parse(raw) {
+    const t = String(raw).trim();
+    if (!/^0?[0-7]{3,4}$/.test(t)) throw new ValueError(`expected ${this.expected}`);
+    return Number.parseInt(t, 8);
+  },
+  format: (v) => v.toString(8).padStart(4, '0'),
+});
+
+const MiB = 2 ** 20;
+
+export const mountOptions = {
+  endpoint: optional(url(), 'S3-compatible endpoint (path-style); AWS when unset'),
+  region: option(str('REGION'), 'us-east-1', 'S3 region used for signing'),
+  readOnly: option(bool(), false, 'refuse every change with EROFS'),
+  uid: optional(int(0, 2 ** 32 - 2, 'UID'), 'owner shown for objects without uid metadata (default: yours)'),
+  gid: optional(int(0, 2 ** 32 - 2, 'GID'), 'group shown for objects without gid metadata (default: yours)'),
+  fileMode: option(octalMode(), 0o644, 'permissions shown for objects without mode metadata'),
+  dirMode: option(octalMode(), 0o755, 'permissions shown for directories without mode metadata'),
+  cacheDir: optional(str('DIR'), 'where staging files for random writes go (default: a fresh temp dir)'),
+  memoryLimit: option(size(64 * MiB), 1024 * MiB, 'hard budget for readahead and write buffers'),
+  cacheTtl: option(duration(0), 60_000, 'how long names and attributes are trusted before asking again'),
+  stagingLimit: option(
+    size(0),
+    16 * 2 ** 30,
+    'largest existing object that may be changed in place (else EFBIG)',
+  ),
+  partSize: option(
+    size(5 * MiB, 5 * 2 ** 30),
+    FIRST_PART_SIZE,
+    'first multipart part size (grows ×2 per 1000 parts)',
+  ),
+  uploadConcurrency: option(int(1, 64), 8, 'parts of one file uploaded at once'),
+  readahead: option(size(MiB), 64 * MiB, 'largest readahead window per open file'),
+  renameDirLimit: option(int(1, 1_000_000), 1000, 'directories with more objects answer rename with EXDEV'),
+  retries: option(int(1, 20), 6, 'attempts per S3 request, with backoff (503 SlowDown, resets)'),
+  allowOther: option(bool(), false, 'let other users use the mount (needs user_allow_other for non-root)'),
+  writeBack: option(
+    bool(),
+    false,
+    'close() returns once data is in a crash-safe journal under --cache-dir; uploads follow and resume after a restart',
+  ),
+};
+
+/** Where --write-back keeps its journal unless --cache-dir says otherwise: it must outlive the process. */
+function defaultJournalDir(bucket: string, prefix: string): string {
+  const base = process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
+  const name = prefix ? `${bucket}-${prefix.replace(/[^A-Za-z0-9._-]/g, '_')}` : bucket;
+  return join(base, 'estuary', name);
+}
+
+interface Source {
+  readonly bucket: string;
+  readonly prefix: string;
+}
+
+export function parseSource(text: string): Source {
+  const cut = text.indexOf('/');
+  const bucket = cut < 0 ? text : text.slice(0, cut);
+  const prefix = cut < 0 ? '' : text.slice(cut + 1);
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket) && !/^[A-Za-z0-9_.-]{1,255}$/.test(bucket)) {
+    throw fsErrors.badSource(text);
+  }
+  return { bucket, prefix };
+}
+
+async function checkMountpoint(path: string): Promise<void> {
+  if (await isMounted(path)) {
+    // A mount left by a crashed process answers ENOTCONN ("Transport endpoint is not connected").
+    const alive = await stat(path).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => err.code !== 'ENOTCONN',
+    );
+    if (alive) throw fsErrors.badMountpoint(path, 'something is already mounted there');
+    await unmountPath(path, true);
+  }
+  const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
+    throw fsErrors.badMountpoint(path, err.code === 'ENOENT' ? 'it does not exist' : String(err.code));
+  });
+  if (!st.isDirectory()) throw fsErrors.badMountpoint(path, 'it is not a directory');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * After the lazy unmount, files already open stay usable: wait until they are closed (their
+ * uploads done) and no operation is in flight. Files with unsaved changes are waited for even past
+ * the shutdown deadline — a second signal is the way to give up on them; read-only ones are not.
+ */
+async function waitForOpenFiles(
+  fs: Filesystem,
+  mount: FuseMount,
+  deadline: AbortSignal,
+  log: { info(o: object, m: string): void },
+): Promise<void> {
+  let lastReport = 0;
+  for (;;) {
+    const { open, dirty } = fs.openFiles;
+    const busy = mount.inFlight.count;
+    if ((open === 0 || (deadline.aborted && dirty === 0)) && busy === 0) return;
+    if (Date.now() - lastReport > 5000) {
+      log.info({ open, dirty, inFlight: busy }, 'waiting for open files to be closed and uploaded');
+      lastReport = Date.now();
+    }
+    await sleep(50);
+  }
+}
+
+function startupError(err: unknown, bucket: string, endpoint: string): unknown {
+  if (isObjectError(err, 'no-such-bucket')) return fsErrors.noBucket(bucket, endpoint);
+  if (isObjectError(err, 'access-denied')) return fsErrors.accessDenied(bucket);
+  const names = [(err as Error)?.name, ((err as Error)?.cause as Error | undefined)?.name];
+  if (names.includes('CredentialsProviderError')) return fsErrors.noCredentials();
+  if (isObjectError(err)) return fsErrors.endpointDown(endpoint, err.message);
+  return err;
+}
+
+export const command = defineCommand({
+  name: 'mount',
+  summary: 'mount an S3 bucket as a filesystem (FUSE)',
+  description: `
+Mounts BUCKET (or the keys under BUCKET/PREFIX) on MOUNTPOINT and stays in the foreground until
+SIGINT/SIGTERM or \`estuary umount MOUNTPOINT\`. close() and fsync() return only once the data is in
+the bucket, and report EIO when it could not be stored. Credentials come from the standard AWS chain
+(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles). What the mount does and
+refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
+  positionals: [
+    { name: 'BUCKET[/PREFIX]', describe: 'the bucket, optionally with a key prefix to mount' },
+    { name: 'MOUNTPOINT', describe: 'an existing directory' },
+  ],
+  examples: [
+    {
+      cmd: 'estuary mount kek-data /mnt/kek --endpoint http://127.0.0.1:9000',
+      what: 'mount a bucket from a local S3-compatible server',
+    },
+    { cmd: 'estuary mount kek-data/run42 /mnt/run42 --read-only', what: 'mount one prefix, read-only' },
+    { cmd: 'estuary umount /mnt/kek', what: 'unmount it again (the mount process then exits)' },
+  ],
+  options: mountOptions,
+  async run({ config, args, log }) {
+    const { bucket, prefix } = parseSource(args[0]!);
+    const mountpoint = args[1]!;
+    const endpoint = config.endpoint ?? 'AWS S3';
+    await checkMountpoint(mountpoint);
+    requireLibfuse();
+    const ownCacheDir = config.cacheDir === undefined && !config.writeBack;
+    const cacheDir =
+      config.cacheDir ??
+      (config.writeBack
+        ? defaultJournalDir(bucket, prefix)
+        : await mkdtemp(join(tmpdir(), 'estuary-mount-')));
+    const client = new SdkObjectClient({
+      bucket,
+      endpoint: config.endpoint,
+      region: config.region,
+      maxAttempts: config.retries,
+      // Parallel parts of several files plus readahead chunks: enough sockets not to queue.
+      maxSockets: 64,
+    });
+    const fs = new Filesystem({
+      client,
+      prefix,
+      readOnly: config.readOnly,
+      defaults: {
+        uid: config.uid ?? process.getuid?.() ?? 0,
+        gid: config.gid ?? process.getgid?.() ?? 0,
+        fileMode: config.fileMode,
+        dirMode: config.dirMode,
+      },
+      cacheTtlMs: config.cacheTtl,
+      memoryLimit: config.memoryLimit,
+      cacheDir,
+      stagingLimit: config.stagingLimit,
+      firstPartSize: config.partSize,
+      maxInFlight: config.uploadConcurrency,
+      maxReadahead: config.readahead,
+      renameDirLimit: config.renameDirLimit,
+      // A writer that waits this long for memory moves its file to local disk instead.
+      memoryWaitMs: 2000,
+      writeBack: config.writeBack,
+      log,
+    });
+    try {
+      await fs.start().catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException)?.code && !isObjectError(err)) {
+          throw fsErrors.cacheDir(cacheDir, String((err as Error).message));
+        }
+        throw startupError(err, bucket, endpoint);
+      });
+      const mount = new FuseMount(
+        fs,
+        mountpoint,
+        { source: `estuary#${args[0]}`, allowOther: config.allowOther },
+        log,
+      );
+      await mount.mount().catch((err: unknown) => {
+        throw fsErrors.mountFailed(mountpoint, String((err as Error)?.message ?? err));
+      });
+      log.info({ mountpoint, bucket, prefix, endpoint }, `mounted ${args[0]} on ${mountpoint}`);
+      const watcher = watchExternalUnmount(mountpoint, () => process.kill(process.pid, 'SIGTERM'));
+      return await runUntilSignalled(
+        {
+          stop: async (deadline) => {
+            clearInterval(watcher);
+            await mount.detach().catch((err: unknown) => log.debug({ err: String(err) }, 'already detached'));
+            await waitForOpenFiles(fs, mount, deadline, log);
+            const failed = await fs.drain();
+            if (failed > 0) log.error({ failed }, 'some files could not be uploaded before unmount');
+            const queued = fs.journal?.size ?? 0;
+            if (queued > 0) log.info({ pending: queued }, 'waiting for write-back uploads to finish');
+            await fs.journalSettled();
+            mount.release();
+            log.info({ mountpoint }, 'unmounted');
+          },
+        },
+        // Uploads are never cut short: the deadline only makes the log say what is still running.
+        { log, shutdownTimeoutMs: config.shutdownTimeout },
+      );
+    } catch (err) {
+      if (isEstuaryError(err)) throw err;
+      throw startupError(err, bucket, endpoint);
+    } finally {
+      client.destroy();
+      if (ownCacheDir) await rm(cacheDir, { recursive: true, force: true });
+    }
+  },
+});

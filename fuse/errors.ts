@@ -1,0 +1,73 @@
+// The mount's error catalogue: every code a user can meet, from the command line or in the log.
+// Listed in docs/ERRORS.md under `## fuse`. Codes are never reused for another meaning.
+
+import { EstuaryError } from '../lib/errors.ts';
+
+const BAD_INPUT = { exitCode: 2 } as const;
+
+export const fsErrors = {
+  badSource: (source: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_BAD_SOURCE',
+      `"${source}" is not BUCKET or BUCKET/PREFIX; bucket names are 3-63 lower-case letters, digits, dots and hyphens`,
+      BAD_INPUT,
+    ),
+  badMountpoint: (path: string, why: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_MOUNTPOINT',
+      `cannot mount on ${path}: ${why}; give an existing, empty directory`,
+      BAD_INPUT,
+    ),
+  noBucket: (bucket: string, endpoint: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_NO_BUCKET',
+      `bucket "${bucket}" does not exist at ${endpoint}; check the name and --endpoint`,
+      BAD_INPUT,
+    ),
+  accessDenied: (bucket: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_ACCESS_DENIED',
+      `access to bucket "${bucket}" was denied; check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or the AWS profile) and the bucket policy`,
+      BAD_INPUT,
+    ),
+  noCredentials: () =>
+    new EstuaryError(
+      'ESTUARY_FS_NO_CREDENTIALS',
+      'no S3 credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE',
+      BAD_INPUT,
+    ),
+  endpointDown: (endpoint: string, reason: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_ENDPOINT_DOWN',
+      `cannot reach the S3 endpoint ${endpoint} (${reason}); check --endpoint and that the server is up`,
+    ),
+  mountFailed: (path: string, reason: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_MOUNT_FAILED',
+      `FUSE mount on ${path} failed: ${reason}; check that /dev/fuse exists and fusermount is installed`,
+    ),
+  noLibfuse: () =>
+    new EstuaryError(
+      'ESTUARY_FS_NO_LIBFUSE',
+      'libfuse 2 (libfuse.so.2) is not installed; install it (Debian/Ubuntu: apt-get install fuse; RHEL: dnf install fuse fuse-libs) and retry',
+    ),
+  cacheDir: (path: string, reason: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_CACHE_DIR',
+      `cannot use cache directory ${path}: ${reason}; give a writable directory with --cache-dir`,
+      BAD_INPUT,
+    ),
+  notMounted: (path: string) =>
+    new EstuaryError('ESTUARY_FS_NOT_MOUNTED', `${path} is not a mounted filesystem`, BAD_INPUT),
+  umountFailed: (path: string, reason: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_UMOUNT_FAILED',
+      `cannot unmount ${path}: ${reason}; close files open under it (see \`fuser -m ${path}\`) or use --lazy`,
+    ),
+};
+
+/** Codes that only appear in the mount's log, next to the errno the application saw. */
+export const FS_LOG_CODES = {
+  /** close/fsync answered EIO because the upload failed; the object was not written. */
+  uploadFailed: 'ESTUARY_FS_UPLOAD_FAILED',
+} as const;

@@ -1,0 +1,250 @@
+// What an open file is while it is open. A read-only handle reads through its own prefetcher. A
+// writable handle starts as a stream (new files, O_TRUNC, truncate to 0), which uploads as it is
+// written; the first write that a stream cannot carry — out of order, a read of bytes already
+// sent, a truncate to a non-zero size, memory pressure — moves it to a staging file on local disk.
+// Either way flush() returns only once the bucket holds every byte, or throws.
+
+import { type FileHandle, open } from 'node:fs/promises';
+import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
+import type { Journal } from './journal.ts';
+import type { MemoryBudget } from './memory-budget.ts';
+import { type Attr, writeOptionsOf } from './metadata.ts';
+import { Prefetcher } from './prefetcher.ts';
+import { StagingFile, type StagingSettings } from './staging-file.ts';
+import { MemoryPressure, StreamingUpload, type UploadSettings } from './streaming-upload.ts';
+
+export interface HandleSettings {
+  readonly client: ObjectClient;
+  readonly budget: MemoryBudget;
+  readonly upload: UploadSettings;
+  readonly staging: StagingSettings;
+  readonly maxReadahead: number;
+  /** Set with --write-back: flush() hands files to the journal instead of uploading them. */
+  readonly journal?: Journal;
+}
+
+export class ReadHandle {
+  readonly kind = 'read';
+  path: string;
+  readonly size: number;
+  private readonly prefetcher: Prefetcher;
+
+  constructor(s: HandleSettings, path: string, key: string, size: number, first?: Buffer) {
+    this.path = path;
+    this.size = size;
+    this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first);
+  }
+
+  read(offset: number, length: number): Promise<Buffer> {
+    return this.prefetcher.read(offset, length);
+  }
+
+  async close(): Promise<void> {
+    this.prefetcher.close();
+  }
+}
+
+/** Reads a file whose newest content is still in the write-back journal, not yet in the bucket. */
+export class LocalReadHandle {
+  readonly kind = 'read';
+  path: string;
+  private readonly fh: FileHandle;
+
+  private constructor(path: string, fh: FileHandle) {
+    this.path = path;
+    this.fh = fh;
+  }
+
+  static async open(path: string, file: string): Promise<LocalReadHandle> {
+    // Opened before the upload finishes and deletes the file, the descriptor keeps it readable.
+    return new LocalReadHandle(path, await open(file, 'r'));
+  }
+
+  async read(offset: number, length: number): Promise<Buffer> {
+    const buf = Buffer.allocUnsafe(length);
+    const { bytesRead } = await this.fh.read(buf, 0, length, offset);
+    return buf.subarray(0, bytesRead);
+  }
+
+  async close(): Promise<void> {
+    await this.fh.close();
+  }
+}
+
+export class WriteHandle {
+  readonly kind = 'write';
+  private readonly s: HandleSettings;
+  path: string;
+  key: string;
+  /** The attributes the object will carry when uploaded. */
+  attr: Attr;
+  /** Size of the object in the bucket this handle started from (0 for a new or truncated file). */
+  private base: number;
+  private stream: StreamingUpload | undefined;
+  private staging: StagingFile | undefined;
+  dirty: boolean;
+  /** Set when bytes were lost in a failed upload: every later write and flush fails. */
+  private broken: unknown;
+  /** Set by unlink: the data is dropped at flush instead of recreating the file. */
+  unlinked = false;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(s: HandleSettings, path: string, key: string, attr: Attr, existingSize: number | undefined) {
+    this.s = s;
+    this.path = path;
+    this.key = key;
+    this.attr = attr;
+    this.base = existingSize ?? 0;
+    this.dirty = existingSize === undefined;
+    if (existingSize === undefined && !s.journal) this.stream = new StreamingUpload(s.upload, key);
+  }
+
+  get size(): number {
+    return this.stream?.size ?? this.staging?.size ?? this.base;
+  }
+
+  /** Operations on one handle run one at a time, in the order the kernel sent them. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private options = (): WriteOptions => writeOptionsOf(this.attr);
+
+  write(data: Buffer, offset: number): Promise<void> {
+    return this.serial(async () => {
+      if (this.broken !== undefined) throw this.broken;
+      if (!this.stream && !this.staging && offset === 0 && this.base === 0 && !this.s.journal) {
+        this.stream = new StreamingUpload(this.s.upload, this.key);
+      }
+      if (this.stream && offset === this.stream.size) {
+        try {
+          await this.stream.write(data, this.options);
+        } catch (err) {
+          if (!(err instanceof MemoryPressure)) throw err;
+          await this.toStaging();
+          await this.staging!.write(data, offset);
+        }
+      } else {
+        await this.toStaging();
+        await this.staging!.write(data, offset);
+      }
+      this.dirty = true;
+      this.attr = { ...this.attr, mtimeMs: Date.now(), size: this.size };
+    });
+  }
+
+  read(offset: number, length: number): Promise<Buffer> {
+    return this.serial(async () => {
+      if (this.stream?.unsent) {
+        const buf = this.stream.bufferedBytes();
+        return Buffer.from(buf.subarray(Math.min(offset, buf.length), Math.min(offset + length, buf.length)));
+      }
+      if (this.stream || this.s.staging.localSource?.(this.key)) await this.toStaging();
+      if (this.staging) return this.staging.read(offset, length);
+      const end = Math.min(this.base, offset + length);
+      if (offset >= end) return Buffer.alloc(0);
+      return this.s.client.get(this.key, { start: offset, end });
+    });
+  }
+
+  truncate(size: number): Promise<void> {
+    return this.serial(async () => {
+      if (size === this.size) return;
+      if (size === 0) {
+        await this.discard();
+        this.base = 0;
+        if (this.s.journal) this.staging = await StagingFile.create(this.s.staging);
+        else this.stream = new StreamingUpload(this.s.upload, this.key);
+      } else {
+        await this.toStaging();
+        await this.staging!.truncate(size);
+      }
+      this.dirty = true;
+      this.attr = { ...this.attr, mtimeMs: Date.now(), size: this.size };
+    });
+  }
+
+  /** Uploads pending changes. Returns the new ETag, or undefined when there was nothing to do. */
+  flush(): Promise<string | undefined> {
+    return this.serial(async () => {
+      if (!this.dirty) return undefined;
+      if (this.unlinked) {
+        await this.discard();
+        this.dirty = false;
+        return undefined;
+      }
+      if (this.broken !== undefined) throw this.broken;
+      let etag: string;
+      if (this.s.journal) {
+        // Write-back: durable on local disk is enough; the journal uploads it later.
+        const file = this.staging ?? (await StagingFile.create(this.s.staging));
+        this.staging = undefined;
+        this.base = file.size;
+        await this.s.journal.add(this.key, file, this.options());
+        etag = '';
+      } else if (this.staging) {
+        etag = await this.staging.upload(this.key, this.options());
+      } else {
+        const stream = this.stream ?? new StreamingUpload(this.s.upload, this.key);
+        this.stream = stream;
+        etag = await this.finishStream(stream);
+        this.stream = undefined;
+        this.base = stream.size;
+      }
+      this.base = this.size;
+      this.dirty = false;
+      this.attr = { ...this.attr, size: this.size, etag };
+      return etag;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.serial(() => this.discard());
+  }
+
+  private async finishStream(stream: StreamingUpload): Promise<string> {
+    try {
+      return await stream.finish(this.options());
+    } catch (err) {
+      if (!stream.unsent) {
+        this.broken = err;
+        this.stream = undefined;
+      }
+      throw err;
+    }
+  }
+
+  private async discard(): Promise<void> {
+    await this.stream?.abort();
+    this.stream = undefined;
+    await this.staging?.close();
+    this.staging = undefined;
+  }
+
+  /** Moves the handle's content to a local staging file (see the file comment for when). */
+  private async toStaging(): Promise<void> {
+    if (this.staging) return;
+    const stream = this.stream;
+    if (stream?.unsent) {
+      this.staging = await StagingFile.create(this.s.staging, stream.bufferedBytes());
+      stream.dropBuffer();
+      this.stream = undefined;
+      return;
+    }
+    if (stream) {
+      // Parts already left: finish the object, then copy it back. Rare (a seek after 8 MiB of
+      // sequential writing), and it keeps every byte safe.
+      await this.finishStream(stream);
+      this.stream = undefined;
+      this.base = stream.size;
+    }
+    this.staging =
+      this.base === 0
+        ? await StagingFile.create(this.s.staging)
+        : await StagingFile.fromObject(this.s.staging, this.key, this.base);
+  }
+}
+
+export type Handle = ReadHandle | LocalReadHandle | WriteHandle;

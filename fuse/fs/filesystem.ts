@@ -1,0 +1,712 @@
+// The filesystem's semantics as plain async methods over an ObjectClient: no FUSE, no network of
+// its own, so every rule here is tested with the in-memory and fault-injecting clients. Methods
+// take absolute paths inside the mount and throw FsError (or errors toErrno() can name).
+// docs/SEMANTICS.md is the contract this file implements.
+
+import { mkdir as mkdirLocal } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isObjectError, type ObjectClient, type ObjectHead } from '../s3/object-client.ts';
+import { FS_LOG_CODES } from '../errors.ts';
+import { copyObject } from './copy.ts';
+import { EntryCache } from './entry-cache.ts';
+import { FsError } from './errno.ts';
+import { type Handle, type HandleSettings, LocalReadHandle, ReadHandle, WriteHandle } from './file-handle.ts';
+import { Journal } from './journal.ts';
+import {
+  baseName,
+  checkNewPath,
+  dirPrefix,
+  entryName,
+  fileKey,
+  joinPath,
+  normalisePrefix,
+  parentOf,
+} from './keys.ts';
+import { MemoryBudget } from './memory-budget.ts';
+import {
+  type Attr,
+  type AttrDefaults,
+  attrFromHead,
+  attrFromListing,
+  implicitDirAttr,
+  metadataOf,
+  sameMetadata,
+  writeOptionsOf,
+} from './metadata.ts';
+import { INITIAL_WINDOW } from './prefetcher.ts';
+import { inParallel } from './staging-file.ts';
+
+export interface FsLogger {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export interface FilesystemOptions {
+  readonly client: ObjectClient;
+  /** Key prefix the mount shows (BUCKET/PREFIX); empty for the whole bucket. */
+  readonly prefix: string;
+  readonly readOnly: boolean;
+  readonly defaults: Omit<AttrDefaults, 'mountedAtMs'>;
+  readonly cacheTtlMs: number;
+  readonly memoryLimit: number;
+  /** Where staging files go; created if missing. */
+  readonly cacheDir: string;
+  readonly stagingLimit: number;
+  readonly firstPartSize: number;
+  readonly maxInFlight: number;
+  readonly maxReadahead: number;
+  /** Directory renames copy every object; above this many, rename answers EXDEV (mv then copies). */
+  readonly renameDirLimit: number;
+  readonly memoryWaitMs: number;
+  /** close() returns once the file is in a crash-safe local journal; uploads follow. */
+  readonly writeBack?: boolean;
+  readonly log: FsLogger;
+}
+
+export interface DirEntry {
+  readonly name: string;
+  readonly attr: Attr;
+}
+
+export interface StatFs {
+  readonly bsize: number;
+  readonly frsize: number;
+  readonly blocks: number;
+  readonly bfree: number;
+  readonly bavail: number;
+  readonly files: number;
+  readonly ffree: number;
+  readonly favail: number;
+  readonly namemax: number;
+}
+
+const O_ACCMODE = 3;
+const O_TRUNC = 0o1000;
+/** Parallel copies during a directory rename. */
+const RENAME_PARALLEL = 8;
+/** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
+const STATFS_BLOCKS = 2 ** 32 - 1;
+
+export class Filesystem {
+  private readonly o: FilesystemOptions;
+  private readonly client: ObjectClient;
+  private readonly prefix: string;
+  private readonly defaults: AttrDefaults;
+  private readonly cache: EntryCache;
+  readonly budget: MemoryBudget;
+  private readonly settings: HandleSettings;
+  private readonly handles = new Map<number, Handle>();
+  private readonly lookups = new Map<string, Promise<Attr | null>>();
+  readonly journal: Journal | undefined;
+  private nextHandle = 1;
+
+  constructor(options: FilesystemOptions) {
+    this.o = options;
+    this.client = options.client;
+    this.prefix = normalisePrefix(options.prefix);
+    this.defaults = { ...options.defaults, mountedAtMs: Date.now() };
+    this.cache = new EntryCache(options.cacheTtlMs);
+    this.budget = new MemoryBudget(options.memoryLimit);
+    const common = { client: options.client, budget: this.budget, firstPartSize: options.firstPartSize };
+    const journal = options.writeBack
+      ? new Journal(
+          join(options.cacheDir, 'journal'),
+          { ...common, maxInFlight: options.maxInFlight },
+          options.log,
+        )
+      : undefined;
+    this.journal = journal;
+    this.settings = {
+      client: options.client,
+      budget: this.budget,
+      maxReadahead: options.maxReadahead,
+      journal,
+      upload: { ...common, maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
+      staging: {
+        ...common,
+        dir: options.cacheDir,
+        limit: options.stagingLimit,
+        maxInFlight: options.maxInFlight,
+        localSource: (key) => {
+          const r = journal?.pending(key);
+          return r && { path: journal!.dataPath(r.id), size: r.size };
+        },
+      },
+    };
+  }
+
+  /** Checks the bucket and prepares the cache directory; throws what the mount should report. */
+  async start(): Promise<void> {
+    await this.client.checkBucket();
+    await mkdirLocal(this.o.cacheDir, { recursive: true, mode: 0o700 });
+    await this.journal?.open();
+  }
+
+  /** Attributes of a file whose newest content waits in the write-back journal. */
+  private journalAttr(path: string): Attr | undefined {
+    const r = this.journal?.pending(this.key(path));
+    if (!r) return undefined;
+    const head = {
+      key: r.key,
+      size: r.size,
+      etag: '',
+      lastModified: new Date(r.createdMs),
+      metadata: r.options.metadata ?? {},
+      contentType: r.options.contentType,
+    };
+    return attrFromHead(head, this.defaults, false);
+  }
+
+  /** Waits until the journal holds nothing for `path` (or anything under it). */
+  private async settled(path: string, tree = false): Promise<void> {
+    if (!this.journal) return;
+    await this.journal.settled(tree ? dirPrefix(this.prefix, path) : this.key(path));
+  }
+
+  // ---- attributes and lookup ----
+
+  private key(path: string): string {
+    return fileKey(this.prefix, path);
+  }
+
+  private writersOf(path: string): WriteHandle[] {
+    const out: WriteHandle[] = [];
+    for (const h of this.handles.values())
+      if (h.kind === 'write' && h.path === path && !h.unlinked) out.push(h);
+    return out;
+  }
+
+  private writersUnder(path: string): WriteHandle[] {
+    const under = path === '/' ? '/' : `${path}/`;
+    const out: WriteHandle[] = [];
+    for (const h of this.handles.values())
+      if (h.kind === 'write' && h.path.startsWith(under) && !h.unlinked) out.push(h);
+    return out;
+  }
+
+  /** An open writer's view wins over the bucket's: its size is what the writer has written. */
+  private writerAttr(path: string): Attr | undefined {
+    const w = this.writersOf(path).at(-1);
+    return w ? { ...w.attr, size: w.size } : undefined;
+  }
+
+  async getattr(path: string): Promise<Attr> {
+    const attr = await this.lookup(path);
+    if (!attr) throw new FsError('ENOENT');
+    return attr;
+  }
+
+  private async lookup(path: string): Promise<Attr | null> {
+    if (path === '/') return implicitDirAttr(this.defaults);
+    const pending = this.writerAttr(path) ?? this.journalAttr(path);
+    if (pending) return pending;
+    const cached = this.cache.get(path);
+    if (cached !== undefined) return cached;
+    const listed = this.cache.listing(parentOf(path));
+    if (listed) return listed.get(baseName(path)) ?? null;
+    let inflight = this.lookups.get(path);
+    if (!inflight) {
+      inflight = this.lookupRemote(path).finally(() => this.lookups.delete(path));
+      this.lookups.set(path, inflight);
+    }
+    return inflight;
+  }
+
+  /** HEAD the file, HEAD the directory marker and list the prefix, all at once (one round trip). */
+  private async lookupRemote(path: string): Promise<Attr | null> {
+    if (Buffer.byteLength(baseName(path)) > 255) throw new FsError('ENAMETOOLONG');
+    const key = this.key(path);
+    const [file, marker, children] = await Promise.all([
+      this.client.head(key),
+      this.client.head(`${key}/`),
+      this.client.list(`${key}/`, { delimiter: '/', maxKeys: 1 }),
+    ]);
+    let attr: Attr | null = null;
+    // A directory shadows an object of the same name (documented in SEMANTICS.md).
+    if (marker) attr = attrFromHead(marker, this.defaults, true);
+    else if (children.objects.length > 0 || children.prefixes.length > 0)
+      attr = implicitDirAttr(this.defaults);
+    else if (file) attr = attrFromHead(file, this.defaults, false);
+    if (file && attr?.kind === 'dir')
+      this.o.log.warn({ key }, 'object hidden by a directory of the same name');
+    this.cache.set(path, attr);
+    return attr;
+  }
+
+  private async mustBeDir(path: string): Promise<Attr> {
+    const attr = await this.lookup(path);
+    if (!attr) throw new FsError('ENOENT');
+    if (attr.kind !== 'dir') throw new FsError('ENOTDIR');
+    return attr;
+  }
+
+  private refuseIfReadOnly(): void {
+    if (this.o.readOnly) throw new FsError('EROFS');
+  }
+
+  private remember(path: string, attr: Attr): void {
+    this.cache.put(parentOf(path), baseName(path), path, attr);
+  }
+
+  private forget(path: string): void {
+    this.cache.remove(parentOf(path), baseName(path), path);
+  }
+
+  // ---- directories ----
+
+  async readdir(path: string): Promise<DirEntry[]> {
+    await this.mustBeDir(path);
+    let names = this.cache.listing(path);
+    if (!names) {
+      names = await this.listDir(path);
+      this.cache.setListing(path, names);
+    }
+    const entries = new Map(names);
+    const prefix = dirPrefix(this.prefix, path);
+    for (const r of this.journal?.pendingUnder(prefix) ?? []) {
+      const name = entryName(prefix, r.key);
+      const attr = name === undefined ? undefined : this.journalAttr(joinPath(path, name));
+      if (name !== undefined && attr && !r.key.slice(prefix.length).includes('/')) entries.set(name, attr);
+    }
+    for (const h of this.handles.values()) {
+      if (h.kind === 'write' && !h.unlinked && parentOf(h.path) === path) {
+        entries.set(baseName(h.path), { ...h.attr, size: h.size });
+      }
+    }
+    return [...entries].map(([name, attr]) => ({ name, attr }));
+  }
+
+  /** One directory level from ListObjectsV2: sizes and times for `ls -l` without a HEAD each. */
+  private async listDir(path: string): Promise<Map<string, Attr>> {
+    const prefix = dirPrefix(this.prefix, path);
+    const names = new Map<string, Attr>();
+    let skipped = 0;
+    let token: string | undefined;
+    do {
+      const page = await this.client.list(prefix, { delimiter: '/', continuationToken: token });
+      for (const p of page.prefixes) {
+        const name = entryName(prefix, p);
+        if (name === undefined) skipped++;
+        else names.set(name, implicitDirAttr(this.defaults));
+      }
+      for (const o of page.objects) {
+        if (o.key === prefix) continue;
+        const name = entryName(prefix, o.key);
+        if (name === undefined) skipped++;
+        else if (names.get(name)?.kind !== 'dir') {
+          // Keep what a HEAD told us (mode, owner, symlink) while the object is unchanged.
+          const known = this.cache.get(joinPath(path, name));
+          names.set(name, known && known.etag === o.etag ? known : attrFromListing(o, this.defaults));
+        }
+      }
+      token = page.nextToken;
+    } while (token);
+    if (skipped > 0) this.o.log.debug({ prefix, skipped }, 'keys with no POSIX name left out of a listing');
+    for (const [name, attr] of names) {
+      const child = joinPath(path, name);
+      if (attr.kind === 'dir' && this.cache.get(child)?.kind === 'dir') continue;
+      this.cache.set(child, attr);
+    }
+    return names;
+  }
+
+  async mkdir(path: string, mode: number): Promise<void> {
+    this.refuseIfReadOnly();
+    checkNewPath(this.prefix, path);
+    await this.mustBeDir(parentOf(path));
+    if (await this.lookup(path)) throw new FsError('EEXIST');
+    const attr: Attr = { ...this.newAttr('dir', mode), size: 0 };
+    await this.client.put(`${this.key(path)}/`, Buffer.alloc(0), writeOptionsOf(attr));
+    this.remember(path, attr);
+    this.cache.setListing(path, new Map());
+  }
+
+  async rmdir(path: string): Promise<void> {
+    this.refuseIfReadOnly();
+    if (path === '/') throw new FsError('EBUSY');
+    await this.mustBeDir(path);
+    await this.settled(path, true);
+    const prefix = dirPrefix(this.prefix, path);
+    const page = await this.client.list(prefix, { maxKeys: 2 });
+    if (page.objects.some((o) => o.key !== prefix) || this.writersUnder(path).length > 0) {
+      throw new FsError('ENOTEMPTY');
+    }
+    await this.client.delete(prefix);
+    this.forget(path);
+  }
+
+  // ---- files ----
+
+  private newAttr(kind: Attr['kind'], mode: number): Attr {
+    return {
+      kind,
+      perm: mode & 0o7777,
+      uid: this.defaults.uid,
+      gid: this.defaults.gid,
+      size: 0,
+      mtimeMs: Date.now(),
+    };
+  }
+
+  private register(handle: Handle): number {
+    const id = this.nextHandle++;
+    this.handles.set(id, handle);
+    return id;
+  }
+
+  private handle(fh: number): Handle {
+    const h = this.handles.get(fh);
+    if (!h) throw new FsError('EBADF');
+    return h;
+  }
+
+  private writer(fh: number): WriteHandle {
+    const h = this.handle(fh);
+    if (h.kind !== 'write') throw new FsError('EBADF');
+    return h;
+  }
+
+  /** Another handle's unsaved writes go to the bucket first, so this open sees them. */
+  private async flushWritersOf(path: string): Promise<void> {
+    for (const w of this.writersOf(path)) if (w.dirty) await this.flushWriter(w);
+  }
+
+  async create(path: string, mode: number): Promise<number> {
+    this.refuseIfReadOnly();
+    checkNewPath(this.prefix, path);
+    await this.mustBeDir(parentOf(path));
+    const attr = this.newAttr('file', mode);
+    const handle = new WriteHandle(this.settings, path, this.key(path), attr, undefined);
+    this.remember(path, attr);
+    return this.register(handle);
+  }
+
+  async open(path: string, flags: number): Promise<number> {
+    const writing = (flags & O_ACCMODE) !== 0;
+    if (writing) this.refuseIfReadOnly();
+    await this.flushWritersOf(path);
+    const key = this.key(path);
+    const journaled = this.journal?.pending(key);
+    if (journaled) {
+      const attr = this.journalAttr(path)!;
+      if (!writing)
+        return this.register(await LocalReadHandle.open(path, this.journal!.dataPath(journaled.id)));
+      const truncating = (flags & O_TRUNC) !== 0;
+      return this.register(
+        new WriteHandle(this.settings, path, key, attr, truncating ? undefined : journaled.size),
+      );
+    }
+    // Close-to-open: every open asks the bucket, whatever the cache says. A reader of a file
+    // known to be non-empty asks with a GET of its first bytes, which answers both at once.
+    if (!writing) {
+      const fast = await this.openForReading(path, key);
+      if (fast !== undefined) return fast;
+    }
+    const head = await this.client.head(key);
+    if (!head) {
+      const attr = await this.lookup(path);
+      if (attr?.kind === 'dir') throw new FsError('EISDIR');
+      this.cache.set(path, null);
+      throw new FsError('ENOENT');
+    }
+    const attr = attrFromHead(head, this.defaults, false);
+    this.remember(path, attr);
+    if (!writing) return this.register(new ReadHandle(this.settings, path, key, head.size));
+    const truncating = (flags & O_TRUNC) !== 0;
+    return this.register(new WriteHandle(this.settings, path, key, attr, truncating ? undefined : head.size));
+  }
+
+  /**
+   * Opens for reading with one round trip: a ranged GET that also brings size, ETag and metadata.
+   * Skipped (undefined) for files believed empty — s3rver drops a ranged GET of an empty object —
+   * and when the memory budget has no room for the first chunk.
+   */
+  private async openForReading(path: string, key: string): Promise<number | undefined> {
+    const known = this.cache.get(path) ?? this.cache.listing(parentOf(path))?.get(baseName(path));
+    if (known?.kind !== 'file' || known.size === 0) return undefined;
+    if (!this.budget.tryAcquire(INITIAL_WINDOW)) return undefined;
+    let got: { body: Buffer; head: ObjectHead };
+    try {
+      got = await this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
+    } catch (err) {
+      this.budget.release(INITIAL_WINDOW);
+      if (isObjectError(err, 'not-found')) return undefined;
+      throw err;
+    }
+    this.budget.release(INITIAL_WINDOW - got.body.length);
+    const attr = attrFromHead(got.head, this.defaults, false);
+    this.remember(path, attr);
+    return this.register(new ReadHandle(this.settings, path, key, got.head.size, got.body));
+  }
+
+  async read(fh: number, offset: number, length: number): Promise<Buffer> {
+    return this.handle(fh).read(offset, length);
+  }
+
+  async write(fh: number, data: Buffer, offset: number): Promise<number> {
+    const w = this.writer(fh);
+    try {
+      await w.write(data, offset);
+    } catch (err) {
+      // A part that failed to upload fails the write itself; say so where the writer sees EIO.
+      if (isObjectError(err)) this.logUploadFailure(w, err);
+      throw err;
+    }
+    return data.length;
+  }
+
+  private logUploadFailure(w: WriteHandle, err: unknown): void {
+    this.o.log.error(
+      { err, path: w.path, key: w.key, code: FS_LOG_CODES.uploadFailed },
+      'upload failed: the writer gets EIO and the data is not in the bucket',
+    );
+  }
+
+  private async flushWriter(w: WriteHandle): Promise<void> {
+    try {
+      const etag = await w.flush();
+      if (etag !== undefined) this.remember(w.path, { ...w.attr, size: w.size });
+    } catch (err) {
+      this.logUploadFailure(w, err);
+      if (err instanceof FsError && err.errno !== 'EIO') throw err;
+      throw new FsError('EIO', `upload of ${w.path} failed`);
+    }
+  }
+
+  /** close(2) lands here: returns only when the bucket holds the data. */
+  async flush(fh: number): Promise<void> {
+    const h = this.handle(fh);
+    if (h.kind === 'write') await this.flushWriter(h);
+  }
+
+  async fsync(fh: number): Promise<void> {
+    await this.flush(fh);
+  }
+
+  async release(fh: number): Promise<void> {
+    const h = this.handles.get(fh);
+    if (!h) return;
+    try {
+      if (h.kind === 'write' && h.dirty) await this.flushWriter(h);
+    } finally {
+      this.handles.delete(fh);
+      await h.close();
+    }
+  }
+
+  async ftruncate(fh: number, size: number): Promise<void> {
+    await this.writer(fh).truncate(size);
+  }
+
+  async truncate(path: string, size: number): Promise<void> {
+    this.refuseIfReadOnly();
+    const open = this.writersOf(path).at(-1);
+    if (open) {
+      await open.truncate(size);
+      await this.flushWriter(open);
+      return;
+    }
+    const attr = await this.lookup(path);
+    if (!attr) throw new FsError('ENOENT');
+    if (attr.kind === 'dir') throw new FsError('EISDIR');
+    const fh = await this.open(path, 1);
+    try {
+      await this.writer(fh).truncate(size);
+      await this.flush(fh);
+    } finally {
+      await this.release(fh);
+    }
+  }
+
+  async unlink(path: string): Promise<void> {
+    this.refuseIfReadOnly();
+    await this.settled(path);
+    const attr = await this.lookup(path);
+    if (!attr) throw new FsError('ENOENT');
+    if (attr.kind === 'dir') throw new FsError('EISDIR');
+    for (const w of this.writersOf(path)) w.unlinked = true;
+    await this.client.delete(this.key(path));
+    this.forget(path);
+  }
+
+  async symlink(target: string, path: string): Promise<void> {
+    this.refuseIfReadOnly();
+    checkNewPath(this.prefix, path);
+    await this.mustBeDir(parentOf(path));
+    if (await this.lookup(path)) throw new FsError('EEXIST');
+    const body = Buffer.from(target);
+    const attr: Attr = { ...this.newAttr('symlink', 0o777), size: body.length };
+    await this.client.put(this.key(path), body, writeOptionsOf(attr));
+    this.remember(path, attr);
+  }
+
+  async readlink(path: string): Promise<string> {
+    const attr = await this.lookup(path);
+    if (!attr) throw new FsError('ENOENT');
+    if (attr.kind !== 'symlink') throw new FsError('EINVAL');
+    return (await this.client.get(this.key(path))).toString();
+  }
+
+  // ---- metadata ----
+
+  async chmod(path: string, mode: number): Promise<void> {
+    await this.setMeta(path, (a) => ({ ...a, perm: mode & 0o7777 }));
+  }
+
+  async chown(path: string, uid: number, gid: number): Promise<void> {
+    // -1 (as an unsigned 32-bit number from the kernel) means "leave unchanged".
+    const keep = (v: number) => v === -1 || v === 0xffffffff;
+    await this.setMeta(path, (a) => ({ ...a, uid: keep(uid) ? a.uid : uid, gid: keep(gid) ? a.gid : gid }));
+  }
+
+  async utimens(path: string, _atimeMs: number, mtimeMs: number): Promise<void> {
+    await this.setMeta(path, (a) => ({ ...a, mtimeMs }));
+  }
+
+  /**
+   * Mode, owner and times live in object metadata, which S3 can only replace by copying the object
+   * onto itself. A file still open for writing takes the change with its upload instead.
+   */
+  private async setMeta(path: string, change: (a: Attr) => Attr): Promise<void> {
+    this.refuseIfReadOnly();
+    if (path === '/') return;
+    await this.settled(path);
+    const writers = this.writersOf(path);
+    if (writers.some((w) => w.dirty)) {
+      for (const w of writers) w.attr = change(w.attr);
+      return;
+    }
+    const attr = await this.lookup(path);
+    if (!attr) throw new FsError('ENOENT');
+    const key = attr.kind === 'dir' ? `${this.key(path)}/` : this.key(path);
+    const head = await this.client.head(key);
+    const current = head ? attrFromHead(head, this.defaults, attr.kind === 'dir') : attr;
+    const next = change(current);
+    if (head && sameMetadata(current, next)) return;
+    if (!head && attr.kind === 'dir') {
+      await this.client.put(key, Buffer.alloc(0), writeOptionsOf(next));
+    } else if (!head) {
+      throw new FsError('ENOENT');
+    } else {
+      const options = { metadata: { ...head.metadata, ...metadataOf(next) }, contentType: head.contentType };
+      await copyObject(this.client, key, key, head.size, options, RENAME_PARALLEL);
+    }
+    // Handles still open (closed but not yet released) must not show the old attributes.
+    for (const w of writers) w.attr = { ...next, size: w.size };
+    this.remember(path, next);
+  }
+
+  // ---- rename ----
+
+  async rename(from: string, to: string): Promise<void> {
+    this.refuseIfReadOnly();
+    if (from === to) return;
+    checkNewPath(this.prefix, to);
+    // Everything under `from` must be in the bucket before it is copied server-side.
+    await this.flushWritersOf(from);
+    for (const w of this.writersUnder(from)) if (w.dirty) await this.flushWriter(w);
+    await this.settled(from, true);
+    await this.settled(from);
+    const src = await this.lookup(from);
+    if (!src) throw new FsError('ENOENT');
+    await this.mustBeDir(parentOf(to));
+    const dst = await this.lookup(to);
+    if (src.kind === 'dir') {
+      if (to.startsWith(`${from}/`)) throw new FsError('EINVAL');
+      if (dst && dst.kind !== 'dir') throw new FsError('ENOTDIR');
+      if (dst && (await this.readdir(to)).length > 0) throw new FsError('ENOTEMPTY');
+      await this.renameDir(from, to, src);
+    } else {
+      if (dst?.kind === 'dir') throw new FsError('EISDIR');
+      await this.flushWritersOf(from);
+      const size = (await this.lookup(from))?.size ?? src.size;
+      await copyObject(this.client, this.key(from), this.key(to), size, undefined, RENAME_PARALLEL);
+      await this.client.delete(this.key(from));
+      for (const w of this.writersOf(from)) {
+        w.path = to;
+        w.key = this.key(to);
+      }
+      this.forget(from);
+      this.remember(to, src);
+    }
+  }
+
+  /** Copies every object under the directory, then deletes the originals: not atomic. */
+  private async renameDir(from: string, to: string, attr: Attr): Promise<void> {
+    const fromPrefix = dirPrefix(this.prefix, from);
+    const toPrefix = dirPrefix(this.prefix, to);
+    const objects: { key: string; size: number }[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.list(fromPrefix, { continuationToken: token });
+      objects.push(...page.objects);
+      if (objects.length > this.o.renameDirLimit) {
+        throw new FsError('EXDEV', `${from} holds more than ${this.o.renameDirLimit} objects`);
+      }
+      token = page.nextToken;
+    } while (token);
+    for (const w of this.writersUnder(from)) if (w.dirty) await this.flushWriter(w);
+    await inParallel(objects, RENAME_PARALLEL, async (o) => {
+      const target = toPrefix + o.key.slice(fromPrefix.length);
+      await copyObject(this.client, o.key, target, o.size, undefined, RENAME_PARALLEL);
+    });
+    if (!objects.some((o) => o.key === fromPrefix)) {
+      await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));
+    }
+    await this.client.deleteMany(objects.map((o) => o.key));
+    for (const w of this.writersUnder(from)) {
+      w.path = to + w.path.slice(from.length);
+      w.key = this.key(w.path);
+    }
+    this.cache.forgetTree(from);
+    this.cache.forgetTree(to);
+    this.forget(from);
+    this.remember(to, attr);
+  }
+
+  // ---- whole filesystem ----
+
+  statfs(): StatFs {
+    return {
+      bsize: 4096,
+      frsize: 4096,
+      blocks: STATFS_BLOCKS,
+      bfree: STATFS_BLOCKS,
+      bavail: STATFS_BLOCKS,
+      files: STATFS_BLOCKS,
+      ffree: STATFS_BLOCKS,
+      favail: STATFS_BLOCKS,
+      namemax: 255,
+    };
+  }
+
+  /** Files open now, and how many of them hold changes not yet in the bucket. */
+  get openFiles(): { open: number; dirty: number } {
+    return { open: this.handles.size, dirty: this.pendingUploads };
+  }
+
+  /** Open files with changes not yet in the bucket. */
+  get pendingUploads(): number {
+    let n = 0;
+    for (const h of this.handles.values()) if (h.kind === 'write' && h.dirty && !h.unlinked) n++;
+    return n;
+  }
+
+  /** Resolves when the write-back journal has uploaded everything (at once without one). */
+  async journalSettled(): Promise<void> {
+    await this.journal?.settled();
+  }
+
+  /** Uploads every pending change (for unmount); resolves to the number that failed. */
+  async drain(): Promise<number> {
+    let failed = 0;
+    for (const h of [...this.handles.values()]) {
+      if (h.kind !== 'write' || !h.dirty) continue;
+      await this.flushWriter(h).catch(() => {
+        failed++;
+      });
+    }
+    return failed;
+  }
+}

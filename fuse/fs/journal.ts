@@ -1,0 +1,189 @@
+// The write-back journal (--write-back): close() returns once a file is safe on local disk, and
+// the upload happens in the background, surviving a crash or a restart.
+//
+// A journal entry is two files in <cache-dir>/journal: `<id>.data`, the file's content, and
+// `<id>.json`, the record naming its key and metadata. The data is fsynced and renamed in first,
+// then the record is written to a temporary name, fsynced, renamed, and the directory fsynced:
+// an entry counts only once its record exists, so a crash at any point leaves either a complete
+// entry (uploaded at the next start) or leftovers that are deleted (the writer's close() had not
+// returned, so nothing acknowledged is lost). Entries are uploaded oldest first; an entry
+// superseded by a newer one for the same key is dropped, and one key never has two uploads in
+// flight. A failed upload is retried with backoff, without end: the data was acknowledged.
+
+import { randomUUID } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { WriteOptions } from '../s3/object-client.ts';
+import type { FsLogger } from './filesystem.ts';
+import { type StagingFile, type StagingSettings, uploadFile } from './staging-file.ts';
+
+/** The on-disk record format carries its version, so a later layout can read or refuse old ones. */
+const RECORD_VERSION = 1;
+/** Uploads running at once from the journal. */
+const UPLOAD_PARALLEL = 4;
+const RETRY_FIRST_MS = 1000;
+const RETRY_MAX_MS = 30_000;
+
+export interface JournalRecord {
+  readonly version: number;
+  readonly id: string;
+  readonly key: string;
+  readonly size: number;
+  readonly options: WriteOptions;
+  readonly createdMs: number;
+}
+
+type UploadSettings = Pick<StagingSettings, 'client' | 'budget' | 'firstPartSize' | 'maxInFlight'>;
+
+async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+export class Journal {
+  private readonly dir: string;
+  private readonly s: UploadSettings;
+  private readonly log: FsLogger;
+  /** Entries not yet uploaded, oldest first. */
+  private readonly queue: JournalRecord[] = [];
+  private readonly running = new Set<string>();
+  private readonly waiters: (() => void)[] = [];
+  private stopped = false;
+
+  constructor(dir: string, settings: UploadSettings, log: FsLogger) {
+    this.dir = dir;
+    this.s = settings;
+    this.log = log;
+  }
+
+  dataPath(id: string): string {
+    return join(this.dir, `${id}.data`);
+  }
+
+  /** Reads what a previous run left, deletes incomplete leftovers, and starts uploading. */
+  async open(): Promise<number> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    const names = await readdir(this.dir);
+    const records: JournalRecord[] = [];
+    for (const name of names.filter((n) => n.endsWith('.json'))) {
+      const record = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JournalRecord;
+      if (record.version !== RECORD_VERSION) throw new Error(`journal record ${name} has unknown version`);
+      records.push(record);
+    }
+    const complete = new Set(records.map((r) => r.id));
+    for (const name of names) {
+      const id = name.replace(/\.(data|json)$/, '');
+      if (!complete.has(id) || name.endsWith('.tmp'))
+        await unlink(join(this.dir, name)).catch(() => undefined);
+    }
+    records.sort((a, b) => a.createdMs - b.createdMs);
+    this.queue.push(...records);
+    if (records.length > 0)
+      this.log.warn({ pending: records.length }, 'resuming uploads left in the write-back journal');
+    this.pump();
+    return records.length;
+  }
+
+  /** Takes over a staging file as a durable entry for `key`; returns once it is safe on disk. */
+  async add(key: string, file: StagingFile, options: WriteOptions): Promise<void> {
+    const record: JournalRecord = {
+      version: RECORD_VERSION,
+      id: `${Date.now().toString(36)}-${randomUUID()}`,
+      key,
+      size: file.size,
+      options,
+      createdMs: Date.now(),
+    };
+    await file.handOver(this.dataPath(record.id));
+    const tmp = join(this.dir, `${record.id}.json.tmp`);
+    await writeFile(tmp, JSON.stringify(record), { flush: true });
+    await rename(tmp, join(this.dir, `${record.id}.json`));
+    await fsyncDir(this.dir);
+    this.queue.push(record);
+    this.pump();
+  }
+
+  /** The newest pending entry for `key`, whose data is the file's current content. */
+  pending(key: string): JournalRecord | undefined {
+    for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.key === key) return this.queue[i];
+    return undefined;
+  }
+
+  /** Pending entries whose keys start with `prefix`, newest per key. */
+  pendingUnder(prefix: string): JournalRecord[] {
+    const byKey = new Map<string, JournalRecord>();
+    for (const r of this.queue) if (r.key.startsWith(prefix)) byKey.set(r.key, r);
+    return [...byKey.values()];
+  }
+
+  get size(): number {
+    return this.queue.length;
+  }
+
+  /** Resolves when no entry for a key starting with `prefix` is pending (all when omitted). */
+  async settled(prefix = ''): Promise<void> {
+    while (this.queue.some((r) => r.key.startsWith(prefix))) {
+      await new Promise<void>((resolve) => this.waiters.push(resolve));
+    }
+  }
+
+  /** Stops starting uploads (for tests that simulate a crash). */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private pump(): void {
+    if (this.stopped) return;
+    for (const record of this.queue) {
+      if (this.running.size >= UPLOAD_PARALLEL) return;
+      if (this.running.has(record.key)) continue;
+      this.running.add(record.key);
+      this.uploadWithRetry(record).finally(() => {
+        this.running.delete(record.key);
+        for (const w of this.waiters.splice(0)) w();
+        this.pump();
+      });
+    }
+  }
+
+  private async uploadWithRetry(record: JournalRecord): Promise<void> {
+    let delay = RETRY_FIRST_MS;
+    for (;;) {
+      // A newer entry for the same key makes this one moot.
+      const superseded = this.pending(record.key) !== record;
+      try {
+        if (!superseded) await this.upload(record);
+        await this.remove(record);
+        return;
+      } catch (err) {
+        if (this.stopped) return;
+        this.log.warn(
+          { key: record.key, err: String(err), retryInMs: delay },
+          'write-back upload failed; the data is safe in the journal and will be retried',
+        );
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(RETRY_MAX_MS, delay * 2);
+      }
+    }
+  }
+
+  private async upload(record: JournalRecord): Promise<void> {
+    const fh = await open(this.dataPath(record.id), 'r');
+    try {
+      await uploadFile(this.s, fh, record.size, record.key, record.options);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  private async remove(record: JournalRecord): Promise<void> {
+    await unlink(join(this.dir, `${record.id}.json`));
+    await unlink(this.dataPath(record.id)).catch(() => undefined);
+    const i = this.queue.indexOf(record);
+    if (i >= 0) this.queue.splice(i, 1);
+  }
+}

@@ -1,0 +1,61 @@
+// Paths in the mount and keys in the bucket. Pure: no I/O. A mount of BUCKET/PREFIX sees the keys
+// under `PREFIX/`; a directory `/a/b` is the key prefix `PREFIX/a/b/`, its marker object the key
+// `PREFIX/a/b/` itself (s3fs's convention), and a file `/a/b/c` the key `PREFIX/a/b/c`.
+
+import { S3_LIMITS } from '../s3/object-client.ts';
+import { FsError } from './errno.ts';
+
+/** Linux's NAME_MAX: longer names cannot be created through the kernel anyway. */
+export const NAME_MAX = 255;
+
+/** Normalises a mount prefix: no leading slash, one trailing slash, or empty for the whole bucket. */
+export function normalisePrefix(prefix: string): string {
+  const trimmed = prefix.replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? '' : `${trimmed}/`;
+}
+
+export function fileKey(prefix: string, path: string): string {
+  return prefix + path.replace(/^\/+/, '');
+}
+
+/** The prefix under which a directory's children live (the marker object's key). */
+export function dirPrefix(prefix: string, path: string): string {
+  return path === '/' ? prefix : `${fileKey(prefix, path)}/`;
+}
+
+export function parentOf(path: string): string {
+  const cut = path.lastIndexOf('/');
+  return cut <= 0 ? '/' : path.slice(0, cut);
+}
+
+export function baseName(path: string): string {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+export function joinPath(dir: string, name: string): string {
+  return dir === '/' ? `/${name}` : `${dir}/${name}`;
+}
+
+/** Refuses names the bucket could not hold: ENAMETOOLONG past NAME_MAX or S3's 1024-byte keys. */
+export function checkNewPath(prefix: string, path: string): void {
+  if (Buffer.byteLength(baseName(path)) > NAME_MAX)
+    throw new FsError('ENAMETOOLONG', `name too long: ${path}`);
+  // A directory's marker key carries one more byte, the trailing slash.
+  if (Buffer.byteLength(fileKey(prefix, path)) + 1 > S3_LIMITS.maxKeyBytes) {
+    throw new FsError('ENAMETOOLONG', `key longer than ${S3_LIMITS.maxKeyBytes} bytes: ${path}`);
+  }
+}
+
+/**
+ * The directory-entry name a listed key or common prefix stands for, or undefined for keys that
+ * no POSIX name can show: empty components (`a//b`), `.` and `..`, names with NUL, names longer
+ * than NAME_MAX, and the U+FFFD the SDK puts where a key held bytes that were not UTF-8.
+ */
+export function entryName(listedPrefix: string, key: string): string | undefined {
+  if (!key.startsWith(listedPrefix)) return undefined;
+  const rest = key.slice(listedPrefix.length).replace(/\/$/, '');
+  if (rest === '' || rest.includes('/')) return undefined;
+  if (rest === '.' || rest === '..' || rest.includes('\0') || rest.includes('\uFFFD')) return undefined;
+  if (Buffer.byteLength(rest) > NAME_MAX) return undefined;
+  return rest;
+}

@@ -1,0 +1,128 @@
+// File attributes and how they are kept in object metadata, in s3fs's format so a bucket written
+// by one can be mounted by the other: `x-amz-meta-mode` is the whole st_mode in decimal (type bits
+// included), `x-amz-meta-uid`/`-gid` decimal ids, `x-amz-meta-mtime` seconds since the epoch.
+// A directory marker is the key `dir/` with content type application/x-directory; a symlink is an
+// object whose body is the target and whose mode has the S_IFLNK type. Pure: no I/O.
+
+import type { ObjectHead, ObjectInfo, WriteOptions } from '../s3/object-client.ts';
+
+export const S_IFMT = 0o170000;
+export const S_IFREG = 0o100000;
+export const S_IFDIR = 0o040000;
+export const S_IFLNK = 0o120000;
+
+export const DIRECTORY_CONTENT_TYPE = 'application/x-directory';
+
+export type Kind = 'file' | 'dir' | 'symlink';
+
+export interface Attr {
+  readonly kind: Kind;
+  /** Permission bits only (07777); the type comes from `kind`. */
+  readonly perm: number;
+  readonly uid: number;
+  readonly gid: number;
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly etag?: string;
+  /** True when taken from a listing, which carries no user metadata: mode, owner are defaults. */
+  readonly fromListing?: boolean;
+}
+
+export interface AttrDefaults {
+  readonly uid: number;
+  readonly gid: number;
+  readonly fileMode: number;
+  readonly dirMode: number;
+  /** Time shown for directories that exist only as key prefixes. */
+  readonly mountedAtMs: number;
+}
+
+export function typeBits(kind: Kind): number {
+  return kind === 'dir' ? S_IFDIR : kind === 'symlink' ? S_IFLNK : S_IFREG;
+}
+
+export function stMode(attr: Attr): number {
+  return typeBits(attr.kind) | attr.perm;
+}
+
+function parseIntMeta(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d+$/.test(value.trim())) return undefined;
+  return Number(value.trim());
+}
+
+/** s3fs writes whole seconds; other tools write fractions. Both read back as milliseconds. */
+function parseMtime(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value.trim());
+  return Number.isFinite(n) && n >= 0 ? Math.round(n * 1000) : undefined;
+}
+
+export function metadataOf(attr: Attr): Record<string, string> {
+  return {
+    mode: String(stMode(attr)),
+    uid: String(attr.uid),
+    gid: String(attr.gid),
+    mtime: String(Math.floor(attr.mtimeMs / 1000)),
+  };
+}
+
+export function writeOptionsOf(attr: Attr): WriteOptions {
+  return {
+    metadata: metadataOf(attr),
+    contentType: attr.kind === 'dir' ? DIRECTORY_CONTENT_TYPE : 'application/octet-stream',
+  };
+}
+
+/** Attributes from a HEAD; `isMarker` when the key ends in `/`. */
+export function attrFromHead(head: ObjectHead, defaults: AttrDefaults, isMarker: boolean): Attr {
+  const mode = parseIntMeta(head.metadata.mode);
+  let kind: Kind = 'file';
+  if (isMarker || head.contentType === DIRECTORY_CONTENT_TYPE) kind = 'dir';
+  else if (mode !== undefined && (mode & S_IFMT) === S_IFLNK) kind = 'symlink';
+  else if (mode !== undefined && (mode & S_IFMT) === S_IFDIR) kind = 'dir';
+  const perm = mode !== undefined ? mode & 0o7777 : kind === 'dir' ? defaults.dirMode : defaults.fileMode;
+  return {
+    kind,
+    perm: kind === 'symlink' ? 0o777 : perm,
+    uid: parseIntMeta(head.metadata.uid) ?? defaults.uid,
+    gid: parseIntMeta(head.metadata.gid) ?? defaults.gid,
+    size: kind === 'dir' ? 0 : head.size,
+    mtimeMs: parseMtime(head.metadata.mtime) ?? head.lastModified.getTime(),
+    etag: head.etag,
+  };
+}
+
+/** Attributes from a listing entry: size and time are real, the rest are the mount's defaults. */
+export function attrFromListing(info: ObjectInfo, defaults: AttrDefaults): Attr {
+  return {
+    kind: 'file',
+    perm: defaults.fileMode,
+    uid: defaults.uid,
+    gid: defaults.gid,
+    size: info.size,
+    mtimeMs: info.lastModified.getTime(),
+    etag: info.etag,
+    fromListing: true,
+  };
+}
+
+export function implicitDirAttr(defaults: AttrDefaults): Attr {
+  return {
+    kind: 'dir',
+    perm: defaults.dirMode,
+    uid: defaults.uid,
+    gid: defaults.gid,
+    size: 0,
+    mtimeMs: defaults.mountedAtMs,
+    fromListing: true,
+  };
+}
+
+export function sameMetadata(a: Attr, b: Attr): boolean {
+  return (
+    a.perm === b.perm &&
+    a.uid === b.uid &&
+    a.gid === b.gid &&
+    Math.floor(a.mtimeMs / 1000) === Math.floor(b.mtimeMs / 1000)
+  );
+}

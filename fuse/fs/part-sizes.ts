@@ -1,0 +1,36 @@
+// How big each part of a multipart upload is. S3 allows 10,000 parts of 5 MiB to 5 GiB, so a fixed
+// part size caps the file: 8 MiB parts stop at 78 GiB. Sizes double every 1,000 parts instead, so
+// small and medium files get small parts (more of them in flight at once, less memory each) and a
+// stream of unknown length can still grow to S3's 5 TiB object limit.
+
+import { S3_LIMITS } from '../s3/object-client.ts';
+
+/** The first part size: S3's 5 MiB minimum rounded up to a power of two. */
+export const FIRST_PART_SIZE = 8 * 2 ** 20;
+/** Parts per size step. */
+export const PARTS_PER_STEP = 1000;
+
+/** Size of part `partNumber` (1-based). */
+export function partSize(partNumber: number, first = FIRST_PART_SIZE): number {
+  const step = Math.floor((partNumber - 1) / PARTS_PER_STEP);
+  return Math.min(S3_LIMITS.maxPartSize, first * 2 ** step);
+}
+
+/** The largest object the schedule can write within S3's part count. */
+export function maxStreamedSize(first = FIRST_PART_SIZE): number {
+  let total = 0;
+  for (let n = 1; n <= S3_LIMITS.maxParts; n += PARTS_PER_STEP) total += partSize(n, first) * PARTS_PER_STEP;
+  return total;
+}
+
+/** Part boundaries for uploading or copying an object of known size, as [start, end) ranges. */
+export function partRanges(size: number, first = FIRST_PART_SIZE): { start: number; end: number }[] {
+  const ranges: { start: number; end: number }[] = [];
+  let start = 0;
+  for (let n = 1; start < size; n++) {
+    const end = Math.min(size, start + partSize(n, first));
+    ranges.push({ start, end });
+    start = end;
+  }
+  return ranges;
+}

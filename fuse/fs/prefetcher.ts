@@ -1,0 +1,146 @@
+// Readahead for one open file.
+//
+// The kernel hands us reads of at most 128 KiB, one or two at a time; a GET per read would make a
+// sequential read as slow as the round trip. So each open file keeps a run of contiguous chunks,
+// fetched by parallel ranged GETs, ahead of where the reader is. The run starts small (1 MiB: a
+// reader that only wants a file's header pays for little) and doubles each time the reader
+// finishes a chunk, up to `maxWindow`, so a long sequential read soon has several chunks in
+// flight at once — what a high-latency link needs. A read outside the run is a seek: the run is
+// dropped and starts small again there, so random access costs one small GET per read.
+//
+// Chunks take their memory from the shared budget without waiting. When the budget is spent, a
+// read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
+
+import type { ObjectClient } from '../s3/object-client.ts';
+import type { MemoryBudget } from './memory-budget.ts';
+
+/** Where the window starts: big enough for a header, small enough to waste little on a seek. */
+export const INITIAL_WINDOW = 2 ** 20;
+/** Chunk size cap: 8 MiB ranged GETs keep per-request overhead small on any link. */
+export const MAX_CHUNK = 8 * 2 ** 20;
+/**
+ * Chunks behind the reader are kept this long, because the kernel may answer two of its own
+ * readahead requests out of order.
+ */
+const BEHIND_SLACK = 256 * 2 ** 10;
+
+interface Chunk {
+  readonly start: number;
+  readonly end: number;
+  readonly data: Promise<Buffer>;
+}
+
+export class Prefetcher {
+  private readonly client: ObjectClient;
+  private readonly key: string;
+  private readonly size: number;
+  private readonly budget: MemoryBudget;
+  private readonly maxWindow: number;
+  private chunks: Chunk[] = [];
+  private window = INITIAL_WINDOW;
+  /** GETs issued, for tests that check readahead behaviour. */
+  requests = 0;
+
+  /**
+   * `first` is the file's first bytes when open() already fetched them, their memory already
+   * taken from the budget; they become the first chunk.
+   */
+  constructor(
+    client: ObjectClient,
+    key: string,
+    size: number,
+    budget: MemoryBudget,
+    maxWindow: number,
+    first?: Buffer,
+  ) {
+    this.client = client;
+    this.key = key;
+    this.size = size;
+    this.budget = budget;
+    this.maxWindow = Math.max(INITIAL_WINDOW, maxWindow);
+    if (first && first.length > 0)
+      this.chunks.push({ start: 0, end: first.length, data: Promise.resolve(first) });
+  }
+
+  async read(offset: number, length: number): Promise<Buffer> {
+    const end = Math.min(this.size, offset + length);
+    if (offset >= end) return Buffer.alloc(0);
+    const first = this.chunks[0];
+    const last = this.chunks.at(-1);
+    const inRun = first !== undefined && last !== undefined && offset >= first.start && offset <= last.end;
+    if (!inRun) this.reset();
+    this.dropBehind(offset);
+    this.extend(inRun ? (this.chunks.at(-1)?.end ?? offset) : offset, end);
+    // The common case, a read inside one chunk, is answered without a copy.
+    const home = this.chunks.find((c) => c.start <= offset && end <= c.end);
+    if (home) {
+      try {
+        return (await home.data).subarray(offset - home.start, end - home.start);
+      } catch (err) {
+        this.reset();
+        throw err;
+      }
+    }
+    const out = Buffer.allocUnsafe(end - offset);
+    let at = offset;
+    for (const chunk of this.chunks) {
+      if (chunk.end <= at || chunk.start >= end) continue;
+      if (chunk.start > at) break;
+      let data: Buffer;
+      try {
+        data = await chunk.data;
+      } catch (err) {
+        this.reset();
+        throw err;
+      }
+      const upto = Math.min(end, chunk.end);
+      data.copy(out, at - offset, at - chunk.start, upto - chunk.start);
+      at = upto;
+      if (at >= end) break;
+    }
+    if (at < end) {
+      // The budget had no room for a chunk: fetch exactly what is missing, outside the budget.
+      this.requests++;
+      const rest = await this.client.get(this.key, { start: at, end });
+      rest.copy(out, at - offset);
+    }
+    return out;
+  }
+
+  /** Releases every chunk; call on close. */
+  close(): void {
+    this.reset();
+  }
+
+  private reset(): void {
+    for (const c of this.chunks) this.budget.release(c.end - c.start);
+    this.chunks = [];
+    this.window = INITIAL_WINDOW;
+  }
+
+  private dropBehind(offset: number): void {
+    while (this.chunks.length > 0 && this.chunks[0]!.end + BEHIND_SLACK <= offset) {
+      const c = this.chunks.shift()!;
+      this.budget.release(c.end - c.start);
+      // A chunk read to its end is evidence of a sequential reader: look further ahead.
+      this.window = Math.min(this.maxWindow, this.window * 2);
+    }
+  }
+
+  /** Adds chunks from `from` until they cover the read and the window ahead of it. */
+  private extend(from: number, readEnd: number): void {
+    const target = Math.min(this.size, Math.max(readEnd, (this.chunks[0]?.start ?? from) + this.window));
+    let start = this.chunks.at(-1)?.end ?? from;
+    while (start < target) {
+      const end = Math.min(this.size, start + Math.min(MAX_CHUNK, this.window));
+      // Readahead stops at three quarters of the budget, so readers that hold chunks and then go
+      // idle can never starve writers, which must wait for memory rather than skip it.
+      if (!this.budget.tryAcquire(end - start, this.budget.limit * 0.75)) return;
+      this.requests++;
+      const data = this.client.get(this.key, { start, end });
+      data.catch(() => undefined);
+      this.chunks.push({ start, end, data });
+      start = end;
+    }
+  }
+}

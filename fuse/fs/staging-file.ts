@@ -1,0 +1,193 @@
+// A local copy of a file for the writes a stream cannot carry: random writes, appends, truncates
+// to a non-zero size, and reads of what the same handle wrote. The object is downloaded into a
+// file under the cache directory (up to a configured size, EFBIG beyond), changed in place, and
+// uploaded whole at flush — by a single PUT or a multipart upload read back from the file.
+// A full cache disk surfaces as ENOSPC from write().
+
+import { randomUUID } from 'node:crypto';
+import { copyFile, type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
+import { FsError } from './errno.ts';
+import type { MemoryBudget } from './memory-budget.ts';
+import { partRanges } from './part-sizes.ts';
+
+export interface StagingSettings {
+  readonly client: ObjectClient;
+  readonly budget: MemoryBudget;
+  readonly dir: string;
+  /** Largest object that may be copied to local disk for a change. */
+  readonly limit: number;
+  readonly firstPartSize: number;
+  readonly maxInFlight: number;
+  /**
+   * With --write-back, the newest content of a key may be in the local journal rather than in
+   * the bucket: this names that file, so a change starts from it instead of the stale object.
+   */
+  readonly localSource?: (key: string) => { path: string; size: number } | undefined;
+}
+
+/** Runs `fn` over `items` with at most `limit` running at once. */
+export async function inParallel<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export class StagingFile {
+  private readonly s: StagingSettings;
+  private readonly path: string;
+  private readonly fh: FileHandle;
+  /** Set once the file has been handed to the journal: close() must not delete it then. */
+  private handedOver = false;
+  size: number;
+
+  private constructor(s: StagingSettings, path: string, fh: FileHandle, size: number) {
+    this.s = s;
+    this.path = path;
+    this.fh = fh;
+    this.size = size;
+  }
+
+  static async create(s: StagingSettings, initial: Buffer = Buffer.alloc(0)): Promise<StagingFile> {
+    const path = join(s.dir, `staging-${randomUUID()}`);
+    const fh = await open(path, 'w+', 0o600);
+    const file = new StagingFile(s, path, fh, 0);
+    try {
+      if (initial.length > 0) await file.write(initial, 0);
+    } catch (err) {
+      await file.close();
+      throw err;
+    }
+    return file;
+  }
+
+  /** Downloads `key` (of `size` bytes) into a new staging file. */
+  static async fromObject(s: StagingSettings, key: string, size: number): Promise<StagingFile> {
+    const local = s.localSource?.(key);
+    if (local) {
+      const path = join(s.dir, `staging-${randomUUID()}`);
+      await copyFile(local.path, path);
+      return new StagingFile(s, path, await open(path, 'r+'), local.size);
+    }
+    if (size > s.limit) {
+      throw new FsError(
+        'EFBIG',
+        `${key} is ${size} bytes, over the staging limit of ${s.limit} for random writes`,
+      );
+    }
+    const file = await StagingFile.create(s);
+    try {
+      await inParallel(partRanges(size, s.firstPartSize), s.maxInFlight, async (range) => {
+        await s.budget.acquire(range.end - range.start);
+        try {
+          const data = await s.client.get(key, range);
+          await file.write(data, range.start);
+        } finally {
+          s.budget.release(range.end - range.start);
+        }
+      });
+      file.size = size;
+    } catch (err) {
+      await file.close();
+      throw err;
+    }
+    return file;
+  }
+
+  async read(offset: number, length: number): Promise<Buffer> {
+    const n = Math.max(0, Math.min(length, this.size - offset));
+    const buf = Buffer.allocUnsafe(n);
+    if (n === 0) return buf;
+    const { bytesRead } = await this.fh.read(buf, 0, n, offset);
+    return buf.subarray(0, bytesRead);
+  }
+
+  async write(data: Buffer, offset: number): Promise<void> {
+    let at = 0;
+    while (at < data.length) {
+      const { bytesWritten } = await this.fh.write(data, at, data.length - at, offset + at);
+      at += bytesWritten;
+    }
+    this.size = Math.max(this.size, offset + data.length);
+  }
+
+  async truncate(size: number): Promise<void> {
+    await this.fh.truncate(size);
+    this.size = size;
+  }
+
+  /** Uploads the whole file as `key`; returns the ETag. */
+  upload(key: string, options: WriteOptions): Promise<string> {
+    return uploadFile(this.s, this.fh, this.size, key, options);
+  }
+
+  /** Makes the content durable on disk and moves the file to `target`; the handle lets go of it. */
+  async handOver(target: string): Promise<void> {
+    await this.fh.sync();
+    await rename(this.path, target);
+    this.handedOver = true;
+    await this.fh.close();
+  }
+
+  async close(): Promise<void> {
+    if (this.handedOver) return;
+    await this.fh.close().catch(() => undefined);
+    await unlink(this.path).catch(() => undefined);
+  }
+}
+
+async function readAt(fh: FileHandle, offset: number, length: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(length);
+  let at = 0;
+  while (at < length) {
+    const { bytesRead } = await fh.read(buf, at, length - at, offset + at);
+    if (bytesRead === 0) throw new FsError('EIO', 'local file shorter than expected');
+    at += bytesRead;
+  }
+  return buf;
+}
+
+/** Uploads `size` bytes of an open local file as `key`: one PUT, or parallel parts. */
+export async function uploadFile(
+  s: Pick<StagingSettings, 'client' | 'budget' | 'firstPartSize' | 'maxInFlight'>,
+  fh: FileHandle,
+  size: number,
+  key: string,
+  options: WriteOptions,
+): Promise<string> {
+  const { client, budget } = s;
+  const ranges = partRanges(size, s.firstPartSize);
+  if (ranges.length <= 1) return (await client.put(key, await readAt(fh, 0, size), options)).etag;
+  const id = await client.createMultipart(key, options);
+  const parts: { partNumber: number; etag: string }[] = [];
+  try {
+    await inParallel(
+      ranges.map((r, i) => ({ ...r, partNumber: i + 1 })),
+      s.maxInFlight,
+      async (r) => {
+        await budget.acquire(r.end - r.start);
+        try {
+          const body = await readAt(fh, r.start, r.end - r.start);
+          parts.push({
+            partNumber: r.partNumber,
+            etag: await client.uploadPart(key, id, r.partNumber, body),
+          });
+        } finally {
+          budget.release(r.end - r.start);
+        }
+      },
+    );
+    parts.sort((a, b) => a.partNumber - b.partNumber);
+    return (await client.completeMultipart(key, id, parts)).etag;
+  } catch (err) {
+    await client.abortMultipart(key, id);
+    throw err;
+  }
+}

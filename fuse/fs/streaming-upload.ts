@@ -1,0 +1,191 @@
+// A file written from start to end, sent to the bucket while it is being written.
+//
+// Bytes collect in a part buffer taken from the memory budget; when the buffer is full it goes
+// out as one part of a multipart upload, started with the first full part (a file smaller than
+// one part is a single PUT at close: one request instead of three). Parts upload in parallel up
+// to `maxInFlight`; beyond that the writer waits, which is how a fast writer is slowed to the
+// link's pace. Part sizes grow (part-sizes.ts), so any length up to S3's limit fits.
+//
+// A failed part fails the file: the next write and finish() throw, and the upload is aborted.
+
+import type { CompletedPart, ObjectClient, WriteOptions } from '../s3/object-client.ts';
+import type { MemoryBudget } from './memory-budget.ts';
+import { partSize } from './part-sizes.ts';
+
+export interface UploadSettings {
+  readonly client: ObjectClient;
+  readonly budget: MemoryBudget;
+  readonly firstPartSize: number;
+  readonly maxInFlight: number;
+  /** How long a writer waits for memory before the caller should spill the file to disk. */
+  readonly memoryWaitMs: number;
+}
+
+/**
+ * Pieces are allocated as bytes arrive: allocating whole 8 MiB parts up front for 1 MB files
+ * made garbage collection the mount's largest cost when copying many small files.
+ */
+const PIECE_SIZE = 2 ** 20;
+
+/** One part's bytes: memory reserved for the whole part, allocated piece by piece. */
+class PartBuffer {
+  readonly capacity: number;
+  private readonly pieces: Buffer[] = [];
+  private lastFill = 0;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.capacity = capacity;
+  }
+
+  get full(): boolean {
+    return this.length === this.capacity;
+  }
+
+  /** Copies what fits of data[from..]; returns how many bytes it took. */
+  append(data: Buffer, from: number): number {
+    let at = from;
+    while (at < data.length && this.length < this.capacity) {
+      let piece = this.pieces.at(-1);
+      if (!piece || this.lastFill === piece.length) {
+        piece = Buffer.allocUnsafe(Math.min(PIECE_SIZE, this.capacity - this.length));
+        this.pieces.push(piece);
+        this.lastFill = 0;
+      }
+      const n = Math.min(data.length - at, piece.length - this.lastFill);
+      data.copy(piece, this.lastFill, at, at + n);
+      this.lastFill += n;
+      this.length += n;
+      at += n;
+    }
+    return at - from;
+  }
+
+  bytes(): Buffer {
+    if (this.pieces.length === 1) return this.pieces[0]!.subarray(0, this.length);
+    return Buffer.concat(this.pieces, this.length);
+  }
+}
+
+/** Thrown by write() when no memory came within memoryWaitMs and nothing was sent yet. */
+export class MemoryPressure extends Error {}
+
+export class StreamingUpload {
+  private readonly s: UploadSettings;
+  key: string;
+  private buffer: PartBuffer | undefined;
+  private partNumber = 1;
+  private uploadId: Promise<string> | undefined;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly parts: CompletedPart[] = [];
+  private failure: unknown;
+  /** Bytes written so far; the next write must start here. */
+  size = 0;
+
+  constructor(settings: UploadSettings, key: string) {
+    this.s = settings;
+    this.key = key;
+  }
+
+  /** True while every byte is still in the buffer, so the file can move to a staging file. */
+  get unsent(): boolean {
+    return this.uploadId === undefined;
+  }
+
+  /** The bytes written so far, when `unsent`. */
+  bufferedBytes(): Buffer {
+    return this.buffer ? this.buffer.bytes() : Buffer.alloc(0);
+  }
+
+  async write(data: Buffer, options: () => WriteOptions): Promise<void> {
+    this.throwIfFailed();
+    let at = 0;
+    while (at < data.length) {
+      if (!this.buffer) await this.takeBuffer();
+      const n = this.buffer!.append(data, at);
+      this.size += n;
+      at += n;
+      if (this.buffer!.full) await this.ship(options);
+    }
+  }
+
+  /**
+   * Sends what is left and completes the object. Returns its ETag. A file that fit in one part
+   * keeps its bytes when the PUT fails, so the caller can try again; a multipart upload that fails
+   * is aborted and its bytes are gone (the caller must report the loss).
+   */
+  async finish(options: WriteOptions): Promise<string> {
+    if (this.uploadId === undefined && this.failure === undefined) {
+      const r = await this.s.client.put(this.key, this.bufferedBytes(), options);
+      this.dropBuffer();
+      return r.etag;
+    }
+    try {
+      this.throwIfFailed();
+      if ((this.buffer?.length ?? 0) > 0) await this.ship(() => options);
+      await Promise.all(this.inFlight);
+      this.throwIfFailed();
+      const id = await this.uploadId!;
+      this.parts.sort((a, b) => a.partNumber - b.partNumber);
+      return (await this.s.client.completeMultipart(this.key, id, this.parts)).etag;
+    } catch (err) {
+      await this.abort();
+      throw err;
+    } finally {
+      this.dropBuffer();
+    }
+  }
+
+  /** Gives up: releases memory and aborts a started multipart upload (best effort). */
+  async abort(): Promise<void> {
+    this.dropBuffer();
+    await Promise.allSettled(this.inFlight);
+    const id = this.uploadId;
+    this.uploadId = undefined;
+    if (id) await id.then((i) => this.s.client.abortMultipart(this.key, i)).catch(() => undefined);
+  }
+
+  /** Hands the buffered bytes to the caller (when `unsent`) and releases the memory. */
+  dropBuffer(): void {
+    if (this.buffer) this.s.budget.release(this.buffer.capacity);
+    this.buffer = undefined;
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  private async takeBuffer(): Promise<void> {
+    const size = partSize(this.partNumber, this.s.firstPartSize);
+    const waitMs = this.unsent ? this.s.memoryWaitMs : Number.POSITIVE_INFINITY;
+    if (!(await this.s.budget.acquire(size, waitMs))) throw new MemoryPressure('memory budget exhausted');
+    this.buffer = new PartBuffer(size);
+  }
+
+  private async ship(options: () => WriteOptions): Promise<void> {
+    const body = this.buffer!.bytes();
+    const reserved = this.buffer!.capacity;
+    this.buffer = undefined;
+    const partNumber = this.partNumber++;
+    if (this.uploadId === undefined) {
+      this.uploadId = this.s.client.createMultipart(this.key, options());
+      this.uploadId.catch(() => undefined);
+    }
+    const uploadId = this.uploadId;
+    const task = uploadId
+      .then((id) => this.s.client.uploadPart(this.key, id, partNumber, body))
+      .then((etag) => {
+        this.parts.push({ partNumber, etag });
+      })
+      .catch((err: unknown) => {
+        this.failure ??= err;
+      })
+      .finally(() => {
+        this.s.budget.release(reserved);
+        this.inFlight.delete(task);
+      });
+    this.inFlight.add(task);
+    while (this.inFlight.size >= this.s.maxInFlight) await Promise.race(this.inFlight);
+    this.throwIfFailed();
+  }
+}

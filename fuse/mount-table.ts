@@ -1,0 +1,45 @@
+// Reading /proc/mounts and running the system's unmount tools: shared by `estuary mount` (stale
+// mounts, noticing an outside unmount) and `estuary umount`.
+
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+
+/** /proc/mounts escapes space, tab, newline and backslash as octal. */
+function unescapeMountField(field: string): string {
+  return field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
+}
+
+export async function isMounted(path: string): Promise<boolean> {
+  const target = resolve(path);
+  const table = await readFile('/proc/mounts', 'utf8').catch(() => '');
+  return table.split('\n').some((line) => unescapeMountField(line.split(' ')[1] ?? '') === target);
+}
+
+function run(cmd: string, args: string[]): Promise<{ ok: boolean; output: string }> {
+  return new Promise((done) => {
+    execFile(cmd, args, (err, stdout, stderr) => done({ ok: !err, output: `${stdout}${stderr}`.trim() }));
+  });
+}
+
+/** fusermount -u (-uz when lazy), falling back to umount (-l) where fusermount is missing or refuses. */
+export async function unmountPath(path: string, lazy: boolean): Promise<{ ok: boolean; output: string }> {
+  const first = await run('fusermount', [lazy ? '-uz' : '-u', path]);
+  if (first.ok) return first;
+  const second = await run('umount', lazy ? ['-l', path] : [path]);
+  return second.ok ? second : { ok: false, output: first.output || second.output };
+}
+
+/** Calls `onGone` once `path` is no longer mounted (someone ran fusermount -u or umount). */
+export function watchExternalUnmount(path: string, onGone: () => void, everyMs = 1000): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    isMounted(path).then((mounted) => {
+      if (!mounted) {
+        clearInterval(timer);
+        onGone();
+      }
+    });
+  }, everyMs);
+  timer.unref();
+  return timer;
+}

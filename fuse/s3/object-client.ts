@@ -1,0 +1,130 @@
+// The contract between the filesystem layer and an object store. It knows nothing of files,
+// directories or POSIX: keys, byte ranges, user metadata and multipart uploads. Every
+// implementation (AWS SDK, in-memory, fault-injecting, bandwidth-limited) passes the same contract
+// suite (test/fuse/s3/contract.ts), so the filesystem layer can be tested without a network.
+
+/** What a listing says about one object: enough for `ls -l` without a HEAD per entry. */
+export interface ObjectInfo {
+  readonly key: string;
+  readonly size: number;
+  readonly etag: string;
+  readonly lastModified: Date;
+}
+
+/** What a HEAD (or the headers of a GET) says: the listing facts plus user metadata. */
+export interface ObjectHead extends ObjectInfo {
+  /** User metadata, keys lower-case without the `x-amz-meta-` prefix. */
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly contentType?: string;
+}
+
+export interface ListOptions {
+  /** `/` to list one directory level; omit to list a whole subtree. */
+  readonly delimiter?: string;
+  readonly continuationToken?: string;
+  readonly maxKeys?: number;
+}
+
+export interface ListPage {
+  readonly objects: readonly ObjectInfo[];
+  /** Common prefixes (with the delimiter at the end) when a delimiter was given. */
+  readonly prefixes: readonly string[];
+  readonly nextToken?: string;
+}
+
+export interface WriteOptions {
+  readonly metadata?: Readonly<Record<string, string>>;
+  readonly contentType?: string;
+}
+
+/** A byte range, end exclusive. */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+export interface CompletedPart {
+  readonly partNumber: number;
+  readonly etag: string;
+}
+
+export interface ObjectClient {
+  /** Undefined when the key does not exist. */
+  head(key: string): Promise<ObjectHead | undefined>;
+  /** The object's bytes, or those in `range` (clipped to the object's end). */
+  get(key: string, range?: ByteRange): Promise<Buffer>;
+  /**
+   * The bytes in `range` together with what a HEAD would say (size, ETag, metadata), so opening
+   * and starting to read a file costs one round trip instead of two. Empty objects give an empty
+   * body. Throws not-found for a missing key.
+   */
+  getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }>;
+  put(key: string, body: Buffer, options?: WriteOptions): Promise<{ etag: string }>;
+  list(prefix: string, options?: ListOptions): Promise<ListPage>;
+  /** Deleting a missing key is not an error, as in S3. */
+  delete(key: string): Promise<void>;
+  deleteMany(keys: readonly string[]): Promise<void>;
+  /** Server-side copy of an object up to 5 GiB; `options` given means metadata is replaced. */
+  copy(source: string, target: string, options?: WriteOptions): Promise<{ etag: string }>;
+  createMultipart(key: string, options?: WriteOptions): Promise<string>;
+  uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer): Promise<string>;
+  uploadPartCopy(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    source: string,
+    range: ByteRange,
+  ): Promise<string>;
+  completeMultipart(
+    key: string,
+    uploadId: string,
+    parts: readonly CompletedPart[],
+  ): Promise<{ etag: string }>;
+  /** Best effort: some servers (s3rver) do not implement it. */
+  abortMultipart(key: string, uploadId: string): Promise<void>;
+  /** Resolves when the bucket exists and the credentials may read it. */
+  checkBucket(): Promise<void>;
+}
+
+/**
+ * Why an object operation failed, in the few kinds the filesystem layer treats differently.
+ * `retryable` failures have already been retried by the client before reaching the caller.
+ */
+export type ObjectErrorKind =
+  | 'not-found'
+  | 'no-such-bucket'
+  | 'access-denied'
+  | 'throttled'
+  | 'unavailable'
+  | 'invalid-range'
+  | 'too-large'
+  | 'other';
+
+export class ObjectError extends Error {
+  readonly kind: ObjectErrorKind;
+  readonly key: string | undefined;
+
+  constructor(kind: ObjectErrorKind, message: string, key?: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'ObjectError';
+    this.kind = kind;
+    this.key = key;
+  }
+}
+
+export function isObjectError(err: unknown, kind?: ObjectErrorKind): err is ObjectError {
+  return err instanceof ObjectError && (kind === undefined || err.kind === kind);
+}
+
+/** S3's limits, the same for every implementation so doubles refuse what a server would. */
+export const S3_LIMITS = {
+  /** Every part but the last must be at least this big. */
+  minPartSize: 5 * 2 ** 20,
+  maxPartSize: 5 * 2 ** 30,
+  maxParts: 10_000,
+  /** A single PUT or CopyObject carries at most this much. */
+  maxSinglePut: 5 * 2 ** 30,
+  maxObjectSize: 5 * 2 ** 40,
+  /** Keys are at most 1024 bytes of UTF-8. */
+  maxKeyBytes: 1024,
+} as const;

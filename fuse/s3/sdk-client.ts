@@ -1,0 +1,441 @@
+// The ObjectClient over the AWS SDK v3: the only file that imports @aws-sdk. Settings chosen for
+// S3-compatible servers as much as for AWS: path-style addressing, checksums only where the API
+// requires them (s3rver stores aws-chunked framing as data, Swift refuses it), bodies always as
+// Buffers of known length, and Content-MD5 instead of CRC32 on DeleteObjects (Swift needs it).
+
+import { createHash } from 'node:crypto';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  type GetObjectCommandOutput,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+  UploadPartCopyCommand,
+} from '@aws-sdk/client-s3';
+import {
+  type ByteRange,
+  type CompletedPart,
+  type ListOptions,
+  type ListPage,
+  type ObjectClient,
+  ObjectError,
+  type ObjectErrorKind,
+  type ObjectHead,
+  type WriteOptions,
+} from './object-client.ts';
+
+export interface SdkClientOptions {
+  readonly bucket: string;
+  /** S3-compatible endpoint; AWS's own when undefined. */
+  readonly endpoint?: string;
+  readonly region: string;
+  /** Attempts per request, with the SDK's backoff (503 SlowDown, resets, 5xx). */
+  readonly maxAttempts: number;
+  /** Sockets per host: parallel part uploads and ranged reads each take one. */
+  readonly maxSockets: number;
+  readonly credentials?: { accessKeyId: string; secretAccessKey: string };
+}
+
+// DeleteObjects is the one call S3 requires a body checksum for. The SDK sends CRC32, which
+// Swift's s3api refuses; Content-MD5 is accepted by every server.
+function contentMd5ForDeleteObjects(client: S3Client): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const req = args.request as { headers?: Record<string, string>; body?: unknown };
+      if (context.commandName === 'DeleteObjectsCommand' && req.headers && typeof req.body === 'string') {
+        for (const h of Object.keys(req.headers)) {
+          if (
+            h.toLowerCase().startsWith('x-amz-checksum-') ||
+            h.toLowerCase() === 'x-amz-sdk-checksum-algorithm'
+          )
+            delete req.headers[h];
+        }
+        req.headers['content-md5'] = createHash('md5').update(req.body).digest('base64');
+      }
+      return next(args);
+    },
+    { step: 'build', priority: 'low', name: 'estuaryContentMd5' },
+  );
+}
+
+// SigV4 normally hashes every body with SHA-256 before sending it: for part uploads that hashing
+// was the mount's largest CPU cost after garbage collection. S3 accepts UNSIGNED-PAYLOAD instead
+// (the headers stay signed; TCP and TLS carry the bytes), and the signer uses a value already set.
+const UNSIGNED_BODIES = new Set(['PutObjectCommand', 'UploadPartCommand']);
+
+function unsignedPayloads(client: S3Client): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const req = args.request as { headers?: Record<string, string> };
+      if (UNSIGNED_BODIES.has(context.commandName ?? '') && req.headers) {
+        req.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+      }
+      return next(args);
+    },
+    { step: 'build', priority: 'low', name: 'estuaryUnsignedPayload' },
+  );
+}
+
+const KIND_BY_CODE: Record<string, ObjectErrorKind> = {
+  NoSuchKey: 'not-found',
+  NotFound: 'not-found',
+  NoSuchUpload: 'not-found',
+  NoSuchBucket: 'no-such-bucket',
+  AccessDenied: 'access-denied',
+  InvalidAccessKeyId: 'access-denied',
+  SignatureDoesNotMatch: 'access-denied',
+  Forbidden: 'access-denied',
+  SlowDown: 'throttled',
+  ServiceUnavailable: 'unavailable',
+  InvalidRange: 'invalid-range',
+  EntityTooLarge: 'too-large',
+};
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+]);
+
+export function toObjectError(err: unknown, key?: string): ObjectError {
+  if (err instanceof ObjectError) return err;
+  const e = err as {
+    name?: string;
+    code?: string;
+    message?: string;
+    $metadata?: { httpStatusCode?: number };
+  };
+  const status = e.$metadata?.httpStatusCode;
+  let kind: ObjectErrorKind = KIND_BY_CODE[e.name ?? ''] ?? 'other';
+  if (kind === 'other' && status === 404) kind = 'not-found';
+  if (kind === 'other' && status === 403) kind = 'access-denied';
+  if (kind === 'other' && status === 503) kind = 'throttled';
+  if (kind === 'other' && (NETWORK_CODES.has(e.code ?? '') || e.name === 'TimeoutError'))
+    kind = 'unavailable';
+  const what = `${e.name ?? 'Error'}${status ? ` (HTTP ${status})` : ''}: ${e.message ?? String(err)}`;
+  return new ObjectError(kind, what, key, err);
+}
+
+/** Reads a response body into one Buffer, preallocated when the length is known. */
+async function readBody(body: unknown, length: number | undefined): Promise<Buffer> {
+  if (!body) return Buffer.alloc(0);
+  const stream = body as Readable;
+  if (length === undefined) {
+    const chunks: Buffer[] = [];
+    for await (const c of stream) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  }
+  const out = Buffer.allocUnsafe(length);
+  let at = 0;
+  for await (const c of stream) {
+    const chunk = c as Buffer;
+    if (at + chunk.length > length)
+      throw new ObjectError('other', 'response body longer than its Content-Length');
+    chunk.copy(out, at);
+    at += chunk.length;
+  }
+  if (at !== length)
+    throw new ObjectError('unavailable', `response body cut short at ${at} of ${length} bytes`);
+  return out;
+}
+
+const stripQuotes = (etag: string | undefined): string => (etag ?? '').replace(/"/g, '');
+
+/** CopySource is `bucket/key` with the key URL-encoded but its slashes kept. */
+function copySource(bucket: string, key: string): string {
+  return `${bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+export class SdkObjectClient implements ObjectClient {
+  private readonly s3: S3Client;
+  private readonly bucket: string;
+
+  constructor(options: SdkClientOptions) {
+    this.bucket = options.bucket;
+    const agent = { keepAlive: true, maxSockets: options.maxSockets };
+    this.s3 = new S3Client({
+      region: options.region,
+      endpoint: options.endpoint,
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      maxAttempts: options.maxAttempts,
+      retryMode: 'standard',
+      credentials: options.credentials,
+      requestHandler: {
+        httpAgent: new HttpAgent(agent),
+        httpsAgent: new HttpsAgent(agent),
+        // A connect that hangs this long means the endpoint is down, not slow.
+        connectionTimeout: 5000,
+      },
+    });
+    contentMd5ForDeleteObjects(this.s3);
+    unsignedPayloads(this.s3);
+  }
+
+  private async call<T>(key: string | undefined, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw toObjectError(err, key);
+    }
+  }
+
+  async head(key: string): Promise<ObjectHead | undefined> {
+    try {
+      const r = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return {
+        key,
+        size: r.ContentLength ?? 0,
+        etag: stripQuotes(r.ETag),
+        lastModified: r.LastModified ?? new Date(0),
+        metadata: r.Metadata ?? {},
+        contentType: r.ContentType,
+      };
+    } catch (err) {
+      const e = toObjectError(err, key);
+      if (e.kind === 'not-found') return undefined;
+      throw e;
+    }
+  }
+
+  get(key: string, range?: ByteRange): Promise<Buffer> {
+    return this.call(key, async () => {
+      const r = await this.s3.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: range ? `bytes=${range.start}-${range.end - 1}` : undefined,
+        }),
+      );
+      return readBody(r.Body, r.ContentLength);
+    });
+  }
+
+  async getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
+    let out: GetObjectCommandOutput;
+    try {
+      out = await this.s3.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Range: `bytes=${range.start}-${range.end - 1}`,
+        }),
+      );
+    } catch (err) {
+      const e = toObjectError(err, key);
+      if (e.kind !== 'invalid-range') throw e;
+      // A range of an empty object is unsatisfiable: ask for the facts alone.
+      const head = await this.head(key);
+      if (!head) throw new ObjectError('not-found', `no such key ${key}`, key);
+      return { body: Buffer.alloc(0), head };
+    }
+    let body = await this.call(key, () => readBody(out.Body, out.ContentLength));
+    // `bytes 0-99/5000`: the object's size after the slash. A server that ignored the range sent it all.
+    const total = /\/(\d+)$/.exec(out.ContentRange ?? '')?.[1];
+    const size = total !== undefined ? Number(total) : body.length;
+    if (total === undefined) body = body.subarray(range.start, Math.min(range.end, body.length));
+    return {
+      body,
+      head: {
+        key,
+        size,
+        etag: stripQuotes(out.ETag),
+        lastModified: out.LastModified ?? new Date(0),
+        metadata: out.Metadata ?? {},
+        contentType: out.ContentType,
+      },
+    };
+  }
+
+  put(key: string, body: Buffer, options: WriteOptions = {}): Promise<{ etag: string }> {
+    return this.call(key, async () => {
+      const r = await this.s3.send(
+        new PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          ContentLength: body.length,
+          Metadata: options.metadata as Record<string, string> | undefined,
+          ContentType: options.contentType,
+        }),
+      );
+      return { etag: stripQuotes(r.ETag) };
+    });
+  }
+
+  list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    return this.call(prefix, async () => {
+      const r = await this.s3.send(
+        new ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          Delimiter: options.delimiter,
+          ContinuationToken: options.continuationToken,
+          MaxKeys: options.maxKeys,
+        }),
+      );
+      return {
+        objects: (r.Contents ?? []).map((o) => ({
+          key: o.Key ?? '',
+          size: o.Size ?? 0,
+          etag: stripQuotes(o.ETag),
+          lastModified: o.LastModified ?? new Date(0),
+        })),
+        prefixes: (r.CommonPrefixes ?? []).map((p) => p.Prefix ?? ''),
+        nextToken: r.IsTruncated ? r.NextContinuationToken : undefined,
+      };
+    });
+  }
+
+  delete(key: string): Promise<void> {
+    return this.call(key, async () => {
+      await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    });
+  }
+
+  deleteMany(keys: readonly string[]): Promise<void> {
+    return this.call(keys[0], async () => {
+      // One request takes at most 1000 keys.
+      for (let i = 0; i < keys.length; i += 1000) {
+        const batch = keys.slice(i, i + 1000);
+        const r = await this.s3.send(
+          new DeleteObjectsCommand({
+            Bucket: this.bucket,
+            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+          }),
+        );
+        const failed = r.Errors?.[0];
+        if (failed)
+          throw new ObjectError('other', `could not delete ${failed.Key}: ${failed.Message}`, failed.Key);
+      }
+    });
+  }
+
+  copy(source: string, target: string, options?: WriteOptions): Promise<{ etag: string }> {
+    return this.call(source, async () => {
+      const r = await this.s3.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: target,
+          CopySource: copySource(this.bucket, source),
+          MetadataDirective: options ? 'REPLACE' : 'COPY',
+          Metadata: options?.metadata as Record<string, string> | undefined,
+          ContentType: options?.contentType,
+        }),
+      );
+      return { etag: stripQuotes(r.CopyObjectResult?.ETag) };
+    });
+  }
+
+  createMultipart(key: string, options: WriteOptions = {}): Promise<string> {
+    return this.call(key, async () => {
+      const r = await this.s3.send(
+        new CreateMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Metadata: options.metadata as Record<string, string> | undefined,
+          ContentType: options.contentType,
+        }),
+      );
+      if (!r.UploadId) throw new ObjectError('other', 'CreateMultipartUpload returned no UploadId', key);
+      return r.UploadId;
+    });
+  }
+
+  uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer): Promise<string> {
+    return this.call(key, async () => {
+      const r = await this.s3.send(
+        new UploadPartCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumber: partNumber,
+          Body: body,
+          ContentLength: body.length,
+        }),
+      );
+      return stripQuotes(r.ETag);
+    });
+  }
+
+  uploadPartCopy(
+    key: string,
+    uploadId: string,
+    partNumber: number,
+    source: string,
+    range: ByteRange,
+  ): Promise<string> {
+    return this.call(key, async () => {
+      const r = await this.s3.send(
+        new UploadPartCopyCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumber: partNumber,
+          CopySource: copySource(this.bucket, source),
+          CopySourceRange: `bytes=${range.start}-${range.end - 1}`,
+        }),
+      );
+      return stripQuotes(r.CopyPartResult?.ETag);
+    });
+  }
+
+  completeMultipart(
+    key: string,
+    uploadId: string,
+    parts: readonly CompletedPart[],
+  ): Promise<{ etag: string }> {
+    return this.call(key, async () => {
+      const r = await this.s3.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: `"${p.etag}"` })) },
+        }),
+      );
+      return { etag: stripQuotes(r.ETag) };
+    });
+  }
+
+  async abortMultipart(key: string, uploadId: string): Promise<void> {
+    try {
+      await this.s3.send(
+        new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }),
+      );
+    } catch {
+      // Best effort: s3rver does not implement it, and a server-side lifecycle rule cleans up.
+    }
+  }
+
+  async checkBucket(): Promise<void> {
+    try {
+      await this.s3.send(new HeadBucketCommand({ Bucket: this.bucket }));
+    } catch (err) {
+      const e = toObjectError(err, this.bucket);
+      // HEAD has no body to name the error: a 404 on the bucket itself means it does not exist.
+      if (e.kind === 'not-found') throw new ObjectError('no-such-bucket', e.message, this.bucket, err);
+      throw e;
+    }
+  }
+
+  destroy(): void {
+    this.s3.destroy();
+  }
+}

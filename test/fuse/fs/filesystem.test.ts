@@ -1,0 +1,328 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { FsError, toErrno } from '../../../fuse/fs/errno.ts';
+import { S_IFLNK } from '../../../fuse/fs/metadata.ts';
+import { FaultInjectingClient } from '../../../fuse/s3/fault-client.ts';
+import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
+import { MiB, makeFs, readFile, writeFile } from './make-fs.ts';
+
+async function errnoOf(p: Promise<unknown>): Promise<string | undefined> {
+  return p.then(
+    () => undefined,
+    (e: unknown) => toErrno(e),
+  );
+}
+
+describe('files', () => {
+  it('writes a small file with one PUT and reads it back', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    await writeFile(fs, '/small', Buffer.from('hello'));
+    expect(mem.calls.get('put')).toBe(1);
+    expect(mem.calls.get('createMultipart')).toBeUndefined();
+    expect((await readFile(fs, '/small')).toString()).toBe('hello');
+    expect((await fs.getattr('/small')).size).toBe(5);
+  });
+
+  it('streams a large file as a multipart upload and frees its memory', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const data = randomBytes(23 * MiB);
+    await writeFile(fs, '/big', data);
+    expect(mem.calls.get('uploadPart')).toBe(5);
+    expect(mem.objects.get('big')?.body.equals(data)).toBe(true);
+    expect((await readFile(fs, '/big')).equals(data)).toBe(true);
+    expect(fs.budget.used).toBe(0);
+  });
+
+  it('creates an empty file on close even with no writes', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const fh = await fs.create('/empty', 0o600);
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect(mem.objects.get('empty')?.body.length).toBe(0);
+    expect(mem.objects.get('empty')?.metadata.mode).toBe(String(0o100600));
+  });
+
+  it('applies random writes and appends through a staging file', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    await writeFile(fs, '/f', Buffer.from('hello world'));
+    const fh = await fs.open('/f', 2);
+    await fs.write(fh, Buffer.from('J'), 6);
+    await fs.write(fh, Buffer.from('!!'), 11);
+    expect((await fs.read(fh, 0, 100)).toString()).toBe('hello Jorld!!');
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect(mem.objects.get('f')?.body.toString()).toBe('hello Jorld!!');
+  });
+
+  it('reads back what the same handle wrote, also after parts were sent', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const data = randomBytes(12 * MiB);
+    const fh = await fs.create('/pack', 0o644);
+    await fs.write(fh, data.subarray(0, 11 * MiB), 0);
+    expect((await fs.read(fh, 0, 4)).equals(data.subarray(0, 4))).toBe(true);
+    await fs.write(fh, data.subarray(11 * MiB), 11 * MiB);
+    await fs.write(fh, Buffer.from('PACK'), 0);
+    await fs.flush(fh);
+    await fs.release(fh);
+    const want = Buffer.concat([Buffer.from('PACK'), data.subarray(4)]);
+    expect(mem.objects.get('pack')?.body.equals(want)).toBe(true);
+  });
+
+  it('refuses to stage an object over the staging limit with EFBIG', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem, { stagingLimit: MiB });
+    await mem.put('huge', randomBytes(2 * MiB));
+    const fh = await fs.open('/huge', 1);
+    expect(await errnoOf(fs.write(fh, Buffer.from('x'), 10))).toBe('EFBIG');
+    await fs.release(fh);
+  });
+
+  it('truncates by path to zero and to a length', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    await writeFile(fs, '/t', Buffer.from('abcdef'));
+    await fs.truncate('/t', 3);
+    expect(mem.objects.get('t')?.body.toString()).toBe('abc');
+    await fs.truncate('/t', 0);
+    expect(mem.objects.get('t')?.body.length).toBe(0);
+    expect((await fs.getattr('/t')).size).toBe(0);
+  });
+
+  it('drops the data of a file unlinked while open', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const fh = await fs.create('/gone', 0o644);
+    await fs.write(fh, Buffer.from('x'), 0);
+    await fs.unlink('/gone');
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect(mem.objects.has('gone')).toBe(false);
+  });
+
+  it('spills to a staging file when the memory budget is spent, and still completes', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem, { memoryLimit: 6 * MiB, memoryWaitMs: 50 });
+    const a = await fs.create('/a', 0o644);
+    const b = await fs.create('/b', 0o644);
+    await fs.write(a, Buffer.from('first'), 0);
+    await fs.write(b, Buffer.from('second'), 0);
+    await fs.flush(a);
+    await fs.flush(b);
+    await fs.release(a);
+    await fs.release(b);
+    expect(mem.objects.get('a')?.body.toString()).toBe('first');
+    expect(mem.objects.get('b')?.body.toString()).toBe('second');
+    expect(fs.budget.used).toBe(0);
+  });
+});
+
+describe('reads', () => {
+  it('opens a known file for reading with one ranged GET that also revalidates it', async () => {
+    const mem = new MemoryObjectClient();
+    const data = randomBytes(3 * MiB);
+    await mem.put('one-trip', data);
+    const fs = await makeFs(mem);
+    await fs.getattr('/one-trip');
+    await mem.put('one-trip', data.subarray(0, 2 * MiB));
+    mem.calls.clear();
+    const fh = await fs.open('/one-trip', 0);
+    expect(mem.calls.get('getWithHead')).toBe(1);
+    expect(mem.calls.get('head')).toBeUndefined();
+    expect((await fs.getattr('/one-trip')).size).toBe(2 * MiB);
+    expect((await fs.read(fh, 0, 4096)).equals(data.subarray(0, 4096))).toBe(true);
+    await fs.release(fh);
+    expect(fs.budget.used).toBe(0);
+  });
+
+  it('reads ahead on sequential access and stays small on seeks', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const data = randomBytes(32 * MiB);
+    await mem.put('seq', data);
+    mem.calls.clear();
+    expect((await readFile(fs, '/seq')).equals(data)).toBe(true);
+    // 256 reads of 128 KiB; readahead makes them a handful of GETs.
+    expect(mem.calls.get('get')).toBeLessThan(16);
+    mem.calls.clear();
+    const fh = await fs.open('/seq', 0);
+    for (const off of [30 * MiB, 2 * MiB, 17 * MiB]) {
+      expect((await fs.read(fh, off, 4096)).equals(data.subarray(off, off + 4096))).toBe(true);
+    }
+    await fs.release(fh);
+    expect(mem.calls.get('get')).toBe(3);
+    expect(fs.budget.used).toBe(0);
+  });
+});
+
+describe('memory budget', () => {
+  it('lets writers finish while an idle reader holds readahead', async () => {
+    const mem = new MemoryObjectClient();
+    await mem.put('big', randomBytes(64 * MiB));
+    const fs = await makeFs(mem, { memoryLimit: 24 * MiB, maxReadahead: 64 * MiB, memoryWaitMs: 60_000 });
+    const reader = await fs.open('/big', 0);
+    for (let at = 0; at < 16 * MiB; at += 128 * 1024) await fs.read(reader, at, 128 * 1024);
+    expect(fs.budget.used).toBeLessThanOrEqual(18 * MiB);
+    const data = randomBytes(21 * MiB);
+    await writeFile(fs, '/w', data);
+    expect(mem.objects.get('w')?.body.equals(data)).toBe(true);
+    await fs.release(reader);
+    expect(fs.budget.used).toBe(0);
+  });
+});
+
+describe('names and directories', () => {
+  it('lists with one request and answers ls -l from the listing', async () => {
+    const mem = new MemoryObjectClient();
+    for (let i = 0; i < 50; i++) await mem.put(`dir/f${i}`, Buffer.alloc(i));
+    await mem.put('dir/sub/x', Buffer.from('x'));
+    const fs = await makeFs(mem);
+    await fs.getattr('/dir');
+    mem.calls.clear();
+    const entries = await fs.readdir('/dir');
+    expect(entries).toHaveLength(51);
+    for (const e of entries) await fs.getattr(`/dir/${e.name}`);
+    expect(await errnoOf(fs.getattr('/dir/nothing'))).toBe('ENOENT');
+    expect(mem.calls.get('list')).toBe(1);
+    expect(mem.calls.get('head')).toBeUndefined();
+    expect((await fs.getattr('/dir/f7')).size).toBe(7);
+    expect((await fs.getattr('/dir/sub')).kind).toBe('dir');
+  });
+
+  it('shows implicit directories, lets a directory shadow an object, skips unnamable keys', async () => {
+    const mem = new MemoryObjectClient();
+    await mem.put('a/b/c', Buffer.from('c'));
+    await mem.put('x', Buffer.from('file'));
+    await mem.put('x/y', Buffer.from('y'));
+    await mem.put('w//z', Buffer.from('z'));
+    await mem.put('bad\uFFFDname', Buffer.from('z'));
+    const fs = await makeFs(mem);
+    expect((await fs.getattr('/a/b')).kind).toBe('dir');
+    expect((await fs.getattr('/x')).kind).toBe('dir');
+    const root = (await fs.readdir('/')).map((e) => `${e.name}:${e.attr.kind}`).sort();
+    expect(root).toEqual(['a:dir', 'w:dir', 'x:dir']);
+    expect((await fs.readdir('/w')).map((e) => e.name)).toEqual([]);
+  });
+
+  it('makes and removes directories, refusing non-empty ones', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    await fs.mkdir('/d', 0o750);
+    expect(mem.objects.get('d/')?.contentType).toBe('application/x-directory');
+    expect(await errnoOf(fs.mkdir('/d', 0o750))).toBe('EEXIST');
+    await writeFile(fs, '/d/f', Buffer.from('1'));
+    expect(await errnoOf(fs.rmdir('/d'))).toBe('ENOTEMPTY');
+    await fs.unlink('/d/f');
+    await fs.rmdir('/d');
+    expect(await errnoOf(fs.getattr('/d'))).toBe('ENOENT');
+    expect(await errnoOf(fs.mkdir('/nope/x', 0o755))).toBe('ENOENT');
+    expect(await errnoOf(fs.create(`/${'n'.repeat(256)}`, 0o644))).toBe('ENAMETOOLONG');
+  });
+
+  it('renames files and directories, and refuses big directory renames with EXDEV', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem, { renameDirLimit: 5 });
+    await writeFile(fs, '/one', Buffer.from('1'));
+    await fs.rename('/one', '/two');
+    expect(mem.objects.has('one')).toBe(false);
+    expect(mem.objects.get('two')?.body.toString()).toBe('1');
+    await fs.mkdir('/src', 0o755);
+    await writeFile(fs, '/src/a', Buffer.from('a'));
+    await fs.mkdir('/src/deep', 0o755);
+    await writeFile(fs, '/src/deep/b', Buffer.from('b'));
+    await fs.rename('/src', '/dst');
+    expect([...mem.objects.keys()].sort()).toEqual(['dst/', 'dst/a', 'dst/deep/', 'dst/deep/b', 'two']);
+    expect((await readFile(fs, '/dst/deep/b')).toString()).toBe('b');
+    expect(await errnoOf(fs.getattr('/src'))).toBe('ENOENT');
+    for (let i = 0; i < 6; i++) await writeFile(fs, `/dst/n${i}`, Buffer.from('n'));
+    expect(await errnoOf(fs.rename('/dst', '/elsewhere'))).toBe('EXDEV');
+  });
+
+  it('keeps symlinks, modes, owners and times in s3fs metadata', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    await fs.symlink('../target', '/link');
+    expect(mem.objects.get('link')?.metadata.mode).toBe(String(S_IFLNK | 0o777));
+    expect(await fs.readlink('/link')).toBe('../target');
+    await writeFile(fs, '/m', Buffer.from('m'));
+    await fs.chmod('/m', 0o755);
+    await fs.chown('/m', 42, 43);
+    await fs.utimens('/m', 0, 1_600_000_000_000);
+    expect(mem.objects.get('m')?.metadata).toMatchObject({
+      mode: String(0o100755),
+      uid: '42',
+      gid: '43',
+      mtime: '1600000000',
+    });
+    expect(mem.objects.get('m')?.body.toString()).toBe('m');
+    const fresh = await makeFs(mem);
+    expect(await fresh.getattr('/m')).toMatchObject({
+      perm: 0o755,
+      uid: 42,
+      gid: 43,
+      mtimeMs: 1_600_000_000_000,
+    });
+    expect((await fresh.getattr('/link')).kind).toBe('symlink');
+  });
+
+  it('refuses every change on a read-only mount with EROFS', async () => {
+    const mem = new MemoryObjectClient();
+    await mem.put('f', Buffer.from('x'));
+    const fs = await makeFs(mem, { readOnly: true });
+    expect(await errnoOf(fs.create('/n', 0o644))).toBe('EROFS');
+    expect(await errnoOf(fs.open('/f', 1))).toBe('EROFS');
+    expect(await errnoOf(fs.unlink('/f'))).toBe('EROFS');
+    expect(await errnoOf(fs.mkdir('/d', 0o755))).toBe('EROFS');
+    expect((await readFile(fs, '/f')).toString()).toBe('x');
+  });
+});
+
+describe('failures reach the writer', () => {
+  it('turns a failed part upload into EIO at close, leaving no object', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    faults.fail('uploadPart', 'unavailable', 1);
+    const fh = await fs.create('/lost', 0o644);
+    let err: string | undefined;
+    try {
+      for (let at = 0; at < 12 * MiB; at += MiB) await fs.write(fh, randomBytes(MiB), at);
+    } catch (e) {
+      err = toErrno(e);
+    }
+    err ??= await errnoOf(fs.flush(fh));
+    await fs.release(fh).catch(() => undefined);
+    expect(err).toBe('EIO');
+    expect(mem.objects.has('lost')).toBe(false);
+  });
+
+  it('turns a failed PUT into EIO from fsync and close', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    faults.fail('put', 'throttled', 2);
+    const fh = await fs.create('/slow', 0o644);
+    await fs.write(fh, Buffer.from('data'), 0);
+    expect(await errnoOf(fs.fsync(fh))).toBe('EIO');
+    // The data is still held: a later flush, once the store answers, saves it.
+    expect(await errnoOf(fs.flush(fh))).toBe('EIO');
+    expect(await errnoOf(fs.flush(fh))).toBeUndefined();
+    await fs.release(fh);
+    expect(mem.objects.get('slow')?.body.toString()).toBe('data');
+  });
+
+  it('reports an unreachable store on lookups as EIO and a denied one as EACCES', async () => {
+    const faults = new FaultInjectingClient(new MemoryObjectClient());
+    const fs = await makeFs(faults, { cacheTtlMs: 0 });
+    faults.fail('head', 'unavailable', 1);
+    expect(await errnoOf(fs.getattr('/x'))).toBe('EIO');
+    faults.fail('list', 'access-denied', 1);
+    expect(await errnoOf(fs.getattr('/x'))).toBe('EACCES');
+    expect(await errnoOf(fs.getattr('/x'))).toBe('ENOENT');
+    expect(new FsError('EIO')).toBeInstanceOf(Error);
+  });
+});

@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { FsError, toErrno } from '../../../fuse/fs/errno.ts';
+import {
+  checkNewPath,
+  dirPrefix,
+  entryName,
+  fileKey,
+  normalisePrefix,
+  parentOf,
+} from '../../../fuse/fs/keys.ts';
+import { MemoryBudget } from '../../../fuse/fs/memory-budget.ts';
+import { attrFromHead, metadataOf, S_IFLNK } from '../../../fuse/fs/metadata.ts';
+import { FIRST_PART_SIZE, maxStreamedSize, partRanges, partSize } from '../../../fuse/fs/part-sizes.ts';
+import { ObjectError, S3_LIMITS } from '../../../fuse/s3/object-client.ts';
+
+const defaults = { uid: 1, gid: 2, fileMode: 0o644, dirMode: 0o755, mountedAtMs: 0 };
+
+describe('part sizes', () => {
+  it('grow so a stream reaches S3 object limit within 10,000 parts', () => {
+    expect(partSize(1)).toBe(FIRST_PART_SIZE);
+    expect(partSize(1000)).toBe(FIRST_PART_SIZE);
+    expect(partSize(1001)).toBe(2 * FIRST_PART_SIZE);
+    expect(partSize(10_000)).toBeLessThanOrEqual(S3_LIMITS.maxPartSize);
+    expect(maxStreamedSize()).toBeGreaterThanOrEqual(S3_LIMITS.maxObjectSize);
+  });
+  it('split a known size into covering ranges', () => {
+    const r = partRanges(20 * 2 ** 20);
+    expect(r.map((x) => x.end - x.start)).toEqual([8, 8, 4].map((m) => m * 2 ** 20));
+    expect(partRanges(0)).toEqual([]);
+  });
+});
+
+describe('keys', () => {
+  it('map paths to keys under a prefix', () => {
+    expect(normalisePrefix('/data/run1/')).toBe('data/run1/');
+    expect(normalisePrefix('')).toBe('');
+    expect(fileKey('p/', '/a/b')).toBe('p/a/b');
+    expect(dirPrefix('p/', '/')).toBe('p/');
+    expect(dirPrefix('p/', '/a')).toBe('p/a/');
+    expect(parentOf('/a/b')).toBe('/a');
+    expect(parentOf('/a')).toBe('/');
+  });
+  it('leave out keys no POSIX name can show', () => {
+    expect(entryName('d/', 'd/x')).toBe('x');
+    expect(entryName('d/', 'd/sub/')).toBe('sub');
+    for (const bad of ['d//', 'd/./', 'd/../', 'd/a\uFFFDb', `d/${'n'.repeat(256)}`]) {
+      expect(entryName('d/', bad)).toBeUndefined();
+    }
+  });
+  it('refuse names too long for NAME_MAX or for a 1024-byte key', () => {
+    expect(() => checkNewPath('', `/${'n'.repeat(256)}`)).toThrow(FsError);
+    expect(() => checkNewPath('', `/${'d/'.repeat(400)}${'x'.repeat(250)}`)).toThrow(
+      /ENAMETOOLONG|key longer/,
+    );
+    checkNewPath('', `/${'n'.repeat(255)}`);
+  });
+});
+
+describe('metadata in s3fs format', () => {
+  it('round-trips mode, owner and mtime', () => {
+    const attr = { kind: 'file' as const, perm: 0o750, uid: 7, gid: 8, size: 3, mtimeMs: 1_700_000_000_000 };
+    const meta = metadataOf(attr);
+    expect(meta).toEqual({ mode: String(0o100750), uid: '7', gid: '8', mtime: '1700000000' });
+    const back = attrFromHead(
+      { key: 'k', size: 3, etag: 'e', lastModified: new Date(0), metadata: meta },
+      defaults,
+      false,
+    );
+    expect(back).toMatchObject({ kind: 'file', perm: 0o750, uid: 7, gid: 8, mtimeMs: 1_700_000_000_000 });
+  });
+  it('reads s3fs symlinks, fractional mtimes, and falls back to defaults', () => {
+    const link = attrFromHead(
+      {
+        key: 'l',
+        size: 4,
+        etag: 'e',
+        lastModified: new Date(5000),
+        metadata: { mode: String(S_IFLNK | 0o777), mtime: '12.5' },
+      },
+      defaults,
+      false,
+    );
+    expect(link).toMatchObject({ kind: 'symlink', mtimeMs: 12_500 });
+    const plain = attrFromHead(
+      { key: 'p', size: 1, etag: 'e', lastModified: new Date(5000), metadata: {} },
+      defaults,
+      false,
+    );
+    expect(plain).toMatchObject({ kind: 'file', perm: 0o644, uid: 1, gid: 2, mtimeMs: 5000 });
+  });
+});
+
+describe('errno mapping', () => {
+  it('names every failure in one place', () => {
+    expect(toErrno(new FsError('ENOTEMPTY'))).toBe('ENOTEMPTY');
+    expect(toErrno(new ObjectError('not-found', 'x'))).toBe('ENOENT');
+    expect(toErrno(new ObjectError('access-denied', 'x'))).toBe('EACCES');
+    expect(toErrno(new ObjectError('throttled', 'x'))).toBe('EIO');
+    expect(toErrno(Object.assign(new Error('disk'), { code: 'ENOSPC' }))).toBe('ENOSPC');
+    expect(toErrno(new Error('anything'))).toBe('EIO');
+  });
+});
+
+describe('memory budget', () => {
+  it('blocks at the limit, serves waiters in order, and times out', async () => {
+    const b = new MemoryBudget(10);
+    expect(b.tryAcquire(6)).toBe(true);
+    expect(b.tryAcquire(6)).toBe(false);
+    const order: number[] = [];
+    const w1 = b.acquire(6).then((ok) => order.push(ok ? 1 : -1));
+    const w2 = b.acquire(2).then((ok) => order.push(ok ? 2 : -2));
+    expect(await b.acquire(9, 20)).toBe(false);
+    b.release(6);
+    await Promise.all([w1, w2]);
+    expect(order).toEqual([1, 2]);
+    expect(b.used).toBe(8);
+    expect(b.tryAcquire(100)).toBe(false);
+    b.release(8);
+    expect(b.tryAcquire(100)).toBe(true);
+    expect(b.used).toBe(10);
+  });
+});

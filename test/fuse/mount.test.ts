@@ -1,0 +1,288 @@
+// Real FUSE mounts against s3rver: the everyday tools (cp, dd, ls -l, find, mv, mkdir, rm -r, tar,
+// git) and what happens when the server or the mount goes away.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isMounted } from '../../fuse/mount-table.ts';
+import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
+import { NODE } from '../helpers/process.ts';
+import type { S3rverServer } from '../helpers/s3rver.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { fuseAvailable, type Mounted, mountBucket, runEstuary, serverEnv, sh } from './mount-helpers.ts';
+import { sdkClient } from './s3/sdk.ts';
+import { startS3rverWithPaging } from './s3rver.ts';
+
+afterAll(runTeardowns);
+
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
+
+describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
+  let server: S3rverServer;
+  let m: Mounted;
+  let local: string;
+
+  beforeAll(async () => {
+    server = await startS3rverWithPaging({ buckets: ['mnt'] });
+    m = await mountBucket(server, 'mnt');
+    local = await tempDir('estuary-local-');
+  });
+
+  it('copies files in and out with cp and shows them with ls -l', async () => {
+    const data = randomBytes(20 * 2 ** 20 + 123);
+    await writeFile(join(local, 'in.bin'), data);
+    const r = await sh(
+      `cp in.bin '${m.dir}/in.bin' && cp '${m.dir}/in.bin' out.bin && ls -l '${m.dir}'`,
+      local,
+    );
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/-rw-r--r-- 1 \S+ \S+ 20971643 .* in\.bin/);
+    expect(md5(await readFile(join(local, 'out.bin')))).toBe(md5(data));
+    const stored = await sdkClient(server, 'mnt').get('in.bin');
+    expect(md5(stored)).toBe(md5(data));
+  });
+
+  it('writes in place with dd (random writes and appends)', async () => {
+    const r = await sh(
+      [
+        `cd '${m.dir}'`,
+        'printf "hello world" > f.txt',
+        'printf "J" | dd of=f.txt bs=1 seek=6 conv=notrunc status=none',
+        'printf "!!" >> f.txt',
+        'dd if=/dev/zero of=z.bin bs=1M count=3 status=none',
+        'cat f.txt',
+      ].join(' && '),
+    );
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toBe('hello Jorld!!');
+    expect((await sdkClient(server, 'mnt').get('f.txt')).toString()).toBe('hello Jorld!!');
+  });
+
+  it('makes, finds, renames and removes trees', async () => {
+    const r = await sh(
+      [
+        `cd '${m.dir}'`,
+        'mkdir -p t/a/b t/c',
+        'echo 1 > t/a/b/one && echo 2 > t/c/two',
+        'mv t/c/two t/c/deux',
+        'mv t/a t/z',
+        'find t | sort',
+        'rm -r t',
+        'test ! -e t && echo gone',
+      ].join(' && '),
+    );
+    expect(r.code, r.out).toBe(0);
+    expect(r.out.trim().split('\n')).toEqual(['t', 't/c', 't/c/deux', 't/z', 't/z/b', 't/z/b/one', 'gone']);
+  });
+
+  it('extracts a tar archive with modes and symlinks intact; touch -d sets times', async () => {
+    const src = join(local, 'tree');
+    const r = await sh(
+      [
+        `mkdir -p '${src}/d/e' && cd '${src}'`,
+        'echo x > d/x && echo y > d/e/y && chmod 750 d/x && ln -s e/y d/link',
+        'touch -d "2001-02-03 04:05:06" d/e/y',
+        `tar -cf '${local}/t.tar' d`,
+        `mkdir '${m.dir}/untar' && tar -xf '${local}/t.tar' -C '${m.dir}/untar'`,
+        `diff -r '${src}/d' '${m.dir}/untar/d'`,
+        `cp d/e/y '${m.dir}/untar/y-kept' && touch -d '2001-02-03 04:05:06' '${m.dir}/untar/y-kept'`,
+        `stat -c '%a %Y' '${m.dir}/untar/d/x' '${m.dir}/untar/y-kept'`,
+        `readlink '${m.dir}/untar/d/link'`,
+      ].join(' && '),
+    );
+    expect(r.code, r.out).toBe(0);
+    const lines = r.out.trim().split('\n');
+    expect(lines[0]).toMatch(/^750 /);
+    expect(lines[1]).toBe(`644 ${Date.parse('2001-02-03T04:05:06Z') / 1000}`);
+    expect(lines[2]).toBe('e/y');
+    const head = await sdkClient(server, 'mnt').head('untar/d/x');
+    expect(head?.metadata.mode).toBe(String(0o100750));
+    expect((await sdkClient(server, 'mnt').head('untar/y-kept'))?.metadata.mtime).toBe('981173106');
+  });
+
+  it('keeps the modification time cp -p sets, distinct from the access time', async () => {
+    const r = await sh(
+      [
+        `echo times > '${local}/timed'`,
+        `touch -a -d '2010-01-01 00:00:00' '${local}/timed'`,
+        `touch -m -d '2005-06-07 08:09:10' '${local}/timed'`,
+        `cp -p '${local}/timed' '${m.dir}/timed-kept'`,
+        `stat -c '%Y' '${m.dir}/timed-kept'`,
+      ].join(' && '),
+    );
+    expect(r.code, r.out).toBe(0);
+    const mtime = Date.parse('2005-06-07T08:09:10Z') / 1000;
+    expect(r.out.trim()).toBe(String(mtime));
+    expect((await sdkClient(server, 'mnt').head('timed-kept'))?.metadata.mtime).toBe(String(mtime));
+  });
+
+  it('clones a git repository into the mount', async () => {
+    const repo = join(local, 'repo');
+    const r = await sh(
+      [
+        `git init -q '${repo}' && cd '${repo}'`,
+        'git config user.email t@example.org && git config user.name t',
+        'for i in 1 2 3; do echo "line $i" > "f$i.txt"; git add .; git commit -qm "c$i"; done',
+        `git clone -q '${repo}' '${m.dir}/clone'`,
+        `cd '${m.dir}/clone' && git status --porcelain && git log --oneline | wc -l && git fsck --no-progress`,
+      ].join(' && '),
+      undefined,
+      180_000,
+    );
+    expect(r.code, r.out).toBe(0);
+    expect(r.out.trim()).toBe('3');
+  });
+
+  it('takes concurrent writers without mixing their data', async () => {
+    const r = await sh(
+      [
+        `cd '${m.dir}'`,
+        'for i in 1 2 3 4; do (head -c 9000000 /dev/urandom > "/tmp/cw$$-$i" && cp "/tmp/cw$$-$i" "cw$i") & done; wait',
+        'for i in 1 2 3 4; do cmp "/tmp/cw$$-$i" "cw$i" || exit 1; rm "/tmp/cw$$-$i"; done',
+        'echo same',
+      ].join(' && '),
+    );
+    expect(r.code, r.out).toBe(0);
+    expect(r.out.trim()).toBe('same');
+  });
+
+  it('refuses what S3 cannot hold with the documented errno', async () => {
+    const long = 'n'.repeat(256);
+    const r = await sh(`cd '${m.dir}' && (touch ${long} 2>&1; ln f.txt hard 2>&1; true)`);
+    expect(r.out).toMatch(/File name too long/);
+    expect(r.out).toMatch(/Operation not permitted/);
+  });
+});
+
+describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
+  it('reports EIO from close when the server dies mid-upload', async () => {
+    const server = await startS3rverWithPaging({ buckets: ['dies'] });
+    const m = await mountBucket(server, 'dies', ['--retries', '1']);
+    const src = join(await tempDir('estuary-dies-'), 'big');
+    await writeFile(src, randomBytes(40 * 2 ** 20));
+    const copying = sh(`cp '${src}' '${m.dir}/big'; echo "cp exit $?"`);
+    await new Promise((r) => setTimeout(r, 150));
+    await server.kill();
+    const r = await copying;
+    expect(r.out).toMatch(/Input\/output error/);
+    expect(r.out).not.toMatch(/cp exit 0/);
+    // The log is written asynchronously; the line may land just after cp has exited.
+    await m.child.waitFor(/ESTUARY_FS_UPLOAD_FAILED/, 10_000);
+  });
+
+  it('finishes pending uploads before exiting on SIGTERM, and unmounts', async () => {
+    const server = await startS3rverWithPaging({ buckets: ['term'] });
+    const m = await mountBucket(server, 'term');
+    const data = randomBytes(60 * 2 ** 20);
+    const src = join(await tempDir('estuary-term-'), 'f');
+    await writeFile(src, data);
+    const copying = sh(`cp '${src}' '${m.dir}/f'; echo "cp exit $?"`);
+    // Signal only once cp has the file open in the mount, mid-copy.
+    while (
+      !(await stat(join(m.dir, 'f')).then(
+        (s) => s.size > 0,
+        () => false,
+      ))
+    ) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const code = await m.child.stop('SIGTERM', 60_000);
+    const r = await copying;
+    expect(code).toBe(0);
+    expect(r.out).toMatch(/cp exit 0/);
+    expect(await isMounted(m.dir)).toBe(false);
+    expect(md5(await sdkClient(server, 'term').get('f'))).toBe(md5(data));
+  });
+
+  it('mounts from fstab through mount.fuse.estuary, read-only with ro', async () => {
+    const server = await startS3rverWithPaging({ buckets: ['fstab'] });
+    const dir = await tempDir('estuary-fstab-');
+    const logDir = await tempDir('estuary-fstab-log-');
+    onTeardown(() => sh(`mountpoint -q '${dir}' && fusermount -uz '${dir}'; true`).then(() => undefined));
+    const helper = new URL('../../fuse/bin/mount.fuse.estuary', import.meta.url).pathname;
+    const bin = new URL('../../bin/estuary.js', import.meta.url).pathname;
+    const env = Object.entries({
+      ...serverEnv(server),
+      ESTUARY: `${NODE} ${bin}`,
+      ESTUARY_MOUNT_LOG: join(logDir, 'mount.log'),
+    })
+      .map(([k, v]) => `${k}='${v}'`)
+      .join(' ');
+    const r = await sh(
+      `env ${env} '${helper}' fstab '${dir}' -o rw,_netdev,endpoint=${server.endpoint},ro,cache_ttl=5s` +
+        ` && (touch '${dir}/x' 2>&1; true) && fusermount -u '${dir}'`,
+    );
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/Read-only file system/);
+  });
+
+  it('with --write-back, keeps closed files through a mount crash and uploads them on restart', async () => {
+    const server = await startS3rverWithPaging({ buckets: ['wb'] });
+    const cacheDir = await tempDir('estuary-wb-cache-');
+    const m = await mountBucket(server, 'wb', ['--write-back', '--cache-dir', cacheDir]);
+    // List the root first, so the new name's lookup is answered from the cache with the server gone.
+    expect((await sh(`ls '${m.dir}'`)).code).toBe(0);
+    await server.kill();
+    const w = await sh(`printf 'survives a crash' > '${m.dir}/kept.txt' && cat '${m.dir}/kept.txt'`);
+    expect(w.code, w.out).toBe(0);
+    expect(w.out).toBe('survives a crash');
+    await m.child.stop('SIGKILL');
+    await sh(`fusermount -uz '${m.dir}'`);
+
+    const again = await startS3rverWithPaging({ buckets: ['wb'], dataDir: server.dataDir });
+    const m2 = await mountBucket(again, 'wb', ['--write-back', '--cache-dir', cacheDir]);
+    const client = sdkClient(again, 'wb');
+    let body: Buffer | undefined;
+    for (let i = 0; i < 100 && !body; i++) {
+      body = await client.get('kept.txt').catch(() => undefined);
+      if (!body) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(body?.toString()).toBe('survives a crash');
+    expect(await m2.child.stop('SIGTERM', 30_000)).toBe(0);
+    expect(m2.child.output()).toMatch(/resuming uploads left in the write-back journal/);
+  });
+
+  it('exits when unmounted with estuary umount', async () => {
+    const server = await startS3rverWithPaging({ buckets: ['um'] });
+    const m = await mountBucket(server, 'um');
+    const um = runEstuary(['umount', m.dir], serverEnv(server));
+    expect(await um.exited).toBe(0);
+    expect(await m.child.exited).toBe(0);
+    expect(await isMounted(m.dir)).toBe(false);
+  });
+
+  it('says clearly when the bucket is missing or the endpoint is down', async () => {
+    const server = await startS3rverWithPaging({ buckets: ['exists'] });
+    const dir = await tempDir('estuary-nomnt-');
+    const missing = runEstuary(['mount', 'nope', dir, '--endpoint', server.endpoint], serverEnv(server));
+    expect(await missing.exited).toBe(2);
+    expect(missing.output()).toMatch(/ESTUARY_FS_NO_BUCKET|bucket "nope" does not exist/);
+    const down = runEstuary(
+      ['mount', 'exists', dir, '--endpoint', 'http://127.0.0.1:9', '--retries', '1'],
+      serverEnv(server),
+    );
+    expect(await down.exited).toBe(1);
+    expect(down.output()).toMatch(/cannot reach the S3 endpoint/);
+    expect(down.output()).not.toMatch(/\n\s+at /);
+    const stranger = runEstuary(['mount', 'exists', dir, '--endpoint', server.endpoint], {
+      ...serverEnv(server),
+      AWS_ACCESS_KEY_ID: 'NOBODY',
+    });
+    expect(await stranger.exited).toBe(2);
+    expect(stranger.output()).toMatch(/access to bucket "exists" was denied/);
+    const anonymous: NodeJS.ProcessEnv = {
+      ...serverEnv(server),
+      HOME: dir,
+      AWS_EC2_METADATA_DISABLED: 'true',
+    };
+    delete anonymous.AWS_ACCESS_KEY_ID;
+    delete anonymous.AWS_SECRET_ACCESS_KEY;
+    const nokeys = runEstuary(
+      ['mount', 'exists', dir, '--endpoint', server.endpoint, '--retries', '1'],
+      anonymous,
+    );
+    expect(await nokeys.exited).toBe(2);
+    expect(nokeys.output()).toMatch(/no S3 credentials found/);
+  });
+});
