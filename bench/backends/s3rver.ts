@@ -1,0 +1,49 @@
+// s3rver, the default backend: the npm package's CLI in its own process (so its CPU use is its
+// own and a crash cannot take the bench with it), on an ephemeral port, with a fresh data
+// directory the run deletes afterwards. Keys are s3rver's fixed S3RVER/S3RVER.
+
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { startProcess } from '../proc.ts';
+import type { ServerPlacement, StartedServer } from './backend.ts';
+
+const require = createRequire(import.meta.url);
+
+export function s3rverVersion(): string {
+  const pkg = require.resolve('s3rver/package.json');
+  return (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
+}
+
+export async function startS3rver(placement: ServerPlacement): Promise<StartedServer> {
+  const bin = join(dirname(require.resolve('s3rver/package.json')), 'bin', 's3rver.js');
+  // s3rver encrypts ListObjectsV2 continuation tokens with DES, which OpenSSL 3 keeps in its
+  // legacy provider: without it every listing of more than 1000 keys fails with a 500.
+  const args = [
+    '--openssl-legacy-provider',
+    bin,
+    '-d',
+    placement.dataDir,
+    '-a',
+    placement.host,
+    '-p',
+    '0',
+    '--no-vhost-buckets',
+    '--silent',
+  ];
+  const [cmd, ...prefix] = [...placement.execPrefix, process.execPath];
+  const child = startProcess('s3rver', cmd!, [...prefix, ...args]);
+  // s3rver prints its address even with --silent; 20 s covers a cold start on a loaded machine.
+  const m = await child.waitFor(/listening on [^\s]+:(\d+)/, 20_000);
+  return {
+    kind: 's3rver',
+    port: Number(m[1]),
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    region: 'us-east-1',
+    version: `s3rver ${s3rverVersion()}`,
+    stop: async () => {
+      await child.stop('SIGTERM', 5000);
+    },
+  };
+}

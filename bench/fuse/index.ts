@@ -1,0 +1,380 @@
+// `estuary bench fuse`: the KEK paper's cp measurements (Table 1, Figures 3–4) and goofys's
+// metadata suite, for every S3 filesystem found here, with the SDK alone as the limit.
+//
+// Order of work: probe the peers, start the backend (behind the emulated link when asked), write
+// the datasets once with their checksums, then for each run, each dataset and each peer: drop the
+// caches, mount, `cp` up and unmount (the up time ends when the data is in S3), drop the caches,
+// mount again, `cp` down, unmount, verify every checksum, delete the objects. Interleaving the
+// peers inside each run spreads slow drifts of the machine over all of them alike. A peer that
+// fails is marked failed with the reason and left out of the rest; the others go on.
+
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Backend } from '../backends/backend.ts';
+import { openBackend } from '../backends/index.ts';
+import { installMissing } from '../install.ts';
+import { LOCAL, type NetworkProfile } from '../network-profile.ts';
+import { lastLine } from '../proc.ts';
+import { SampleBook } from '../samples.ts';
+import {
+  deletePrefix,
+  downloadFiles,
+  ensureBucket,
+  listSizes,
+  s3Client,
+  uploadFiles,
+  PART_BYTES,
+  CONCURRENCY,
+} from '../s3.ts';
+import type { BenchContext, PeerStatus, Scenario, ScenarioResult } from '../scenario.ts';
+import { mbPerSecond } from '../stats.ts';
+import {
+  datasetBytes,
+  fuseDiskEstimate,
+  PAPER_DATASETS,
+  PAPER_METADATA,
+  QUICK_DATASETS,
+  QUICK_METADATA,
+  type Dataset,
+  type MetadataSizes,
+} from './datasets.ts';
+import { dropCaches, makeDataset, removeDir, timedCopy, verifyCopy, type LocalDataset } from './files.ts';
+import { metadataCases, runMetadataSuite, seedMetadata, type MetadataFixture } from './metadata.ts';
+import { MOUNT_PEERS, type Mounted, type MountPeer } from './mounts.ts';
+
+export const LIMIT_PEER = 'sdk-limit';
+export const BASELINE_PEER = 's3fs';
+const DEFAULT_RUNS = 3;
+
+interface FuseSettings {
+  readonly network: NetworkProfile;
+  readonly backend: 's3rver' | 'swift';
+  readonly endpoint?: string;
+  readonly bucket: string;
+  readonly runs: number;
+  readonly datasets: readonly Dataset[];
+  readonly metadata: MetadataSizes;
+  readonly peers?: readonly string[];
+}
+
+function settingsOf(ctx: Pick<BenchContext, 'quick' | 'settings'>): FuseSettings {
+  const s = ctx.settings;
+  return {
+    network: (s.network as NetworkProfile | undefined) ?? LOCAL,
+    backend: s.backend === 'swift' ? 'swift' : 's3rver',
+    endpoint: typeof s.endpoint === 'string' ? s.endpoint : undefined,
+    bucket: typeof s.bucket === 'string' ? s.bucket : 'estuary-bench',
+    runs: typeof s.runs === 'number' ? s.runs : ctx.quick ? 1 : DEFAULT_RUNS,
+    datasets: ctx.quick ? QUICK_DATASETS : PAPER_DATASETS,
+    metadata: ctx.quick ? QUICK_METADATA : PAPER_METADATA,
+    peers: Array.isArray(s.peers) ? (s.peers as string[]) : undefined,
+  };
+}
+
+/** Bytes of local disk this scenario needs at its peak, for the runner's check before starting. */
+export function estimateBytes(ctx: Pick<BenchContext, 'quick' | 'settings'>): number {
+  const s = settingsOf(ctx);
+  return fuseDiskEstimate(s.datasets, s.metadata, s.endpoint === undefined);
+}
+
+function slug(d: Dataset): string {
+  return d.label.replace('×', 'x');
+}
+
+class Run {
+  readonly book: SampleBook;
+  readonly statuses = new Map<string, PeerStatus>();
+  readonly notes: string[] = [];
+  readonly mnt: string;
+  readonly down: string;
+  step = 0;
+  totalSteps = 0;
+  readonly ctx: BenchContext;
+  readonly s: FuseSettings;
+  readonly backend: Backend;
+  readonly s3: S3Client;
+  constructor(ctx: BenchContext, s: FuseSettings, backend: Backend, s3: S3Client) {
+    this.ctx = ctx;
+    this.s = s;
+    this.backend = backend;
+    this.s3 = s3;
+    this.book = new SampleBook(ctx);
+    this.mnt = join(ctx.workDir, 'mnt');
+    this.down = join(ctx.workDir, 'down');
+  }
+
+  alive(peer: string): boolean {
+    return this.statuses.get(peer)?.status === 'ok' && !this.ctx.signal.aborted;
+  }
+
+  fail(peer: string, what: string, err: unknown): void {
+    // An interrupted step is not the peer's failure: the run notes the interruption instead.
+    if (this.ctx.signal.aborted) return;
+    const reason = `${what}: ${(err as Error).message.split('\n')[0]}`;
+    const prev = this.statuses.get(peer);
+    this.statuses.set(peer, { peer, status: 'failed', reason, version: prev?.version });
+    this.ctx.log.warn({ peer, reason }, 'peer failed; its column is marked failed');
+  }
+
+  progress(text: string): void {
+    this.step++;
+    this.ctx.progress(`(${this.step}/${this.totalSteps}) ${text}`);
+  }
+
+  async mount(peer: MountPeer): Promise<Mounted> {
+    await mkdir(this.mnt, { recursive: true });
+    return await peer.mount({
+      bucket: this.s.bucket,
+      mountpoint: this.mnt,
+      backend: this.backend,
+      configDir: this.ctx.workDir,
+    });
+  }
+}
+
+async function withMount<T>(
+  run: Run,
+  peer: MountPeer,
+  body: (m: Mounted) => Promise<T>,
+): Promise<{ value: T; unmountSeconds: number }> {
+  const m = await run.mount(peer);
+  let value: T;
+  try {
+    value = await body(m);
+  } catch (err) {
+    // The peer's own last line usually says more than the errno cp saw ("Input/output error").
+    const said = lastLine(m.output());
+    await m.unmount().catch(() => undefined);
+    throw new Error(`${(err as Error).message}${said ? ` (${peer.name} said: ${said})` : ''}`, { cause: err });
+  }
+  const t0 = performance.now();
+  await m.unmount();
+  return { value, unmountSeconds: (performance.now() - t0) / 1000 };
+}
+
+async function checkUploaded(run: Run, prefix: string, local: LocalDataset): Promise<void> {
+  const sizes = await listSizes(run.s3, run.s.bucket, `${prefix}/`);
+  const missing = local.files.filter((f) => sizes.get(`${prefix}/${f.name}`) !== f.bytes);
+  if (missing.length > 0)
+    throw new Error(
+      `${missing.length} of ${local.files.length} objects missing or short in S3 after unmount`,
+    );
+}
+
+async function copyWithMount(run: Run, peer: MountPeer, local: LocalDataset, r: number): Promise<void> {
+  const prefix = `${peer.name}-r${r}-${slug(local.dataset)}`;
+  const bytes = datasetBytes(local.dataset);
+  const what = `${local.dataset.label}, run ${r}/${run.s.runs}`;
+  run.progress(`${peer.name}: cp up ${what}`);
+  await dropCaches();
+  const up = await withMount(run, peer, () => timedCopy(local.dir, join(run.mnt, prefix), run.ctx.signal));
+  await checkUploaded(run, prefix, local);
+  run.book.add({
+    case: `cp up ${local.dataset.label}`,
+    peer: peer.name,
+    unit: 'MB/s',
+    higherIsBetter: true,
+    value: mbPerSecond(bytes, up.value + up.unmountSeconds),
+  });
+  run.progress(`${peer.name}: cp down ${what}`);
+  await dropCaches();
+  const dest = join(run.down, prefix);
+  const down = await withMount(run, peer, () => timedCopy(join(run.mnt, prefix), dest, run.ctx.signal));
+  const problem = await verifyCopy(dest, local.files);
+  await removeDir(dest);
+  await deletePrefix(run.s3, run.s.bucket, `${prefix}/`);
+  if (problem) throw new Error(problem);
+  run.book.add({
+    case: `cp down ${local.dataset.label}`,
+    peer: peer.name,
+    unit: 'MB/s',
+    higherIsBetter: true,
+    value: mbPerSecond(bytes, down.value),
+  });
+}
+
+async function copyWithSdk(run: Run, local: LocalDataset, r: number): Promise<void> {
+  const prefix = `${LIMIT_PEER}-r${r}-${slug(local.dataset)}`;
+  const bytes = datasetBytes(local.dataset);
+  const what = `${local.dataset.label}, run ${r}/${run.s.runs}`;
+  const transfers = (dir: string) =>
+    local.files.map((f) => ({ path: join(dir, f.name), key: `${prefix}/${f.name}`, bytes: f.bytes }));
+  run.progress(`${LIMIT_PEER}: up ${what}`);
+  await dropCaches();
+  let t0 = performance.now();
+  await uploadFiles(run.s3, run.s.bucket, transfers(local.dir));
+  run.book.add({
+    case: `cp up ${local.dataset.label}`,
+    peer: LIMIT_PEER,
+    unit: 'MB/s',
+    higherIsBetter: true,
+    value: mbPerSecond(bytes, (performance.now() - t0) / 1000),
+  });
+  run.progress(`${LIMIT_PEER}: down ${what}`);
+  await dropCaches();
+  const dest = join(run.down, prefix);
+  await mkdir(dest, { recursive: true });
+  t0 = performance.now();
+  await downloadFiles(run.s3, run.s.bucket, transfers(dest));
+  const seconds = (performance.now() - t0) / 1000;
+  const problem = await verifyCopy(dest, local.files);
+  await removeDir(dest);
+  await deletePrefix(run.s3, run.s.bucket, `${prefix}/`);
+  if (problem) throw new Error(problem);
+  run.book.add({
+    case: `cp down ${local.dataset.label}`,
+    peer: LIMIT_PEER,
+    unit: 'MB/s',
+    higherIsBetter: true,
+    value: mbPerSecond(bytes, seconds),
+  });
+}
+
+async function metadataRound(run: Run, peer: MountPeer, fixture: MetadataFixture, r: number): Promise<void> {
+  run.progress(`${peer.name}: metadata suite, run ${r}/${run.s.runs}`);
+  const cases = metadataCases(run.s.metadata);
+  const scratch = `${peer.name}-meta-r${r}`;
+  await dropCaches();
+  try {
+    await withMount(run, peer, () =>
+      runMetadataSuite(run.mnt, scratch, run.s.metadata, fixture, (step, seconds) =>
+        run.book.add({
+          case: cases[step]!,
+          peer: peer.name,
+          unit: 'seconds',
+          higherIsBetter: false,
+          value: seconds,
+        }),
+      ),
+    );
+  } finally {
+    await deletePrefix(run.s3, run.s.bucket, `${scratch}`);
+  }
+}
+
+async function probeAll(run: Run, wanted?: readonly string[]): Promise<MountPeer[]> {
+  if (run.ctx.installPeers) {
+    const debian = [
+      { command: 's3fs', pkg: 's3fs' },
+      { command: 'rclone', pkg: 'rclone' },
+    ];
+    run.notes.push(...(await installMissing(debian, run.ctx.log)));
+  }
+  const usable: MountPeer[] = [];
+  for (const peer of MOUNT_PEERS) {
+    if (wanted && !wanted.includes(peer.name)) continue;
+    const p = await peer.probe();
+    const hint = ['s3fs', 'rclone'].includes(peer.name) ? '; --install-peers installs it from Debian' : '';
+    run.statuses.set(
+      peer.name,
+      p.available
+        ? { peer: peer.name, status: 'ok', version: p.version }
+        : { peer: peer.name, status: 'skipped', reason: `${p.reason}${hint}` },
+    );
+    if (p.available) usable.push(peer);
+  }
+  run.statuses.set(LIMIT_PEER, {
+    peer: LIMIT_PEER,
+    status: 'ok',
+    version: `@aws-sdk/client-s3, ${CONCURRENCY} requests in flight, ${PART_BYTES / 2 ** 20} MiB parts`,
+  });
+  return usable;
+}
+
+async function prepare(run: Run): Promise<{ locals: LocalDataset[]; fixture: MetadataFixture }> {
+  await mkdir(run.down, { recursive: true });
+  const src = join(run.ctx.workDir, 'src');
+  const locals: LocalDataset[] = [];
+  for (const d of run.s.datasets) {
+    run.ctx.progress(`writing dataset ${d.label}`);
+    locals.push(await makeDataset(src, d));
+  }
+  const big = await makeDataset(join(run.ctx.workDir, 'meta-src'), {
+    label: 'ttfb',
+    files: 1,
+    fileBytes: run.s.metadata.firstByteFileBytes,
+  });
+  const path = join(big.dir, big.files[0]!.name);
+  const firstByte = (await readFile(path)).subarray(0, 1)[0]!;
+  run.ctx.progress('seeding metadata objects');
+  const fixture = await seedMetadata(run.s3, run.s.bucket, run.s.metadata, {
+    path,
+    bytes: big.files[0]!.bytes,
+    firstByte,
+  });
+  return { locals, fixture };
+}
+
+async function measure(run: Run, peers: MountPeer[]): Promise<void> {
+  const { locals, fixture } = await prepare(run);
+  run.totalSteps = run.s.runs * (locals.length * (peers.length + 1) * 2 + peers.length);
+  for (let r = 1; r <= run.s.runs; r++) {
+    for (const local of locals) {
+      for (const peer of peers) {
+        if (!run.alive(peer.name)) continue;
+        await copyWithMount(run, peer, local, r).catch((err) =>
+          run.fail(peer.name, `cp ${local.dataset.label}`, err),
+        );
+      }
+      if (run.alive(LIMIT_PEER))
+        await copyWithSdk(run, local, r).catch((err) => run.fail(LIMIT_PEER, `${local.dataset.label}`, err));
+    }
+    for (const peer of peers) {
+      if (!run.alive(peer.name)) continue;
+      await metadataRound(run, peer, fixture, r).catch((err) => run.fail(peer.name, 'metadata suite', err));
+    }
+  }
+}
+
+export const fuseScenario: Scenario = async (ctx) => {
+  const s = settingsOf(ctx);
+  const notes: string[] = [];
+  const backend = await openBackend({
+    backend: s.backend,
+    endpoint: s.endpoint,
+    network: s.network,
+    workDir: ctx.workDir,
+    log: ctx.log,
+    notes,
+  });
+  const run = new Run(ctx, s, backend, s3Client(backend));
+  run.notes.push(...notes);
+  try {
+    const peers = await probeAll(run, s.peers);
+    await ensureBucket(run.s3, s.bucket);
+    if (!(await dropCaches()))
+      run.notes.push('could not drop the page cache (needs root): "down" copies may be served from memory');
+    await measure(run, peers);
+    if (ctx.signal.aborted)
+      run.notes.push('interrupted: the results hold what was measured before the signal');
+  } finally {
+    run.s3.destroy();
+    await backend.stop();
+  }
+  return result(run);
+};
+
+function result(run: Run): ScenarioResult {
+  const s = run.s;
+  return {
+    scenario: 'fuse',
+    settings: {
+      runs: s.runs,
+      datasets: s.datasets.map((d) => ({ label: d.label, files: d.files, fileBytes: d.fileBytes })),
+      metadata: s.metadata,
+      network: s.network,
+      link: run.backend.network,
+      backend: run.backend.kind,
+      backendVersion: run.backend.version,
+      bucket: s.bucket,
+      limitPeer: LIMIT_PEER,
+      upTime: 'cp plus unmount (until the data is in S3)',
+      downTime: 'cp from a fresh mount after dropping the page cache',
+    },
+    peers: [...run.statuses.values()],
+    measurements: run.book.measurements(),
+    baseline: BASELINE_PEER,
+    notes: run.notes,
+  };
+}

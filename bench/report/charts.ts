@@ -1,0 +1,96 @@
+// Which charts a scenario's results make. Cases named "<family> <files>×<size>MB" (the fuse
+// copies) become one chart per family with the datasets along the x axis — the layout of the KEK
+// paper's Figures 3 and 4; every other case is grouped by unit, one bar group per case. Pure.
+
+import type { ScenarioRecord } from '../results.ts';
+
+export interface Series {
+  readonly peer: string;
+  readonly medians: readonly (number | null)[];
+  readonly mins: readonly (number | null)[];
+  readonly maxs: readonly (number | null)[];
+}
+
+export interface ChartSpec {
+  /** File-name safe: "fuse-cp-up". */
+  readonly id: string;
+  readonly title: string;
+  readonly unit: string;
+  readonly higherIsBetter: boolean;
+  readonly categories: readonly string[];
+  readonly series: readonly Series[];
+}
+
+const DATASET_CASE = /^(.*) (\d+×[\d.]+MB)$/;
+
+export function splitCase(c: string, unit: string): { family: string; category: string } {
+  const m = DATASET_CASE.exec(c);
+  return m ? { family: m[1]!, category: m[2]! } : { family: unit, category: c };
+}
+
+export function chartId(scenario: string, family: string): string {
+  // µs would otherwise lose its µ and read as seconds in the file name.
+  return `${scenario}-${family}`
+    .replace(/µ/g, 'u')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
+}
+
+const FAMILY_TITLES: Record<string, string> = {
+  'fuse/cp up': 'Upload speed (cp local → mount)',
+  'fuse/cp down': 'Download speed (cp mount → local)',
+  'fuse/seconds': 'Metadata operations (goofys suite)',
+};
+
+export function chartsFor(s: ScenarioRecord): ChartSpec[] {
+  const families = new Map<
+    string,
+    { unit: string; higherIsBetter: boolean; categories: string[]; peers: string[] }
+  >();
+  for (const m of s.measurements) {
+    const { family, category } = splitCase(m.case, m.unit);
+    let f = families.get(family);
+    if (!f) {
+      f = { unit: m.unit, higherIsBetter: m.higherIsBetter, categories: [], peers: [] };
+      families.set(family, f);
+    }
+    if (!f.categories.includes(category)) f.categories.push(category);
+    if (!f.peers.includes(m.peer)) f.peers.push(m.peer);
+  }
+  const order = s.peers.map((p) => p.peer);
+  return [...families.entries()].map(([family, f]) => {
+    const peers = [...f.peers].sort((a, b) => rank(order, a) - rank(order, b));
+    const series = peers.map((peer) => {
+      const cells = f.categories.map((category) =>
+        s.measurements.find(
+          (m) =>
+            m.peer === peer &&
+            splitCase(m.case, m.unit).family === family &&
+            splitCase(m.case, m.unit).category === category,
+        ),
+      );
+      return {
+        peer,
+        medians: cells.map((c) => c?.summary.median ?? null),
+        mins: cells.map((c) => c?.summary.min ?? null),
+        maxs: cells.map((c) => c?.summary.max ?? null),
+      };
+    });
+    const title =
+      FAMILY_TITLES[`${s.scenario}/${family}`] ?? (family === f.unit ? `${s.scenario}: ${f.unit}` : family);
+    return {
+      id: chartId(s.scenario, family),
+      title,
+      unit: f.unit,
+      higherIsBetter: f.higherIsBetter,
+      categories: f.categories,
+      series,
+    };
+  });
+}
+
+function rank(order: readonly string[], peer: string): number {
+  const i = order.indexOf(peer);
+  return i < 0 ? order.length : i;
+}

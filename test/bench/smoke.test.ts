@@ -1,0 +1,50 @@
+// `estuary bench all --quick` end to end: every scenario present in this tree runs at reduced size
+// against real peers and a real s3rver, the results file matches its schema, the report and the
+// charts are written, and nothing stays mounted or running.
+
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { required } from '../helpers/services.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { mountsUnder, onPath, readResults, runBench } from './helpers.ts';
+
+const peers = required('s3fs and rclone', onPath('s3fs') && onPath('rclone'), 'apt-get install s3fs rclone');
+
+describe.runIf(peers.ok)('estuary bench all --quick', () => {
+  it('measures every scenario and writes results.json, report.md and the charts', async () => {
+    const out = join(await tempDir('estuary-bench-out-'), 'run');
+    const work = await tempDir('estuary-bench-work-');
+    const t0 = performance.now();
+    const r = await runBench(['all', '--quick', '--out', out, '--work-dir', work]);
+    const seconds = (performance.now() - t0) / 1000;
+    expect(r.code, r.output).toBe(0);
+    const results = await readResults(out);
+    expect(results.settings.quick).toBe(true);
+    expect(results.interrupted).toBe(false);
+    const fuse = results.scenarios.find((s) => s.scenario === 'fuse')!;
+    expect(fuse.status).toBe('ok');
+    const status = Object.fromEntries(fuse.peers.map((p) => [p.peer, p.status]));
+    expect(status).toMatchObject({ s3fs: 'ok', rclone: 'ok', 'sdk-limit': 'ok' });
+    for (const p of fuse.peers.filter((x) => x.status === 'skipped')) expect(p.reason).toBeTruthy();
+    for (const peer of ['s3fs', 'rclone', 'sdk-limit']) {
+      const mine = fuse.measurements.filter((m) => m.peer === peer);
+      // Four datasets up and down; the mounts also run the six metadata steps.
+      expect(mine.length, peer).toBe(peer === 'sdk-limit' ? 8 : 14);
+      for (const m of mine) expect(m.summary.median, `${peer} ${m.case}`).toBeGreaterThan(0);
+    }
+    expect(
+      fuse.measurements.find((m) => m.peer === 'rclone' && m.case === 'cp up 1×10MB')?.vsBaseline,
+    ).toBeGreaterThan(0);
+    const report = await readFile(join(out, 'report.md'), 'utf8');
+    expect(report).toContain('## fuse');
+    for (const chart of ['fuse-cp-up.svg', 'fuse-cp-down.svg', 'fuse-seconds.svg'])
+      expect(existsSync(join(out, chart))).toBe(true);
+    expect(await mountsUnder(work)).toEqual([]);
+    // The two-minute budget of --quick is a speed target, checked by benchmark runs rather than
+    // here (a loaded CI machine must not fail it); the durations are kept for that.
+    for (const s of results.scenarios) expect(s.durationSeconds).toBeGreaterThan(0);
+    console.info(`bench all --quick took ${seconds.toFixed(0)} s`);
+  }, 300_000);
+});
