@@ -1,0 +1,22 @@
+# One image for every estuary role; the service's command picks the role.
+FROM node:24-bookworm-slim
+# fuse: fusermount for `estuary mount`; ca-certificates: HTTPS upstreams and S3 endpoints;
+# python3, make, g++: npm ci rebuilds the FUSE addon (scripts/patch-fuse-native.sh).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends fuse ca-certificates python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /opt/estuary
+COPY package.json package-lock.json .npmrc ./
+COPY scripts/patch-fuse-native.sh scripts/
+RUN npm ci --omit=dev
+COPY bin/ bin/
+COPY cli/ cli/
+COPY lib/ lib/
+COPY gateway/ gateway/
+COPY agent/ agent/
+COPY discovery/ discovery/
+COPY fuse/ fuse/
+COPY bench/ bench/
+COPY deploy/ deploy/
+USER root
+ENTRYPOINT ["node", "bin/estuary.js"]
