@@ -9,6 +9,7 @@ import { inParallel } from './staging-file.ts';
 /** Copy parts start at 512 MiB: few requests, and still under 10,000 parts up to 5 TiB. */
 const COPY_PART_SIZE = 512 * 2 ** 20;
 
+/** Returns the ETag of the new object. */
 export async function copyObject(
   client: ObjectClient,
   source: string,
@@ -20,11 +21,8 @@ export async function copyObject(
     singleCopy: S3_LIMITS.maxSinglePut,
     partSize: COPY_PART_SIZE,
   },
-): Promise<void> {
-  if (size <= limits.singleCopy) {
-    await client.copy(source, target, options);
-    return;
-  }
+): Promise<string> {
+  if (size <= limits.singleCopy) return (await client.copy(source, target, options)).etag;
   const head = await client.head(source);
   if (!head) throw new FsError('ENOENT', `${source} vanished during a copy`);
   const id = await client.createMultipart(
@@ -41,7 +39,7 @@ export async function copyObject(
       });
     });
     parts.sort((a, b) => a.partNumber - b.partNumber);
-    await client.completeMultipart(target, id, parts);
+    return (await client.completeMultipart(target, id, parts)).etag;
   } catch (err) {
     await client.abortMultipart(target, id);
     throw err;

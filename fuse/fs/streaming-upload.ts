@@ -9,6 +9,7 @@
 // A failed part fails the file: the next write and finish() throw, and the upload is aborted.
 
 import type { CompletedPart, ObjectClient, WriteOptions } from '../s3/object-client.ts';
+import { copyObject } from './copy.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { partSize } from './part-sizes.ts';
 
@@ -79,6 +80,8 @@ export class StreamingUpload {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly parts: CompletedPart[] = [];
   private failure: unknown;
+  /** Metadata the multipart upload was started with; chmod or utimens may change it later. */
+  private startedWith: WriteOptions | undefined;
   /** Bytes written so far; the next write must start here. */
   size = 0;
 
@@ -127,7 +130,11 @@ export class StreamingUpload {
       this.throwIfFailed();
       const id = await this.uploadId!;
       this.parts.sort((a, b) => a.partNumber - b.partNumber);
-      return (await this.s.client.completeMultipart(this.key, id, this.parts)).etag;
+      const etag = (await this.s.client.completeMultipart(this.key, id, this.parts)).etag;
+      if (sameWriteOptions(this.startedWith, options)) return etag;
+      // Mode, owner or times changed after the first part left (chmod, or `cp -p` setting the
+      // mtime before close): S3 replaces metadata only by copying the object onto itself.
+      return await copyObject(this.s.client, this.key, this.key, this.size, options, this.s.maxInFlight);
     } catch (err) {
       await this.abort();
       throw err;
@@ -168,7 +175,8 @@ export class StreamingUpload {
     this.buffer = undefined;
     const partNumber = this.partNumber++;
     if (this.uploadId === undefined) {
-      this.uploadId = this.s.client.createMultipart(this.key, options());
+      this.startedWith = options();
+      this.uploadId = this.s.client.createMultipart(this.key, this.startedWith);
       this.uploadId.catch(() => undefined);
     }
     const uploadId = this.uploadId;
@@ -188,4 +196,13 @@ export class StreamingUpload {
     while (this.inFlight.size >= this.s.maxInFlight) await Promise.race(this.inFlight);
     this.throwIfFailed();
   }
+}
+
+function sameWriteOptions(a: WriteOptions | undefined, b: WriteOptions): boolean {
+  if (a?.contentType !== b.contentType) return false;
+  const am = a?.metadata ?? {};
+  const bm = b.metadata ?? {};
+  const keys = new Set([...Object.keys(am), ...Object.keys(bm)]);
+  for (const k of keys) if (am[k] !== bm[k]) return false;
+  return true;
 }

@@ -269,6 +269,26 @@ describe('names and directories', () => {
     expect((await fresh.getattr('/link')).kind).toBe('symlink');
   });
 
+  it('keeps a chmod and an mtime set while a multipart upload is under way (cp -p)', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const data = randomBytes(12 * MiB);
+    const fh = await fs.create('/p', 0o644);
+    for (let at = 0; at < data.length; at += 128 * 1024) {
+      await fs.write(fh, data.subarray(at, at + 128 * 1024), at);
+    }
+    expect(mem.calls.get('createMultipart')).toBe(1);
+    await fs.chmod('/p', 0o600);
+    await fs.utimens('/p', 0, 1_500_000_000_000);
+    await fs.flush(fh);
+    await fs.release(fh);
+    const stored = mem.objects.get('p');
+    expect(stored?.body.equals(data)).toBe(true);
+    expect(stored?.metadata).toMatchObject({ mode: String(0o100600), mtime: '1500000000' });
+    const fresh = await makeFs(mem);
+    expect(await fresh.getattr('/p')).toMatchObject({ perm: 0o600, mtimeMs: 1_500_000_000_000, size: data.length });
+  });
+
   it('refuses every change on a read-only mount with EROFS', async () => {
     const mem = new MemoryObjectClient();
     await mem.put('f', Buffer.from('x'));
