@@ -204,6 +204,7 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
     });
     try {
       await fs.start().catch((err: unknown) => {
+        if (isEstuaryError(err)) throw err;
         if ((err as NodeJS.ErrnoException)?.code && !isObjectError(err)) {
           throw fsErrors.cacheDir(cacheDir, String((err as Error).message));
         }
@@ -231,6 +232,7 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
             const queued = fs.journal?.size ?? 0;
             if (queued > 0) log.info({ pending: queued }, 'waiting for write-back uploads to finish');
             await fs.journalSettled();
+            await fs.journal?.close();
             mount.release();
             log.info({ mountpoint }, 'unmounted');
           },

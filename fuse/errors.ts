@@ -51,6 +51,12 @@ export const fsErrors = {
       'ESTUARY_FS_NO_LIBFUSE',
       'libfuse 2 (libfuse.so.2) is not installed; install it (Debian/Ubuntu: apt-get install fuse; RHEL: dnf install fuse fuse-libs) and retry',
     ),
+  journalInUse: (dir: string, pid: number) =>
+    new EstuaryError(
+      'ESTUARY_FS_JOURNAL_IN_USE',
+      `the write-back journal ${dir} is in use by ${Number.isNaN(pid) ? 'another mount' : `process ${pid}`}; give each mount its own --cache-dir`,
+      BAD_INPUT,
+    ),
   cacheDir: (path: string, reason: string) =>
     new EstuaryError(
       'ESTUARY_FS_CACHE_DIR',

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
+import { fsErrors } from '../errors.ts';
 import type { FsLogger } from './filesystem.ts';
 import { type StagingFile, type StagingSettings, uploadFile } from './staging-file.ts';
 
@@ -44,6 +45,45 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+const LOCK_FILE = 'lock';
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * One mount per journal: two processes uploading and deleting the same entries would race. The
+ * lock file holds the owner's PID; a lock left by a process that no longer runs (kill -9, a
+ * crash) is taken over, which is exactly the restart that must resume the uploads.
+ */
+async function lockJournal(dir: string): Promise<void> {
+  const path = join(dir, LOCK_FILE);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await writeFile(path, `${process.pid}\n`, { flag: 'wx', flush: true });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const owner = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+    if (owner === process.pid) return;
+    if (Number.isInteger(owner) && owner > 0 && pidAlive(owner)) throw fsErrors.journalInUse(dir, owner);
+    await unlink(path).catch(() => undefined);
+  }
+  throw fsErrors.journalInUse(dir, Number.NaN);
+}
+
+async function unlockJournal(dir: string): Promise<void> {
+  const path = join(dir, LOCK_FILE);
+  const owner = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
+  if (owner === process.pid) await unlink(path).catch(() => undefined);
+}
+
 export class Journal {
   private readonly dir: string;
   private readonly s: UploadSettings;
@@ -67,7 +107,8 @@ export class Journal {
   /** Reads what a previous run left, deletes incomplete leftovers, and starts uploading. */
   async open(): Promise<number> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const names = await readdir(this.dir);
+    await lockJournal(this.dir);
+    const names = (await readdir(this.dir)).filter((n) => n !== LOCK_FILE);
     const records: JournalRecord[] = [];
     for (const name of names.filter((n) => n.endsWith('.json'))) {
       const record = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JournalRecord;
@@ -134,6 +175,12 @@ export class Journal {
   /** Stops starting uploads (for tests that simulate a crash). */
   stop(): void {
     this.stopped = true;
+  }
+
+  /** Gives the directory up to the next mount; call once nothing is pending. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    await unlockJournal(this.dir);
   }
 
   private pump(): void {
