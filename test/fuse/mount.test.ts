@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isMounted } from '../../fuse/mount-table.ts';
 import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
 import { NODE } from '../helpers/process.ts';
-import type { S3rverServer } from '../helpers/s3rver.ts';
+import { type S3rverServer, startS3rver } from '../helpers/s3rver.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { fuseAvailable, type Mounted, mountBucket, runEstuary, serverEnv, sh } from './mount-helpers.ts';
 import { sdkClient } from './s3/sdk.ts';
-import { startS3rverWithPaging } from './s3rver.ts';
+import { throttlingProxy } from './s3/throttling-proxy.ts';
 
 afterAll(runTeardowns);
 
@@ -24,7 +24,7 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
   let local: string;
 
   beforeAll(async () => {
-    server = await startS3rverWithPaging({ buckets: ['mnt'] });
+    server = await startS3rver({ buckets: ['mnt'] });
     m = await mountBucket(server, 'mnt');
     local = await tempDir('estuary-local-');
   });
@@ -117,6 +117,24 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     expect((await sdkClient(server, 'mnt').head('timed-kept'))?.metadata.mtime).toBe(String(mtime));
   });
 
+  it('keeps mode and mtime with cp -p also for a file large enough for a multipart upload', async () => {
+    const r = await sh(
+      [
+        `head -c 20000000 /dev/urandom > '${local}/big-timed'`,
+        `chmod 600 '${local}/big-timed'`,
+        `touch -m -d '2004-05-06 07:08:09' '${local}/big-timed'`,
+        `cp -p '${local}/big-timed' '${m.dir}/big-timed'`,
+        `stat -c '%a %Y %s' '${m.dir}/big-timed'`,
+        `cmp '${local}/big-timed' '${m.dir}/big-timed'`,
+      ].join(' && '),
+    );
+    expect(r.code, r.out).toBe(0);
+    const mtime = Date.parse('2004-05-06T07:08:09Z') / 1000;
+    expect(r.out.trim()).toBe(`600 ${mtime} 20000000`);
+    const head = await sdkClient(server, 'mnt').head('big-timed');
+    expect(head?.metadata).toMatchObject({ mtime: String(mtime), mode: String(0o100600) });
+  });
+
   it('clones a git repository into the mount', async () => {
     const repo = join(local, 'repo');
     const r = await sh(
@@ -157,7 +175,7 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
 
 describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
   it('reports EIO from close when the server dies mid-upload', async () => {
-    const server = await startS3rverWithPaging({ buckets: ['dies'] });
+    const server = await startS3rver({ buckets: ['dies'] });
     const m = await mountBucket(server, 'dies', ['--retries', '1']);
     const src = join(await tempDir('estuary-dies-'), 'big');
     await writeFile(src, randomBytes(40 * 2 ** 20));
@@ -171,8 +189,54 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     await m.child.waitFor(/ESTUARY_FS_UPLOAD_FAILED/, 10_000);
   });
 
+  it('rides out 503 SlowDown through the mount: every byte arrives and comes back', async () => {
+    const server = await startS3rver({ buckets: ['slow'] });
+    const budget = { refuse: 0, refused: 0 };
+    const port = await throttlingProxy(server.port, budget);
+    const m = await mountBucket({ ...server, endpoint: `http://127.0.0.1:${port}` }, 'slow');
+    const src = join(await tempDir('estuary-slow-'), 'data');
+    await writeFile(src, randomBytes(20 * 2 ** 20));
+    budget.refuse = 3;
+    const up = await sh(`cp '${src}' '${m.dir}/data' && echo copied`);
+    expect(up.out.trim(), up.out).toBe('copied');
+    budget.refuse = 2;
+    const back = await sh(`cmp '${src}' '${m.dir}/data' && echo same`);
+    expect(back.out.trim(), back.out).toBe('same');
+    expect(budget.refused).toBe(5);
+    expect((await sdkClient(server, 'slow').get('data')).equals(await readFile(src))).toBe(true);
+  });
+
+  it('answers EIO to a reader when the endpoint dies mid-read, and stays mounted', async () => {
+    const server = await startS3rver({ buckets: ['gone'] });
+    await sdkClient(server, 'gone').put('big', randomBytes(96 * 2 ** 20));
+    const m = await mountBucket(server, 'gone', ['--retries', '1', '--readahead', '2M']);
+    // A slow reader: 1 MiB every 50 ms, so the server dies with most of the file unread.
+    const reader = sh(
+      [
+        "python3 -c 'import sys, time",
+        "f = open(sys.argv[1], \"rb\"); n = 0",
+        'try:',
+        '    while True:',
+        '        b = f.read(1 << 20)',
+        '        if not b: break',
+        '        n += len(b); time.sleep(0.05)',
+        '    print("read all", n)',
+        'except OSError as e:',
+        `    print("errno", e.errno, n)' '${m.dir}/big'`,
+      ].join('\n'),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    await server.kill();
+    const r = await reader;
+    expect(r.out, r.out).toMatch(/^errno 5 \d+/m);
+    expect(await isMounted(m.dir)).toBe(true);
+    const ls = await sh(`ls '${m.dir}'; echo "ls exit $?"`);
+    expect(ls.out).toMatch(/ls exit/);
+    expect(m.child.proc.exitCode).toBeNull();
+  });
+
   it('finishes pending uploads before exiting on SIGTERM, and unmounts', async () => {
-    const server = await startS3rverWithPaging({ buckets: ['term'] });
+    const server = await startS3rver({ buckets: ['term'] });
     const m = await mountBucket(server, 'term');
     const data = randomBytes(60 * 2 ** 20);
     const src = join(await tempDir('estuary-term-'), 'f');
@@ -196,7 +260,7 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
   });
 
   it('mounts from fstab through mount.fuse.estuary, read-only with ro', async () => {
-    const server = await startS3rverWithPaging({ buckets: ['fstab'] });
+    const server = await startS3rver({ buckets: ['fstab'] });
     const dir = await tempDir('estuary-fstab-');
     const logDir = await tempDir('estuary-fstab-log-');
     onTeardown(() => sh(`mountpoint -q '${dir}' && fusermount -uz '${dir}'; true`).then(() => undefined));
@@ -218,7 +282,7 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
   });
 
   it('with --write-back, keeps closed files through a mount crash and uploads them on restart', async () => {
-    const server = await startS3rverWithPaging({ buckets: ['wb'] });
+    const server = await startS3rver({ buckets: ['wb'] });
     const cacheDir = await tempDir('estuary-wb-cache-');
     const m = await mountBucket(server, 'wb', ['--write-back', '--cache-dir', cacheDir]);
     // List the root first, so the new name's lookup is answered from the cache with the server gone.
@@ -230,7 +294,7 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     await m.child.stop('SIGKILL');
     await sh(`fusermount -uz '${m.dir}'`);
 
-    const again = await startS3rverWithPaging({ buckets: ['wb'], dataDir: server.dataDir });
+    const again = await startS3rver({ buckets: ['wb'], dataDir: server.dataDir });
     const m2 = await mountBucket(again, 'wb', ['--write-back', '--cache-dir', cacheDir]);
     const client = sdkClient(again, 'wb');
     let body: Buffer | undefined;
@@ -244,7 +308,7 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
   });
 
   it('exits when unmounted with estuary umount', async () => {
-    const server = await startS3rverWithPaging({ buckets: ['um'] });
+    const server = await startS3rver({ buckets: ['um'] });
     const m = await mountBucket(server, 'um');
     const um = runEstuary(['umount', m.dir], serverEnv(server));
     expect(await um.exited).toBe(0);
@@ -253,7 +317,7 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
   });
 
   it('says clearly when the bucket is missing or the endpoint is down', async () => {
-    const server = await startS3rverWithPaging({ buckets: ['exists'] });
+    const server = await startS3rver({ buckets: ['exists'] });
     const dir = await tempDir('estuary-nomnt-');
     const missing = runEstuary(['mount', 'nope', dir, '--endpoint', server.endpoint], serverEnv(server));
     expect(await missing.exited).toBe(2);

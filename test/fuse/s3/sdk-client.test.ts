@@ -1,13 +1,13 @@
 import { afterAll } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
-import { startS3rverWithPaging } from '../s3rver.ts';
+import { startS3rver } from '../../helpers/s3rver.ts';
 import { objectClientContract } from './contract.ts';
 import { sdkClient } from './sdk.ts';
 
 afterAll(runTeardowns);
 
 objectClientContract('AWS SDK against s3rver', async () => {
-  const server = await startS3rverWithPaging({ buckets: ['contract'] });
+  const server = await startS3rver({ buckets: ['contract'] });
   return {
     client: sdkClient(server, 'contract'),
     missingBucket: sdkClient(server, 'no-such-bucket'),
