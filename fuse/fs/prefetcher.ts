@@ -3,10 +3,12 @@
 // The kernel hands us reads of at most 128 KiB, one or two at a time; a GET per read would make a
 // sequential read as slow as the round trip. So each open file keeps a run of contiguous chunks,
 // fetched by parallel ranged GETs, ahead of where the reader is. The run starts small (1 MiB: a
-// reader that only wants a file's header pays for little) and doubles each time the reader
-// finishes a chunk, up to `maxWindow`, so a long sequential read soon has several chunks in
-// flight at once — what a high-latency link needs. A read outside the run is a seek: the run is
-// dropped and starts small again there, so random access costs one small GET per read.
+// reader that only wants a file's header pays for little); after that, the distance fetched ahead
+// of the reader is four times what it has read in sequence, up to `maxWindow`. Growing with the
+// bytes read rather than with chunks completed matters on a long link: the next chunks are asked
+// for while the reader is still inside the current one, so a 10 MB file costs about two round
+// trips instead of one per doubling. A read outside the run is a seek: the run is dropped and
+// starts small again there, so random access costs one small GET per read.
 //
 // Chunks take their memory from the shared budget without waiting. When the budget is spent, a
 // read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
@@ -16,6 +18,8 @@ import type { MemoryBudget } from './memory-budget.ts';
 
 /** Where the window starts: big enough for a header, small enough to waste little on a seek. */
 export const INITIAL_WINDOW = 2 ** 20;
+/** How far ahead to fetch, as a multiple of the bytes read in sequence so far. */
+const GROWTH = 4;
 /** Chunk size cap: 8 MiB ranged GETs keep per-request overhead small on any link. */
 export const MAX_CHUNK = 8 * 2 ** 20;
 /**
@@ -37,7 +41,8 @@ export class Prefetcher {
   private readonly budget: MemoryBudget;
   private readonly maxWindow: number;
   private chunks: Chunk[] = [];
-  private window = INITIAL_WINDOW;
+  /** Where the current sequential run began. */
+  private runStart = 0;
   /** GETs issued, for tests that check readahead behaviour. */
   requests = 0;
 
@@ -68,9 +73,12 @@ export class Prefetcher {
     const first = this.chunks[0];
     const last = this.chunks.at(-1);
     const inRun = first !== undefined && last !== undefined && offset >= first.start && offset <= last.end;
-    if (!inRun) this.reset();
+    if (!inRun) {
+      this.reset();
+      this.runStart = offset;
+    }
     this.dropBehind(offset);
-    this.extend(inRun ? (this.chunks.at(-1)?.end ?? offset) : offset, end);
+    this.extend(offset, end);
     // The common case, a read inside one chunk, is answered without a copy.
     const home = this.chunks.find((c) => c.start <= offset && end <= c.end);
     if (home) {
@@ -115,24 +123,27 @@ export class Prefetcher {
   private reset(): void {
     for (const c of this.chunks) this.budget.release(c.end - c.start);
     this.chunks = [];
-    this.window = INITIAL_WINDOW;
+  }
+
+  /** Bytes to have fetched ahead of `offset`. */
+  private window(offset: number): number {
+    return Math.min(this.maxWindow, Math.max(INITIAL_WINDOW, GROWTH * (offset - this.runStart)));
   }
 
   private dropBehind(offset: number): void {
     while (this.chunks.length > 0 && this.chunks[0]!.end + BEHIND_SLACK <= offset) {
       const c = this.chunks.shift()!;
       this.budget.release(c.end - c.start);
-      // A chunk read to its end is evidence of a sequential reader: look further ahead.
-      this.window = Math.min(this.maxWindow, this.window * 2);
     }
   }
 
-  /** Adds chunks from `from` until they cover the read and the window ahead of it. */
-  private extend(from: number, readEnd: number): void {
-    const target = Math.min(this.size, Math.max(readEnd, (this.chunks[0]?.start ?? from) + this.window));
-    let start = this.chunks.at(-1)?.end ?? from;
+  /** Adds chunks until they cover the read and the window ahead of it. */
+  private extend(offset: number, readEnd: number): void {
+    const window = this.window(offset);
+    const target = Math.min(this.size, Math.max(readEnd, offset + window));
+    let start = this.chunks.at(-1)?.end ?? offset;
     while (start < target) {
-      const end = Math.min(this.size, start + Math.min(MAX_CHUNK, this.window));
+      const end = Math.min(this.size, start + Math.min(MAX_CHUNK, window));
       // Readahead stops at three quarters of the budget, so readers that hold chunks and then go
       // idle can never starve writers, which must wait for memory rather than skip it.
       if (!this.budget.tryAcquire(end - start, this.budget.limit * 0.75)) return;

@@ -24,12 +24,14 @@ describe('server-side copies', () => {
   });
 });
 
-/** Counts GETs in flight at once. */
-function countingGets(inner: ObjectClient): { client: ObjectClient; peak: () => number } {
+/** Counts GETs in flight at once, and records the ranges asked for. */
+function countingGets(inner: ObjectClient): { client: ObjectClient; peak: () => number; ranges: ByteRange[] } {
   let now = 0;
   let peak = 0;
+  const ranges: ByteRange[] = [];
   const client = Object.create(inner) as ObjectClient;
   client.get = async (key: string, range?: ByteRange) => {
+    if (range) ranges.push(range);
     peak = Math.max(peak, ++now);
     try {
       return await inner.get(key, range);
@@ -37,7 +39,7 @@ function countingGets(inner: ObjectClient): { client: ObjectClient; peak: () => 
       now--;
     }
   };
-  return { client, peak: () => peak };
+  return { client, peak: () => peak, ranges };
 }
 
 describe('readahead over a slow link', () => {
@@ -56,6 +58,26 @@ describe('readahead over a slow link', () => {
     }
     p.close();
     expect(peak()).toBeGreaterThanOrEqual(4);
+    expect(budget.used).toBe(0);
+  });
+
+  it('asks for the next chunks while the reader is still inside the first one', async () => {
+    const mem = new MemoryObjectClient();
+    const data = randomBytes(10 * MiB);
+    await mem.put('ten', data);
+    const link = new BandwidthLimitedClient(mem, { latencyMs: 20, bytesPerSecond: 2 ** 30 });
+    const { client, ranges } = countingGets(link);
+    const budget = new MemoryBudget(64 * MiB);
+    expect(budget.tryAcquire(MiB)).toBe(true);
+    const p = new Prefetcher(client, 'ten', data.length, budget, 64 * MiB, data.subarray(0, MiB));
+    for (let at = 0; at < MiB; at += 128 * 1024) await p.read(at, 128 * 1024);
+    // Reading the first MiB (already here from open) must not wait, yet put most of the file in
+    // flight: on a 20 ms link, each round trip spent ramping up costs as much as 2 MB of transfer.
+    expect(Math.max(...ranges.map((r) => r.end))).toBeGreaterThanOrEqual(5 * MiB);
+    for (let at = MiB; at < data.length; at += 128 * 1024) {
+      expect((await p.read(at, 128 * 1024)).equals(data.subarray(at, at + 128 * 1024))).toBe(true);
+    }
+    p.close();
     expect(budget.used).toBe(0);
   });
 
