@@ -170,28 +170,25 @@ async function copyWithMount(run: Run, peer: MountPeer, local: LocalDataset, r: 
   await dropCaches();
   const up = await withMount(run, peer, () => timedCopy(local.dir, join(run.mnt, prefix), run.ctx.signal));
   await checkUploaded(run, prefix, local);
-  run.book.add({
-    case: `cp up ${local.dataset.label}`,
-    peer: peer.name,
-    unit: 'MB/s',
-    higherIsBetter: true,
-    value: mbPerSecond(bytes, up.value + up.unmountSeconds),
-  });
+  addRate(run, 'up', local, peer.name, mbPerSecond(bytes, up.value + up.unmountSeconds));
   run.progress(`${peer.name}: cp down ${what}`);
   await dropCaches();
   const dest = join(run.down, prefix);
   const down = await withMount(run, peer, () => timedCopy(join(run.mnt, prefix), dest, run.ctx.signal));
+  await verifyAndClean(run, dest, local, prefix);
+  addRate(run, 'down', local, peer.name, mbPerSecond(bytes, down.value));
+}
+
+/** Checks a download against the dataset, then removes it here and in the bucket. */
+async function verifyAndClean(run: Run, dest: string, local: LocalDataset, prefix: string): Promise<void> {
   const problem = await verifyCopy(dest, local.files);
   await removeDir(dest);
   await deletePrefix(run.s3, run.s.bucket, `${prefix}/`);
   if (problem) throw new Error(problem);
-  run.book.add({
-    case: `cp down ${local.dataset.label}`,
-    peer: peer.name,
-    unit: 'MB/s',
-    higherIsBetter: true,
-    value: mbPerSecond(bytes, down.value),
-  });
+}
+
+function addRate(run: Run, direction: 'up' | 'down', local: LocalDataset, peer: string, value: number): void {
+  run.book.add({ case: `cp ${direction} ${local.dataset.label}`, peer, unit: 'MB/s', higherIsBetter: true, value });
 }
 
 async function copyWithSdk(run: Run, local: LocalDataset, r: number): Promise<void> {
@@ -204,13 +201,7 @@ async function copyWithSdk(run: Run, local: LocalDataset, r: number): Promise<vo
   await dropCaches();
   let t0 = performance.now();
   await uploadFiles(run.s3, run.s.bucket, transfers(local.dir));
-  run.book.add({
-    case: `cp up ${local.dataset.label}`,
-    peer: LIMIT_PEER,
-    unit: 'MB/s',
-    higherIsBetter: true,
-    value: mbPerSecond(bytes, (performance.now() - t0) / 1000),
-  });
+  addRate(run, 'up', local, LIMIT_PEER, mbPerSecond(bytes, (performance.now() - t0) / 1000));
   run.progress(`${LIMIT_PEER}: down ${what}`);
   await dropCaches();
   const dest = join(run.down, prefix);
@@ -218,17 +209,8 @@ async function copyWithSdk(run: Run, local: LocalDataset, r: number): Promise<vo
   t0 = performance.now();
   await downloadFiles(run.s3, run.s.bucket, transfers(dest));
   const seconds = (performance.now() - t0) / 1000;
-  const problem = await verifyCopy(dest, local.files);
-  await removeDir(dest);
-  await deletePrefix(run.s3, run.s.bucket, `${prefix}/`);
-  if (problem) throw new Error(problem);
-  run.book.add({
-    case: `cp down ${local.dataset.label}`,
-    peer: LIMIT_PEER,
-    unit: 'MB/s',
-    higherIsBetter: true,
-    value: mbPerSecond(bytes, seconds),
-  });
+  await verifyAndClean(run, dest, local, prefix);
+  addRate(run, 'down', local, LIMIT_PEER, mbPerSecond(bytes, seconds));
 }
 
 async function metadataRound(run: Run, peer: MountPeer, fixture: MetadataFixture, r: number): Promise<void> {
