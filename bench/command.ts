@@ -43,7 +43,7 @@ const options = {
   bucket: option(str('NAME'), 'estuary-bench', 'the bucket the fuse scenario uses (created if missing)'),
   peers: optional(
     list(str('NAME')),
-    'only these fuse peers (estuary, s3fs, rclone, goofys, geesefs, mountpoint-s3)',
+    'only these fuse peers (estuary, estuary-write-back, s3fs, rclone, goofys, geesefs, mountpoint-s3)',
   ),
   workDir: optional(
     str('DIR'),

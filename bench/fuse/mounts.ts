@@ -126,30 +126,45 @@ async function foregroundMount(
   };
 }
 
-const estuary: MountPeer = {
-  name: 'estuary',
-  async probe() {
-    if (!existsSync(join(REPO_ROOT, 'fuse', 'command.ts')))
-      return { available: false, reason: "estuary's mount (fuse/command.ts) is not in this tree yet" };
-    return { available: true, version: `estuary ${packageVersion()} (this tree)` };
-  },
-  mount: (req) =>
-    foregroundMount(
-      'estuary',
-      req.mountpoint,
-      process.execPath,
-      [
-        join(REPO_ROOT, 'bin', 'estuary.js'),
-        'mount',
-        req.bucket,
+/**
+ * estuary's mount from this tree. `write-back` is the same mount with --write-back: close()
+ * returns once the file is in the crash-safe local journal and uploads overlap across files; the
+ * "up" time still ends only when unmount has drained the journal into the bucket.
+ */
+function estuaryPeer(name: string, extra: (req: MountRequest) => readonly string[]): MountPeer {
+  return {
+    name,
+    async probe() {
+      if (!existsSync(join(REPO_ROOT, 'fuse', 'command.ts')))
+        return { available: false, reason: "estuary's mount (fuse/command.ts) is not in this tree yet" };
+      return { available: true, version: `estuary ${packageVersion()} (this tree)` };
+    },
+    mount: (req) =>
+      foregroundMount(
+        name,
         req.mountpoint,
-        '--endpoint',
-        req.backend.endpoint,
-      ],
-      awsEnv(req.backend),
-      'sigterm',
-    ),
-};
+        process.execPath,
+        [
+          join(REPO_ROOT, 'bin', 'estuary.js'),
+          'mount',
+          req.bucket,
+          req.mountpoint,
+          '--endpoint',
+          req.backend.endpoint,
+          ...extra(req),
+        ],
+        awsEnv(req.backend),
+        'sigterm',
+      ),
+  };
+}
+
+const estuary = estuaryPeer('estuary', () => []);
+const estuaryWriteBack = estuaryPeer('estuary-write-back', (req) => [
+  '--write-back',
+  '--cache-dir',
+  join(req.configDir, 'estuary-write-back'),
+]);
 
 const s3fs: MountPeer = {
   name: 's3fs',
@@ -250,9 +265,10 @@ const mountpointS3: MountPeer = {
     ),
 };
 
-/** In table order: estuary first, the paper's s3fs baseline, then the other tools. */
+/** In table order: estuary (and its write-back mode) first, the paper's s3fs baseline, then the other tools. */
 export const MOUNT_PEERS: readonly MountPeer[] = [
   estuary,
+  estuaryWriteBack,
   s3fs,
   rclone,
   goofysLike('goofys'),

@@ -26,9 +26,15 @@ describe.runIf(peers.ok)('estuary bench all --quick', () => {
     const fuse = results.scenarios.find((s) => s.scenario === 'fuse')!;
     expect(fuse.status).toBe('ok');
     const status = Object.fromEntries(fuse.peers.map((p) => [p.peer, p.status]));
-    expect(status).toMatchObject({ s3fs: 'ok', rclone: 'ok', 'sdk-limit': 'ok' });
+    expect(status).toMatchObject({
+      estuary: 'ok',
+      'estuary-write-back': 'ok',
+      s3fs: 'ok',
+      rclone: 'ok',
+      'sdk-limit': 'ok',
+    });
     for (const p of fuse.peers.filter((x) => x.status === 'skipped')) expect(p.reason).toBeTruthy();
-    for (const peer of ['s3fs', 'rclone', 'sdk-limit']) {
+    for (const peer of ['estuary', 'estuary-write-back', 's3fs', 'rclone', 'sdk-limit']) {
       const mine = fuse.measurements.filter((m) => m.peer === peer);
       // Four datasets up and down; the mounts also run the six metadata steps.
       expect(mine.length, peer).toBe(peer === 'sdk-limit' ? 8 : 14);
