@@ -235,6 +235,30 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     expect(m.child.proc.exitCode).toBeNull();
   });
 
+  it('answers ENOSPC when the cache disk is full, and leaves the stored object as it was', async () => {
+    const server = await startS3rver({ buckets: ['full'] });
+    const original = randomBytes(8 * 2 ** 20);
+    await sdkClient(server, 'full').put('obj', original);
+    const cacheDir = await tempDir('estuary-full-');
+    const tmpfs = await sh(`mount -t tmpfs -o size=2m estuary-test-cache '${cacheDir}'`);
+    expect(tmpfs.code, tmpfs.out).toBe(0);
+    onTeardown(async () => {
+      await sh(`umount -l '${cacheDir}'`);
+    });
+    const m = await mountBucket(server, 'full', ['--cache-dir', cacheDir]);
+    // A write into an existing 8 MB object stages the whole object on the 2 MB cache disk.
+    const r = await sh(
+      `printf X | dd of='${m.dir}/obj' bs=1 seek=7000000 conv=notrunc status=none; echo "dd exit $?"`,
+    );
+    expect(r.out).toMatch(/No space left on device/);
+    expect(r.out).not.toMatch(/dd exit 0/);
+    expect((await sdkClient(server, 'full').get('obj')).equals(original)).toBe(true);
+    const copy = join(await tempDir('estuary-full-local-'), 'obj');
+    await writeFile(copy, original);
+    const again = await sh(`cmp '${copy}' '${m.dir}/obj' && echo same`);
+    expect(again.out.trim(), again.out).toBe('same');
+  });
+
   it('finishes pending uploads before exiting on SIGTERM, and unmounts', async () => {
     const server = await startS3rver({ buckets: ['term'] });
     const m = await mountBucket(server, 'term');
