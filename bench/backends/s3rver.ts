@@ -15,22 +15,21 @@ export function s3rverVersion(): string {
   return (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
 }
 
-export async function startS3rver(placement: ServerPlacement): Promise<StartedServer> {
+/**
+ * Node arguments that run s3rver's CLI on `host`, on a free port, over `dataDir`. The bench and
+ * the test harness both start it this way.
+ */
+export function s3rverArgs(dataDir: string, host: string, buckets: readonly string[] = []): string[] {
   const bin = join(dirname(require.resolve('s3rver/package.json')), 'bin', 's3rver.js');
   // s3rver encrypts ListObjectsV2 continuation tokens with DES, which OpenSSL 3 keeps in its
   // legacy provider: without it every listing of more than 1000 keys fails with a 500.
-  const args = [
-    '--openssl-legacy-provider',
-    bin,
-    '-d',
-    placement.dataDir,
-    '-a',
-    placement.host,
-    '-p',
-    '0',
-    '--no-vhost-buckets',
-    '--silent',
-  ];
+  const args = ['--openssl-legacy-provider', bin, '-d', dataDir, '-a', host, '-p', '0', '--no-vhost-buckets'];
+  for (const b of buckets) args.push('--configure-bucket', b);
+  return args;
+}
+
+export async function startS3rver(placement: ServerPlacement): Promise<StartedServer> {
+  const args = [...s3rverArgs(placement.dataDir, placement.host), '--silent'];
   const [cmd, ...prefix] = [...placement.execPrefix, process.execPath];
   const child = startProcess('s3rver', cmd!, [...prefix, ...args]);
   // s3rver prints its address even with --silent; 20 s covers a cold start on a loaded machine.

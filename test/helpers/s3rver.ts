@@ -1,12 +1,9 @@
 // A real S3 server for tests: s3rver in its own process on a random loopback port with a fresh
 // data directory, so a test can also kill it mid-transfer. Stopped after the test file.
 
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { s3rverArgs } from '../../bench/backends/s3rver.ts';
 import { type Child, NODE, startChild } from './process.ts';
 import { tempDir } from './tmp.ts';
-
-const require = createRequire(import.meta.url);
 
 /** A running S3-compatible server; s3rver and Swift's s3api both present this shape. */
 export interface S3Server {
@@ -31,12 +28,7 @@ export async function startS3rver(
   options: { buckets?: readonly string[]; dataDir?: string } = {},
 ): Promise<S3rverServer> {
   const dataDir = options.dataDir ?? (await tempDir('estuary-s3rver-'));
-  const bin = join(dirname(require.resolve('s3rver/package.json')), 'bin', 's3rver.js');
-  const args = [bin, '-d', dataDir, '-a', '127.0.0.1', '-p', '0', '--no-vhost-buckets'];
-  for (const b of options.buckets ?? []) args.push('--configure-bucket', b);
-  // s3rver 3.7 hashes ListObjectsV2 continuation tokens with an algorithm OpenSSL 3 only offers
-  // through its legacy provider (on Node 20 and 24 alike).
-  const child = startChild(NODE, ['--openssl-legacy-provider', ...args]);
+  const child = startChild(NODE, s3rverArgs(dataDir, '127.0.0.1', options.buckets));
   const m = await child.waitFor(/listening on 127\.0\.0\.1:(\d+)/, 20_000);
   const port = Number(m[1]);
   return {
