@@ -23,6 +23,7 @@ export const DROP_REASONS = [
   'flood',
   'registry-full',
   'impersonation',
+  'replay',
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 

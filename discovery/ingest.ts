@@ -62,6 +62,12 @@ export function createIngest(o: IngestOptions): (msg: IncomingMessage) => Ingest
       const detail = `uuid registered with key ${known.keyId}, message ${a.keyId ?? 'unsigned'}`;
       return drop('impersonation', detail, hb.uuid, t);
     }
+    // A signed message older than the one already applied is a replay (or a very late
+    // redelivery): applying it would roll the cache back to an earlier address or load.
+    if (known?.auth === 'signed' && hb.timestamp < known.agentTimestamp) {
+      const detail = `timestamp ${hb.timestamp} is older than the last accepted ${known.agentTimestamp}`;
+      return drop('replay', detail, hb.uuid, t);
+    }
     if (!flood.allow(hb.uuid, t))
       return drop('flood', 'more heartbeats than the rate limit allows', hb.uuid, t);
     if (a.goodbye) {

@@ -154,6 +154,17 @@ describe('ingest', () => {
     expect(s.counts.impersonation).toBe(3);
   });
 
+  it('drops a replayed signed heartbeat older than the one applied', () => {
+    const s = setup(true);
+    const now = Date.now() / 1000;
+    expect(s.signed(heartbeat({ timestamp: now, public_ip: '130.87.1.1' }))).toBe('accepted');
+    expect(s.signed(heartbeat({ timestamp: now - 30, public_ip: '130.87.9.9' }))).toBe('replay');
+    expect(s.registry.get('cache-1')?.publicIp).toBe('130.87.1.1');
+    expect(s.counts.replay).toBe(1);
+    expect(s.signed(heartbeat({ timestamp: now + 30, public_ip: '130.87.2.2' }))).toBe('accepted');
+    expect(s.registry.get('cache-1')?.publicIp).toBe('130.87.2.2');
+  });
+
   it('flags clock drift beyond 10 s and marks unsigned caches', () => {
     const s = setup(true);
     expect(
