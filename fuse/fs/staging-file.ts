@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { FsError } from './errno.ts';
 import type { MemoryBudget } from './memory-budget.ts';
-import { partRanges } from './part-sizes.ts';
+import { partRanges, SINGLE_PUT_LIMIT } from './part-sizes.ts';
 
 export interface StagingSettings {
   readonly client: ObjectClient;
@@ -164,7 +164,14 @@ export async function uploadFile(
 ): Promise<string> {
   const { client, budget } = s;
   const ranges = partRanges(size, s.firstPartSize);
-  if (ranges.length <= 1) return (await client.put(key, await readAt(fh, 0, size), options)).etag;
+  if (ranges.length <= 1 || size <= SINGLE_PUT_LIMIT) {
+    await budget.acquire(size);
+    try {
+      return (await client.put(key, await readAt(fh, 0, size), options)).etag;
+    } finally {
+      budget.release(size);
+    }
+  }
   const id = await client.createMultipart(key, options);
   const parts: { partNumber: number; etag: string }[] = [];
   try {

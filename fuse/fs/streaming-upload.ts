@@ -11,7 +11,7 @@
 import type { CompletedPart, ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { copyObject } from './copy.ts';
 import type { MemoryBudget } from './memory-budget.ts';
-import { partSize } from './part-sizes.ts';
+import { partSize, SINGLE_PUT_LIMIT } from './part-sizes.ts';
 
 export interface UploadSettings {
   readonly client: ObjectClient;
@@ -164,6 +164,13 @@ export class StreamingUpload {
 
   private async takeBuffer(): Promise<void> {
     const size = partSize(this.partNumber, this.s.firstPartSize);
+    // The first buffer holds a whole small file when the budget has room at once, so that file
+    // goes up in one PUT; under memory pressure it stays a normal part.
+    const budget = this.s.budget;
+    if (this.partNumber === 1 && size < SINGLE_PUT_LIMIT && budget.tryAcquire(SINGLE_PUT_LIMIT, budget.limit / 2)) {
+      this.buffer = new PartBuffer(SINGLE_PUT_LIMIT);
+      return;
+    }
     const waitMs = this.unsent ? this.s.memoryWaitMs : Number.POSITIVE_INFINITY;
     if (!(await this.s.budget.acquire(size, waitMs))) throw new MemoryPressure('memory budget exhausted');
     this.buffer = new PartBuffer(size);

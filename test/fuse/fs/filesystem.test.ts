@@ -29,9 +29,23 @@ describe('files', () => {
     const fs = await makeFs(mem);
     const data = randomBytes(23 * MiB);
     await writeFile(fs, '/big', data);
-    expect(mem.calls.get('uploadPart')).toBe(5);
+    // A first part of 16 MiB (the single-PUT size), then 5 MiB parts.
+    expect(mem.calls.get('uploadPart')).toBe(3);
     expect(mem.objects.get('big')?.body.equals(data)).toBe(true);
     expect((await readFile(fs, '/big')).equals(data)).toBe(true);
+    expect(fs.budget.used).toBe(0);
+  });
+
+  it('sends a file up to 16 MiB in one PUT, and a bigger one in parts', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const ten = randomBytes(10 * MiB);
+    await writeFile(fs, '/ten', ten);
+    expect(mem.calls.get('put')).toBe(1);
+    expect(mem.calls.get('createMultipart')).toBeUndefined();
+    expect(mem.objects.get('ten')?.body.equals(ten)).toBe(true);
+    await writeFile(fs, '/seventeen', randomBytes(17 * MiB));
+    expect(mem.calls.get('createMultipart')).toBe(1);
     expect(fs.budget.used).toBe(0);
   });
 
@@ -272,7 +286,7 @@ describe('names and directories', () => {
   it('keeps a chmod and an mtime set while a multipart upload is under way (cp -p)', async () => {
     const mem = new MemoryObjectClient();
     const fs = await makeFs(mem);
-    const data = randomBytes(12 * MiB);
+    const data = randomBytes(24 * MiB);
     const fh = await fs.create('/p', 0o644);
     for (let at = 0; at < data.length; at += 128 * 1024) {
       await fs.write(fh, data.subarray(at, at + 128 * 1024), at);
@@ -310,7 +324,7 @@ describe('failures reach the writer', () => {
     const fh = await fs.create('/lost', 0o644);
     let err: string | undefined;
     try {
-      for (let at = 0; at < 12 * MiB; at += MiB) await fs.write(fh, randomBytes(MiB), at);
+      for (let at = 0; at < 24 * MiB; at += MiB) await fs.write(fh, randomBytes(MiB), at);
     } catch (e) {
       err = toErrno(e);
     }
