@@ -174,18 +174,20 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
 });
 
 describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
-  it('reports EIO from close when the server dies mid-upload', async () => {
+  it('reports EIO to the writer when the server dies mid-upload', async () => {
     const server = await startS3rver({ buckets: ['dies'] });
     const m = await mountBucket(server, 'dies', ['--retries', '1']);
-    const src = join(await tempDir('estuary-dies-'), 'big');
-    await writeFile(src, randomBytes(40 * 2 ** 20));
-    const copying = sh(`cp '${src}' '${m.dir}/big'; echo "cp exit $?"`);
-    await new Promise((r) => setTimeout(r, 150));
+    // A paced writer (40 MiB over about 2 s), so the server dies with the upload under way
+    // however fast this machine is.
+    const writing = sh(
+      `(for i in $(seq 40); do head -c 1048576 /dev/urandom; sleep 0.05; done) | dd of='${m.dir}/big' bs=1M iflag=fullblock status=none; echo "dd exit $?"`,
+    );
+    await new Promise((r) => setTimeout(r, 500));
     await server.kill();
-    const r = await copying;
+    const r = await writing;
     expect(r.out).toMatch(/Input\/output error/);
-    expect(r.out).not.toMatch(/cp exit 0/);
-    // The log is written asynchronously; the line may land just after cp has exited.
+    expect(r.out).not.toMatch(/dd exit 0/);
+    // The log is written asynchronously; the line may land just after dd has exited.
     await m.child.waitFor(/ESTUARY_FS_UPLOAD_FAILED/, 10_000);
   });
 
