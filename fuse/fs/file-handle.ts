@@ -9,7 +9,7 @@ import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import type { Journal } from './journal.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { type Attr, writeOptionsOf } from './metadata.ts';
-import { Prefetcher } from './prefetcher.ts';
+import { type Chunk, Prefetcher } from './prefetcher.ts';
 import { StagingFile, type StagingSettings } from './staging-file.ts';
 import { MemoryPressure, StreamingUpload, type UploadSettings } from './streaming-upload.ts';
 
@@ -29,14 +29,26 @@ export class ReadHandle {
   readonly size: number;
   private readonly prefetcher: Prefetcher;
 
-  constructor(s: HandleSettings, path: string, key: string, size: number, first?: Buffer) {
+  constructor(
+    s: HandleSettings,
+    path: string,
+    key: string,
+    size: number,
+    first?: Buffer,
+    ahead?: readonly Chunk[],
+  ) {
     this.path = path;
     this.size = size;
-    this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first);
+    this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first, ahead);
   }
 
   read(offset: number, length: number): Promise<Buffer> {
     return this.prefetcher.read(offset, length);
+  }
+
+  /** Read from start to end without a seek, as cp, tar and rsync do. */
+  get readWhole(): boolean {
+    return this.prefetcher.readWhole;
   }
 
   async close(): Promise<void> {

@@ -33,7 +33,7 @@ import {
   sameMetadata,
   writeOptionsOf,
 } from './metadata.ts';
-import { INITIAL_WINDOW } from './prefetcher.ts';
+import { INITIAL_WINDOW, releaseChunks, requestAhead } from './prefetcher.ts';
 import { inParallel } from './staging-file.ts';
 
 export interface FsLogger {
@@ -85,6 +85,8 @@ const O_ACCMODE = 3;
 const O_TRUNC = 0o1000;
 /** Parallel copies during a directory rename. */
 const RENAME_PARALLEL = 8;
+/** Whole-file reads in a row after which open() fetches a file's rest with its first bytes. */
+const WHOLE_FILE_STREAK = 2;
 /** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
 const STATFS_BLOCKS = 2 ** 32 - 1;
 
@@ -100,6 +102,8 @@ export class Filesystem {
   private readonly lookups = new Map<string, Promise<Attr | null>>();
   readonly journal: Journal | undefined;
   private nextHandle = 1;
+  /** Read handles closed in a row that had read their whole file without a seek. */
+  private wholeFileReads = 0;
 
   constructor(options: FilesystemOptions) {
     this.o = options;
@@ -426,18 +430,29 @@ export class Filesystem {
     const known = this.cache.get(path) ?? this.cache.listing(parentOf(path))?.get(baseName(path));
     if (known?.kind !== 'file' || known.size === 0) return undefined;
     if (!this.budget.tryAcquire(INITIAL_WINDOW)) return undefined;
+    // After whole-file reads, the rest of the file is asked for alongside its first bytes.
+    let ahead =
+      this.wholeFileReads >= WHOLE_FILE_STREAK && known.size > INITIAL_WINDOW
+        ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead)
+        : [];
     let got: { body: Buffer; head: ObjectHead };
     try {
       got = await this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
     } catch (err) {
       this.budget.release(INITIAL_WINDOW);
+      releaseChunks(ahead, this.budget);
       if (isObjectError(err, 'not-found')) return undefined;
       throw err;
     }
     this.budget.release(INITIAL_WINDOW - got.body.length);
+    if (got.head.size !== known.size) {
+      // Replaced since it was listed: what was asked for ahead may belong to the old object.
+      releaseChunks(ahead, this.budget);
+      ahead = [];
+    }
     const attr = attrFromHead(got.head, this.defaults, false);
     this.remember(path, attr);
-    return this.register(new ReadHandle(this.settings, path, key, got.head.size, got.body));
+    return this.register(new ReadHandle(this.settings, path, key, got.head.size, got.body, ahead));
   }
 
   async read(fh: number, offset: number, length: number): Promise<Buffer> {
@@ -487,6 +502,7 @@ export class Filesystem {
   async release(fh: number): Promise<void> {
     const h = this.handles.get(fh);
     if (!h) return;
+    if (h instanceof ReadHandle) this.wholeFileReads = h.readWhole ? this.wholeFileReads + 1 : 0;
     try {
       if (h.kind === 'write' && h.dirty) await this.flushWriter(h);
     } finally {

@@ -10,6 +10,12 @@
 // trips instead of one per doubling. A read outside the run is a seek: the run is dropped and
 // starts small again there, so random access costs one small GET per read.
 //
+// A process that reads whole files one after another (cp -r, tar, rsync) pays that ramp, and the
+// open's round trip, on every file. When the mount has seen such reads (see Filesystem), open()
+// asks for the bytes after the first window together with the first window itself (`requestAhead`)
+// and the run starts at full width; the first seek drops back to the cautious behaviour. Those
+// GETs start inside open(), so they see every write closed before it: close-to-open holds.
+//
 // Chunks take their memory from the shared budget without waiting. When the budget is spent, a
 // read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
 
@@ -28,10 +34,41 @@ export const MAX_CHUNK = 8 * 2 ** 20;
  */
 const BEHIND_SLACK = 256 * 2 ** 10;
 
-interface Chunk {
+export interface Chunk {
   readonly start: number;
   readonly end: number;
   readonly data: Promise<Buffer>;
+}
+
+/**
+ * Asks at once for up to `maxWindow` bytes after the first window of a `size`-byte object, in at
+ * least two pieces so they travel in parallel; memory comes from the budget without waiting, and
+ * what the budget cannot hold is left to ordinary readahead. Hand the chunks to a Prefetcher, or
+ * give them back with `releaseChunks`.
+ */
+export function requestAhead(
+  client: ObjectClient,
+  key: string,
+  size: number,
+  budget: MemoryBudget,
+  maxWindow: number,
+): Chunk[] {
+  const chunks: Chunk[] = [];
+  const end = Math.min(size, INITIAL_WINDOW + maxWindow);
+  const piece = Math.min(MAX_CHUNK, Math.max(INITIAL_WINDOW, Math.ceil((end - INITIAL_WINDOW) / 2)));
+  for (let start = INITIAL_WINDOW; start < end; ) {
+    const stop = Math.min(end, start + piece);
+    if (!budget.tryAcquire(stop - start, budget.limit * 0.75)) break;
+    const data = client.get(key, { start, end: stop });
+    data.catch(() => undefined);
+    chunks.push({ start, end: stop, data });
+    start = stop;
+  }
+  return chunks;
+}
+
+export function releaseChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
+  for (const c of chunks) budget.release(c.end - c.start);
 }
 
 export class Prefetcher {
@@ -43,12 +80,19 @@ export class Prefetcher {
   private chunks: Chunk[] = [];
   /** Where the current sequential run began. */
   private runStart = 0;
+  /** Full-width readahead from the start, for a reader expected to read the whole file. */
+  private eager: boolean;
+  /** Reads outside the run so far. */
+  private seeks = 0;
+  /** The furthest byte any read reached. */
+  private reached = 0;
   /** GETs issued, for tests that check readahead behaviour. */
   requests = 0;
 
   /**
    * `first` is the file's first bytes when open() already fetched them, their memory already
-   * taken from the budget; they become the first chunk.
+   * taken from the budget; they become the first chunk. `ahead` are chunks open() asked for with
+   * `requestAhead` right after them; given, the reader is treated as one that reads it all.
    */
   constructor(
     client: ObjectClient,
@@ -57,14 +101,26 @@ export class Prefetcher {
     budget: MemoryBudget,
     maxWindow: number,
     first?: Buffer,
+    ahead: readonly Chunk[] = [],
   ) {
     this.client = client;
     this.key = key;
     this.size = size;
     this.budget = budget;
     this.maxWindow = Math.max(INITIAL_WINDOW, maxWindow);
-    if (first && first.length > 0)
+    if (first && first.length > 0) {
       this.chunks.push({ start: 0, end: first.length, data: Promise.resolve(first) });
+      if (ahead[0]?.start === first.length) this.chunks.push(...ahead);
+      else releaseChunks(ahead, budget);
+    } else {
+      releaseChunks(ahead, budget);
+    }
+    this.eager = this.chunks.length > 1;
+  }
+
+  /** True once the file was read from its start to its end without a seek. */
+  get readWhole(): boolean {
+    return this.seeks === 0 && this.reached >= this.size;
   }
 
   async read(offset: number, length: number): Promise<Buffer> {
@@ -74,9 +130,12 @@ export class Prefetcher {
     const last = this.chunks.at(-1);
     const inRun = first !== undefined && last !== undefined && offset >= first.start && offset <= last.end;
     if (!inRun) {
+      if (first !== undefined || offset !== 0) this.seeks++;
+      this.eager = false;
       this.reset();
       this.runStart = offset;
     }
+    this.reached = Math.max(this.reached, end);
     this.dropBehind(offset);
     this.extend(offset, end);
     // The common case, a read inside one chunk, is answered without a copy.
@@ -127,6 +186,7 @@ export class Prefetcher {
 
   /** Bytes to have fetched ahead of `offset`. */
   private window(offset: number): number {
+    if (this.eager) return this.maxWindow;
     return Math.min(this.maxWindow, Math.max(INITIAL_WINDOW, GROWTH * (offset - this.runStart)));
   }
 

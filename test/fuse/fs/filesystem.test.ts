@@ -173,6 +173,52 @@ describe('reads', () => {
   });
 });
 
+describe('whole-file readers', () => {
+  it('after two whole-file reads, asks for the rest of the next file inside open()', async () => {
+    const mem = new MemoryObjectClient();
+    const files = ['a', 'b', 'c'].map((n) => [n, randomBytes(10 * MiB)] as const);
+    for (const [n, data] of files) await mem.put(n, data);
+    const fs = await makeFs(mem);
+    await fs.readdir('/');
+    expect((await readFile(fs, '/a')).equals(files[0]![1])).toBe(true);
+    expect((await readFile(fs, '/b')).equals(files[1]![1])).toBe(true);
+    mem.calls.clear();
+    const fh = await fs.open('/c', 0);
+    // One ranged GET with the head, and the remaining 9 MiB in two parallel GETs, before any read.
+    expect(mem.calls.get('getWithHead')).toBe(1);
+    expect(mem.calls.get('get')).toBe(2);
+    const parts: Buffer[] = [];
+    for (let at = 0; at < 10 * MiB; at += 128 * 1024) parts.push(await fs.read(fh, at, 128 * 1024));
+    await fs.release(fh);
+    expect(Buffer.concat(parts).equals(files[2]![1])).toBe(true);
+    expect(mem.calls.get('get')).toBe(2);
+    expect(fs.budget.used).toBe(0);
+  });
+
+  it('goes back to cautious readahead after a seek, and ignores what it asked for a replaced file', async () => {
+    const mem = new MemoryObjectClient();
+    for (const n of ['a', 'b', 'c', 'd']) await mem.put(n, randomBytes(4 * MiB));
+    const fs = await makeFs(mem);
+    await fs.readdir('/');
+    await readFile(fs, '/a');
+    await readFile(fs, '/b');
+    const seeker = await fs.open('/c', 0);
+    await fs.read(seeker, 3 * MiB, 4096);
+    await fs.read(seeker, 0, 4096);
+    await fs.release(seeker);
+    mem.calls.clear();
+    await fs.release(await fs.open('/d', 0));
+    expect(mem.calls.get('get')).toBeUndefined();
+
+    await readFile(fs, '/a');
+    await readFile(fs, '/b');
+    const replaced = randomBytes(5 * MiB + 7);
+    await mem.put('d', replaced);
+    expect((await readFile(fs, '/d')).equals(replaced)).toBe(true);
+    expect(fs.budget.used).toBe(0);
+  });
+});
+
 describe('memory budget', () => {
   it('lets writers finish while an idle reader holds readahead', async () => {
     const mem = new MemoryObjectClient();
