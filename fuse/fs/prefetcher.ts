@@ -57,14 +57,24 @@ export function requestAhead(
   const end = Math.min(size, INITIAL_WINDOW + maxWindow);
   const piece = Math.min(MAX_CHUNK, Math.max(INITIAL_WINDOW, Math.ceil((end - INITIAL_WINDOW) / 2)));
   for (let start = INITIAL_WINDOW; start < end; ) {
-    const stop = Math.min(end, start + piece);
-    if (!budget.tryAcquire(stop - start, budget.limit * 0.75)) break;
-    const data = client.get(key, { start, end: stop });
-    data.catch(() => undefined);
-    chunks.push({ start, end: stop, data });
-    start = stop;
+    const chunk = askFor(client, key, budget, start, Math.min(end, start + piece));
+    if (!chunk) break;
+    chunks.push(chunk);
+    start = chunk.end;
   }
   return chunks;
+}
+
+/**
+ * One ranged GET for readahead, or undefined when the budget has no room. Readahead stops at
+ * three quarters of the budget, so readers that hold chunks and then go idle can never starve
+ * writers, which must wait for memory rather than skip it.
+ */
+function askFor(client: ObjectClient, key: string, budget: MemoryBudget, start: number, end: number) {
+  if (!budget.tryAcquire(end - start, budget.limit * 0.75)) return undefined;
+  const data = client.get(key, { start, end });
+  data.catch(() => undefined);
+  return { start, end, data } satisfies Chunk;
 }
 
 export function releaseChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
@@ -180,7 +190,7 @@ export class Prefetcher {
   }
 
   private reset(): void {
-    for (const c of this.chunks) this.budget.release(c.end - c.start);
+    releaseChunks(this.chunks, this.budget);
     this.chunks = [];
   }
 
@@ -204,13 +214,10 @@ export class Prefetcher {
     let start = this.chunks.at(-1)?.end ?? offset;
     while (start < target) {
       const end = Math.min(this.size, start + Math.min(MAX_CHUNK, window));
-      // Readahead stops at three quarters of the budget, so readers that hold chunks and then go
-      // idle can never starve writers, which must wait for memory rather than skip it.
-      if (!this.budget.tryAcquire(end - start, this.budget.limit * 0.75)) return;
+      const chunk = askFor(this.client, this.key, this.budget, start, end);
+      if (!chunk) return;
       this.requests++;
-      const data = this.client.get(this.key, { start, end });
-      data.catch(() => undefined);
-      this.chunks.push({ start, end, data });
+      this.chunks.push(chunk);
       start = end;
     }
   }

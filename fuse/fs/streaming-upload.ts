@@ -172,7 +172,7 @@ export class StreamingUpload {
       return;
     }
     const waitMs = this.unsent ? this.s.memoryWaitMs : Number.POSITIVE_INFINITY;
-    if (!(await this.s.budget.acquire(size, waitMs))) throw new MemoryPressure('memory budget exhausted');
+    if (!(await budget.acquire(size, waitMs))) throw new MemoryPressure('memory budget exhausted');
     this.buffer = new PartBuffer(size);
   }
 

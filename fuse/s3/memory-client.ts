@@ -36,6 +36,17 @@ function md5(body: Buffer): string {
   return createHash('md5').update(body).digest('hex');
 }
 
+function headOf(key: string, o: Stored): ObjectHead {
+  return {
+    key,
+    size: o.body.length,
+    etag: o.etag,
+    lastModified: o.lastModified,
+    metadata: { ...o.metadata },
+    contentType: o.contentType,
+  };
+}
+
 function lowerKeys(meta: Readonly<Record<string, string>> | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(meta ?? {})) out[k.toLowerCase()] = v;
@@ -76,14 +87,7 @@ export class MemoryObjectClient implements ObjectClient {
     this.count('head');
     const o = this.objects.get(key);
     if (!o) return undefined;
-    return {
-      key,
-      size: o.body.length,
-      etag: o.etag,
-      lastModified: o.lastModified,
-      metadata: { ...o.metadata },
-      contentType: o.contentType,
-    };
+    return headOf(key, o);
   }
 
   async get(key: string, range?: ByteRange): Promise<Buffer> {
@@ -102,15 +106,7 @@ export class MemoryObjectClient implements ObjectClient {
     const body = Buffer.from(
       o.body.subarray(Math.min(range.start, o.body.length), Math.min(range.end, o.body.length)),
     );
-    const head = {
-      key,
-      size: o.body.length,
-      etag: o.etag,
-      lastModified: o.lastModified,
-      metadata: { ...o.metadata },
-      contentType: o.contentType,
-    };
-    return { body, head };
+    return { body, head: headOf(key, o) };
   }
 
   async put(key: string, body: Buffer, options?: WriteOptions): Promise<{ etag: string }> {
