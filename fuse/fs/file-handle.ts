@@ -46,6 +46,14 @@ export class ReadHandle {
     return this.prefetcher.read(offset, length);
   }
 
+  /** The filesystem has guessed which file this reader opens next (see next-file.ts). */
+  guessedNext = false;
+
+  /** Reading in order, with the last bytes asked for: the link will soon have room. */
+  get finishingInOrder(): boolean {
+    return this.prefetcher.finishingInOrder;
+  }
+
   /** Read from start to end without a seek, as cp, tar and rsync do. */
   get readWhole(): boolean {
     return this.prefetcher.readWhole;

@@ -33,6 +33,7 @@ import {
   sameMetadata,
   writeOptionsOf,
 } from './metadata.ts';
+import { nextFileIn, NextFilePrefetch } from './next-file.ts';
 import { INITIAL_WINDOW, releaseChunks, requestAhead } from './prefetcher.ts';
 import { inParallel } from './staging-file.ts';
 
@@ -104,6 +105,7 @@ export class Filesystem {
   private nextHandle = 1;
   /** Read handles closed in a row that had read their whole file without a seek. */
   private wholeFileReads = 0;
+  readonly nextFile: NextFilePrefetch;
 
   constructor(options: FilesystemOptions) {
     this.o = options;
@@ -112,6 +114,7 @@ export class Filesystem {
     this.defaults = { ...options.defaults, mountedAtMs: Date.now() };
     this.cache = new EntryCache(options.cacheTtlMs);
     this.budget = new MemoryBudget(options.memoryLimit);
+    this.nextFile = new NextFilePrefetch(options.client, this.budget, options.maxReadahead);
     const common = { client: options.client, budget: this.budget, firstPartSize: options.firstPartSize };
     const journal = options.writeBack
       ? new Journal(
@@ -255,6 +258,7 @@ export class Filesystem {
 
   private forget(path: string): void {
     this.cache.remove(parentOf(path), baseName(path), path);
+    this.nextFile.drop(path);
   }
 
   // ---- directories ----
@@ -382,13 +386,17 @@ export class Filesystem {
     await this.mustBeDir(parentOf(path));
     const attr = this.newAttr('file', mode);
     const handle = new WriteHandle(this.settings, path, this.key(path), attr, undefined);
+    this.nextFile.drop(path);
     this.remember(path, attr);
     return this.register(handle);
   }
 
   async open(path: string, flags: number): Promise<number> {
     const writing = (flags & O_ACCMODE) !== 0;
-    if (writing) this.refuseIfReadOnly();
+    if (writing) {
+      this.refuseIfReadOnly();
+      this.nextFile.drop(path);
+    }
     await this.flushWritersOf(path);
     const key = this.key(path);
     const journaled = this.journal?.pending(key);
@@ -427,6 +435,13 @@ export class Filesystem {
    * and when the memory budget has no room for the first chunk.
    */
   private async openForReading(path: string, key: string): Promise<number | undefined> {
+    const guessed = await this.nextFile.take(path, () => this.client.head(key));
+    if (guessed) {
+      const attr = attrFromHead(guessed.head, this.defaults, false);
+      this.remember(path, attr);
+      const h = new ReadHandle(this.settings, path, key, attr.size, guessed.body, guessed.ahead);
+      return this.register(h);
+    }
     const known = this.cache.get(path) ?? this.cache.listing(parentOf(path))?.get(baseName(path));
     if (known?.kind !== 'file' || known.size === 0) return undefined;
     if (!this.budget.tryAcquire(INITIAL_WINDOW)) return undefined;
@@ -456,7 +471,25 @@ export class Filesystem {
   }
 
   async read(fh: number, offset: number, length: number): Promise<Buffer> {
-    return this.handle(fh).read(offset, length);
+    const h = this.handle(fh);
+    const data = await h.read(offset, length);
+    const guess = this.wholeFileReads >= WHOLE_FILE_STREAK && h instanceof ReadHandle && !h.guessedNext;
+    if (guess && h.finishingInOrder) {
+      h.guessedNext = true;
+      this.guessNext(h.path);
+    }
+    return data;
+  }
+
+  /** Starts fetching the file after `path` in its directory's cached listing; see next-file.ts. */
+  private guessNext(path: string): void {
+    const dir = parentOf(path);
+    const listing = this.cache.listing(dir);
+    const name = listing && nextFileIn(listing, baseName(path));
+    if (name === undefined) return;
+    const next = joinPath(dir, name);
+    if (this.writersOf(next).length > 0 || this.journal?.pending(this.key(next))) return;
+    this.nextFile.start(next, this.key(next), listing!.get(name)!.size);
   }
 
   async write(fh: number, data: Buffer, offset: number): Promise<number> {

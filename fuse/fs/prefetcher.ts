@@ -29,15 +29,75 @@ const GROWTH = 4;
 /** Chunk size cap: 8 MiB ranged GETs keep per-request overhead small on any link. */
 export const MAX_CHUNK = 8 * 2 ** 20;
 /**
- * Chunks behind the reader are kept this long, because the kernel may answer two of its own
- * readahead requests out of order.
+ * Chunks behind the reader are kept this long, because the kernel sends its own readahead as
+ * several reads at once and they arrive in any order: with a 1 MiB `read_ahead_kb`, a 256 KiB
+ * slack made one read in eight look like a seek and restart the window.
  */
-const BEHIND_SLACK = 256 * 2 ** 10;
+const BEHIND_SLACK = 4 * 2 ** 20;
 
-export interface Chunk {
+/**
+ * One ranged GET of readahead. Its bytes are usable as they arrive: a read waits only for the
+ * bytes it asks for, not for the whole chunk, so the reader keeps pace with the link and the
+ * copying out to the kernel overlaps the transfer instead of following it.
+ */
+export class Chunk {
   readonly start: number;
   readonly end: number;
-  readonly data: Promise<Buffer>;
+  private body: Buffer | undefined;
+  private filled = 0;
+  private failure: { err: unknown } | undefined;
+  private waiters: { need: number; resolve: (b: Buffer) => void; reject: (e: unknown) => void }[] = [];
+
+  private constructor(start: number, end: number) {
+    this.start = start;
+    this.end = end;
+  }
+
+  /** A chunk already in memory. */
+  static of(start: number, body: Buffer): Chunk {
+    const c = new Chunk(start, start + body.length);
+    c.progress(body, body.length);
+    return c;
+  }
+
+  /** Starts the GET of bytes [start, end) of `key`. */
+  static fetch(client: ObjectClient, key: string, start: number, end: number): Chunk {
+    const c = new Chunk(start, end);
+    client.get(key, { start, end }, (body, filled) => c.progress(body, filled)).then(
+      (body) => c.progress(body, Number.POSITIVE_INFINITY),
+      (err: unknown) => c.fail(err),
+    );
+    return c;
+  }
+
+  /**
+   * The chunk's buffer, once its first `count` bytes have arrived (all of it when the object
+   * turned out shorter). Rejects with the GET's error.
+   */
+  bytes(count: number): Promise<Buffer> {
+    if (this.failure) return Promise.reject(this.failure.err);
+    if (this.body && this.filled >= count) return Promise.resolve(this.body);
+    return new Promise((resolve, reject) => this.waiters.push({ need: count, resolve, reject }));
+  }
+
+  /** `filled` is infinite once the GET has finished: every waiter is then answered. */
+  private progress(body: Buffer, filled: number): void {
+    this.body = body;
+    this.filled = filled;
+    if (this.waiters.length === 0) return;
+    const still: typeof this.waiters = [];
+    for (const w of this.waiters) {
+      if (w.need <= filled) w.resolve(body);
+      else still.push(w);
+    }
+    this.waiters = still;
+  }
+
+  private fail(err: unknown): void {
+    this.failure = { err };
+    for (const w of this.waiters) w.reject(err);
+    this.waiters = [];
+  }
 }
 
 /**
@@ -72,9 +132,7 @@ export function requestAhead(
  */
 function askFor(client: ObjectClient, key: string, budget: MemoryBudget, start: number, end: number) {
   if (!budget.tryAcquire(end - start, budget.limit * 0.75)) return undefined;
-  const data = client.get(key, { start, end });
-  data.catch(() => undefined);
-  return { start, end, data } satisfies Chunk;
+  return Chunk.fetch(client, key, start, end);
 }
 
 export function releaseChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
@@ -96,6 +154,8 @@ export class Prefetcher {
   private seeks = 0;
   /** The furthest byte any read reached. */
   private reached = 0;
+  /** Bytes handed out so far. */
+  private delivered = 0;
   /** GETs issued, for tests that check readahead behaviour. */
   requests = 0;
 
@@ -119,13 +179,25 @@ export class Prefetcher {
     this.budget = budget;
     this.maxWindow = Math.max(INITIAL_WINDOW, maxWindow);
     if (first && first.length > 0) {
-      this.chunks.push({ start: 0, end: first.length, data: Promise.resolve(first) });
+      this.chunks.push(Chunk.of(0, first));
       if (ahead[0]?.start === first.length) this.chunks.push(...ahead);
       else releaseChunks(ahead, budget);
     } else {
       releaseChunks(ahead, budget);
     }
     this.eager = this.chunks.length > 1;
+  }
+
+  /**
+   * True while the reader has read (nearly: the kernel reorders a little) everything up to where
+   * it is, and the file's last bytes have been asked for: it is about to finish.
+   */
+  get finishingInOrder(): boolean {
+    return (
+      this.seeks === 0 &&
+      this.delivered >= this.reached * 0.9 &&
+      (this.chunks.at(-1)?.end ?? 0) >= this.size
+    );
   }
 
   /** True once the file was read from its start to its end without a seek. */
@@ -139,20 +211,26 @@ export class Prefetcher {
     const first = this.chunks[0];
     const last = this.chunks.at(-1);
     const inRun = first !== undefined && last !== undefined && offset >= first.start && offset <= last.end;
-    if (!inRun) {
+    // A read a little behind the run is one the kernel sent alongside later ones, not a seek: it
+    // is answered by a GET of its own (below) and leaves the run as it is.
+    const straggler = first !== undefined && offset < first.start && first.start - offset <= BEHIND_SLACK;
+    if (!inRun && !straggler) {
       if (first !== undefined || offset !== 0) this.seeks++;
       this.eager = false;
       this.reset();
       this.runStart = offset;
     }
     this.reached = Math.max(this.reached, end);
-    this.dropBehind(offset);
-    this.extend(offset, end);
+    this.delivered += end - offset;
+    if (!straggler) {
+      this.dropBehind(offset);
+      this.extend(offset, end);
+    }
     // The common case, a read inside one chunk, is answered without a copy.
     const home = this.chunks.find((c) => c.start <= offset && end <= c.end);
     if (home) {
       try {
-        return (await home.data).subarray(offset - home.start, end - home.start);
+        return (await home.bytes(end - home.start)).subarray(offset - home.start, end - home.start);
       } catch (err) {
         this.reset();
         throw err;
@@ -163,20 +241,21 @@ export class Prefetcher {
     for (const chunk of this.chunks) {
       if (chunk.end <= at || chunk.start >= end) continue;
       if (chunk.start > at) break;
+      const upto = Math.min(end, chunk.end);
       let data: Buffer;
       try {
-        data = await chunk.data;
+        data = await chunk.bytes(upto - chunk.start);
       } catch (err) {
         this.reset();
         throw err;
       }
-      const upto = Math.min(end, chunk.end);
       data.copy(out, at - offset, at - chunk.start, upto - chunk.start);
       at = upto;
       if (at >= end) break;
     }
     if (at < end) {
-      // The budget had no room for a chunk: fetch exactly what is missing, outside the budget.
+      // A straggler, or the budget had no room for a chunk: fetch exactly what is missing,
+      // outside the budget.
       this.requests++;
       const rest = await this.client.get(this.key, { start: at, end });
       rest.copy(out, at - offset);

@@ -43,6 +43,9 @@ export interface ByteRange {
   readonly end: number;
 }
 
+/** See ObjectClient.get: `body[0, filled)` is final; the rest is still arriving. */
+export type Progress = (body: Buffer, filled: number) => void;
+
 export interface CompletedPart {
   readonly partNumber: number;
   readonly etag: string;
@@ -51,8 +54,13 @@ export interface CompletedPart {
 export interface ObjectClient {
   /** Undefined when the key does not exist. */
   head(key: string): Promise<ObjectHead | undefined>;
-  /** The object's bytes, or those in `range` (clipped to the object's end). */
-  get(key: string, range?: ByteRange): Promise<Buffer>;
+  /**
+   * The object's bytes, or those in `range` (clipped to the object's end). With `onProgress`,
+   * the bytes are also handed over as they arrive: it is called with the buffer the promise will
+   * resolve with and how many of its first bytes are final, each time that number grows, and at
+   * least once (with the whole body) before the promise resolves.
+   */
+  get(key: string, range?: ByteRange, onProgress?: Progress): Promise<Buffer>;
   /**
    * The bytes in `range` together with what a HEAD would say (size, ETag, metadata), so opening
    * and starting to read a file costs one round trip instead of two. Empty objects give an empty

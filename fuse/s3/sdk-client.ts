@@ -33,6 +33,7 @@ import {
   ObjectError,
   type ObjectErrorKind,
   type ObjectHead,
+  type Progress,
   type WriteOptions,
 } from './object-client.ts';
 
@@ -131,14 +132,19 @@ export function toObjectError(err: unknown, key?: string): ObjectError {
   return new ObjectError(kind, what, key, err);
 }
 
-/** Reads a response body into one Buffer, preallocated when the length is known. */
-async function readBody(body: unknown, length: number | undefined): Promise<Buffer> {
+/**
+ * Reads a response body into one Buffer, preallocated when the length is known, telling
+ * `onProgress` how much of it is final as it arrives.
+ */
+async function readBody(body: unknown, length: number | undefined, onProgress?: Progress): Promise<Buffer> {
   if (!body) return Buffer.alloc(0);
   const stream = body as Readable;
   if (length === undefined) {
     const chunks: Buffer[] = [];
     for await (const c of stream) chunks.push(c as Buffer);
-    return Buffer.concat(chunks);
+    const all = Buffer.concat(chunks);
+    onProgress?.(all, all.length);
+    return all;
   }
   const out = Buffer.allocUnsafe(length);
   let at = 0;
@@ -148,9 +154,11 @@ async function readBody(body: unknown, length: number | undefined): Promise<Buff
       throw new ObjectError('other', 'response body longer than its Content-Length');
     chunk.copy(out, at);
     at += chunk.length;
+    onProgress?.(out, at);
   }
   if (at !== length)
     throw new ObjectError('unavailable', `response body cut short at ${at} of ${length} bytes`);
+  if (length === 0) onProgress?.(out, 0);
   return out;
 }
 
@@ -214,7 +222,7 @@ export class SdkObjectClient implements ObjectClient {
     }
   }
 
-  get(key: string, range?: ByteRange): Promise<Buffer> {
+  get(key: string, range?: ByteRange, onProgress?: Progress): Promise<Buffer> {
     return this.call(key, async () => {
       const r = await this.s3.send(
         new GetObjectCommand({
@@ -223,7 +231,7 @@ export class SdkObjectClient implements ObjectClient {
           Range: range ? `bytes=${range.start}-${range.end - 1}` : undefined,
         }),
       );
-      return readBody(r.Body, r.ContentLength);
+      return readBody(r.Body, r.ContentLength, onProgress);
     });
   }
 

@@ -9,6 +9,7 @@ import type {
   ListPage,
   ObjectClient,
   ObjectHead,
+  Progress,
   WriteOptions,
 } from './object-client.ts';
 
@@ -31,10 +32,12 @@ export abstract class WrappingClient implements ObjectClient {
     await this.before('head', key, 0);
     return this.inner.head(key);
   }
-  async get(key: string, range?: ByteRange): Promise<Buffer> {
+  async get(key: string, range?: ByteRange, onProgress?: Progress): Promise<Buffer> {
     await this.before('get', key, 0);
+    // Progress is reported once, with the whole body, after the wrapper's own delay or fault.
     const body = await this.inner.get(key, range);
     await this.after('get', key, body.length);
+    onProgress?.(body, body.length);
     return body;
   }
   async getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {

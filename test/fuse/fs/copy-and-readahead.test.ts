@@ -5,7 +5,7 @@ import { MemoryBudget } from '../../../fuse/fs/memory-budget.ts';
 import { Prefetcher } from '../../../fuse/fs/prefetcher.ts';
 import { BandwidthLimitedClient } from '../../../fuse/s3/bandwidth-client.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
-import type { ByteRange, ObjectClient } from '../../../fuse/s3/object-client.ts';
+import type { ByteRange, ObjectClient, Progress } from '../../../fuse/s3/object-client.ts';
 import { MiB } from './make-fs.ts';
 
 describe('server-side copies', () => {
@@ -30,11 +30,11 @@ function countingGets(inner: ObjectClient): { client: ObjectClient; peak: () => 
   let peak = 0;
   const ranges: ByteRange[] = [];
   const client = Object.create(inner) as ObjectClient;
-  client.get = async (key: string, range?: ByteRange) => {
+  client.get = async (key: string, range?: ByteRange, onProgress?: Progress) => {
     if (range) ranges.push(range);
     peak = Math.max(peak, ++now);
     try {
-      return await inner.get(key, range);
+      return await inner.get(key, range, onProgress);
     } finally {
       now--;
     }
@@ -78,6 +78,60 @@ describe('readahead over a slow link', () => {
       expect((await p.read(at, 128 * 1024)).equals(data.subarray(at, at + 128 * 1024))).toBe(true);
     }
     p.close();
+    expect(budget.used).toBe(0);
+  });
+
+  it('answers a read as soon as its bytes have arrived, before the rest of the GET', async () => {
+    const mem = new MemoryObjectClient();
+    const data = randomBytes(4 * MiB);
+    await mem.put('f', data);
+    // A GET that delivers its first half and then stalls until released.
+    const stalls: (() => void)[] = [];
+    const stalled = Object.create(mem) as ObjectClient;
+    stalled.get = async (key: string, range?: ByteRange, onProgress?: Progress) => {
+      const body = await mem.get(key, range);
+      onProgress?.(body, body.length >> 1);
+      await new Promise<void>((resolve) => stalls.push(resolve));
+      onProgress?.(body, body.length);
+      return body;
+    };
+    const budget = new MemoryBudget(16 * MiB);
+    const p = new Prefetcher(stalled, 'f', data.length, budget, 4 * MiB);
+    // The first GET is 1 MiB: its first half is readable while the GET is still open.
+    expect((await p.read(0, 128 * 1024)).equals(data.subarray(0, 128 * 1024))).toBe(true);
+    let later = false;
+    const tail = p.read(768 * 1024, 128 * 1024).then((b) => ((later = true), b));
+    await new Promise((r) => setImmediate(r));
+    expect(later).toBe(false);
+    for (const go of stalls) go();
+    expect((await tail).equals(data.subarray(768 * 1024, 896 * 1024))).toBe(true);
+    p.close();
+  });
+
+  it('serves reads the kernel sends out of order from the same window', async () => {
+    const mem = new MemoryObjectClient();
+    const data = randomBytes(24 * MiB);
+    await mem.put('f', data);
+    const { client, ranges } = countingGets(mem);
+    const budget = new MemoryBudget(64 * MiB);
+    const p = new Prefetcher(client, 'f', data.length, budget, 16 * MiB);
+    const step = 128 * 1024;
+    // After the first half MiB, eight at a time, the later ones first, as a 1 MiB kernel readahead
+    // may deliver them (so batches straddle the 8 MiB GETs); and once, a read from well behind.
+    for (let at = 0; at < MiB / 2; at += step) expect((await p.read(at, step)).equals(data.subarray(at, at + step))).toBe(true);
+    for (let at = MiB / 2; at < data.length; at += 8 * step) {
+      const offsets = Array.from({ length: 8 }, (_, i) => at + (7 - i) * step);
+      const got = await Promise.all(offsets.map((o) => p.read(o, step)));
+      offsets.forEach((o, i) => expect(got[i]!.equals(data.subarray(o, o + step))).toBe(true));
+    }
+    const before = ranges.length;
+    expect((await p.read(data.length - 3 * MiB, step)).equals(data.subarray(-3 * MiB, -3 * MiB + step))).toBe(
+      true,
+    );
+    p.close();
+    // Each byte was fetched once, the late read aside: no read was taken for a seek that
+    // restarts the window.
+    expect(ranges.slice(0, before).reduce((n, r) => n + r.end - r.start, 0)).toBe(data.length);
     expect(budget.used).toBe(0);
   });
 

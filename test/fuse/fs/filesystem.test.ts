@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { FsError, toErrno } from '../../../fuse/fs/errno.ts';
+import type { Filesystem } from '../../../fuse/fs/filesystem.ts';
 import { S_IFLNK } from '../../../fuse/fs/metadata.ts';
 import { FaultInjectingClient } from '../../../fuse/s3/fault-client.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
@@ -216,6 +217,69 @@ describe('whole-file readers', () => {
     await mem.put('d', replaced);
     expect((await readFile(fs, '/d')).equals(replaced)).toBe(true);
     expect(fs.budget.used).toBe(0);
+  });
+});
+
+describe('readahead across files', () => {
+  async function readThree(): Promise<{ mem: MemoryObjectClient; fs: Filesystem; d: Buffer }> {
+    const mem = new MemoryObjectClient();
+    for (const n of ['a', 'b', 'c']) await mem.put(n, randomBytes(3 * MiB));
+    const d = randomBytes(6 * MiB + 3);
+    await mem.put('d', d);
+    const fs = await makeFs(mem);
+    await fs.readdir('/');
+    for (const n of ['/a', '/b', '/c']) await readFile(fs, n);
+    return { mem, fs, d };
+  }
+
+  it('fetches the next file of the directory while the last is read, and uses it after a HEAD', async () => {
+    const { mem, fs, d } = await readThree();
+    // While /c was read, /d (next in the listing) was asked for.
+    expect(fs.nextFile.made).toBe(1);
+    mem.calls.clear();
+    const fh = await fs.open('/d', 0);
+    expect(mem.calls.get('head')).toBe(1);
+    expect(mem.calls.get('getWithHead')).toBeUndefined();
+    const parts: Buffer[] = [];
+    for (let at = 0; at < d.length; at += 128 * 1024) parts.push(await fs.read(fh, at, 128 * 1024));
+    await fs.release(fh);
+    expect(Buffer.concat(parts).equals(d)).toBe(true);
+    expect(mem.calls.get('get')).toBeUndefined();
+    expect(fs.nextFile.taken).toBe(1);
+    expect(fs.budget.used).toBe(0);
+  });
+
+  it('does not use what it fetched when the object changed before the open', async () => {
+    const { mem, fs } = await readThree();
+    const replaced = randomBytes(6 * MiB + 3);
+    await mem.put('d', replaced);
+    expect((await readFile(fs, '/d')).equals(replaced)).toBe(true);
+    expect(fs.nextFile.taken).toBe(0);
+    expect(fs.budget.used).toBe(0);
+  });
+
+  it('drops the guess when this mount writes that name, and gives its memory back', async () => {
+    const { fs } = await readThree();
+    expect(fs.budget.used).toBeGreaterThan(0);
+    const mine = randomBytes(2 * MiB);
+    await writeFile(fs, '/d', mine);
+    expect((await readFile(fs, '/d')).equals(mine)).toBe(true);
+    expect(fs.nextFile.taken).toBe(0);
+    expect(fs.budget.used).toBe(0);
+  });
+
+  it('makes no guess for a reader that seeks', async () => {
+    const mem = new MemoryObjectClient();
+    for (const n of ['a', 'b', 'c', 'd']) await mem.put(n, randomBytes(3 * MiB));
+    const fs = await makeFs(mem);
+    await fs.readdir('/');
+    await readFile(fs, '/a');
+    await readFile(fs, '/b');
+    const fh = await fs.open('/c', 0);
+    await fs.read(fh, 2 * MiB, 4096);
+    await fs.read(fh, 3 * MiB - 4096, 4096);
+    await fs.release(fh);
+    expect(fs.nextFile.made).toBe(0);
   });
 });
 

@@ -1,0 +1,109 @@
+// Readahead across files. A process that has read whole files one after another (cp -r, tar,
+// rsync) will most likely open the next file of the directory next. Once the current file's last
+// bytes have been asked for, the link would fall idle at its end and again during the next
+// open's round trip; so the next file in the directory listing is asked for then, its first
+// window and the rest ahead of it, exactly as open() would have.
+//
+// One guess is held at a time, and only for a short while: a new guess, a change to that name
+// through this mount, or the deadline gives its memory back. Close-to-open still holds: open()
+// takes a guess only after a HEAD made inside the open shows the same ETag and size, so data
+// fetched before the open is used only when the object is provably the one the open sees.
+
+import type { ObjectClient, ObjectHead } from '../s3/object-client.ts';
+import type { MemoryBudget } from './memory-budget.ts';
+import { type Chunk, INITIAL_WINDOW, releaseChunks, requestAhead } from './prefetcher.ts';
+
+/** A guess not taken by then is given up: the reader went elsewhere. */
+const GUESS_TTL_MS = 5000;
+
+export interface Fetched {
+  readonly body: Buffer;
+  readonly head: ObjectHead;
+  /** Chunks after `body`, their memory taken from the budget; the taker owns them. */
+  readonly ahead: readonly Chunk[];
+}
+
+interface Guess {
+  readonly path: string;
+  readonly first: Promise<{ body: Buffer; head: ObjectHead }>;
+  readonly ahead: Chunk[];
+  readonly timer: NodeJS.Timeout;
+}
+
+/** Of the names in a listing (in its order), the first regular, non-empty file after `name`. */
+export function nextFileIn(
+  names: Iterable<[string, { kind: string; size: number }]>,
+  name: string,
+): string | undefined {
+  let seen = false;
+  for (const [n, attr] of names) {
+    if (seen && attr.kind === 'file' && attr.size > 0) return n;
+    if (n === name) seen = true;
+  }
+  return undefined;
+}
+
+export class NextFilePrefetch {
+  private readonly client: ObjectClient;
+  private readonly budget: MemoryBudget;
+  private readonly maxWindow: number;
+  private guess: Guess | undefined;
+  /** Guesses made and taken, for tests and the debug log. */
+  made = 0;
+  taken = 0;
+
+  constructor(client: ObjectClient, budget: MemoryBudget, maxWindow: number) {
+    this.client = client;
+    this.budget = budget;
+    this.maxWindow = maxWindow;
+  }
+
+  /** Starts fetching `path` (object `key`, believed `size` bytes), replacing any earlier guess. */
+  start(path: string, key: string, size: number): void {
+    if (this.guess?.path === path) return;
+    this.drop();
+    if (!this.budget.tryAcquire(INITIAL_WINDOW, this.budget.limit * 0.75)) return;
+    const first = this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
+    first.then(
+      (got) => this.budget.release(INITIAL_WINDOW - got.body.length),
+      () => this.budget.release(INITIAL_WINDOW),
+    );
+    const ahead = size > INITIAL_WINDOW ? requestAhead(this.client, key, size, this.budget, this.maxWindow) : [];
+    const timer = setTimeout(() => this.drop(path), GUESS_TTL_MS);
+    timer.unref();
+    this.guess = { path, first, ahead, timer };
+    this.made++;
+  }
+
+  /**
+   * The guessed file's first bytes and readahead when `path` was guessed and `head()` (a HEAD made
+   * by this open, called only then) shows the object unchanged since; undefined otherwise.
+   */
+  async take(path: string, head: () => Promise<ObjectHead | undefined>): Promise<Fetched | undefined> {
+    const g = this.guess;
+    if (g?.path !== path) return undefined;
+    this.guess = undefined;
+    clearTimeout(g.timer);
+    const [got, now] = await Promise.all([g.first.catch(() => undefined), head().catch(() => undefined)]);
+    if (!got || !now || now.etag !== got.head.etag || now.size !== got.head.size) {
+      if (got) this.budget.release(got.body.length);
+      releaseChunks(g.ahead, this.budget);
+      return undefined;
+    }
+    this.taken++;
+    return { body: got.body, head: got.head, ahead: g.ahead };
+  }
+
+  /** Gives up the guess (for `path` only, when given), returning its memory. */
+  drop(path?: string): void {
+    const g = this.guess;
+    if (!g || (path !== undefined && g.path !== path)) return;
+    this.guess = undefined;
+    clearTimeout(g.timer);
+    releaseChunks(g.ahead, this.budget);
+    g.first.then(
+      (got) => this.budget.release(got.body.length),
+      () => undefined,
+    );
+  }
+}
