@@ -130,7 +130,15 @@ export class WriteHandle {
     return run;
   }
 
-  private options = (): WriteOptions => writeOptionsOf(this.attr);
+  /**
+   * Set when utimens gave the file an mtime. Until then the upload carries no mtime and the
+   * object's Last-Modified (when the upload completed, just after the last write) stands for it.
+   * Writes move the mtime, so a stored one would go stale while a multipart upload is under way,
+   * and putting it right at close would copy the whole object onto itself.
+   */
+  mtimeSet = false;
+
+  private options = (): WriteOptions => writeOptionsOf(this.attr, this.mtimeSet);
 
   write(data: Buffer, offset: number): Promise<void> {
     return this.serial(async () => {

@@ -610,20 +610,23 @@ export class Filesystem {
   }
 
   async utimens(path: string, _atimeMs: number, mtimeMs: number): Promise<void> {
-    await this.setMeta(path, (a) => ({ ...a, mtimeMs }));
+    await this.setMeta(path, (a) => ({ ...a, mtimeMs }), true);
   }
 
   /**
    * Mode, owner and times live in object metadata, which S3 can only replace by copying the object
    * onto itself. A file still open for writing takes the change with its upload instead.
    */
-  private async setMeta(path: string, change: (a: Attr) => Attr): Promise<void> {
+  private async setMeta(path: string, change: (a: Attr) => Attr, setsMtime = false): Promise<void> {
     this.refuseIfReadOnly();
     if (path === '/') return;
     await this.settled(path);
     const writers = this.writersOf(path);
     if (writers.some((w) => w.dirty)) {
-      for (const w of writers) w.attr = change(w.attr);
+      for (const w of writers) {
+        w.attr = change(w.attr);
+        if (setsMtime) w.mtimeSet = true;
+      }
       return;
     }
     const attr = await this.lookup(path);

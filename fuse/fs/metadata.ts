@@ -57,18 +57,20 @@ function parseMtime(value: string | undefined): number | undefined {
   return Number.isFinite(n) && n >= 0 ? Math.round(n * 1000) : undefined;
 }
 
-export function metadataOf(attr: Attr): Record<string, string> {
-  return {
+/** `withMtime` false leaves the mtime to the object's Last-Modified (see WriteHandle). */
+export function metadataOf(attr: Attr, withMtime = true): Record<string, string> {
+  const meta: Record<string, string> = {
     mode: String(stMode(attr)),
     uid: String(attr.uid),
     gid: String(attr.gid),
-    mtime: String(Math.floor(attr.mtimeMs / 1000)),
   };
+  if (withMtime) meta.mtime = String(Math.floor(attr.mtimeMs / 1000));
+  return meta;
 }
 
-export function writeOptionsOf(attr: Attr): WriteOptions {
+export function writeOptionsOf(attr: Attr, withMtime = true): WriteOptions {
   return {
-    metadata: metadataOf(attr),
+    metadata: metadataOf(attr, withMtime),
     contentType: attr.kind === 'dir' ? DIRECTORY_CONTENT_TYPE : 'application/octet-stream',
   };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FsError, toErrno } from '../../../fuse/fs/errno.ts';
 import type { Filesystem } from '../../../fuse/fs/filesystem.ts';
 import { S_IFLNK } from '../../../fuse/fs/metadata.ts';
@@ -411,6 +411,32 @@ describe('names and directories', () => {
     expect(stored?.metadata).toMatchObject({ mode: String(0o100600), mtime: '1500000000' });
     const fresh = await makeFs(mem);
     expect(await fresh.getattr('/p')).toMatchObject({ perm: 0o600, mtimeMs: 1_500_000_000_000, size: data.length });
+  });
+
+  it('leaves a written file its Last-Modified as mtime, so a long multipart upload is never copied', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const mem = new MemoryObjectClient();
+      const fs = await makeFs(mem);
+      const data = randomBytes(24 * MiB);
+      const fh = await fs.create('/slow', 0o644);
+      for (let at = 0; at < data.length; at += 128 * 1024) {
+        await fs.write(fh, data.subarray(at, at + 128 * 1024), at);
+        vi.advanceTimersByTime(50); // the writes span seconds, as a big cp's do
+      }
+      await fs.flush(fh);
+      await fs.release(fh);
+      expect(mem.calls.get('createMultipart')).toBe(1);
+      expect(mem.calls.get('copy')).toBeUndefined();
+      expect(mem.calls.get('uploadPartCopy')).toBeUndefined();
+      const stored = mem.objects.get('slow');
+      expect(stored?.body.equals(data)).toBe(true);
+      expect(stored?.metadata.mtime).toBeUndefined();
+      const fresh = await makeFs(mem);
+      expect((await fresh.getattr('/slow')).mtimeMs).toBe(stored?.lastModified.getTime());
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('refuses every change on a read-only mount with EROFS', async () => {
