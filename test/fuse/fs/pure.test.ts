@@ -24,8 +24,8 @@ describe('part sizes', () => {
     expect(maxStreamedSize()).toBeGreaterThanOrEqual(S3_LIMITS.maxObjectSize);
   });
   it('split a known size into covering ranges', () => {
-    const r = partRanges(20 * 2 ** 20);
-    expect(r.map((x) => x.end - x.start)).toEqual([8, 8, 4].map((m) => m * 2 ** 20));
+    const r = partRanges(36 * 2 ** 20);
+    expect(r.map((x) => x.end - x.start)).toEqual([16, 16, 4].map((m) => m * 2 ** 20));
     expect(partRanges(0)).toEqual([]);
   });
 });
