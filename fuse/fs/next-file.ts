@@ -4,10 +4,12 @@
 // open's round trip; so the next file in the directory listing is asked for then, its first
 // window and the rest ahead of it, exactly as open() would have.
 //
-// One guess is held at a time, and only for a short while: a new guess, a change to that name
-// through this mount, or the deadline gives its memory back. Close-to-open still holds: open()
-// takes a guess only after a HEAD made inside the open shows the same ETag and size, so data
-// fetched before the open is used only when the object is provably the one the open sees.
+// A few guesses are held at once (one per reader, when several processes copy side by side), each
+// for a short while and for at most 16 MiB past its first window: the oldest guess when a fifth
+// comes, a change to that name through this mount, or the deadline gives its memory back; the
+// reader's own readahead takes over after the open. Close-to-open still holds: open() takes a
+// guess only after a HEAD made inside the open shows the same ETag and size, so data fetched
+// before the open is used only when the object is provably the one the open sees.
 
 import type { ObjectClient, ObjectHead } from '../s3/object-client.ts';
 import type { MemoryBudget } from './memory-budget.ts';
@@ -15,6 +17,10 @@ import { type Chunk, INITIAL_WINDOW, releaseChunks, requestAhead } from './prefe
 
 /** A guess not taken by then is given up: the reader went elsewhere. */
 const GUESS_TTL_MS = 5000;
+/** Guesses held at once: one per reader copying side by side. */
+const MAX_GUESSES = 4;
+/** Bytes a guess asks for past its first window; the reader's readahead goes on from there. */
+const GUESS_AHEAD = 16 * 2 ** 20;
 
 export interface Fetched {
   readonly body: Buffer;
@@ -47,7 +53,7 @@ export class NextFilePrefetch {
   private readonly client: ObjectClient;
   private readonly budget: MemoryBudget;
   private readonly maxWindow: number;
-  private guess: Guess | undefined;
+  private readonly guesses = new Map<string, Guess>();
   /** Guesses made and taken, for tests and the debug log. */
   made = 0;
   taken = 0;
@@ -55,13 +61,13 @@ export class NextFilePrefetch {
   constructor(client: ObjectClient, budget: MemoryBudget, maxWindow: number) {
     this.client = client;
     this.budget = budget;
-    this.maxWindow = maxWindow;
+    this.maxWindow = Math.min(maxWindow, GUESS_AHEAD);
   }
 
-  /** Starts fetching `path` (object `key`, believed `size` bytes), replacing any earlier guess. */
+  /** Starts fetching `path` (object `key`, believed `size` bytes), giving up the oldest guess if need be. */
   start(path: string, key: string, size: number): void {
-    if (this.guess?.path === path) return;
-    this.drop();
+    if (this.guesses.has(path)) return;
+    if (this.guesses.size >= MAX_GUESSES) this.drop(this.guesses.keys().next().value);
     if (!this.budget.tryAcquire(INITIAL_WINDOW, this.budget.limit * 0.75)) return;
     const first = this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
     first.then(
@@ -71,7 +77,7 @@ export class NextFilePrefetch {
     const ahead = size > INITIAL_WINDOW ? requestAhead(this.client, key, size, this.budget, this.maxWindow) : [];
     const timer = setTimeout(() => this.drop(path), GUESS_TTL_MS);
     timer.unref();
-    this.guess = { path, first, ahead, timer };
+    this.guesses.set(path, { path, first, ahead, timer });
     this.made++;
   }
 
@@ -80,9 +86,9 @@ export class NextFilePrefetch {
    * by this open, called only then) shows the object unchanged since; undefined otherwise.
    */
   async take(path: string, head: () => Promise<ObjectHead | undefined>): Promise<Fetched | undefined> {
-    const g = this.guess;
-    if (g?.path !== path) return undefined;
-    this.guess = undefined;
+    const g = this.guesses.get(path);
+    if (!g) return undefined;
+    this.guesses.delete(path);
     clearTimeout(g.timer);
     const [got, now] = await Promise.all([g.first.catch(() => undefined), head().catch(() => undefined)]);
     if (!got || !now || now.etag !== got.head.etag || now.size !== got.head.size) {
@@ -94,11 +100,15 @@ export class NextFilePrefetch {
     return { body: got.body, head: got.head, ahead: g.ahead };
   }
 
-  /** Gives up the guess (for `path` only, when given), returning its memory. */
+  /** Gives up the guess for `path`, or every guess, returning their memory. */
   drop(path?: string): void {
-    const g = this.guess;
-    if (!g || (path !== undefined && g.path !== path)) return;
-    this.guess = undefined;
+    if (path === undefined) {
+      for (const p of [...this.guesses.keys()]) this.drop(p);
+      return;
+    }
+    const g = this.guesses.get(path);
+    if (!g) return;
+    this.guesses.delete(path);
     clearTimeout(g.timer);
     releaseChunks(g.ahead, this.budget);
     g.first.then(

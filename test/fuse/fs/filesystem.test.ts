@@ -268,6 +268,19 @@ describe('readahead across files', () => {
     expect(fs.budget.used).toBe(0);
   });
 
+  it('keeps one guess per reader when two copy side by side', async () => {
+    const mem = new MemoryObjectClient();
+    for (const dir of ['x', 'y']) for (const n of ['a', 'b', 'c', 'd']) await mem.put(`${dir}/${n}`, randomBytes(2 * MiB));
+    const fs = await makeFs(mem);
+    await fs.readdir('/x');
+    await fs.readdir('/y');
+    for (const n of ['a', 'b', 'c']) for (const dir of ['x', 'y']) await readFile(fs, `/${dir}/${n}`);
+    expect((await readFile(fs, '/x/d')).equals(mem.objects.get('x/d')!.body)).toBe(true);
+    expect((await readFile(fs, '/y/d')).equals(mem.objects.get('y/d')!.body)).toBe(true);
+    expect(fs.nextFile.taken).toBe(4); // x/c, y/c, x/d and y/d
+    expect(fs.budget.used).toBe(0);
+  });
+
   it('makes no guess for a reader that seeks', async () => {
     const mem = new MemoryObjectClient();
     for (const n of ['a', 'b', 'c', 'd']) await mem.put(n, randomBytes(3 * MiB));
