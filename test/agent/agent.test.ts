@@ -55,11 +55,32 @@ async function agentFor(o: Partial<AgentOptions> & Pick<AgentOptions, 'exchange'
   });
 }
 
+type DiscoveryOptions = Omit<Parameters<typeof startTestDiscovery>[0], 'exchange'>;
+type Origin = Awaited<ReturnType<typeof startOrigin>>;
+
+/**
+ * What each test stands on: its own exchange, an origin, a fake cache, and discovery on that
+ * exchange (signed heartbeats only unless `discovery` says otherwise; it may use the origin).
+ */
+async function scene(
+  discovery: (origin: Origin) => DiscoveryOptions = () => ({ keys: [key], shoalCompat: false }),
+) {
+  const exchange = uniqueExchange();
+  const origin = await startOrigin();
+  const cache = await startFakeCache();
+  const d = await startTestDiscovery({ exchange, ...discovery(origin) });
+  return { exchange, origin, cache, d };
+}
+
 describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
   it('beside an estuary gateway: verified, load from /metrics, holdings from the summary, goodbye on stop', async () => {
-    const exchange = uniqueExchange();
-    const origin = await startOrigin();
-    const gw = await startFakeCache();
+    const { exchange, origin, cache: gw, d } = await scene((o) => ({
+      keys: [key],
+      shoalCompat: false,
+      verify: true,
+      testUrl: o.testUrl,
+      retryBaseMs: 200,
+    }));
     gw.gateway = {
       bytesSent: 0,
       summary: {
@@ -69,14 +90,6 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
         prefixes: [{ prefix: 's3.example.org/bucket', bytes: 2000 }],
       },
     };
-    const d = await startTestDiscovery({
-      exchange,
-      keys: [key],
-      shoalCompat: false,
-      verify: true,
-      testUrl: origin.testUrl,
-      retryBaseMs: 200,
-    });
     const agent = await agentFor({
       exchange,
       cacheUrl: gw.url,
@@ -117,10 +130,7 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
   });
 
   it('beside a Squid-like proxy: load from the interface, advertised only while the self-test passes', async () => {
-    const exchange = uniqueExchange();
-    const origin = await startOrigin();
-    const squid = await startFakeCache();
-    const d = await startTestDiscovery({ exchange, keys: [key], shoalCompat: false });
+    const { exchange, origin, cache: squid, d } = await scene();
     const agent = await agentFor({
       exchange,
       cacheUrl: squid.url,
@@ -162,11 +172,8 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
   });
 
   it('reconnects after the broker goes away and heartbeats at once', async () => {
-    const exchange = uniqueExchange();
-    const origin = await startOrigin();
-    const squid = await startFakeCache();
+    const { exchange, origin, cache: squid, d } = await scene(() => ({}));
     const relay = await startRelay(Number(new URL(AMQP_URL).port || 5672));
-    const d = await startTestDiscovery({ exchange });
     const agent = await agentFor({
       exchange,
       amqpUrl: relay.url,
@@ -197,10 +204,7 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
   });
 
   it('behind NAT: learns its external address from discovery and advertises it as external_ip', async () => {
-    const exchange = uniqueExchange();
-    const origin = await startOrigin();
-    const squid = await startFakeCache();
-    const d = await startTestDiscovery({ exchange, keys: [key], shoalCompat: false });
+    const { exchange, origin, cache: squid, d } = await scene();
     const agent = await agentFor({
       exchange,
       cacheUrl: squid.url,
@@ -221,10 +225,7 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
   });
 
   it('a restarted discovery server has the cache back within one heartbeat interval', async () => {
-    const exchange = uniqueExchange();
-    const origin = await startOrigin();
-    const squid = await startFakeCache();
-    const first = await startTestDiscovery({ exchange, keys: [key], shoalCompat: false });
+    const { exchange, origin, cache: squid, d: first } = await scene();
     const agent = await agentFor({
       exchange,
       cacheUrl: squid.url,
@@ -249,10 +250,7 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
   });
 
   it('`estuary agent` sends a goodbye on SIGTERM and exits 0', async () => {
-    const exchange = uniqueExchange();
-    const origin = await startOrigin();
-    const squid = await startFakeCache();
-    const d = await startTestDiscovery({ exchange, keys: [key], shoalCompat: false });
+    const { exchange, origin, cache: squid, d } = await scene();
     const child = startChild(
       NODE,
       [
