@@ -262,7 +262,7 @@ export class WriteHandle {
       return;
     }
     if (stream) {
-      // Parts already left: finish the object, then copy it back. Rare (a seek after 8 MiB of
+      // Parts already left: finish the object, then copy it back. Rare (a seek after 16 MiB of
       // sequential writing), and it keeps every byte safe.
       await this.finishStream(stream);
       this.stream = undefined;
