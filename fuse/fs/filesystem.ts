@@ -34,7 +34,7 @@ import {
   writeOptionsOf,
 } from './metadata.ts';
 import { nextFileIn, NextFilePrefetch } from './next-file.ts';
-import { INITIAL_WINDOW, releaseChunks, requestAhead } from './prefetcher.ts';
+import { type Chunk, INITIAL_WINDOW, releaseChunks, requestAhead } from './prefetcher.ts';
 import { inParallel } from './staging-file.ts';
 
 export interface FsLogger {
@@ -436,12 +436,7 @@ export class Filesystem {
    */
   private async openForReading(path: string, key: string): Promise<number | undefined> {
     const guessed = await this.nextFile.take(path, () => this.client.head(key));
-    if (guessed) {
-      const attr = attrFromHead(guessed.head, this.defaults, false);
-      this.remember(path, attr);
-      const h = new ReadHandle(this.settings, path, key, attr.size, guessed.body, guessed.ahead);
-      return this.register(h);
-    }
+    if (guessed) return this.readHandleFrom(path, key, guessed, guessed.ahead);
     const known = this.cache.get(path) ?? this.cache.listing(parentOf(path))?.get(baseName(path));
     if (known?.kind !== 'file' || known.size === 0) return undefined;
     if (!this.budget.tryAcquire(INITIAL_WINDOW)) return undefined;
@@ -465,8 +460,17 @@ export class Filesystem {
       releaseChunks(ahead, this.budget);
       ahead = [];
     }
-    const attr = attrFromHead(got.head, this.defaults, false);
-    this.remember(path, attr);
+    return this.readHandleFrom(path, key, got, ahead);
+  }
+
+  /** A read handle starting with a fetched first window; the head refreshes what we know. */
+  private readHandleFrom(
+    path: string,
+    key: string,
+    got: { body: Buffer; head: ObjectHead },
+    ahead: readonly Chunk[],
+  ): number {
+    this.remember(path, attrFromHead(got.head, this.defaults, false));
     return this.register(new ReadHandle(this.settings, path, key, got.head.size, got.body, ahead));
   }
 

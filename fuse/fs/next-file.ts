@@ -54,7 +54,7 @@ export class NextFilePrefetch {
   private readonly budget: MemoryBudget;
   private readonly maxWindow: number;
   private readonly guesses = new Map<string, Guess>();
-  /** Guesses made and taken, for tests and the debug log. */
+  /** Guesses made and taken, for tests. */
   made = 0;
   taken = 0;
 
@@ -67,7 +67,8 @@ export class NextFilePrefetch {
   /** Starts fetching `path` (object `key`, believed `size` bytes), giving up the oldest guess if need be. */
   start(path: string, key: string, size: number): void {
     if (this.guesses.has(path)) return;
-    if (this.guesses.size >= MAX_GUESSES) this.drop(this.guesses.keys().next().value);
+    const oldest = this.guesses.keys().next().value;
+    if (this.guesses.size >= MAX_GUESSES && oldest !== undefined) this.drop(oldest);
     if (!this.budget.tryAcquire(INITIAL_WINDOW, this.budget.limit * 0.75)) return;
     const first = this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
     first.then(
@@ -100,12 +101,8 @@ export class NextFilePrefetch {
     return { body: got.body, head: got.head, ahead: g.ahead };
   }
 
-  /** Gives up the guess for `path`, or every guess, returning their memory. */
-  drop(path?: string): void {
-    if (path === undefined) {
-      for (const p of [...this.guesses.keys()]) this.drop(p);
-      return;
-    }
+  /** Gives up the guess for `path`, if any, returning its memory. */
+  drop(path: string): void {
     const g = this.guesses.get(path);
     if (!g) return;
     this.guesses.delete(path);

@@ -47,7 +47,11 @@ export async function writeFile(fs: Filesystem, path: string, data: Buffer, mode
 }
 
 export async function readFile(fs: Filesystem, path: string): Promise<Buffer> {
-  const fh = await fs.open(path, 0);
+  return readOpened(fs, await fs.open(path, 0));
+}
+
+/** Reads an open handle from start to end in 128 KiB reads, as the kernel would, then releases it. */
+export async function readOpened(fs: Filesystem, fh: number): Promise<Buffer> {
   try {
     const parts: Buffer[] = [];
     for (let at = 0; ; ) {
