@@ -38,6 +38,11 @@ export const benchErrors = {
       'ESTUARY_BENCH_ENDPOINT_NETWORK',
       '--endpoint measures a real S3 over the real network: drop --network, it only emulates links to local servers',
     ),
+  noCases: () =>
+    new BenchError(
+      'ESTUARY_BENCH_NO_CASES',
+      '--cases names nothing to measure; name rows such as 10x100MB,1x1000MB or metadata, or drop it to run them all',
+    ),
   outNotEmpty: (dir: string) =>
     new BenchError(
       'ESTUARY_BENCH_OUT_EXISTS',

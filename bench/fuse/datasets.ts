@@ -63,6 +63,25 @@ export const QUICK_METADATA: MetadataSizes = {
   firstByteFileBytes: 1 * MB,
 };
 
+/**
+ * What `--cases` can name: the four Table 1 shapes, written with an ASCII x, and the metadata
+ * suite. In --quick mode a shape names the quick dataset of the same position.
+ */
+export const FUSE_CASES = ['1000x1MB', '100x10MB', '10x100MB', '1x1000MB', 'metadata'] as const;
+export type FuseCase = (typeof FUSE_CASES)[number];
+
+/** The datasets `cases` names (all of them when it is undefined), and whether the suite runs. */
+export function selectCases(
+  datasets: readonly Dataset[],
+  cases: readonly FuseCase[] | undefined,
+): { datasets: Dataset[]; metadata: boolean } {
+  if (!cases) return { datasets: [...datasets], metadata: true };
+  return {
+    datasets: datasets.filter((_, i) => cases.includes(FUSE_CASES[i]!)),
+    metadata: cases.includes('metadata'),
+  };
+}
+
 export function datasetBytes(d: Dataset): number {
   return d.files * d.fileBytes;
 }
@@ -71,16 +90,17 @@ export function datasetBytes(d: Dataset): number {
  * Disk a fuse run needs at its peak: the source datasets, one downloaded copy, the objects the
  * local S3 server stores (one peer's upload at a time: each run's objects are deleted after it),
  * the largest file once more for filesystems that stage a whole file on disk (s3fs), and the
- * metadata suite's first-byte file. 10% on top for filesystem overhead and server metadata.
+ * metadata suite's first-byte file (when the suite runs). 10% on top for filesystem overhead and server metadata.
  */
 export function fuseDiskEstimate(
   datasets: readonly Dataset[],
-  metadata: MetadataSizes,
+  metadata: MetadataSizes | undefined,
   localServer: boolean,
 ): number {
   const total = datasets.reduce((sum, d) => sum + datasetBytes(d), 0);
-  const largest = Math.max(...datasets.map((d) => d.fileBytes));
+  const largest = Math.max(0, ...datasets.map((d) => d.fileBytes));
   const copies = localServer ? 3 : 2;
-  const serverMeta = localServer ? metadata.firstByteFileBytes : 0;
-  return Math.ceil((total * copies + largest + metadata.firstByteFileBytes + serverMeta) * 1.1);
+  const firstByte = metadata?.firstByteFileBytes ?? 0;
+  const serverMeta = localServer ? firstByte : 0;
+  return Math.ceil((total * copies + largest + firstByte + serverMeta) * 1.1);
 }

@@ -36,7 +36,9 @@ import {
   PAPER_METADATA,
   QUICK_DATASETS,
   QUICK_METADATA,
+  selectCases,
   type Dataset,
+  type FuseCase,
   type MetadataSizes,
 } from './datasets.ts';
 import { dropCaches, makeDataset, removeDir, timedCopy, verifyCopy, type LocalDataset } from './files.ts';
@@ -54,20 +56,25 @@ interface FuseSettings {
   readonly bucket: string;
   readonly runs: number;
   readonly datasets: readonly Dataset[];
-  readonly metadata: MetadataSizes;
+  /** Undefined when --cases leaves the metadata suite out. */
+  readonly metadata: MetadataSizes | undefined;
   readonly peers?: readonly string[];
 }
 
 function settingsOf(ctx: Pick<BenchContext, 'quick' | 'settings'>): FuseSettings {
   const s = ctx.settings;
+  const picked = selectCases(
+    ctx.quick ? QUICK_DATASETS : PAPER_DATASETS,
+    Array.isArray(s.cases) ? (s.cases as FuseCase[]) : undefined,
+  );
   return {
     network: (s.network as NetworkProfile | undefined) ?? LOCAL,
     backend: s.backend === 'swift' ? 'swift' : 's3rver',
     endpoint: typeof s.endpoint === 'string' ? s.endpoint : undefined,
     bucket: typeof s.bucket === 'string' ? s.bucket : 'estuary-bench',
     runs: typeof s.runs === 'number' ? s.runs : ctx.quick ? 1 : DEFAULT_RUNS,
-    datasets: ctx.quick ? QUICK_DATASETS : PAPER_DATASETS,
-    metadata: ctx.quick ? QUICK_METADATA : PAPER_METADATA,
+    datasets: picked.datasets,
+    metadata: picked.metadata ? (ctx.quick ? QUICK_METADATA : PAPER_METADATA) : undefined,
     peers: Array.isArray(s.peers) ? (s.peers as string[]) : undefined,
   };
 }
@@ -213,14 +220,20 @@ async function copyWithSdk(run: Run, local: LocalDataset, r: number): Promise<vo
   addRate(run, 'down', local, LIMIT_PEER, mbPerSecond(bytes, seconds));
 }
 
-async function metadataRound(run: Run, peer: MountPeer, fixture: MetadataFixture, r: number): Promise<void> {
+async function metadataRound(
+  run: Run,
+  peer: MountPeer,
+  sizes: MetadataSizes,
+  fixture: MetadataFixture,
+  r: number,
+): Promise<void> {
   run.progress(`${peer.name}: metadata suite, run ${r}/${run.s.runs}`);
-  const cases = metadataCases(run.s.metadata);
+  const cases = metadataCases(sizes);
   const scratch = `${peer.name}-meta-r${r}`;
   await dropCaches();
   try {
     await withMount(run, peer, () =>
-      runMetadataSuite(run.mnt, scratch, run.s.metadata, fixture, (step, seconds) =>
+      runMetadataSuite(run.mnt, scratch, sizes, fixture, (step, seconds) =>
         run.book.add({
           case: cases[step]!,
           peer: peer.name,
@@ -264,7 +277,7 @@ async function probeAll(run: Run, wanted?: readonly string[]): Promise<MountPeer
   return usable;
 }
 
-async function prepare(run: Run): Promise<{ locals: LocalDataset[]; fixture: MetadataFixture }> {
+async function prepare(run: Run): Promise<{ locals: LocalDataset[]; fixture?: MetadataFixture }> {
   await mkdir(run.down, { recursive: true });
   const src = join(run.ctx.workDir, 'src');
   const locals: LocalDataset[] = [];
@@ -272,15 +285,17 @@ async function prepare(run: Run): Promise<{ locals: LocalDataset[]; fixture: Met
     run.ctx.progress(`writing dataset ${d.label}`);
     locals.push(await makeDataset(src, d));
   }
+  const sizes = run.s.metadata;
+  if (!sizes) return { locals };
   const big = await makeDataset(join(run.ctx.workDir, 'meta-src'), {
     label: 'ttfb',
     files: 1,
-    fileBytes: run.s.metadata.firstByteFileBytes,
+    fileBytes: sizes.firstByteFileBytes,
   });
   const path = join(big.dir, big.files[0]!.name);
   const firstByte = (await readFile(path)).subarray(0, 1)[0]!;
   run.ctx.progress('seeding metadata objects');
-  const fixture = await seedMetadata(run.s3, run.s.bucket, run.s.metadata, {
+  const fixture = await seedMetadata(run.s3, run.s.bucket, sizes, {
     path,
     bytes: big.files[0]!.bytes,
     firstByte,
@@ -290,7 +305,9 @@ async function prepare(run: Run): Promise<{ locals: LocalDataset[]; fixture: Met
 
 async function measure(run: Run, peers: MountPeer[]): Promise<void> {
   const { locals, fixture } = await prepare(run);
-  run.totalSteps = run.s.runs * (locals.length * (peers.length + 1) * 2 + peers.length);
+  const sizes = run.s.metadata;
+  const suites = sizes && fixture ? peers.length : 0;
+  run.totalSteps = run.s.runs * (locals.length * (peers.length + 1) * 2 + suites);
   for (let r = 1; r <= run.s.runs; r++) {
     for (const local of locals) {
       for (const peer of peers) {
@@ -302,9 +319,12 @@ async function measure(run: Run, peers: MountPeer[]): Promise<void> {
       if (run.alive(LIMIT_PEER))
         await copyWithSdk(run, local, r).catch((err) => run.fail(LIMIT_PEER, `${local.dataset.label}`, err));
     }
+    if (!sizes || !fixture) continue;
     for (const peer of peers) {
       if (!run.alive(peer.name)) continue;
-      await metadataRound(run, peer, fixture, r).catch((err) => run.fail(peer.name, 'metadata suite', err));
+      await metadataRound(run, peer, sizes, fixture, r).catch((err) =>
+        run.fail(peer.name, 'metadata suite', err),
+      );
     }
   }
 }

@@ -6,6 +6,7 @@ import {
   PAPER_METADATA,
   QUICK_DATASETS,
   QUICK_METADATA,
+  selectCases,
 } from '../../bench/fuse/datasets.ts';
 
 describe('datasets', () => {
@@ -20,6 +21,21 @@ describe('datasets', () => {
   });
 });
 
+describe('selectCases', () => {
+  it('keeps everything when no cases are named', () => {
+    expect(selectCases(PAPER_DATASETS, undefined)).toEqual({ datasets: PAPER_DATASETS, metadata: true });
+  });
+  it('picks rows by shape, in full and in quick mode alike', () => {
+    const cases = ['1x1000MB', '100x10MB'] as const;
+    expect(selectCases(PAPER_DATASETS, cases).datasets.map((d) => d.label)).toEqual(['100×10MB', '1×1000MB']);
+    expect(selectCases(QUICK_DATASETS, cases).datasets.map((d) => d.label)).toEqual(['5×1MB', '1×10MB']);
+    expect(selectCases(PAPER_DATASETS, cases).metadata).toBe(false);
+  });
+  it('can run the metadata suite alone', () => {
+    expect(selectCases(PAPER_DATASETS, ['metadata'])).toEqual({ datasets: [], metadata: true });
+  });
+});
+
 describe('fuseDiskEstimate', () => {
   it('counts source, download and the local server copy, plus staging and the first-byte file', () => {
     const need = fuseDiskEstimate(PAPER_DATASETS, PAPER_METADATA, true);
@@ -30,6 +46,10 @@ describe('fuseDiskEstimate', () => {
     expect(fuseDiskEstimate(PAPER_DATASETS, PAPER_METADATA, false)).toBeLessThan(
       fuseDiskEstimate(PAPER_DATASETS, PAPER_METADATA, true),
     );
+  });
+  it('leaves out the first-byte file when the metadata suite does not run', () => {
+    expect(fuseDiskEstimate(PAPER_DATASETS, undefined, true)).toBe(Math.ceil((12e9 + 1e9) * 1.1));
+    expect(fuseDiskEstimate([], undefined, true)).toBe(0);
   });
   it('is small in quick mode', () => {
     expect(fuseDiskEstimate(QUICK_DATASETS, QUICK_METADATA, true)).toBeLessThan(200e6);

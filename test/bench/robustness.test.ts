@@ -29,6 +29,17 @@ describe('bad input', () => {
     expect(r.code).toBe(2);
     expect(r.output).toContain('AWS_ACCESS_KEY_ID');
   });
+  it('an unknown --cases name lists the ones accepted', async () => {
+    const r = await runBench(['fuse', '--cases', '10x100MB,2x500MB']);
+    expect(r.code).toBe(2);
+    expect(r.output).toMatch(/--cases.*one of 1000x1MB, 100x10MB, 10x100MB, 1x1000MB, metadata/);
+    expect(r.output).not.toMatch(/\n\s+at /);
+  });
+  it('an empty --cases is refused rather than measuring nothing', async () => {
+    const r = await runBench(['fuse', '--cases', ',']);
+    expect(r.code).toBe(2);
+    expect(r.output).toContain('--cases names nothing to measure');
+  });
   it('too little disk is refused before anything starts', async () => {
     const small = await tempDir('estuary-bench-small-');
     const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', small]);
@@ -104,11 +115,13 @@ describe.runIf(s3fs.ok)('trouble while measuring', () => {
     const out = join(await tempDir('estuary-bench-out-'), 'run');
     const env = { ...process.env, PATH: `${fake}:${process.env.PATH}` };
     const r = await runBench(
-      ['fuse', '--quick', '--peers', 's3fs', '--network', 'site-cloud', '--out', out],
+      ['fuse', '--quick', '--peers', 's3fs', '--network', 'site-cloud', '--cases', '1x1000MB', '--out', out],
       env,
     );
     expect(r.code, r.output).toBe(0);
     const fuse = (await readResults(out)).scenarios[0]!;
+    // --cases: only the one-big-file row (1×10MB in quick mode), and no metadata suite.
+    expect(new Set(fuse.measurements.map((m) => m.case))).toEqual(new Set(['cp up 1×10MB', 'cp down 1×10MB']));
     expect(fuse.notes.join(' ')).toMatch(
       /network site-cloud could not be emulated \(.*Operation not permitted\); fell back to --network local/,
     );
