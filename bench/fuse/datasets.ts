@@ -90,7 +90,8 @@ export function datasetBytes(d: Dataset): number {
  * Disk a fuse run needs at its peak: the source datasets, one downloaded copy, the objects the
  * local S3 server stores (one peer's upload at a time: each run's objects are deleted after it),
  * the largest file once more for filesystems that stage a whole file on disk (s3fs), and the
- * metadata suite's first-byte file (when the suite runs). 10% on top for filesystem overhead and server metadata.
+ * metadata suite's first-byte file when the suite runs. 10% on top for filesystem overhead and
+ * server metadata.
  */
 export function fuseDiskEstimate(
   datasets: readonly Dataset[],

@@ -220,14 +220,15 @@ async function copyWithSdk(run: Run, local: LocalDataset, r: number): Promise<vo
   addRate(run, 'down', local, LIMIT_PEER, mbPerSecond(bytes, seconds));
 }
 
-async function metadataRound(
-  run: Run,
-  peer: MountPeer,
-  sizes: MetadataSizes,
-  fixture: MetadataFixture,
-  r: number,
-): Promise<void> {
+/** The metadata suite's sizes with the objects seeded for it; absent when --cases leaves it out. */
+interface MetadataSuite {
+  readonly sizes: MetadataSizes;
+  readonly fixture: MetadataFixture;
+}
+
+async function metadataRound(run: Run, peer: MountPeer, suite: MetadataSuite, r: number): Promise<void> {
   run.progress(`${peer.name}: metadata suite, run ${r}/${run.s.runs}`);
+  const { sizes, fixture } = suite;
   const cases = metadataCases(sizes);
   const scratch = `${peer.name}-meta-r${r}`;
   await dropCaches();
@@ -277,7 +278,7 @@ async function probeAll(run: Run, wanted?: readonly string[]): Promise<MountPeer
   return usable;
 }
 
-async function prepare(run: Run): Promise<{ locals: LocalDataset[]; fixture?: MetadataFixture }> {
+async function prepare(run: Run): Promise<{ locals: LocalDataset[]; suite?: MetadataSuite }> {
   await mkdir(run.down, { recursive: true });
   const src = join(run.ctx.workDir, 'src');
   const locals: LocalDataset[] = [];
@@ -300,14 +301,12 @@ async function prepare(run: Run): Promise<{ locals: LocalDataset[]; fixture?: Me
     bytes: big.files[0]!.bytes,
     firstByte,
   });
-  return { locals, fixture };
+  return { locals, suite: { sizes, fixture } };
 }
 
 async function measure(run: Run, peers: MountPeer[]): Promise<void> {
-  const { locals, fixture } = await prepare(run);
-  const sizes = run.s.metadata;
-  const suites = sizes && fixture ? peers.length : 0;
-  run.totalSteps = run.s.runs * (locals.length * (peers.length + 1) * 2 + suites);
+  const { locals, suite } = await prepare(run);
+  run.totalSteps = run.s.runs * (locals.length * (peers.length + 1) * 2 + (suite ? peers.length : 0));
   for (let r = 1; r <= run.s.runs; r++) {
     for (const local of locals) {
       for (const peer of peers) {
@@ -319,10 +318,10 @@ async function measure(run: Run, peers: MountPeer[]): Promise<void> {
       if (run.alive(LIMIT_PEER))
         await copyWithSdk(run, local, r).catch((err) => run.fail(LIMIT_PEER, `${local.dataset.label}`, err));
     }
-    if (!sizes || !fixture) continue;
+    if (!suite) continue;
     for (const peer of peers) {
       if (!run.alive(peer.name)) continue;
-      await metadataRound(run, peer, sizes, fixture, r).catch((err) =>
+      await metadataRound(run, peer, suite, r).catch((err) =>
         run.fail(peer.name, 'metadata suite', err),
       );
     }

@@ -174,6 +174,17 @@ describe('reads', () => {
   });
 });
 
+/** Files a–d of `bytes` each in a listed root, with /a and /b read whole: a whole-file reader. */
+async function afterTwoWholeReads(bytes: number): Promise<{ mem: MemoryObjectClient; fs: Filesystem }> {
+  const mem = new MemoryObjectClient();
+  for (const n of ['a', 'b', 'c', 'd']) await mem.put(n, randomBytes(bytes));
+  const fs = await makeFs(mem);
+  await fs.readdir('/');
+  await readFile(fs, '/a');
+  await readFile(fs, '/b');
+  return { mem, fs };
+}
+
 describe('whole-file readers', () => {
   it('after two whole-file reads, asks for the rest of the next file inside open()', async () => {
     const mem = new MemoryObjectClient();
@@ -194,12 +205,7 @@ describe('whole-file readers', () => {
   });
 
   it('goes back to cautious readahead after a seek, and ignores what it asked for a replaced file', async () => {
-    const mem = new MemoryObjectClient();
-    for (const n of ['a', 'b', 'c', 'd']) await mem.put(n, randomBytes(4 * MiB));
-    const fs = await makeFs(mem);
-    await fs.readdir('/');
-    await readFile(fs, '/a');
-    await readFile(fs, '/b');
+    const { mem, fs } = await afterTwoWholeReads(4 * MiB);
     const seeker = await fs.open('/c', 0);
     await fs.read(seeker, 3 * MiB, 4096);
     await fs.read(seeker, 0, 4096);
@@ -276,12 +282,7 @@ describe('readahead across files', () => {
   });
 
   it('makes no guess for a reader that seeks', async () => {
-    const mem = new MemoryObjectClient();
-    for (const n of ['a', 'b', 'c', 'd']) await mem.put(n, randomBytes(3 * MiB));
-    const fs = await makeFs(mem);
-    await fs.readdir('/');
-    await readFile(fs, '/a');
-    await readFile(fs, '/b');
+    const { fs } = await afterTwoWholeReads(3 * MiB);
     const fh = await fs.open('/c', 0);
     await fs.read(fh, 2 * MiB, 4096);
     await fs.read(fh, 3 * MiB - 4096, 4096);
