@@ -212,7 +212,9 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     const server = await startS3rver({ buckets: ['gone'] });
     await sdkClient(server, 'gone').put('big', randomBytes(96 * 2 ** 20));
     const m = await mountBucket(server, 'gone', ['--retries', '1', '--readahead', '2M']);
-    // A slow reader: 1 MiB every 50 ms, so the server dies with most of the file unread.
+    // A slow reader: 1 MiB every 50 ms, so the server dies with most of the file unread. It marks
+    // its first MiB read, and the server is killed only after that, however slow the start.
+    const started = join(await tempDir('estuary-eio-'), 'started');
     const reader = sh(
       [
         "python3 -c 'import sys, time",
@@ -222,12 +224,14 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
         '        b = f.read(1 << 20)',
         '        if not b: break',
         '        n += len(b); time.sleep(0.05)',
+        '        if n == len(b): open(sys.argv[2], "w").close()',
         '    print("read all", n)',
         'except OSError as e:',
-        `    print("errno", e.errno, n)' '${m.dir}/big'`,
+        `    print("errno", e.errno, n)' '${m.dir}/big' '${started}'`,
       ].join('\n'),
     );
-    await new Promise((r) => setTimeout(r, 500));
+    for (let waited = 0; waited < 20_000 && !(await stat(started).catch(() => undefined)); waited += 50)
+      await new Promise((r) => setTimeout(r, 50));
     await server.kill();
     const r = await reader;
     expect(r.out, r.out).toMatch(/^errno 5 \d+/m);
