@@ -11,9 +11,22 @@ import {
 import { MemoryBudget } from '../../../fuse/fs/memory-budget.ts';
 import { attrFromHead, metadataOf, S_IFLNK } from '../../../fuse/fs/metadata.ts';
 import { FIRST_PART_SIZE, maxStreamedSize, partRanges, partSize } from '../../../fuse/fs/part-sizes.ts';
+import { INITIAL_WINDOW, MAX_CHUNK, pieceSize } from '../../../fuse/fs/prefetcher.ts';
 import { ObjectError, S3_LIMITS } from '../../../fuse/s3/object-client.ts';
 
 const defaults = { uid: 1, gid: 2, fileMode: 0o644, dirMode: 0o755, mountedAtMs: 0 };
+
+describe('readahead GET sizes', () => {
+  const MiB = 2 ** 20;
+  it('split a window in two, between the first window and the cap', () => {
+    expect(pieceSize(INITIAL_WINDOW)).toBe(INITIAL_WINDOW);
+    expect(pieceSize(4 * MiB)).toBe(2 * MiB);
+    expect(pieceSize(16 * MiB)).toBe(8 * MiB);
+    // The default --readahead: two GETs in flight, each as large as the cap.
+    expect(pieceSize(64 * MiB)).toBe(MAX_CHUNK);
+    expect(pieceSize(256 * MiB)).toBe(MAX_CHUNK);
+  });
+});
 
 describe('part sizes', () => {
   it('grow so a stream reaches S3 object limit within 10,000 parts', () => {
