@@ -133,6 +133,9 @@ export async function startCluster(
     const w = cluster.fork({ ...env, ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0' });
     if (reports) diskReporter = w.id;
     workers.set(w.id, w);
+    // A message to a worker that is exiting fails with EPIPE; unheard, that error would end the
+    // primary (and so every other worker) with status 1.
+    w.on('error', (err) => log.debug({ worker: w.id, err: String(err) }, 'worker channel error'));
     return new Promise((resolve, reject) => {
       w.on('message', (m: unknown) => {
         if (!isToPrimary(m)) return;

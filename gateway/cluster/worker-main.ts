@@ -5,7 +5,7 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import { createLogger, flushLogs, type LogFormat, type LogLevel } from '../../lib/log.ts';
-import { type Gateway, type GatewayConfig, startGateway } from '../server.ts';
+import type { Gateway, GatewayConfig } from '../server.ts';
 import type { ToPrimary } from './messages.ts';
 
 const config = JSON.parse(process.env.ESTUARY_GATEWAY_WORKER_CONFIG ?? '{}') as GatewayConfig;
@@ -51,6 +51,9 @@ process.on('message', (m: unknown) => {
 process.on('disconnect', () => void stop());
 
 try {
+  // The gateway's modules load only now, after the handlers above: a stop that the primary sends
+  // while they load (to a replacement worker, say) is heard instead of dropped.
+  const { startGateway } = await import('../server.ts');
   gateway = await startGateway(config, log, link);
   AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   if (stopping) await gateway.stop();

@@ -62,17 +62,7 @@ describe('two workers', async () => {
   });
 
   it('replaces a worker killed with SIGKILL and keeps serving', async () => {
-    const children = (await readdir('/proc'))
-      .filter((d) => /^\d+$/.test(d))
-      .filter((d) => {
-        try {
-          return (
-            readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1] === String(gw.child.pid)
-          );
-        } catch {
-          return false;
-        }
-      });
+    const children = await childrenOf(gw.child.pid);
     expect(children.length).toBe(2);
     process.kill(Number(children[0]), 'SIGKILL');
     await gw.child.waitFor(/starting a new one/, 10_000);
@@ -86,3 +76,25 @@ describe('two workers', async () => {
     expect(await gw.child.stop('SIGTERM', 15_000)).toBe(0);
   });
 });
+
+describe('SIGTERM while a replacement worker is still starting', () => {
+  it('stops the replacement too and exits 0', async () => {
+    const gw = await startGatewayProcess(['--workers', '2', '--allow-dest', '127.0.0.1']);
+    const [victim] = await childrenOf(gw.child.pid);
+    process.kill(Number(victim), 'SIGKILL');
+    await gw.child.waitFor(/starting a new one/, 10_000);
+    expect(await gw.child.stop('SIGTERM', 15_000)).toBe(0);
+  });
+});
+
+async function childrenOf(pid: number | undefined): Promise<string[]> {
+  return (await readdir('/proc'))
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1] === String(pid);
+      } catch {
+        return false;
+      }
+    });
+}
