@@ -29,8 +29,9 @@ const GROWTH = 4;
 /**
  * Chunk size cap. Every GET costs the server a request's work before its first byte: little on
  * s3rver or MinIO, a few tens of milliseconds of proxy time on Swift, where eight 8 MiB GETs
- * started together waited up to 300 ms for their first bytes. Fewer, larger GETs won there
- * (site-cloud, 10 × 100 MB: 87 MB/s with 8 MiB, 91 with 16, 95 with 32) and lost nothing on s3rver.
+ * started together waited up to 300 ms for their first bytes. Two 32 MiB GETs instead of eight of
+ * 8 MiB copied 10 × 100 MB 8% faster from both Swift and s3rver over the site-cloud link, and a
+ * 1000 MB file as fast (docs/BENCHMARKING.md, "Readahead GET size").
  */
 export const MAX_CHUNK = 32 * 2 ** 20;
 
