@@ -53,7 +53,11 @@ export const mountOptions = {
     'first multipart part size (grows ×2 per 1000 parts)',
   ),
   uploadConcurrency: option(int(1, 64), 8, 'parts of one file uploaded at once'),
-  readahead: option(size(MiB), 64 * MiB, 'largest readahead window per open file'),
+  readahead: option(
+    size(MiB),
+    64 * MiB,
+    'largest readahead window per open file, in GETs of up to 32 MiB; raise it above 1 Gbit/s',
+  ),
   renameDirLimit: option(int(1, 1_000_000), 1000, 'directories with more objects answer rename with EXDEV'),
   retries: option(int(1, 20), 6, 'attempts per S3 request, with backoff (503 SlowDown, resets)'),
   allowOther: option(bool(), false, 'let other users use the mount (needs user_allow_other for non-root)'),
