@@ -44,6 +44,7 @@ import {
 import { dropCaches, makeDataset, removeDir, timedCopy, verifyCopy, type LocalDataset } from './files.ts';
 import { metadataCases, runMetadataSuite, seedMetadata, type MetadataFixture } from './metadata.ts';
 import { MOUNT_PEERS, type Mounted, type MountPeer } from './mounts.ts';
+import type { ProcessUsage } from './usage.ts';
 
 export const LIMIT_PEER = 'sdk-limit';
 export const BASELINE_PEER = 's3fs';
@@ -144,7 +145,7 @@ async function withMount<T>(
   run: Run,
   peer: MountPeer,
   body: (m: Mounted) => Promise<T>,
-): Promise<{ value: T; unmountSeconds: number }> {
+): Promise<{ value: T; unmountSeconds: number; usage: ProcessUsage | undefined }> {
   const m = await run.mount(peer);
   let value: T;
   try {
@@ -157,7 +158,7 @@ async function withMount<T>(
   }
   const t0 = performance.now();
   await m.unmount();
-  return { value, unmountSeconds: (performance.now() - t0) / 1000 };
+  return { value, unmountSeconds: (performance.now() - t0) / 1000, usage: m.usage() };
 }
 
 async function checkUploaded(run: Run, prefix: string, local: LocalDataset): Promise<void> {
@@ -178,12 +179,14 @@ async function copyWithMount(run: Run, peer: MountPeer, local: LocalDataset, r: 
   const up = await withMount(run, peer, () => timedCopy(local.dir, join(run.mnt, prefix), run.ctx.signal));
   await checkUploaded(run, prefix, local);
   addRate(run, 'up', local, peer.name, mbPerSecond(bytes, up.value + up.unmountSeconds));
+  addUsage(run, 'up', local, peer.name, up.usage);
   run.progress(`${peer.name}: cp down ${what}`);
   await dropCaches();
   const dest = join(run.down, prefix);
   const down = await withMount(run, peer, () => timedCopy(join(run.mnt, prefix), dest, run.ctx.signal));
   await verifyAndClean(run, dest, local, prefix);
   addRate(run, 'down', local, peer.name, mbPerSecond(bytes, down.value));
+  addUsage(run, 'down', local, peer.name, down.usage);
 }
 
 /** Checks a download against the dataset, then removes it here and in the bucket. */
@@ -196,6 +199,33 @@ async function verifyAndClean(run: Run, dest: string, local: LocalDataset, prefi
 
 function addRate(run: Run, direction: 'up' | 'down', local: LocalDataset, peer: string, value: number): void {
   run.book.add({ case: `cp ${direction} ${local.dataset.label}`, peer, unit: 'MB/s', higherIsBetter: true, value });
+}
+
+/** What the mount process cost for one copy: CPU seconds per GB moved, and its peak memory. */
+function addUsage(
+  run: Run,
+  direction: 'up' | 'down',
+  local: LocalDataset,
+  peer: string,
+  usage: ProcessUsage | undefined,
+): void {
+  if (!usage) return;
+  const gb = datasetBytes(local.dataset) / 1e9;
+  const label = local.dataset.label;
+  run.book.add({
+    case: `cpu ${direction} ${label}`,
+    peer,
+    unit: 'CPU s/GB',
+    higherIsBetter: false,
+    value: usage.cpuSeconds / gb,
+  });
+  run.book.add({
+    case: `rss ${direction} ${label}`,
+    peer,
+    unit: 'MB',
+    higherIsBetter: false,
+    value: usage.peakRssBytes / 1e6,
+  });
 }
 
 async function copyWithSdk(run: Run, local: LocalDataset, r: number): Promise<void> {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Backend } from '../backends/backend.ts';
 import { lazyUnmountSync, registerCleanup } from '../cleanup.ts';
 import { type BenchChild, lastLine, runCommand, startProcess } from '../proc.ts';
+import { type ProcessUsage, sampleUsage } from './usage.ts';
 
 export interface Probe {
   readonly available: boolean;
@@ -29,6 +30,8 @@ export interface Mounted {
   unmount(): Promise<void>;
   /** The peer's output so far, for failure reasons. */
   output(): string;
+  /** CPU and peak memory of the filesystem process over its life, as last sampled. */
+  usage(): ProcessUsage | undefined;
 }
 
 export interface MountPeer {
@@ -94,6 +97,8 @@ async function foregroundMount(
   stopWith: 'umount' | 'sigterm',
 ): Promise<Mounted> {
   const child = startProcess(name, command, args, { env });
+  const sampler = sampleUsage(child.pid);
+  void child.exited.then(() => sampler.stop());
   const release = registerCleanup(
     `${name} mount at ${mountpoint}`,
     async () => {
@@ -110,6 +115,7 @@ async function foregroundMount(
   }
   return {
     output: () => child.output(),
+    usage: () => sampler.last(),
     async unmount() {
       if (stopWith === 'sigterm') child.proc.kill('SIGTERM');
       else {

@@ -41,6 +41,10 @@ const FAMILY_TITLES: Record<string, string> = {
   'fuse/cp up': 'Upload speed (cp local → mount)',
   'fuse/cp down': 'Download speed (cp mount → local)',
   'fuse/seconds': 'Metadata operations (goofys suite)',
+  'fuse/cpu up': 'Mount CPU per GB uploaded (user + system, the mount process)',
+  'fuse/cpu down': 'Mount CPU per GB downloaded (user + system, the mount process)',
+  'fuse/rss up': 'Mount peak memory while uploading (resident set)',
+  'fuse/rss down': 'Mount peak memory while downloading (resident set)',
 };
 
 export function chartsFor(s: ScenarioRecord): ChartSpec[] {

@@ -36,8 +36,9 @@ describe.runIf(peers.ok)('estuary bench all --quick', () => {
     for (const p of fuse.peers.filter((x) => x.status === 'skipped')) expect(p.reason).toBeTruthy();
     for (const peer of ['estuary', 'estuary-write-back', 's3fs', 'rclone', 'sdk-limit']) {
       const mine = fuse.measurements.filter((m) => m.peer === peer);
-      // Four datasets up and down; the mounts also run the six metadata steps.
-      expect(mine.length, peer).toBe(peer === 'sdk-limit' ? 8 : 14);
+      // Four datasets up and down; each mount also reports its CPU and memory per copy, and runs
+      // the six metadata steps.
+      expect(mine.length, peer).toBe(peer === 'sdk-limit' ? 8 : 8 * 3 + 6);
       for (const m of mine) expect(m.summary.median, `${peer} ${m.case}`).toBeGreaterThan(0);
     }
     expect(
@@ -45,7 +46,8 @@ describe.runIf(peers.ok)('estuary bench all --quick', () => {
     ).toBeGreaterThan(0);
     const report = await readFile(join(out, 'report.md'), 'utf8');
     expect(report).toContain('## fuse');
-    for (const chart of ['fuse-cp-up.svg', 'fuse-cp-down.svg', 'fuse-seconds.svg'])
+    const charts = ['cp-up', 'cp-down', 'seconds', 'cpu-up', 'cpu-down', 'rss-up', 'rss-down'];
+    for (const chart of charts.map((c) => `fuse-${c}.svg`))
       expect(existsSync(join(out, chart))).toBe(true);
     expect(await mountsUnder(work)).toEqual([]);
     // The two-minute budget of --quick is a speed target, checked by benchmark runs rather than
