@@ -90,7 +90,7 @@ export const command = defineCommand({
     { cmd: 'estuary bench fuse --quick', what: 'a two-minute smoke run of the S3 mount comparison' },
     {
       cmd: 'estuary bench fuse --network site-cloud --runs 3',
-      what: "the KEK paper's Table 1 over an emulated 20 ms, 1 Gbit/s link",
+      what: "the KEK paper's Table 1 over an emulated 20 ms, 1 Gbit/s link, with each mount's CPU and memory",
     },
     {
       cmd: 'estuary bench fuse --network site-cloud --peers estuary,rclone --cases 10x100MB,1x1000MB',
