@@ -37,12 +37,15 @@ export const MAX_CHUNK = 32 * 2 ** 20;
 
 /**
  * The size of the GETs that fetch `span` bytes ahead: half of it, so at least two travel in
- * parallel, but no less than the first window and no more than MAX_CHUNK. The default 64 MiB
- * window is two 32 MiB GETs; a larger --readahead puts more of them in flight.
+ * parallel, but no less than the first window, no more than MAX_CHUNK, and no more than an eighth
+ * of the memory budget, so that readahead (held to three quarters of it) still fits several GETs
+ * under a small --memory-limit. The default 64 MiB window is two 32 MiB GETs; a larger
+ * --readahead puts more of them in flight.
  */
-export function pieceSize(span: number): number {
-  return Math.min(MAX_CHUNK, Math.max(INITIAL_WINDOW, Math.ceil(span / 2)));
+export function pieceSize(span: number, budgetLimit: number): number {
+  return Math.min(MAX_CHUNK, Math.max(INITIAL_WINDOW, Math.ceil(Math.min(span, budgetLimit / 4) / 2)));
 }
+
 /**
  * Chunks behind the reader are kept this long, because the kernel sends its own readahead as
  * several reads at once and they arrive in any order: with a 1 MiB `read_ahead_kb`, a 256 KiB
@@ -130,7 +133,7 @@ export function requestAhead(
 ): Chunk[] {
   const chunks: Chunk[] = [];
   const end = Math.min(size, INITIAL_WINDOW + maxWindow);
-  const piece = pieceSize(end - INITIAL_WINDOW);
+  const piece = pieceSize(end - INITIAL_WINDOW, budget.limit);
   for (let start = INITIAL_WINDOW; start < end; ) {
     const chunk = askFor(client, key, budget, start, Math.min(end, start + piece));
     if (!chunk) break;
@@ -306,7 +309,7 @@ export class Prefetcher {
     const window = this.window(offset);
     const target = Math.min(this.size, Math.max(readEnd, offset + window));
     let start = this.chunks.at(-1)?.end ?? offset;
-    const piece = pieceSize(window);
+    const piece = pieceSize(window, this.budget.limit);
     while (start < target) {
       const end = Math.min(this.size, start + piece);
       const chunk = askFor(this.client, this.key, this.budget, start, end);

@@ -61,6 +61,23 @@ describe('readahead over a slow link', () => {
     expect(budget.used).toBe(0);
   });
 
+  it('keeps readahead flowing under the smallest memory budget', async () => {
+    const mem = new MemoryObjectClient();
+    const data = randomBytes(64 * MiB);
+    await mem.put('big', data);
+    const { client, ranges } = countingGets(mem);
+    // --memory-limit's minimum with the default --readahead: GETs as large as the window allows
+    // would not fit twice under the readahead share, and reads would fall back to one GET each.
+    const budget = new MemoryBudget(64 * MiB);
+    const p = new Prefetcher(client, 'big', data.length, budget, 64 * MiB);
+    for (let at = 0; at < data.length; at += 128 * 1024) {
+      expect((await p.read(at, 128 * 1024)).equals(data.subarray(at, at + 128 * 1024))).toBe(true);
+    }
+    p.close();
+    expect(Math.max(...ranges.map((r) => r.end - r.start))).toBeLessThanOrEqual(8 * MiB);
+    expect(ranges.length).toBeLessThan(20);
+  });
+
   it('asks for the next chunks while the reader is still inside the first one', async () => {
     const mem = new MemoryObjectClient();
     const data = randomBytes(10 * MiB);

@@ -19,12 +19,17 @@ const defaults = { uid: 1, gid: 2, fileMode: 0o644, dirMode: 0o755, mountedAtMs:
 describe('readahead GET sizes', () => {
   const MiB = 2 ** 20;
   it('split a window in two, between the first window and the cap', () => {
-    expect(pieceSize(INITIAL_WINDOW)).toBe(INITIAL_WINDOW);
-    expect(pieceSize(4 * MiB)).toBe(2 * MiB);
-    expect(pieceSize(16 * MiB)).toBe(8 * MiB);
+    const budget = 1024 * MiB;
+    expect(pieceSize(INITIAL_WINDOW, budget)).toBe(INITIAL_WINDOW);
+    expect(pieceSize(4 * MiB, budget)).toBe(2 * MiB);
+    expect(pieceSize(16 * MiB, budget)).toBe(8 * MiB);
     // The default --readahead: two GETs in flight, each as large as the cap.
-    expect(pieceSize(64 * MiB)).toBe(MAX_CHUNK);
-    expect(pieceSize(256 * MiB)).toBe(MAX_CHUNK);
+    expect(pieceSize(64 * MiB, budget)).toBe(MAX_CHUNK);
+    expect(pieceSize(256 * MiB, budget)).toBe(MAX_CHUNK);
+  });
+  it('stay at an eighth of a small memory budget', () => {
+    expect(pieceSize(64 * MiB, 64 * MiB)).toBe(8 * MiB);
+    expect(pieceSize(64 * MiB, 8 * MiB)).toBe(INITIAL_WINDOW);
   });
 });
 
