@@ -24,6 +24,19 @@ describe('server-side copies', () => {
   });
 });
 
+/**
+ * `size` random bytes stored as `key`, behind a link of `latencyMs` when given, read through a
+ * client that counts its GETs.
+ */
+async function countedObject(key: string, size: number, latencyMs?: number) {
+  const mem = new MemoryObjectClient();
+  const data = randomBytes(size);
+  await mem.put(key, data);
+  const inner =
+    latencyMs === undefined ? mem : new BandwidthLimitedClient(mem, { latencyMs, bytesPerSecond: 2 ** 30 });
+  return { data, ...countingGets(inner) };
+}
+
 /** Counts GETs in flight at once, and records the ranges asked for. */
 function countingGets(inner: ObjectClient): { client: ObjectClient; peak: () => number; ranges: ByteRange[] } {
   let now = 0;
@@ -44,11 +57,7 @@ function countingGets(inner: ObjectClient): { client: ObjectClient; peak: () => 
 
 describe('readahead over a slow link', () => {
   it('has several ranged GETs in flight for a sequential reader, within the memory budget', async () => {
-    const mem = new MemoryObjectClient();
-    const data = randomBytes(64 * MiB);
-    await mem.put('big', data);
-    const link = new BandwidthLimitedClient(mem, { latencyMs: 20, bytesPerSecond: 2 ** 30 });
-    const { client, peak } = countingGets(link);
+    const { data, client, peak } = await countedObject('big', 64 * MiB, 20);
     const budget = new MemoryBudget(56 * MiB);
     const p = new Prefetcher(client, 'big', data.length, budget, 48 * MiB);
     for (let at = 0; at < data.length; at += 128 * 1024) {
@@ -62,10 +71,7 @@ describe('readahead over a slow link', () => {
   });
 
   it('keeps readahead flowing under the smallest memory budget', async () => {
-    const mem = new MemoryObjectClient();
-    const data = randomBytes(64 * MiB);
-    await mem.put('big', data);
-    const { client, ranges } = countingGets(mem);
+    const { data, client, ranges } = await countedObject('big', 64 * MiB);
     // --memory-limit's minimum with the default --readahead: GETs as large as the window allows
     // would not fit twice under the readahead share, and reads would fall back to one GET each.
     const budget = new MemoryBudget(64 * MiB);
@@ -79,11 +85,7 @@ describe('readahead over a slow link', () => {
   });
 
   it('asks for the next chunks while the reader is still inside the first one', async () => {
-    const mem = new MemoryObjectClient();
-    const data = randomBytes(10 * MiB);
-    await mem.put('ten', data);
-    const link = new BandwidthLimitedClient(mem, { latencyMs: 20, bytesPerSecond: 2 ** 30 });
-    const { client, ranges } = countingGets(link);
+    const { data, client, ranges } = await countedObject('ten', 10 * MiB, 20);
     const budget = new MemoryBudget(64 * MiB);
     expect(budget.tryAcquire(MiB)).toBe(true);
     const p = new Prefetcher(client, 'ten', data.length, budget, 64 * MiB, data.subarray(0, MiB));
@@ -126,10 +128,7 @@ describe('readahead over a slow link', () => {
   });
 
   it('serves reads the kernel sends out of order from the same window', async () => {
-    const mem = new MemoryObjectClient();
-    const data = randomBytes(24 * MiB);
-    await mem.put('f', data);
-    const { client, ranges } = countingGets(mem);
+    const { data, client, ranges } = await countedObject('f', 24 * MiB);
     const budget = new MemoryBudget(64 * MiB);
     const p = new Prefetcher(client, 'f', data.length, budget, 16 * MiB);
     const step = 128 * 1024;
