@@ -22,6 +22,7 @@ import {
   normalisePrefix,
   parentOf,
 } from './keys.ts';
+import { BufferPool } from './buffer-pool.ts';
 import { MemoryBudget } from './memory-budget.ts';
 import {
   type Attr,
@@ -98,6 +99,7 @@ export class Filesystem {
   private readonly defaults: AttrDefaults;
   private readonly cache: EntryCache;
   readonly budget: MemoryBudget;
+  private readonly pool: BufferPool;
   private readonly settings: HandleSettings;
   private readonly handles = new Map<number, Handle>();
   private readonly lookups = new Map<string, Promise<Attr | null>>();
@@ -114,6 +116,8 @@ export class Filesystem {
     this.defaults = { ...options.defaults, mountedAtMs: Date.now() };
     this.cache = new EntryCache(options.cacheTtlMs);
     this.budget = new MemoryBudget(options.memoryLimit);
+    const pool = new BufferPool(this.budget);
+    this.pool = pool;
     this.nextFile = new NextFilePrefetch(options.client, this.budget, options.maxReadahead);
     const common = { client: options.client, budget: this.budget, firstPartSize: options.firstPartSize };
     const journal = options.writeBack
@@ -129,7 +133,7 @@ export class Filesystem {
       budget: this.budget,
       maxReadahead: options.maxReadahead,
       journal,
-      upload: { ...common, maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
+      upload: { ...common, pool, maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
       staging: {
         ...common,
         dir: options.cacheDir,
@@ -144,6 +148,11 @@ export class Filesystem {
   }
 
   /** Checks the bucket and prepares the cache directory; throws what the mount should report. */
+  /** Budget held by buffers someone is using, leaving out part buffers idle in the pool. */
+  get memoryInUse(): number {
+    return this.budget.used - this.pool.idleBytes;
+  }
+
   async start(): Promise<void> {
     await this.client.checkBucket();
     await mkdirLocal(this.o.cacheDir, { recursive: true, mode: 0o700 });

@@ -10,61 +10,43 @@
 
 import type { CompletedPart, ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { copyObject } from './copy.ts';
+import type { BufferPool } from './buffer-pool.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { partSize, SINGLE_PUT_LIMIT } from './part-sizes.ts';
 
 export interface UploadSettings {
   readonly client: ObjectClient;
   readonly budget: MemoryBudget;
+  /** Where part buffers come from and go back to; it draws on `budget`. */
+  readonly pool: BufferPool;
   readonly firstPartSize: number;
   readonly maxInFlight: number;
   /** How long a writer waits for memory before the caller should spill the file to disk. */
   readonly memoryWaitMs: number;
 }
 
-/**
- * Pieces are allocated as bytes arrive: allocating whole 8 MiB parts up front for 1 MB files
- * made garbage collection the mount's largest cost when copying many small files.
- */
-const PIECE_SIZE = 2 ** 20;
-
-/** One part's bytes: memory reserved for the whole part, allocated piece by piece. */
+/** One part's bytes, in one buffer from the pool (see buffer-pool.ts for why not a fresh one). */
 class PartBuffer {
-  readonly capacity: number;
-  private readonly pieces: Buffer[] = [];
-  private lastFill = 0;
+  readonly buf: Buffer;
   length = 0;
 
-  constructor(capacity: number) {
-    this.capacity = capacity;
+  constructor(buf: Buffer) {
+    this.buf = buf;
   }
 
   get full(): boolean {
-    return this.length === this.capacity;
+    return this.length === this.buf.length;
   }
 
   /** Copies what fits of data[from..]; returns how many bytes it took. */
   append(data: Buffer, from: number): number {
-    let at = from;
-    while (at < data.length && this.length < this.capacity) {
-      let piece = this.pieces.at(-1);
-      if (!piece || this.lastFill === piece.length) {
-        piece = Buffer.allocUnsafe(Math.min(PIECE_SIZE, this.capacity - this.length));
-        this.pieces.push(piece);
-        this.lastFill = 0;
-      }
-      const n = Math.min(data.length - at, piece.length - this.lastFill);
-      data.copy(piece, this.lastFill, at, at + n);
-      this.lastFill += n;
-      this.length += n;
-      at += n;
-    }
-    return at - from;
+    const n = data.copy(this.buf, this.length, from, Math.min(data.length, from + this.buf.length - this.length));
+    this.length += n;
+    return n;
   }
 
   bytes(): Buffer {
-    if (this.pieces.length === 1) return this.pieces[0]!.subarray(0, this.length);
-    return Buffer.concat(this.pieces, this.length);
+    return this.buf.subarray(0, this.length);
   }
 }
 
@@ -154,7 +136,7 @@ export class StreamingUpload {
 
   /** Hands the buffered bytes to the caller (when `unsent`) and releases the memory. */
   dropBuffer(): void {
-    if (this.buffer) this.s.budget.release(this.buffer.capacity);
+    if (this.buffer) this.s.pool.give(this.buffer.buf);
     this.buffer = undefined;
   }
 
@@ -166,19 +148,18 @@ export class StreamingUpload {
     const size = partSize(this.partNumber, this.s.firstPartSize);
     // The first buffer holds a whole small file when the budget has room at once, so that file
     // goes up in one PUT; under memory pressure it stays a normal part.
-    const budget = this.s.budget;
-    if (this.partNumber === 1 && size < SINGLE_PUT_LIMIT && budget.tryAcquire(SINGLE_PUT_LIMIT, budget.limit / 2)) {
-      this.buffer = new PartBuffer(SINGLE_PUT_LIMIT);
-      return;
-    }
+    const pool = this.s.pool;
+    const single = this.partNumber === 1 && size < SINGLE_PUT_LIMIT;
+    const whole = single ? pool.tryTake(SINGLE_PUT_LIMIT, this.s.budget.limit / 2) : undefined;
     const waitMs = this.unsent ? this.s.memoryWaitMs : Number.POSITIVE_INFINITY;
-    if (!(await budget.acquire(size, waitMs))) throw new MemoryPressure('memory budget exhausted');
-    this.buffer = new PartBuffer(size);
+    const buf = whole ?? (await pool.take(size, waitMs));
+    if (!buf) throw new MemoryPressure('memory budget exhausted');
+    this.buffer = new PartBuffer(buf);
   }
 
   private async ship(options: () => WriteOptions): Promise<void> {
-    const body = this.buffer!.bytes();
-    const reserved = this.buffer!.capacity;
+    const part = this.buffer!;
+    const body = part.bytes();
     this.buffer = undefined;
     const partNumber = this.partNumber++;
     if (this.uploadId === undefined) {
@@ -196,7 +177,7 @@ export class StreamingUpload {
         this.failure ??= err;
       })
       .finally(() => {
-        this.s.budget.release(reserved);
+        this.s.pool.give(part.buf);
         this.inFlight.delete(task);
       });
     this.inFlight.add(task);

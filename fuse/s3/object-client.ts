@@ -67,6 +67,10 @@ export interface ObjectClient {
    * body. Throws not-found for a missing key.
    */
   getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }>;
+  /**
+   * Stores `body`. Neither put() nor uploadPart() holds on to the body once the promise has
+   * settled: the caller may overwrite it then (part buffers are pooled, see buffer-pool.ts).
+   */
   put(key: string, body: Buffer, options?: WriteOptions): Promise<{ etag: string }>;
   list(prefix: string, options?: ListOptions): Promise<ListPage>;
   /** Deleting a missing key is not an error, as in S3. */

@@ -34,7 +34,7 @@ describe('files', () => {
     expect(mem.calls.get('uploadPart')).toBe(3);
     expect(mem.objects.get('big')?.body.equals(data)).toBe(true);
     expect((await readFile(fs, '/big')).equals(data)).toBe(true);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 
   it('sends a file up to 16 MiB in one PUT, and a bigger one in parts', async () => {
@@ -47,7 +47,7 @@ describe('files', () => {
     expect(mem.objects.get('ten')?.body.equals(ten)).toBe(true);
     await writeFile(fs, '/seventeen', randomBytes(17 * MiB));
     expect(mem.calls.get('createMultipart')).toBe(1);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 
   it('creates an empty file on close even with no writes', async () => {
@@ -132,7 +132,7 @@ describe('files', () => {
     await fs.release(b);
     expect(mem.objects.get('a')?.body.toString()).toBe('first');
     expect(mem.objects.get('b')?.body.toString()).toBe('second');
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 });
 
@@ -151,7 +151,7 @@ describe('reads', () => {
     expect((await fs.getattr('/one-trip')).size).toBe(2 * MiB);
     expect((await fs.read(fh, 0, 4096)).equals(data.subarray(0, 4096))).toBe(true);
     await fs.release(fh);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 
   it('reads ahead on sequential access and stays small on seeks', async () => {
@@ -170,7 +170,7 @@ describe('reads', () => {
     }
     await fs.release(fh);
     expect(mem.calls.get('get')).toBe(3);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 });
 
@@ -201,7 +201,7 @@ describe('whole-file readers', () => {
     expect(mem.calls.get('get')).toBe(2);
     expect((await readOpened(fs, fh)).equals(files[2]![1])).toBe(true);
     expect(mem.calls.get('get')).toBe(2);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 
   it('goes back to cautious readahead after a seek, and ignores what it asked for a replaced file', async () => {
@@ -219,7 +219,7 @@ describe('whole-file readers', () => {
     const replaced = randomBytes(5 * MiB + 7);
     await mem.put('d', replaced);
     expect((await readFile(fs, '/d')).equals(replaced)).toBe(true);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 });
 
@@ -246,7 +246,7 @@ describe('readahead across files', () => {
     expect((await readOpened(fs, fh)).equals(d)).toBe(true);
     expect(mem.calls.get('get')).toBeUndefined();
     expect(fs.nextFile.taken).toBe(1);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 
   it('does not use what it fetched when the object changed before the open', async () => {
@@ -255,17 +255,17 @@ describe('readahead across files', () => {
     await mem.put('d', replaced);
     expect((await readFile(fs, '/d')).equals(replaced)).toBe(true);
     expect(fs.nextFile.taken).toBe(0);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 
   it('drops the guess when this mount writes that name, and gives its memory back', async () => {
     const { fs } = await readThree();
-    expect(fs.budget.used).toBeGreaterThan(0);
+    expect(fs.memoryInUse).toBeGreaterThan(0);
     const mine = randomBytes(2 * MiB);
     await writeFile(fs, '/d', mine);
     expect((await readFile(fs, '/d')).equals(mine)).toBe(true);
     expect(fs.nextFile.taken).toBe(0);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 
   it('keeps one guess per reader when two copy side by side', async () => {
@@ -278,7 +278,7 @@ describe('readahead across files', () => {
     expect((await readFile(fs, '/x/d')).equals(mem.objects.get('x/d')!.body)).toBe(true);
     expect((await readFile(fs, '/y/d')).equals(mem.objects.get('y/d')!.body)).toBe(true);
     expect(fs.nextFile.taken).toBe(4); // x/c, y/c, x/d and y/d
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 
   it('makes no guess for a reader that seeks', async () => {
@@ -298,12 +298,12 @@ describe('memory budget', () => {
     const fs = await makeFs(mem, { memoryLimit: 24 * MiB, maxReadahead: 64 * MiB, memoryWaitMs: 60_000 });
     const reader = await fs.open('/big', 0);
     for (let at = 0; at < 16 * MiB; at += 128 * 1024) await fs.read(reader, at, 128 * 1024);
-    expect(fs.budget.used).toBeLessThanOrEqual(18 * MiB);
+    expect(fs.memoryInUse).toBeLessThanOrEqual(18 * MiB);
     const data = randomBytes(21 * MiB);
     await writeFile(fs, '/w', data);
     expect(mem.objects.get('w')?.body.equals(data)).toBe(true);
     await fs.release(reader);
-    expect(fs.budget.used).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
   });
 });
 

@@ -174,6 +174,24 @@ export function objectClientContract(name: string, make: () => Promise<ContractT
       expect((await c.get('m/copy')).equals(Buffer.concat([a, Buffer.from('tail')]))).toBe(true);
     });
 
+    it('keeps no hold on a body once its upload has settled, so the caller may reuse it', async () => {
+      const part = randomBytes(5 * MiB);
+      const single = randomBytes(4096);
+      const want = Buffer.concat([part, single]);
+      const id = await c.createMultipart('reuse/multi');
+      const e1 = await c.uploadPart('reuse/multi', id, 1, part);
+      part.fill(0x55);
+      const e2 = await c.uploadPart('reuse/multi', id, 2, single);
+      await c.put('reuse/single', single);
+      single.fill(0xaa);
+      await c.completeMultipart('reuse/multi', id, [
+        { partNumber: 1, etag: e1 },
+        { partNumber: 2, etag: e2 },
+      ]);
+      expect((await c.get('reuse/multi')).equals(want)).toBe(true);
+      expect((await c.get('reuse/single')).equals(want.subarray(5 * MiB))).toBe(true);
+    });
+
     it('finds its bucket, and says when a bucket is missing', async () => {
       await c.checkBucket();
       if (t.missingBucket) await expectKind(t.missingBucket.checkBucket(), 'no-such-bucket');
