@@ -21,8 +21,16 @@ import type { MemoryBudget } from './memory-budget.ts';
  */
 export const IDLE_MS = 5000;
 
+/**
+ * The buffer size for `bytes` that vary from one use to the next (a file's last part, whole small
+ * files): powers of two from 1 MiB, so that a buffer fits the next uses and is taken again.
+ */
+export function sizeClass(bytes: number): number {
+  return Math.max(2 ** 20, 2 ** Math.ceil(Math.log2(Math.max(1, bytes))));
+}
+
 export class BufferPool {
-  private readonly budget: MemoryBudget;
+  readonly budget: MemoryBudget;
   private readonly idleMs: number;
   /** Idle buffers by size; each still holds its reservation in the budget. */
   private readonly idle = new Map<number, Buffer[]>();

@@ -119,7 +119,7 @@ export class Filesystem {
     const pool = new BufferPool(this.budget);
     this.pool = pool;
     this.nextFile = new NextFilePrefetch(options.client, this.budget, options.maxReadahead);
-    const common = { client: options.client, budget: this.budget, firstPartSize: options.firstPartSize };
+    const common = { client: options.client, pool, firstPartSize: options.firstPartSize };
     const journal = options.writeBack
       ? new Journal(
           join(options.cacheDir, 'journal'),
@@ -133,7 +133,7 @@ export class Filesystem {
       budget: this.budget,
       maxReadahead: options.maxReadahead,
       journal,
-      upload: { ...common, pool, maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
+      upload: { ...common, maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
       staging: {
         ...common,
         dir: options.cacheDir,

@@ -34,7 +34,7 @@ export interface JournalRecord {
   readonly createdMs: number;
 }
 
-type UploadSettings = Pick<StagingSettings, 'client' | 'budget' | 'firstPartSize' | 'maxInFlight'>;
+type UploadSettings = Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight'>;
 
 async function fsyncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');

@@ -8,13 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
+import { type BufferPool, sizeClass } from './buffer-pool.ts';
 import { FsError } from './errno.ts';
-import type { MemoryBudget } from './memory-budget.ts';
 import { partRanges, SINGLE_PUT_LIMIT } from './part-sizes.ts';
 
 export interface StagingSettings {
   readonly client: ObjectClient;
-  readonly budget: MemoryBudget;
+  /** Buffers for parts, and the memory budget they are drawn on. */
+  readonly pool: BufferPool;
   readonly dir: string;
   /** Largest object that may be copied to local disk for a change. */
   readonly limit: number;
@@ -85,12 +86,12 @@ export class StagingFile {
     const file = await StagingFile.create(s);
     try {
       await inParallel(partRanges(size, s.firstPartSize), s.maxInFlight, async (range) => {
-        await s.budget.acquire(range.end - range.start);
+        await s.pool.budget.acquire(range.end - range.start);
         try {
           const data = await s.client.get(key, range);
           await file.write(data, range.start);
         } finally {
-          s.budget.release(range.end - range.start);
+          s.pool.budget.release(range.end - range.start);
         }
       });
       file.size = size;
@@ -143,8 +144,9 @@ export class StagingFile {
   }
 }
 
-async function readAt(fh: FileHandle, offset: number, length: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(length);
+/** Bytes [offset, offset + length) of the file, read into the start of `into`. */
+async function readAt(fh: FileHandle, offset: number, length: number, into: Buffer): Promise<Buffer> {
+  const buf = into.subarray(0, length);
   let at = 0;
   while (at < length) {
     const { bytesRead } = await fh.read(buf, at, length - at, offset + at);
@@ -156,21 +158,25 @@ async function readAt(fh: FileHandle, offset: number, length: number): Promise<B
 
 /** Uploads `size` bytes of an open local file as `key`: one PUT, or parallel parts. */
 export async function uploadFile(
-  s: Pick<StagingSettings, 'client' | 'budget' | 'firstPartSize' | 'maxInFlight'>,
+  s: Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight'>,
   fh: FileHandle,
   size: number,
   key: string,
   options: WriteOptions,
 ): Promise<string> {
-  const { client, budget } = s;
+  const { client, pool } = s;
   const ranges = partRanges(size, s.firstPartSize);
-  if (ranges.length <= 1 || size <= SINGLE_PUT_LIMIT) {
-    await budget.acquire(size);
+  /** Runs `send` on bytes [start, end) of the file, read into a pooled buffer (buffer-pool.ts). */
+  const withBytes = async <T>(start: number, end: number, send: (body: Buffer) => Promise<T>): Promise<T> => {
+    const buf = (await pool.take(sizeClass(end - start)))!;
     try {
-      return (await client.put(key, await readAt(fh, 0, size), options)).etag;
+      return await send(await readAt(fh, start, end - start, buf));
     } finally {
-      budget.release(size);
+      pool.give(buf);
     }
+  };
+  if (ranges.length <= 1 || size <= SINGLE_PUT_LIMIT) {
+    return withBytes(0, size, async (body) => (await client.put(key, body, options)).etag);
   }
   const id = await client.createMultipart(key, options);
   const parts: { partNumber: number; etag: string }[] = [];
@@ -179,16 +185,8 @@ export async function uploadFile(
       ranges.map((r, i) => ({ ...r, partNumber: i + 1 })),
       s.maxInFlight,
       async (r) => {
-        await budget.acquire(r.end - r.start);
-        try {
-          const body = await readAt(fh, r.start, r.end - r.start);
-          parts.push({
-            partNumber: r.partNumber,
-            etag: await client.uploadPart(key, id, r.partNumber, body),
-          });
-        } finally {
-          budget.release(r.end - r.start);
-        }
+        const etag = await withBytes(r.start, r.end, (body) => client.uploadPart(key, id, r.partNumber, body));
+        parts.push({ partNumber: r.partNumber, etag });
       },
     );
     parts.sort((a, b) => a.partNumber - b.partNumber);

@@ -11,13 +11,11 @@
 import type { CompletedPart, ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { copyObject } from './copy.ts';
 import type { BufferPool } from './buffer-pool.ts';
-import type { MemoryBudget } from './memory-budget.ts';
 import { partSize, SINGLE_PUT_LIMIT } from './part-sizes.ts';
 
 export interface UploadSettings {
   readonly client: ObjectClient;
-  readonly budget: MemoryBudget;
-  /** Where part buffers come from and go back to; it draws on `budget`. */
+  /** Where part buffers come from and go back to, and the memory budget they are drawn on. */
   readonly pool: BufferPool;
   readonly firstPartSize: number;
   readonly maxInFlight: number;
@@ -150,7 +148,7 @@ export class StreamingUpload {
     // goes up in one PUT; under memory pressure it stays a normal part.
     const pool = this.s.pool;
     const single = this.partNumber === 1 && size < SINGLE_PUT_LIMIT;
-    const whole = single ? pool.tryTake(SINGLE_PUT_LIMIT, this.s.budget.limit / 2) : undefined;
+    const whole = single ? pool.tryTake(SINGLE_PUT_LIMIT, pool.budget.limit / 2) : undefined;
     const waitMs = this.unsent ? this.s.memoryWaitMs : Number.POSITIVE_INFINITY;
     const buf = whole ?? (await pool.take(size, waitMs));
     if (!buf) throw new MemoryPressure('memory budget exhausted');

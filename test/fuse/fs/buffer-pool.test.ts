@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BufferPool } from '../../../fuse/fs/buffer-pool.ts';
+import { BufferPool, sizeClass } from '../../../fuse/fs/buffer-pool.ts';
 import { MemoryBudget } from '../../../fuse/fs/memory-budget.ts';
 
 const MiB = 2 ** 20;
@@ -71,5 +71,16 @@ describe('BufferPool', () => {
     expect(pool.tryTake(MiB)).toBeUndefined();
     pool.give(a);
     expect(pool.tryTake(16 * MiB)).toBe(a);
+  });
+});
+
+describe('sizeClass', () => {
+  it('rounds up to a power of two, from 1 MiB', () => {
+    expect(sizeClass(0)).toBe(MiB);
+    expect(sizeClass(1000)).toBe(MiB);
+    expect(sizeClass(MiB)).toBe(MiB);
+    expect(sizeClass(MiB + 1)).toBe(2 * MiB);
+    expect(sizeClass(10_000_000)).toBe(16 * MiB);
+    expect(sizeClass(16 * MiB)).toBe(16 * MiB);
   });
 });
