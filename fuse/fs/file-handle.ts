@@ -257,7 +257,8 @@ export class WriteHandle {
     const stream = this.stream;
     if (stream?.unsent) {
       this.staging = await StagingFile.create(this.s.staging, stream.bufferedBytes());
-      stream.dropBuffer();
+      // Releases the buffer, and a multipart upload started ahead of the first part.
+      void stream.abort();
       this.stream = undefined;
       return;
     }

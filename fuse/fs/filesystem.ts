@@ -37,6 +37,7 @@ import {
 import { nextFileIn, NextFilePrefetch } from './next-file.ts';
 import { type Chunk, INITIAL_WINDOW, releaseChunks, requestAhead } from './prefetcher.ts';
 import { inParallel } from './staging-file.ts';
+import { UploadStreak } from './streaming-upload.ts';
 
 export interface FsLogger {
   error(obj: object, msg: string): void;
@@ -133,7 +134,7 @@ export class Filesystem {
       budget: this.budget,
       maxReadahead: options.maxReadahead,
       journal,
-      upload: { ...common, maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
+      upload: { ...common, streak: new UploadStreak(), maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
       staging: {
         ...common,
         dir: options.cacheDir,

@@ -7,6 +7,12 @@
 // link's pace. Part sizes grow (part-sizes.ts), so any length up to S3's limit fits.
 //
 // A failed part fails the file: the next write and finish() throw, and the upload is aborted.
+//
+// Starting the multipart upload costs a round trip before the first part can leave (40–50 ms on
+// Swift over the site-cloud link, while the link idles). Once this mount has written a file too
+// big for one PUT, it expects the next one to be big too (`cp -r` of a directory of large files)
+// and starts the upload at the first write, in parallel with filling the first part; a file that
+// then stays small goes up in one PUT as always, and the unused upload is aborted.
 
 import type { CompletedPart, ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { copyObject } from './copy.ts';
@@ -17,6 +23,8 @@ export interface UploadSettings {
   readonly client: ObjectClient;
   /** Where part buffers come from and go back to, and the memory budget they are drawn on. */
   readonly pool: BufferPool;
+  /** Shared by the mount's uploads; see the file comment. */
+  readonly streak: UploadStreak;
   readonly firstPartSize: number;
   readonly maxInFlight: number;
   /** How long a writer waits for memory before the caller should spill the file to disk. */
@@ -48,6 +56,12 @@ class PartBuffer {
   }
 }
 
+/** What the files this mount writes have been like: big ones tend to come in a row. */
+export class UploadStreak {
+  /** The last file finished needed a multipart upload. */
+  lastWasMultipart = false;
+}
+
 /** Thrown by write() when no memory came within memoryWaitMs and nothing was sent yet. */
 export class MemoryPressure extends Error {}
 
@@ -72,7 +86,7 @@ export class StreamingUpload {
 
   /** True while every byte is still in the buffer, so the file can move to a staging file. */
   get unsent(): boolean {
-    return this.uploadId === undefined;
+    return this.partNumber === 1;
   }
 
   /** The bytes written so far, when `unsent`. */
@@ -82,6 +96,7 @@ export class StreamingUpload {
 
   async write(data: Buffer, options: () => WriteOptions): Promise<void> {
     this.throwIfFailed();
+    if (this.size === 0 && this.s.streak.lastWasMultipart) this.startMultipart(options);
     let at = 0;
     while (at < data.length) {
       if (!this.buffer) await this.takeBuffer();
@@ -98,11 +113,13 @@ export class StreamingUpload {
    * is aborted and its bytes are gone (the caller must report the loss).
    */
   async finish(options: WriteOptions): Promise<string> {
-    if (this.uploadId === undefined && this.failure === undefined) {
+    if (this.unsent) {
       const r = await this.s.client.put(this.key, this.bufferedBytes(), options);
-      this.dropBuffer();
+      this.s.streak.lastWasMultipart = false;
+      void this.abort();
       return r.etag;
     }
+    this.s.streak.lastWasMultipart = true;
     try {
       this.throwIfFailed();
       if ((this.buffer?.length ?? 0) > 0) await this.ship(() => options);
@@ -155,17 +172,22 @@ export class StreamingUpload {
     this.buffer = new PartBuffer(buf);
   }
 
-  private async ship(options: () => WriteOptions): Promise<void> {
-    const part = this.buffer!;
-    const body = part.bytes();
-    this.buffer = undefined;
-    const partNumber = this.partNumber++;
+  /** The multipart upload's id, starting the upload if it has not been started. */
+  private startMultipart(options: () => WriteOptions): Promise<string> {
     if (this.uploadId === undefined) {
       this.startedWith = options();
       this.uploadId = this.s.client.createMultipart(this.key, this.startedWith);
       this.uploadId.catch(() => undefined);
     }
-    const uploadId = this.uploadId;
+    return this.uploadId;
+  }
+
+  private async ship(options: () => WriteOptions): Promise<void> {
+    const part = this.buffer!;
+    const body = part.bytes();
+    this.buffer = undefined;
+    const partNumber = this.partNumber++;
+    const uploadId = this.startMultipart(options);
     const task = uploadId
       .then((id) => this.s.client.uploadPart(this.key, id, partNumber, body))
       .then((etag) => {

@@ -50,6 +50,54 @@ describe('files', () => {
     expect(fs.memoryInUse).toBe(0);
   });
 
+  it('after a big file, starts the next multipart upload at the first write, and aborts it for a small file', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const big = randomBytes(17 * MiB);
+    // Before any big file: nothing is started until the first part is full.
+    const first = await fs.create('/a', 0o644);
+    await fs.write(first, big.subarray(0, 128 * 1024), 0);
+    expect(mem.calls.get('createMultipart')).toBeUndefined();
+    for (let at = 128 * 1024; at < big.length; at += 128 * 1024) {
+      await fs.write(first, big.subarray(at, at + 128 * 1024), at);
+    }
+    await fs.flush(first);
+    await fs.release(first);
+    expect(mem.calls.get('createMultipart')).toBe(1);
+    // The next file's upload starts with its first bytes.
+    const second = await fs.create('/b', 0o644);
+    await fs.write(second, big.subarray(0, 128 * 1024), 0);
+    expect(mem.calls.get('createMultipart')).toBe(2);
+    for (let at = 128 * 1024; at < big.length; at += 128 * 1024) {
+      await fs.write(second, big.subarray(at, at + 128 * 1024), at);
+    }
+    await fs.flush(second);
+    await fs.release(second);
+    expect(mem.objects.get('b')?.body.equals(big)).toBe(true);
+    // A small file after it: started too, but it goes up in one PUT and the upload is aborted.
+    const small = randomBytes(MiB);
+    await writeFile(fs, '/c', small);
+    expect(mem.calls.get('createMultipart')).toBe(3);
+    expect(mem.calls.get('put')).toBe(1);
+    await vi.waitFor(() => expect(mem.uploads.size).toBe(0));
+    expect(mem.objects.get('c')?.body.equals(small)).toBe(true);
+    // And after a small file, the cautious way again.
+    await writeFile(fs, '/d', small);
+    expect(mem.calls.get('createMultipart')).toBe(3);
+    expect(fs.memoryInUse).toBe(0);
+    // A stream that moves to a staging file gives up an upload it started ahead.
+    await writeFile(fs, '/e', big);
+    const odd = await fs.create('/f', 0o644);
+    await fs.write(odd, small, 0);
+    expect(mem.calls.get('createMultipart')).toBe(5);
+    const patch = randomBytes(4096);
+    await fs.write(odd, patch, 0);
+    await fs.flush(odd);
+    await fs.release(odd);
+    await vi.waitFor(() => expect(mem.uploads.size).toBe(0));
+    expect(mem.objects.get('f')?.body.equals(Buffer.concat([patch, small.subarray(4096)]))).toBe(true);
+  });
+
   it('creates an empty file on close even with no writes', async () => {
     const mem = new MemoryObjectClient();
     const fs = await makeFs(mem);
