@@ -445,9 +445,21 @@ export class Filesystem {
    * and when the memory budget has no room for the first chunk.
    */
   private async openForReading(path: string, key: string): Promise<number | undefined> {
-    const guessed = await this.nextFile.take(path, () => this.client.head(key));
-    if (guessed) return this.readHandleFrom(path, key, guessed, guessed.ahead);
     const known = this.cache.get(path) ?? this.cache.listing(parentOf(path))?.get(baseName(path));
+    const guessedUpTo = this.nextFile.guessedUpTo(path);
+    if (guessedUpTo !== undefined) {
+      // The rest of the window is asked for now, inside the open, so that it travels while the
+      // HEAD checks the guess instead of after the first read; both go if the check fails.
+      const more =
+        known?.kind === 'file' && known.size > guessedUpTo
+          ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, guessedUpTo)
+          : [];
+      const guessed = await this.nextFile.take(path, () => this.client.head(key));
+      if (guessed && (guessed.ahead.at(-1)?.end ?? INITIAL_WINDOW) === guessedUpTo && guessed.head.size === known?.size)
+        return this.readHandleFrom(path, key, guessed, [...guessed.ahead, ...more]);
+      releaseChunks(more, this.budget);
+      if (guessed) return this.readHandleFrom(path, key, guessed, guessed.ahead);
+    }
     if (known?.kind !== 'file' || known.size === 0) return undefined;
     if (!this.budget.tryAcquire(INITIAL_WINDOW)) return undefined;
     // After whole-file reads, the rest of the file is asked for alongside its first bytes.

@@ -82,6 +82,12 @@ export class NextFilePrefetch {
     this.made++;
   }
 
+  /** Where the bytes asked for in the guess for `path` end; undefined when it is not guessed. */
+  guessedUpTo(path: string): number | undefined {
+    const g = this.guesses.get(path);
+    return g && (g.ahead.at(-1)?.end ?? INITIAL_WINDOW);
+  }
+
   /**
    * The guessed file's first bytes and readahead when `path` was guessed and `head()` (a HEAD made
    * by this open, called only then) shows the object unchanged since; undefined otherwise.

@@ -119,10 +119,10 @@ export class Chunk {
 }
 
 /**
- * Asks at once for up to `maxWindow` bytes after the first window of a `size`-byte object, in at
- * least two pieces so they travel in parallel; memory comes from the budget without waiting, and
- * what the budget cannot hold is left to ordinary readahead. Hand the chunks to a Prefetcher, or
- * give them back with `releaseChunks`.
+ * Asks at once for up to `maxWindow` bytes after the first window of a `size`-byte object (or for
+ * those of them from `from` on), in at least two pieces so they travel in parallel; memory comes
+ * from the budget without waiting, and what the budget cannot hold is left to ordinary readahead.
+ * Hand the chunks to a Prefetcher, or give them back with `releaseChunks`.
  */
 export function requestAhead(
   client: ObjectClient,
@@ -130,11 +130,12 @@ export function requestAhead(
   size: number,
   budget: MemoryBudget,
   maxWindow: number,
+  from = INITIAL_WINDOW,
 ): Chunk[] {
   const chunks: Chunk[] = [];
   const end = Math.min(size, INITIAL_WINDOW + maxWindow);
-  const piece = pieceSize(end - INITIAL_WINDOW, budget.limit);
-  for (let start = INITIAL_WINDOW; start < end; ) {
+  const piece = pieceSize(end - from, budget.limit);
+  for (let start = from; start < end; ) {
     const chunk = askFor(client, key, budget, start, Math.min(end, start + piece));
     if (!chunk) break;
     chunks.push(chunk);

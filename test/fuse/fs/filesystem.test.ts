@@ -297,6 +297,42 @@ describe('readahead across files', () => {
     expect(fs.memoryInUse).toBe(0);
   });
 
+  /** Three small files read whole, so that the 40 MiB /d is guessed, under a 64 MiB window. */
+  async function guessedBig(): Promise<{ mem: MemoryObjectClient; fs: Filesystem; d: Buffer }> {
+    const mem = new MemoryObjectClient();
+    for (const n of ['a', 'b', 'c']) await mem.put(n, randomBytes(3 * MiB));
+    const d = randomBytes(40 * MiB);
+    await mem.put('d', d);
+    const fs = await makeFs(mem, { maxReadahead: 64 * MiB, memoryLimit: 128 * MiB });
+    await fs.readdir('/');
+    for (const n of ['/a', '/b', '/c']) await readFile(fs, n);
+    expect(fs.nextFile.guessedUpTo('/d')).toBe(17 * MiB);
+    return { mem, fs, d };
+  }
+
+  it('asks for the rest of the window inside the open of a guessed file, before the first read', async () => {
+    const { mem, fs, d } = await guessedBig();
+    mem.calls.clear();
+    const fh = await fs.open('/d', 0);
+    expect(mem.calls.get('head')).toBe(1);
+    expect(mem.calls.get('get')).toBeGreaterThan(0);
+    const asked = mem.calls.get('get');
+    expect((await readOpened(fs, fh)).equals(d)).toBe(true);
+    // All of the 40 MiB file was within the window asked for at the open.
+    expect(mem.calls.get('get')).toBe(asked);
+    expect(fs.nextFile.taken).toBe(1);
+    expect(fs.memoryInUse).toBe(0);
+  });
+
+  it('gives up the guess and the rest of the window when the object changed before the open', async () => {
+    const { mem, fs } = await guessedBig();
+    const replaced = randomBytes(40 * MiB);
+    await mem.put('d', replaced);
+    expect((await readFile(fs, '/d')).equals(replaced)).toBe(true);
+    expect(fs.nextFile.taken).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
+  });
+
   it('does not use what it fetched when the object changed before the open', async () => {
     const { mem, fs } = await readThree();
     const replaced = randomBytes(6 * MiB + 3);
