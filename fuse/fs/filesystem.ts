@@ -148,12 +148,12 @@ export class Filesystem {
     };
   }
 
-  /** Checks the bucket and prepares the cache directory; throws what the mount should report. */
   /** Budget held by buffers someone is using, leaving out part buffers idle in the pool. */
   get memoryInUse(): number {
     return this.budget.used - this.pool.idleBytes;
   }
 
+  /** Checks the bucket and prepares the cache directory; throws what the mount should report. */
   async start(): Promise<void> {
     await this.client.checkBucket();
     await mkdirLocal(this.o.cacheDir, { recursive: true, mode: 0o700 });
@@ -455,7 +455,8 @@ export class Filesystem {
           ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, guessedUpTo)
           : [];
       const guessed = await this.nextFile.take(path, () => this.client.head(key));
-      if (guessed && (guessed.ahead.at(-1)?.end ?? INITIAL_WINDOW) === guessedUpTo && guessed.head.size === known?.size)
+      // `more` was sized from the listing: it fits only an object of that size.
+      if (guessed && guessed.head.size === known?.size)
         return this.readHandleFrom(path, key, guessed, [...guessed.ahead, ...more]);
       releaseChunks(more, this.budget);
       if (guessed) return this.readHandleFrom(path, key, guessed, guessed.ahead);

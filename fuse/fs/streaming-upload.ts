@@ -149,8 +149,8 @@ export class StreamingUpload {
     if (id) await id.then((i) => this.s.client.abortMultipart(this.key, i)).catch(() => undefined);
   }
 
-  /** Hands the buffered bytes to the caller (when `unsent`) and releases the memory. */
-  dropBuffer(): void {
+  /** Gives the part being filled back to the pool. */
+  private dropBuffer(): void {
     if (this.buffer) this.s.pool.give(this.buffer.buf);
     this.buffer = undefined;
   }
