@@ -48,6 +48,13 @@ export class ReadHandle {
 
   /** The filesystem has guessed which file this reader opens next (see next-file.ts). */
   guessedNext = false;
+  /** That file, when there was one to guess. */
+  next: string | undefined;
+
+  /** How far the readahead window reaches past the end of this file. */
+  get windowPastEnd(): number {
+    return this.prefetcher.pastEnd;
+  }
 
   /** Reading in order, with the last bytes asked for: the link will soon have room. */
   get finishingInOrder(): boolean {

@@ -500,23 +500,30 @@ export class Filesystem {
   async read(fh: number, offset: number, length: number): Promise<Buffer> {
     const h = this.handle(fh);
     const data = await h.read(offset, length);
-    const guess = this.wholeFileReads >= WHOLE_FILE_STREAK && h instanceof ReadHandle && !h.guessedNext;
-    if (guess && h.finishingInOrder) {
-      h.guessedNext = true;
-      this.guessNext(h.path);
+    if (this.wholeFileReads >= WHOLE_FILE_STREAK && h instanceof ReadHandle && h.finishingInOrder) {
+      if (!h.guessedNext) {
+        h.guessedNext = true;
+        h.next = this.guessNext(h.path, h.windowPastEnd);
+      } else if (h.next !== undefined) {
+        this.nextFile.reach(h.next, h.windowPastEnd);
+      }
     }
     return data;
   }
 
-  /** Starts fetching the file after `path` in its directory's cached listing; see next-file.ts. */
-  private guessNext(path: string): void {
+  /**
+   * Starts fetching the file after `path` in its directory's cached listing, its first `reach`
+   * bytes at least; returns its path. See next-file.ts.
+   */
+  private guessNext(path: string, reach: number): string | undefined {
     const dir = parentOf(path);
     const listing = this.cache.listing(dir);
     const name = listing && nextFileIn(listing, baseName(path));
-    if (name === undefined) return;
+    if (name === undefined) return undefined;
     const next = joinPath(dir, name);
-    if (this.writersOf(next).length > 0 || this.journal?.pending(this.key(next))) return;
-    this.nextFile.start(next, this.key(next), listing!.get(name)!.size);
+    if (this.writersOf(next).length > 0 || this.journal?.pending(this.key(next))) return undefined;
+    this.nextFile.start(next, this.key(next), listing!.get(name)!.size, reach);
+    return next;
   }
 
   async write(fh: number, data: Buffer, offset: number): Promise<number> {

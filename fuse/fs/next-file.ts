@@ -1,26 +1,31 @@
 // Readahead across files. A process that has read whole files one after another (cp -r, tar,
-// rsync) will most likely open the next file of the directory next. Once the current file's last
-// bytes have been asked for, the link would fall idle at its end and again during the next
-// open's round trip; so the next file in the directory listing is asked for then, its first
-// window and the rest ahead of it, exactly as open() would have.
+// rsync) will most likely open the next file of the directory next. Without help the link would
+// fall idle at each file's end: once the file's last bytes have arrived, nothing more is asked for
+// until the reader has drained them, closed, opened the next file and waited a round trip for its
+// first bytes. So the reader's readahead window goes on past the end of its file into the next
+// file in the directory listing: the bytes of the window that lie beyond the end are asked for
+// from the next file, as the reader moves towards the end, and keep the link busy through the
+// boundary and the next open.
 //
-// A few guesses are held at once (one per reader, when several processes copy side by side), each
-// for a short while and for at most 16 MiB past its first window: the oldest guess when a fifth
-// comes, a change to that name through this mount, or the deadline gives its memory back; the
-// reader's own readahead takes over after the open. Close-to-open still holds: open() takes a
-// guess only after a HEAD made inside the open shows the same ETag and size, so data fetched
-// before the open is used only when the object is provably the one the open sees.
+// A guess is bounded. At most a few are held at once (one per reader, when several processes copy
+// side by side), each for a short while after the reader last moved towards it, and for at most a
+// first window plus 16 MiB until a guess has been taken; after that, as far as the reader's own
+// window. A guess not taken (the reader went elsewhere) brings the 16 MiB limit back. The oldest
+// guess when a fifth comes, a change to that name through this mount, or the deadline gives its
+// memory back; the reader's own readahead takes over after the open. Close-to-open still holds:
+// open() takes a guess only after a HEAD made inside the open shows the same ETag and size, so
+// data fetched before the open is used only when the object is provably the one the open sees.
 
 import type { ObjectClient, ObjectHead } from '../s3/object-client.ts';
 import type { MemoryBudget } from './memory-budget.ts';
-import { type Chunk, INITIAL_WINDOW, releaseChunks, requestAhead } from './prefetcher.ts';
+import { askFor, type Chunk, INITIAL_WINDOW, pieceSize, releaseChunks } from './prefetcher.ts';
 
-/** A guess not taken by then is given up: the reader went elsewhere. */
+/** A guess the reader has not moved towards for this long is given up: it went elsewhere. */
 const GUESS_TTL_MS = 5000;
 /** Guesses held at once: one per reader copying side by side. */
 const MAX_GUESSES = 4;
-/** Bytes a guess asks for past its first window; the reader's readahead goes on from there. */
-const GUESS_AHEAD = 16 * 2 ** 20;
+/** Bytes a guess asks for past its first window until a guess has been taken. */
+const UNPROVEN_AHEAD = 16 * 2 ** 20;
 
 export interface Fetched {
   readonly body: Buffer;
@@ -31,7 +36,10 @@ export interface Fetched {
 
 interface Guess {
   readonly path: string;
+  readonly key: string;
+  readonly size: number;
   readonly first: Promise<{ body: Buffer; head: ObjectHead }>;
+  /** Contiguous chunks from the end of the first window on; more are added as the reader nears. */
   readonly ahead: Chunk[];
   readonly timer: NodeJS.Timeout;
 }
@@ -52,8 +60,13 @@ export function nextFileIn(
 export class NextFilePrefetch {
   private readonly client: ObjectClient;
   private readonly budget: MemoryBudget;
+  /** The reader's own readahead window: how far a guess may reach past its first window. */
   private readonly maxWindow: number;
+  /** GET size for what a guess adds, as the reader's readahead would use. */
+  private readonly piece: number;
   private readonly guesses = new Map<string, Guess>();
+  /** Whether the last guess that ended was taken: only then may a guess reach a whole window. */
+  private proven = false;
   /** Guesses made and taken, for tests. */
   made = 0;
   taken = 0;
@@ -61,25 +74,48 @@ export class NextFilePrefetch {
   constructor(client: ObjectClient, budget: MemoryBudget, maxWindow: number) {
     this.client = client;
     this.budget = budget;
-    this.maxWindow = Math.min(maxWindow, GUESS_AHEAD);
+    this.maxWindow = maxWindow;
+    this.piece = pieceSize(maxWindow, budget.limit);
   }
 
-  /** Starts fetching `path` (object `key`, believed `size` bytes), giving up the oldest guess if need be. */
-  start(path: string, key: string, size: number): void {
+  /**
+   * Starts fetching `path` (object `key`, believed `size` bytes): its first window, and its first
+   * `reach` bytes when more (see `reach`). Gives up the oldest guess if need be.
+   */
+  start(path: string, key: string, size: number, reach: number): void {
     if (this.guesses.has(path)) return;
     const oldest = this.guesses.keys().next().value;
-    if (this.guesses.size >= MAX_GUESSES && oldest !== undefined) this.drop(oldest);
+    if (this.guesses.size >= MAX_GUESSES && oldest !== undefined) this.drop(oldest, true);
     if (!this.budget.tryAcquire(INITIAL_WINDOW, this.budget.limit * 0.75)) return;
     const first = this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
     first.then(
       (got) => this.budget.release(INITIAL_WINDOW - got.body.length),
       () => this.budget.release(INITIAL_WINDOW),
     );
-    const ahead = size > INITIAL_WINDOW ? requestAhead(this.client, key, size, this.budget, this.maxWindow) : [];
-    const timer = setTimeout(() => this.drop(path), GUESS_TTL_MS);
+    const timer = setTimeout(() => this.drop(path, true), GUESS_TTL_MS);
     timer.unref();
-    this.guesses.set(path, { path, first, ahead, timer });
+    this.guesses.set(path, { path, key, size, first, ahead: [], timer });
     this.made++;
+    this.reach(path, reach);
+  }
+
+  /**
+   * The reader heading for `path` would have its first `bytes` bytes asked for already: adds GETs
+   * until they are, within the guess's limit and the budget, and keeps the guess alive.
+   */
+  reach(path: string, bytes: number): void {
+    const g = this.guesses.get(path);
+    if (!g) return;
+    g.timer.refresh();
+    const limit = Math.min(g.size, INITIAL_WINDOW + (this.proven ? this.maxWindow : UNPROVEN_AHEAD));
+    const target = Math.min(limit, bytes);
+    let start = g.ahead.at(-1)?.end ?? INITIAL_WINDOW;
+    while (start < target) {
+      const chunk = askFor(this.client, g.key, this.budget, start, Math.min(limit, start + this.piece));
+      if (!chunk) return;
+      g.ahead.push(chunk);
+      start = chunk.end;
+    }
   }
 
   /** Where the bytes asked for in the guess for `path` end; undefined when it is not guessed. */
@@ -98,6 +134,7 @@ export class NextFilePrefetch {
     this.guesses.delete(path);
     clearTimeout(g.timer);
     const [got, now] = await Promise.all([g.first.catch(() => undefined), head().catch(() => undefined)]);
+    this.proven = true;
     if (!got || !now || now.etag !== got.head.etag || now.size !== got.head.size) {
       if (got) this.budget.release(got.body.length);
       releaseChunks(g.ahead, this.budget);
@@ -107,10 +144,14 @@ export class NextFilePrefetch {
     return { body: got.body, head: got.head, ahead: g.ahead };
   }
 
-  /** Gives up the guess for `path`, if any, returning its memory. */
-  drop(path: string): void {
+  /**
+   * Gives up the guess for `path`, if any, returning its memory; `missed` when the reader went
+   * elsewhere, which limits guesses again until one is taken.
+   */
+  drop(path: string, missed = false): void {
     const g = this.guesses.get(path);
     if (!g) return;
+    if (missed) this.proven = false;
     this.guesses.delete(path);
     clearTimeout(g.timer);
     releaseChunks(g.ahead, this.budget);

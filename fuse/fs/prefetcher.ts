@@ -149,7 +149,7 @@ export function requestAhead(
  * three quarters of the budget, so readers that hold chunks and then go idle can never starve
  * writers, which must wait for memory rather than skip it.
  */
-function askFor(client: ObjectClient, key: string, budget: MemoryBudget, start: number, end: number) {
+export function askFor(client: ObjectClient, key: string, budget: MemoryBudget, start: number, end: number) {
   if (!budget.tryAcquire(end - start, budget.limit * 0.75)) return undefined;
   return Chunk.fetch(client, key, start, end);
 }
@@ -175,6 +175,8 @@ export class Prefetcher {
   private reached = 0;
   /** Bytes handed out so far. */
   private delivered = 0;
+  /** Where the last read began. */
+  private position = 0;
   /** GETs issued, for tests that check readahead behaviour. */
   requests = 0;
 
@@ -219,6 +221,14 @@ export class Prefetcher {
     );
   }
 
+  /**
+   * How far the readahead window reaches past the end of the file from where the reader is: what a
+   * reader going on into the next file would already have asked for of it.
+   */
+  get pastEnd(): number {
+    return Math.max(0, this.position + this.window(this.position) - this.size);
+  }
+
   /** True once the file was read from its start to its end without a seek. */
   get readWhole(): boolean {
     return this.seeks === 0 && this.reached >= this.size;
@@ -241,6 +251,7 @@ export class Prefetcher {
     }
     this.reached = Math.max(this.reached, end);
     this.delivered += end - offset;
+    this.position = offset;
     if (!straggler) {
       this.dropBehind(offset);
       this.extend(offset, end);

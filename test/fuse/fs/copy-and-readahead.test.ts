@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { copyObject } from '../../../fuse/fs/copy.ts';
 import { MemoryBudget } from '../../../fuse/fs/memory-budget.ts';
-import { Prefetcher } from '../../../fuse/fs/prefetcher.ts';
+import { NextFilePrefetch } from '../../../fuse/fs/next-file.ts';
+import { INITIAL_WINDOW, Prefetcher, pieceSize } from '../../../fuse/fs/prefetcher.ts';
 import { BandwidthLimitedClient } from '../../../fuse/s3/bandwidth-client.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
 import type { ByteRange, ObjectClient, Progress } from '../../../fuse/s3/object-client.ts';
@@ -161,5 +162,62 @@ describe('readahead over a slow link', () => {
     expect((await p.read(0, 4096)).length).toBe(4096);
     expect(mem.calls.get('get')).toBe(1);
     expect(budget.used).toBe(MiB);
+  });
+});
+
+describe('a guess of the next file', () => {
+  const window = 64 * MiB;
+  async function guessing() {
+    const mem = new MemoryObjectClient();
+    for (const k of ['n1', 'n2', 'n3']) await mem.put(k, randomBytes(100 * MiB));
+    const budget = new MemoryBudget(1024 * MiB);
+    return { mem, budget, next: new NextFilePrefetch(mem, budget, window) };
+  }
+  const unchanged = (mem: MemoryObjectClient, key: string) => () => mem.head(key);
+
+  it('grows as the reader nears it, in readahead-sized GETs, to 16 MiB past its first window until one is taken', async () => {
+    const { mem, next } = await guessing();
+    next.start('/n1', 'n1', 100 * MiB, 0);
+    expect(next.guessedUpTo('/n1')).toBe(INITIAL_WINDOW);
+    next.reach('/n1', 2 * MiB);
+    expect(next.guessedUpTo('/n1')).toBe(INITIAL_WINDOW + 16 * MiB);
+    next.reach('/n1', 90 * MiB);
+    expect(next.guessedUpTo('/n1')).toBe(INITIAL_WINDOW + 16 * MiB);
+    const got = await next.take('/n1', unchanged(mem, 'n1'));
+    expect(got?.ahead.map((c) => [c.start, c.end])).toEqual([[INITIAL_WINDOW, INITIAL_WINDOW + 16 * MiB]]);
+
+    // Taken: the next guess may reach as far as the reader's own window, one GET at a time.
+    next.start('/n2', 'n2', 100 * MiB, 2 * MiB);
+    expect(next.guessedUpTo('/n2')).toBe(INITIAL_WINDOW + pieceSize(window, 1024 * MiB));
+    next.reach('/n2', 40 * MiB);
+    expect(next.guessedUpTo('/n2')).toBe(INITIAL_WINDOW + window);
+    next.reach('/n2', 100 * MiB);
+    expect(next.guessedUpTo('/n2')).toBe(INITIAL_WINDOW + window);
+  });
+
+  it('is held to 16 MiB again after a guess the reader did not take', async () => {
+    const { mem, budget, next } = await guessing();
+    next.start('/n1', 'n1', 100 * MiB, 0);
+    await next.take('/n1', unchanged(mem, 'n1'));
+    next.start('/n2', 'n2', 100 * MiB, 100 * MiB);
+    expect(next.guessedUpTo('/n2')).toBe(INITIAL_WINDOW + window);
+    next.drop('/n2', true);
+    next.start('/n3', 'n3', 100 * MiB, 100 * MiB);
+    expect(next.guessedUpTo('/n3')).toBe(INITIAL_WINDOW + 16 * MiB);
+    next.drop('/n3');
+    await new Promise((r) => setTimeout(r, 10));
+    // Everything not taken went back to the budget; what was taken is its taker's to release.
+    expect(budget.used).toBe(INITIAL_WINDOW);
+  });
+
+  it('is not extended once given up, nor for a name never guessed', async () => {
+    const { mem, next } = await guessing();
+    next.start('/n1', 'n1', 100 * MiB, 0);
+    next.drop('/n1');
+    next.reach('/n1', 50 * MiB);
+    next.reach('/n2', 50 * MiB);
+    expect(next.guessedUpTo('/n1')).toBeUndefined();
+    expect(next.guessedUpTo('/n2')).toBeUndefined();
+    expect(mem.calls.get('get')).toBeUndefined();
   });
 });

@@ -297,12 +297,13 @@ describe('readahead across files', () => {
     expect(fs.memoryInUse).toBe(0);
   });
 
-  /** Three small files read whole, so that the 40 MiB /d is guessed, under a 64 MiB window. */
-  async function guessedBig(): Promise<{ mem: MemoryObjectClient; fs: Filesystem; d: Buffer }> {
+  /** Three small files read whole, so that the 40 MiB /d is guessed, under a 64 MiB window; /e after it if given. */
+  async function guessedBig(e?: Buffer): Promise<{ mem: MemoryObjectClient; fs: Filesystem; d: Buffer }> {
     const mem = new MemoryObjectClient();
     for (const n of ['a', 'b', 'c']) await mem.put(n, randomBytes(3 * MiB));
     const d = randomBytes(40 * MiB);
     await mem.put('d', d);
+    if (e) await mem.put('e', e);
     const fs = await makeFs(mem, { maxReadahead: 64 * MiB, memoryLimit: 128 * MiB });
     await fs.readdir('/');
     for (const n of ['/a', '/b', '/c']) await readFile(fs, n);
@@ -321,6 +322,20 @@ describe('readahead across files', () => {
     // All of the 40 MiB file was within the window asked for at the open.
     expect(mem.calls.get('get')).toBe(asked);
     expect(fs.nextFile.taken).toBe(1);
+    expect(fs.memoryInUse).toBe(0);
+  });
+
+  it('once a guess was taken, reaches as far into the next file as the window reaches past the end', async () => {
+    const { mem, fs, d } = await guessedBig(randomBytes(40 * MiB));
+    const e = mem.objects.get('e')!.body;
+    expect((await readFile(fs, '/d')).equals(d)).toBe(true);
+    // Read to its end, /d left a 64 MiB window past it: all of /e is asked for.
+    expect(fs.nextFile.guessedUpTo('/e')).toBe(40 * MiB);
+    mem.calls.clear();
+    const fh = await fs.open('/e', 0);
+    expect((await readOpened(fs, fh)).equals(e)).toBe(true);
+    expect(mem.calls.get('head')).toBe(1);
+    expect(mem.calls.get('get')).toBeUndefined();
     expect(fs.memoryInUse).toBe(0);
   });
 
