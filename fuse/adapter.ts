@@ -119,8 +119,17 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     getattr: (p: string, cb: Cb) => reply('getattr', p, cb, async () => [toStat(await fs.getattr(p))]),
     fgetattr: (p: string, _fd: number, cb: Cb) =>
       reply('fgetattr', p, cb, async () => [toStat(await fs.getattr(p))]),
+    // Each name goes with its attributes, so the kernel gets every entry's type (d_type) and `find`
+    // or `du` need not stat the files they only pass through.
     readdir: (p: string, cb: Cb) =>
-      reply('readdir', p, cb, async () => [['.', '..', ...(await fs.readdir(p)).map((e) => e.name)]]),
+      reply('readdir', p, cb, async () => {
+        const entries = await fs.readdir(p);
+        const self = toStat(await fs.getattr(p));
+        return [
+          ['.', '..', ...entries.map((e) => e.name)],
+          [self, self, ...entries.map((e) => toStat(e.attr))],
+        ];
+      }),
     open: (p: string, flags: number, cb: Cb) => reply('open', p, cb, async () => [await fs.open(p, flags)]),
     create: (p: string, mode: number, cb: Cb) =>
       reply('create', p, cb, async () => [await fs.create(p, mode)]),
