@@ -15,6 +15,11 @@ export class EntryCache {
   private readonly now: () => number;
   private readonly entries = new Map<string, Timed<Attr | null>>();
   private readonly dirs = new Map<string, Timed<Map<string, Attr>>>();
+  /**
+   * Counts this mount's own changes. A listing fetched before a change may lack it: whoever fetched
+   * one without a reader waiting for it compares this before and after, and drops it if it moved.
+   */
+  changes = 0;
 
   constructor(ttlMs: number, now: () => number = Date.now) {
     this.ttlMs = ttlMs;
@@ -54,12 +59,14 @@ export class EntryCache {
 
   /** Records a name we created or changed: its entry and its parent's listing, if cached. */
   put(parent: string, name: string, path: string, attr: Attr): void {
+    this.changes++;
     this.set(path, attr);
     this.listing(parent)?.set(name, attr);
   }
 
   /** Records a name we removed. */
   remove(parent: string, name: string, path: string): void {
+    this.changes++;
     this.set(path, null);
     this.listing(parent)?.delete(name);
     this.dirs.delete(path);
@@ -67,6 +74,7 @@ export class EntryCache {
 
   /** Forgets everything at or under `path`, after a directory rename. */
   forgetTree(path: string): void {
+    this.changes++;
     const under = path === '/' ? '/' : `${path}/`;
     for (const p of [...this.entries.keys()]) if (p === path || p.startsWith(under)) this.entries.delete(p);
     for (const p of [...this.dirs.keys()]) if (p === path || p.startsWith(under)) this.dirs.delete(p);

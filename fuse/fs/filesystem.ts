@@ -90,6 +90,8 @@ const O_TRUNC = 0o1000;
 const RENAME_PARALLEL = 8;
 /** Whole-file reads in a row after which open() fetches a file's rest with its first bytes. */
 const WHOLE_FILE_STREAK = 2;
+/** Subdirectories listed ahead of a walker; see listAhead. */
+const LIST_AHEAD = 8;
 /** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
 const STATFS_BLOCKS = 2 ** 32 - 1;
 
@@ -108,6 +110,8 @@ export class Filesystem {
   private nextHandle = 1;
   /** Read handles closed in a row that had read their whole file without a seek. */
   private wholeFileReads = 0;
+  /** Listings asked for ahead of a walker, until they arrive; see listAhead. */
+  private readonly listingsAhead = new Map<string, Promise<Map<string, Attr> | undefined>>();
   readonly nextFile: NextFilePrefetch;
 
   constructor(options: FilesystemOptions) {
@@ -275,11 +279,12 @@ export class Filesystem {
 
   async readdir(path: string): Promise<DirEntry[]> {
     await this.mustBeDir(path);
-    let names = this.cache.listing(path);
+    let names = this.cache.listing(path) ?? (await this.listingsAhead.get(path));
     if (!names) {
       names = await this.listDir(path);
-      this.cache.setListing(path, names);
+      this.cacheListing(path, names);
     }
+    this.listAhead(path);
     const entries = new Map(names);
     const prefix = dirPrefix(this.prefix, path);
     for (const r of this.journal?.pendingUnder(prefix) ?? []) {
@@ -295,14 +300,69 @@ export class Filesystem {
     return [...entries].map(([name, attr]) => ({ name, attr }));
   }
 
-  /** One directory level from ListObjectsV2: sizes and times for `ls -l` without a HEAD each. */
-  private async listDir(path: string): Promise<Map<string, Attr>> {
+  /**
+   * A walker (find, du, ls -R, cp -r, rsync) that has listed one subdirectory lists the next ones
+   * of its parent next, one round trip each. So the next LIST_AHEAD subdirectories, in listing
+   * order, are listed now, in parallel: one LIST each, kept only when it holds the whole directory
+   * and nothing changed through this mount meanwhile. A readdir of one of them waits for that LIST
+   * instead of sending its own. What is listed ahead is cached like any listing, for the TTL.
+   */
+  private listAhead(path: string): void {
+    if (path === '/') return;
+    const parent = parentOf(path);
+    const siblings = this.cache.listing(parent);
+    const self = baseName(path);
+    if (siblings?.get(self)?.kind !== 'dir') return;
+    let seen = false;
+    let ahead = 0;
+    for (const [name, attr] of siblings) {
+      if (!seen) {
+        seen = name === self;
+        continue;
+      }
+      if (attr.kind !== 'dir') continue;
+      if (++ahead > LIST_AHEAD) return;
+      const dir = joinPath(parent, name);
+      if (this.cache.listing(dir) || this.listingsAhead.has(dir)) continue;
+      const changes = this.cache.changes;
+      const listed = this.listDir(dir, true)
+        .then(
+          (names) => {
+            if (!names || this.cache.changes !== changes) return undefined;
+            this.cacheListing(dir, names);
+            return names;
+          },
+          () => undefined,
+        )
+        .finally(() => this.listingsAhead.delete(dir));
+      this.listingsAhead.set(dir, listed);
+    }
+  }
+
+  /** Caches a directory's listing, and each entry's attributes from it. */
+  private cacheListing(path: string, names: Map<string, Attr>): void {
+    for (const [name, attr] of names) {
+      const child = joinPath(path, name);
+      if (attr.kind === 'dir' && this.cache.get(child)?.kind === 'dir') continue;
+      this.cache.set(child, attr);
+    }
+    this.cache.setListing(path, names);
+  }
+
+  /**
+   * One directory level from ListObjectsV2: sizes and times for `ls -l` without a HEAD each. With
+   * `onePage`, a directory that does not fit one page gives undefined instead of more LISTs.
+   */
+  private async listDir(path: string, onePage: true): Promise<Map<string, Attr> | undefined>;
+  private async listDir(path: string): Promise<Map<string, Attr>>;
+  private async listDir(path: string, onePage = false): Promise<Map<string, Attr> | undefined> {
     const prefix = dirPrefix(this.prefix, path);
     const names = new Map<string, Attr>();
     let skipped = 0;
     let token: string | undefined;
     do {
       const page = await this.client.list(prefix, { delimiter: '/', continuationToken: token });
+      if (onePage && page.nextToken) return undefined;
       for (const p of page.prefixes) {
         const name = entryName(prefix, p);
         if (name === undefined) skipped++;
@@ -321,11 +381,6 @@ export class Filesystem {
       token = page.nextToken;
     } while (token);
     if (skipped > 0) this.o.log.debug({ prefix, skipped }, 'keys with no POSIX name left out of a listing');
-    for (const [name, attr] of names) {
-      const child = joinPath(path, name);
-      if (attr.kind === 'dir' && this.cache.get(child)?.kind === 'dir') continue;
-      this.cache.set(child, attr);
-    }
     return names;
   }
 

@@ -390,6 +390,70 @@ describe('readahead across files', () => {
   });
 });
 
+describe('listing ahead of a directory walker', () => {
+  /** /t holding d00…d19 of three files each, and a file among them. */
+  async function tree(): Promise<MemoryObjectClient> {
+    const mem = new MemoryObjectClient();
+    for (let d = 0; d < 20; d++)
+      for (const f of ['a', 'b', 'c']) await mem.put(`t/d${String(d).padStart(2, '0')}/${f}`, Buffer.from(f));
+    await mem.put('t/file', Buffer.from('x'));
+    return mem;
+  }
+  const names = async (fs: Filesystem, path: string) => (await fs.readdir(path)).map((e) => e.name).sort();
+
+  it('lists the next subdirectories while one is read, so a walk lists each directory once', async () => {
+    const mem = await tree();
+    const fs = await makeFs(mem);
+    await fs.readdir('/');
+    await fs.readdir('/t');
+    mem.calls.clear();
+    expect(await names(fs, '/t/d00')).toEqual(['a', 'b', 'c']);
+    // d00's own LIST, and d01…d08 asked for at once.
+    expect(mem.calls.get('list')).toBe(1 + 8);
+    for (let d = 1; d < 20; d++) expect(await names(fs, `/t/d${String(d).padStart(2, '0')}`)).toEqual(['a', 'b', 'c']);
+    expect(mem.calls.get('list')).toBe(20);
+    expect(mem.calls.get('head')).toBeUndefined();
+  });
+
+  it('drops a listing asked for ahead when this mount changed something while it travelled', async () => {
+    const mem = await tree();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const slow = Object.create(mem) as MemoryObjectClient;
+    // LISTs of d01 answer with what the bucket held when they were sent, but only once let through.
+    slow.list = (prefix, options) => {
+      const page = mem.list(prefix, options);
+      return prefix === 't/d01/' ? gate.then(() => page) : page;
+    };
+    const fs = await makeFs(slow);
+    await fs.readdir('/');
+    await fs.readdir('/t');
+    await fs.readdir('/t/d00');
+    await writeFile(fs, '/t/d01/new', Buffer.from('mine'));
+    open();
+    expect(await names(fs, '/t/d01')).toEqual(['a', 'b', 'c', 'new']);
+  });
+
+  it('leaves a directory larger than one page to the readdir that needs it', async () => {
+    const mem = await tree();
+    for (let i = 0; i < 1001; i++) await mem.put(`t/d01/many${i}`, Buffer.alloc(0));
+    const fs = await makeFs(mem);
+    await fs.readdir('/');
+    await fs.readdir('/t');
+    await fs.readdir('/t/d00');
+    expect((await fs.readdir('/t/d01')).length).toBe(1004);
+  });
+
+  it('does not list ahead for a directory listed on its own', async () => {
+    const mem = await tree();
+    const fs = await makeFs(mem);
+    await fs.getattr('/t/d05');
+    mem.calls.clear();
+    await fs.readdir('/t/d05');
+    expect(mem.calls.get('list')).toBe(1);
+  });
+});
+
 describe('memory budget', () => {
   it('lets writers finish while an idle reader holds readahead', async () => {
     const mem = new MemoryObjectClient();
