@@ -39,7 +39,12 @@ describe.runIf(peers.ok)('estuary bench all --quick', () => {
       // Four datasets up and down; each mount also reports its CPU and memory per copy, and runs
       // the six metadata steps.
       expect(mine.length, peer).toBe(peer === 'sdk-limit' ? 8 : 8 * 3 + 6);
-      for (const m of mine) expect(m.summary.median, `${peer} ${m.case}`).toBeGreaterThan(0);
+      for (const m of mine) {
+        // CPU time is read in clock ticks every 100 ms: a peer that spends under a tick on a
+        // 2×4MB copy honestly measures 0, every other figure must be positive.
+        if (m.case.startsWith('cpu ')) expect(m.summary.median, `${peer} ${m.case}`).toBeGreaterThanOrEqual(0);
+        else expect(m.summary.median, `${peer} ${m.case}`).toBeGreaterThan(0);
+      }
     }
     expect(
       fuse.measurements.find((m) => m.peer === 'rclone' && m.case === 'cp up 1×10MB')?.vsBaseline,
