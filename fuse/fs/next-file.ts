@@ -65,7 +65,7 @@ export class NextFilePrefetch {
   /** GET size for what a guess adds, as the reader's readahead would use. */
   private readonly piece: number;
   private readonly guesses = new Map<string, Guess>();
-  /** Whether the last guess that ended was taken: only then may a guess reach a whole window. */
+  /** Whether the last guess that ended was opened by its reader: only then may one reach a window. */
   private proven = false;
   /** Guesses made and taken, for tests. */
   made = 0;
