@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { Filesystem } from './fs/filesystem.ts';
 import { type ErrnoName, toErrno } from './fs/errno.ts';
-import { type Attr, stMode } from './fs/metadata.ts';
+import { type Attr, S_IFDIR, stMode } from './fs/metadata.ts';
 import { fsErrors } from './errors.ts';
 
 type Cb = (code: number, ...result: unknown[]) => void;
@@ -88,6 +88,9 @@ function toStat(attr: Attr): Record<string, unknown> {
   };
 }
 
+/** The attributes readdir gives `.` and `..`: a directory. */
+const DOT = { mode: S_IFDIR };
+
 /** Counts operations between the kernel's call and our answer, so shutdown can wait for them. */
 export class InFlight {
   count = 0;
@@ -120,14 +123,13 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     fgetattr: (p: string, _fd: number, cb: Cb) =>
       reply('fgetattr', p, cb, async () => [toStat(await fs.getattr(p))]),
     // Each name goes with its attributes, so the kernel gets every entry's type (d_type) and `find`
-    // or `du` need not stat the files they only pass through.
+    // or `du` need not stat the files they only pass through. Of `.` and `..` only the type is read.
     readdir: (p: string, cb: Cb) =>
       reply('readdir', p, cb, async () => {
         const entries = await fs.readdir(p);
-        const self = toStat(await fs.getattr(p));
         return [
           ['.', '..', ...entries.map((e) => e.name)],
-          [self, self, ...entries.map((e) => toStat(e.attr))],
+          [DOT, DOT, ...entries.map((e) => toStat(e.attr))],
         ];
       }),
     open: (p: string, flags: number, cb: Cb) => reply('open', p, cb, async () => [await fs.open(p, flags)]),

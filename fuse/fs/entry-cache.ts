@@ -5,6 +5,15 @@
 
 import type { Attr } from './metadata.ts';
 
+/** The entries of a listing, in its order, after the one named `name`. */
+export function* entriesAfter<T>(names: Iterable<[string, T]>, name: string): Generator<[string, T]> {
+  let seen = false;
+  for (const entry of names) {
+    if (seen) yield entry;
+    else seen = entry[0] === name;
+  }
+}
+
 interface Timed<T> {
   readonly value: T;
   readonly expires: number;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { isObjectError, type ObjectClient, type ObjectHead } from '../s3/object-client.ts';
 import { FS_LOG_CODES } from '../errors.ts';
 import { copyObject } from './copy.ts';
-import { EntryCache } from './entry-cache.ts';
+import { EntryCache, entriesAfter } from './entry-cache.ts';
 import { FsError } from './errno.ts';
 import { type Handle, type HandleSettings, LocalReadHandle, ReadHandle, WriteHandle } from './file-handle.ts';
 import { Journal } from './journal.ts';
@@ -313,13 +313,8 @@ export class Filesystem {
     const siblings = this.cache.listing(parent);
     const self = baseName(path);
     if (siblings?.get(self)?.kind !== 'dir') return;
-    let seen = false;
     let ahead = 0;
-    for (const [name, attr] of siblings) {
-      if (!seen) {
-        seen = name === self;
-        continue;
-      }
+    for (const [name, attr] of entriesAfter(siblings, self)) {
       if (attr.kind !== 'dir') continue;
       if (++ahead > LIST_AHEAD) return;
       const dir = joinPath(parent, name);

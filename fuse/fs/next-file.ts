@@ -17,6 +17,7 @@
 // data fetched before the open is used only when the object is provably the one the open sees.
 
 import type { ObjectClient, ObjectHead } from '../s3/object-client.ts';
+import { entriesAfter } from './entry-cache.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { askFor, type Chunk, INITIAL_WINDOW, pieceSize, releaseChunks } from './prefetcher.ts';
 
@@ -49,11 +50,7 @@ export function nextFileIn(
   names: Iterable<[string, { kind: string; size: number }]>,
   name: string,
 ): string | undefined {
-  let seen = false;
-  for (const [n, attr] of names) {
-    if (seen && attr.kind === 'file' && attr.size > 0) return n;
-    if (n === name) seen = true;
-  }
+  for (const [n, attr] of entriesAfter(names, name)) if (attr.kind === 'file' && attr.size > 0) return n;
   return undefined;
 }
 
