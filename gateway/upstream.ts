@@ -60,6 +60,24 @@ export function classifyError(err: unknown): UpstreamFailure {
   }
 }
 
+function ignore(): void {}
+
+/**
+ * Reads an unwanted body to its end so the connection can be reused. Destroying or draining an
+ * undici body can emit an error (the upstream cut it, or RequestAbortedError): without a listener
+ * that error would end the process, so every discard listens first.
+ */
+export function drainBody(body: UpstreamResponse['body']): void {
+  body.on('error', ignore);
+  body.resume();
+}
+
+/** Frees an upstream connection whose body nobody will read. */
+export function dropBody(body: UpstreamResponse['body']): void {
+  body.on('error', ignore);
+  if (!body.destroyed) body.destroy();
+}
+
 export class Upstreams {
   readonly agent: Agent;
   readonly #opts: UpstreamOptions;
@@ -112,8 +130,7 @@ export class Upstreams {
         if (retryable && !last && req.body === undefined) {
           this.#metrics.upstreamErrors.labels(origin, `status_${res.statusCode}`).inc();
           this.#markDown(origin);
-          res.body.resume();
-          res.body.on('error', () => undefined);
+          drainBody(res.body);
           continue;
         }
         return Object.assign(res, { origin });

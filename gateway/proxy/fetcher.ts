@@ -15,7 +15,14 @@ import { varyValues } from '../cache/key.ts';
 import { newHasher } from '../cvmfs.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
 import type { Metrics } from '../metrics.ts';
-import { UpstreamFailure, type UpstreamResponse, type Upstreams, classifyError } from '../upstream.ts';
+import {
+  classifyError,
+  drainBody,
+  dropBody,
+  UpstreamFailure,
+  type UpstreamResponse,
+  type Upstreams,
+} from '../upstream.ts';
 import type { Target } from './target.ts';
 
 export interface FetchDeps {
@@ -77,11 +84,11 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
   const responseTime = Date.now();
   const resHeaders = endToEnd(res.headers as HeaderMap);
   if (res.statusCode === 304 && stale) {
-    res.body.resume();
+    drainBody(res.body);
     return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime);
   }
   if (res.statusCode >= 500 && staleUsable(deps, stale)) {
-    res.body.resume();
+    drainBody(res.body);
     return failFill(
       deps,
       fill,
@@ -188,7 +195,7 @@ async function streamToDisk(
     fill.finish('done');
     deps.cache.endFill(fill);
   } catch (err) {
-    res.body.destroy();
+    dropBody(res.body);
     await deps.cache.disk.abort(temp);
     const failure = err instanceof UpstreamFailure ? err : classifyError(err);
     deps.log.warn(

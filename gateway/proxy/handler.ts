@@ -16,7 +16,7 @@ import { parseCacheControl } from '../http/cache-control.ts';
 import { endToEnd, type HeaderMap } from '../http/headers.ts';
 import type { HashRing } from '../ring.ts';
 import type { UpstreamResponse } from '../upstream.ts';
-import { UpstreamFailure, classifyError } from '../upstream.ts';
+import { classifyError, dropBody, UpstreamFailure } from '../upstream.ts';
 import { type FetchDeps, runFill, staleUsable } from './fetcher.ts';
 import {
   cacheStatusOf,
@@ -90,12 +90,14 @@ export class ProxyHandler {
   /** Entry point from the HTTP server. Never throws; every failure becomes a response. */
   handle(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
+    // Read now: once a request with a body is done, the server detaches req.socket (null).
+    const client = this.#d.accessLog ? req.socket?.remoteAddress : undefined;
     res.once('finish', () => {
       this.#d.metrics.request(req.method ?? '?', res.statusCode);
       if (this.#d.accessLog) {
         this.#log.info(
           {
-            client: req.socket.remoteAddress,
+            client,
             method: req.method,
             url: req.url,
             status: res.statusCode,
@@ -318,6 +320,10 @@ export class ProxyHandler {
   ): Promise<void> {
     const d = this.#d;
     const withBody = unsafe && req.method !== 'OPTIONS';
+    // A client that leaves before the upstream answered takes its upstream request with it.
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    res.once('close', onClose);
     let up: UpstreamResponse;
     try {
       up = await d.upstreams.request(target.servers, {
@@ -325,11 +331,15 @@ export class ProxyHandler {
         path: target.path,
         headers: this.#upstreamHeaders(req, ['host', 'expect']),
         body: withBody ? req : undefined,
+        signal: gone.signal,
       });
     } catch (err) {
+      if (gone.signal.aborted) return;
       const f = classifyError(err);
       this.#log.warn({ url: target.url, reason: f.proxyError, err: f.message }, 'upstream failed');
       return sendError(res, f.status, f.proxyError, f.message);
+    } finally {
+      res.off('close', onClose);
     }
     if (unsafe && up.statusCode < 400) this.#invalidateAfterUnsafe(target, up);
     return this.#relay(res, up, `${NAME}; fwd=${fwd}`);
@@ -356,7 +366,7 @@ export class ProxyHandler {
   #relay(res: ServerResponse, up: UpstreamResponse, cacheStatus: string): Promise<void> {
     if (res.destroyed) {
       // The client left while we waited for the upstream; free the upstream connection.
-      up.body.destroy();
+      dropBody(up.body);
       return Promise.resolve();
     }
     const headers = endToEnd(up.headers as HeaderMap);
@@ -382,7 +392,7 @@ export class ProxyHandler {
         resolve();
       });
       res.on('close', () => {
-        if (!up.body.destroyed) up.body.destroy();
+        dropBody(up.body);
         resolve();
       });
     });
