@@ -28,10 +28,13 @@ export type UpstreamResponse = Dispatcher.ResponseData & { readonly origin: stri
 export class UpstreamFailure extends Error {
   readonly proxyError: string;
   readonly status: number;
-  constructor(proxyError: string, status: number, message: string) {
+  /** The origin is fine, only storing failed (disk full): a request may still pass through. */
+  readonly passable: boolean;
+  constructor(proxyError: string, status: number, message: string, passable = false) {
     super(message);
     this.proxyError = proxyError;
     this.status = status;
+    this.passable = passable;
   }
 }
 

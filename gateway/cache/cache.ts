@@ -3,6 +3,7 @@
 // so that concurrent misses join it instead of going upstream again.
 
 import { open } from 'node:fs/promises';
+import { LRUCache } from 'lru-cache';
 import type { DiskEntry, DiskStore } from './disk-store.ts';
 import type { EntryMeta } from './entry.ts';
 import { Fill } from './fill.ts';
@@ -28,6 +29,11 @@ export class Cache {
   readonly memory: MemoryStore;
   readonly disk: DiskStore;
   readonly fills = new Map<string, Fill>();
+  /**
+   * Keys whose body of unknown length outgrew --max-object-size: later misses pass through at
+   * once instead of copying the body to disk again. Forgotten after an hour, as objects change.
+   */
+  readonly unstorable = new LRUCache<string, true>({ max: 10_000, ttl: 3_600_000 });
   coordinator?: Coordinator;
 
   constructor(memory: MemoryStore, disk: DiskStore) {

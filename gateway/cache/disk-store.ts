@@ -9,7 +9,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, rename, rm, stat, statfs, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
@@ -27,6 +27,22 @@ export interface TempFile {
   readonly fh: FileHandle;
 }
 
+/**
+ * After the file system said it is full, fills pass through unstored for this long before the
+ * next try: long enough that a burst of misses does not each fail a write, short enough that the
+ * cache is back soon after an operator frees space.
+ */
+const FULL_BACKOFF_MS = 10_000;
+/** How long one statfs reading of free space is trusted; a miss costs no extra syscall within it. */
+const STATFS_TTL_MS = 1000;
+/** Room kept free beyond a body's length: its trailer, and other writers on the same disk. */
+const RESERVE_BYTES = 1024 * 1024;
+
+export function isDiskFull(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
 export class DiskStore {
   readonly root: string;
   readonly #tmp: string;
@@ -36,6 +52,8 @@ export class DiskStore {
   #keepFiles = false;
   /** Called when LRU eviction removed an entry (other processes then forget it too). */
   onEvict?: (key: string, path: string) => void;
+  #fullUntil = 0;
+  #free?: { readonly at: number; readonly bytes: number };
 
   constructor(dir: string, maxBytes: number, log: Logger) {
     this.root = join(dir, `v${FORMAT_VERSION}`);
@@ -150,6 +168,71 @@ export class DiskStore {
 
   delete(key: string): boolean {
     return this.#index.delete(key);
+  }
+
+  /** True while writes are not tried because the file system recently said it was full. */
+  get full(): boolean {
+    return Date.now() < this.#fullUntil;
+  }
+
+  markFull(): void {
+    this.#fullUntil = Date.now() + FULL_BACKOFF_MS;
+    this.#free = undefined;
+  }
+
+  /**
+   * Evicts least recently used entries until `bytes` are freed or none is left, and resolves with
+   * the bytes freed once their files are gone, so a write retried after it finds the room.
+   */
+  async evictBytes(bytes: number): Promise<number> {
+    const gone: DiskEntry[] = [];
+    let freed = 0;
+    this.#keepFiles = true;
+    try {
+      while (freed < bytes) {
+        const e = this.#index.pop();
+        if (!e) break;
+        freed += e.meta.size;
+        gone.push(e);
+      }
+    } finally {
+      this.#keepFiles = false;
+    }
+    await Promise.all(gone.map((e) => unlink(e.path).catch(() => undefined)));
+    for (const e of gone) this.onEvict?.(e.meta.key, e.path);
+    this.#free = undefined;
+    return freed;
+  }
+
+  /**
+   * Whether a body of `length` bytes fits on the file system (the --disk-cache bound is LRU's
+   * job; this is about a disk that fills up before it). Evicts our own entries to make room.
+   */
+  async ensureRoom(length: number): Promise<boolean> {
+    if (this.full) return false;
+    let free: number;
+    try {
+      free = await this.#freeBytes();
+    } catch {
+      return true; // cannot tell: let the write itself find out
+    }
+    const need = length + RESERVE_BYTES;
+    if (free >= need) {
+      this.#free = { at: this.#free?.at ?? Date.now(), bytes: free - length };
+      return true;
+    }
+    if (free + (await this.evictBytes(need - free)) >= need) return true;
+    this.markFull();
+    return false;
+  }
+
+  async #freeBytes(): Promise<number> {
+    const now = Date.now();
+    if (this.#free && now - this.#free.at < STATFS_TTL_MS) return this.#free.bytes;
+    const st = await statfs(this.#tmp);
+    const bytes = Number(st.bavail) * Number(st.bsize);
+    this.#free = { at: now, bytes };
+    return bytes;
   }
 
   /** Indexes an entry another process stored. */

@@ -27,7 +27,7 @@ export type FillEvent =
       readonly tempPath: string;
     }
   | { readonly type: 'progress'; readonly written: number }
-  | { readonly type: 'done'; readonly meta: EntryMeta; readonly path: string }
+  | { readonly type: 'done'; readonly meta: EntryMeta; readonly path: string; readonly stored: boolean }
   | { readonly type: 'revalidated'; readonly meta: EntryMeta }
   | { readonly type: 'pass' }
   | {
@@ -35,6 +35,7 @@ export type FillEvent =
       readonly proxyError: string;
       readonly status: number;
       readonly message: string;
+      readonly passable?: boolean;
     };
 
 export class Fill {
@@ -43,6 +44,11 @@ export class Fill {
   observer?: (event: FillEvent) => void;
   /** Final file of a done fill. */
   path?: string;
+  /**
+   * False for a fill that delivered its whole body but did not store it (a body of unknown length
+   * that outgrew --max-object-size): readers complete, nobody finds it in the cache afterwards.
+   */
+  stored = true;
   state: FillState = 'pending';
   /** Known once headers arrived and the response is being stored. */
   meta?: EntryMeta;
@@ -115,15 +121,16 @@ export class Fill {
   }
 
   #event(state: 'done' | 'failed' | 'pass' | 'revalidated', error?: Error): FillEvent {
-    if (state === 'done') return { type: 'done', meta: this.meta!, path: this.path! };
+    if (state === 'done') return { type: 'done', meta: this.meta!, path: this.path!, stored: this.stored };
     if (state === 'revalidated') return { type: 'revalidated', meta: this.meta! };
     if (state === 'pass') return { type: 'pass' };
-    const e = error as { proxyError?: string; status?: number } | undefined;
+    const e = error as { proxyError?: string; status?: number; passable?: boolean } | undefined;
     return {
       type: 'failed',
       proxyError: e?.proxyError ?? 'proxy_internal_error',
       status: e?.status ?? 502,
       message: error?.message ?? 'fill failed',
+      passable: e?.passable,
     };
   }
 

@@ -148,6 +148,7 @@ export class WorkerCoordinator implements Coordinator {
         if (ev.meta.size > fill.written) fill.progress(ev.meta.size - fill.written);
         fill.meta = ev.meta;
         fill.path = ev.path;
+        fill.stored = ev.stored;
         this.#end(f, () => fill.finish('done'));
         return;
       }
@@ -159,7 +160,9 @@ export class WorkerCoordinator implements Coordinator {
         this.#end(f, () => fill.finish('pass'));
         return;
       case 'failed':
-        this.#end(f, () => fill.finish('failed', new UpstreamFailure(ev.proxyError, ev.status, ev.message)));
+        this.#end(f, () =>
+          fill.finish('failed', new UpstreamFailure(ev.proxyError, ev.status, ev.message, ev.passable)),
+        );
         return;
       default:
     }

@@ -70,7 +70,7 @@ export async function startCluster(
         if (m.ev.type === 'streaming') c.streaming = m.ev;
         if (m.ev.type === 'progress') c.written = m.ev.written;
         // Index updates go out before the terminal event, so a follower finds the entry stored.
-        if (m.ev.type === 'done') others(id, { t: 'put', meta: m.ev.meta, path: m.ev.path });
+        if (m.ev.type === 'done' && m.ev.stored) others(id, { t: 'put', meta: m.ev.meta, path: m.ev.path });
         if (m.ev.type === 'revalidated') others(id, { t: 'meta', meta: m.ev.meta });
         for (const f of c.followers) send(f, { t: 'fill', key: m.key, ev: m.ev });
         if (TERMINAL.has(m.ev.type)) claims.delete(m.key);

@@ -6,7 +6,7 @@
 import { open } from 'node:fs/promises';
 import type { Logger } from '../../lib/log.ts';
 import type { Cache } from '../cache/cache.ts';
-import type { TempFile } from '../cache/disk-store.ts';
+import { isDiskFull, type TempFile } from '../cache/disk-store.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { mayStore, mergeNotModified, staleOnErrorLimit } from '../cache/freshness.ts';
@@ -24,6 +24,9 @@ import {
   type Upstreams,
 } from '../upstream.ts';
 import type { Target } from './target.ts';
+
+/** Bytes of old entries a write that hit a full disk evicts before it tries once more. */
+const EVICT_ON_FULL = 64 * 1024 * 1024;
 
 export interface FetchDeps {
   readonly cache: Cache;
@@ -108,6 +111,11 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
   if (decision.store && length !== undefined && length > deps.maxObjectSize) {
     decision = { store: false, reason: 'too-large' };
   }
+  if (decision.store && deps.cache.unstorable.has(target.key)) decision = { store: false, reason: 'too-large' };
+  if (decision.store && !(await deps.cache.disk.ensureRoom(length ?? 0))) {
+    deps.log.warn({ url: target.url }, 'cache disk full; passing through unstored');
+    decision = { store: false, reason: 'disk-full' };
+  }
   if (!decision.store) {
     fill.pass = res;
     fill.passReason = decision.reason;
@@ -161,19 +169,15 @@ async function streamToDisk(
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       hasher?.update(chunk);
       if (keepInMemory) chunks.push(chunk);
-      let off = 0;
-      while (off < chunk.length) {
-        const { bytesWritten } = await temp.fh.write(chunk, off, chunk.length - off, fill.written + off);
-        off += bytesWritten;
-      }
+      await writeAt(deps, temp, chunk, fill.written);
       deps.metrics.bytesIn.inc(chunk.length);
       fill.progress(chunk.length);
-      if (fill.written > deps.maxObjectSize) {
-        throw new UpstreamFailure(
-          'http_response_content_length',
-          502,
-          'object larger than --max-object-size',
-        );
+      if (fill.stored && fill.written > deps.maxObjectSize) {
+        // Known lengths were refused before; this body had none. Its readers still get all of
+        // it (from the temporary file), but it is not kept, and later requests pass through.
+        fill.stored = false;
+        deps.cache.unstorable.set(meta.key, true);
+        deps.log.info({ url: req.target.url }, 'body outgrew --max-object-size; delivering it unstored');
       }
     }
     if (length !== undefined && fill.written !== length) {
@@ -188,6 +192,14 @@ async function streamToDisk(
       throw new UpstreamFailure('http_response_incomplete', 502, 'content does not match its hash name');
     }
     const final: EntryMeta = { ...meta, size: fill.written };
+    if (!fill.stored) {
+      fill.path = temp.path;
+      fill.meta = final;
+      fill.finish('done');
+      deps.cache.endFill(fill);
+      await deps.cache.disk.abort(temp);
+      return;
+    }
     const entry = await deps.cache.disk.commit(temp, final);
     fill.path = entry.path;
     if (keepInMemory) deps.cache.memory.set({ meta: final, body: Buffer.concat(chunks) });
@@ -203,6 +215,26 @@ async function streamToDisk(
       'fill failed; nothing stored',
     );
     failFill(deps, fill, failure);
+  }
+}
+
+/** Writes a whole chunk at `at`. A full disk first costs our own oldest entries, then the fill. */
+async function writeAt(deps: FetchDeps, temp: TempFile, chunk: Buffer, at: number): Promise<void> {
+  let off = 0;
+  let evicted = false;
+  while (off < chunk.length) {
+    try {
+      const { bytesWritten } = await temp.fh.write(chunk, off, chunk.length - off, at + off);
+      off += bytesWritten;
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      if (!evicted && (await deps.cache.disk.evictBytes(EVICT_ON_FULL + chunk.length)) > 0) {
+        evicted = true;
+        continue;
+      }
+      deps.cache.disk.markFull();
+      throw new UpstreamFailure('proxy_internal_error', 502, 'cache disk full; not stored', true);
+    }
   }
 }
 

@@ -215,20 +215,25 @@ export class ProxyHandler {
         if (found) return this.#serveHit(req, res, target, found, `${NAME}; fwd=${fwd}${collapsed}; stored`);
         return this.#pass(req, res, target, fwd, false);
       }
-      const status = `${NAME}; fwd=${fwd}${collapsed}; stored`;
+      // Only a body of known length within the limits is sure to be stored once complete; one of
+      // unknown length may outgrow --max-object-size and then passes through unstored.
+      const stored = fill.length !== undefined ? '; stored' : '';
+      const status = `${NAME}; fwd=${fwd}${collapsed}${stored}`;
       const h = fillHeaders(fill, req, status);
       noteCacheStatus(res, status);
       if (!('headers' in h)) {
         fill.release();
         return sendError(res, 416, 'http_request_error', 'requested range not satisfiable');
       }
-      res.writeHead(h.status, h.headers);
       if (req.method === 'HEAD') {
         fill.release();
+        res.writeHead(h.status, h.headers);
         res.end();
         return;
       }
-      return streamFill(fill, fh, res, h.start, h.end, (n) => d.metrics.bytesOut.inc(n));
+      const sent = await streamFill(fill, fh, res, h, (n) => d.metrics.bytesOut.inc(n));
+      if (sent === 'sent') return;
+      if (fill.state !== 'failed') return this.#pass(req, res, target, fwd, false);
     }
     if (state === 'revalidated') {
       const found = d.cache.lookup(target.key);
@@ -250,6 +255,7 @@ export class ProxyHandler {
       return this.#pass(req, res, target, fwd, false);
     }
     const failure = fill.error instanceof UpstreamFailure ? fill.error : classifyError(fill.error);
+    if (failure.passable) return this.#pass(req, res, target, `${fwd}; detail=not-stored`, false);
     if (stale && staleUsable(d, stale)) {
       const found = d.cache.lookup(target.key);
       if (found) {

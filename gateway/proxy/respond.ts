@@ -208,15 +208,25 @@ export function fillHeaders(
 /**
  * Copies bytes [start, end] of a fill to `res` as they land. Holds back the final byte until the
  * fill is complete and verified; on a failed fill cuts the connection so the client sees an error.
+ *
+ * The status line and headers go out with the first body byte, not before: a fill that fails
+ * before that (origin cut, disk full) leaves the response untouched, resolves 'unsent', and the
+ * caller can still answer with an error status or pass the request through.
  */
 export async function streamFill(
   fill: Fill,
   fh: FileHandle,
   res: ServerResponse,
-  start: number,
-  end: number,
+  head: { readonly status: number; readonly headers: string[]; readonly start: number; readonly end: number },
   onBytes: (n: number) => void,
-): Promise<void> {
+): Promise<'sent' | 'unsent'> {
+  const { start, end } = head;
+  let headed = false;
+  const writeHead = () => {
+    if (headed) return;
+    headed = true;
+    res.writeHead(head.status, head.headers);
+  };
   // A client that left while the fill was starting never emits 'close' again.
   let closed = res.destroyed;
   const onClose = () => {
@@ -231,8 +241,9 @@ export async function streamFill(
   try {
     while (!closed) {
       if (fill.state === 'failed') {
+        if (!headed) return 'unsent';
         res.destroy();
-        return;
+        return 'sent';
       }
       const done = fill.state === 'done';
       const last = done ? Math.min(end, fill.written - 1) : Math.min(end - 1, fill.written - 1);
@@ -244,6 +255,7 @@ export async function streamFill(
         const to = Math.min(chunk.length, last - chunkStart + 1);
         pos += to - from;
         onBytes(to - from);
+        writeHead();
         const ok = res.write(from === 0 && to === chunk.length ? chunk : chunk.subarray(from, to));
         if (!ok && !closed) await drained(res);
         continue;
@@ -256,18 +268,23 @@ export async function streamFill(
         if (bytesRead === 0) throw new Error('cache file shorter than written');
         pos += bytesRead;
         onBytes(bytesRead);
+        writeHead();
         const ok = res.write(bytesRead === n ? buf : buf.subarray(0, bytesRead));
         if (!ok && !closed) await drained(res);
         continue;
       }
       if (done) {
+        writeHead();
         res.end();
-        return;
+        return 'sent';
       }
       await fill.changed();
     }
+    return 'sent';
   } catch {
+    if (!headed) return 'unsent';
     res.destroy();
+    return 'sent';
   } finally {
     res.off('close', onClose);
     fill.release();
