@@ -61,47 +61,62 @@ export interface DestRule {
   /** Exact host, or a domain suffix starting with '.', or '*' (anything: an explicit open proxy). */
   readonly host: string;
   readonly port?: number;
+  /** The entry as configured (or the preset that brought it), for metric labels. */
+  readonly label: string;
 }
 
 export class DestAcl {
   readonly #rules: DestRule[] = [];
-  readonly #nets = new BlockList();
-  #hasNets = false;
+  /** One list per configured entry (or preset) with networks, so a match can name its entry. */
+  readonly #nets: { readonly label: string; readonly list: BlockList }[] = [];
 
   /** Entries: host, .domain, *.domain, host:port, CIDR, IP, or a preset name such as @cvmfs. */
   constructor(entries: readonly string[]) {
-    for (const raw of entries.flatMap((e) => DEST_PRESETS[e] ?? [e])) {
-      const e = raw.trim().toLowerCase();
-      const [addr, bits] = e.split('/');
-      const fam = isIP(addr!);
-      if (fam !== 0) {
-        this.#nets.addSubnet(addr!, Number(bits ?? (fam === 6 ? 128 : 32)), fam === 6 ? 'ipv6' : 'ipv4');
-        this.#hasNets = true;
-        continue;
+    for (const entry of entries) {
+      const label = entry.trim().toLowerCase();
+      let nets: BlockList | undefined;
+      for (const raw of DEST_PRESETS[entry] ?? [entry]) {
+        const e = raw.trim().toLowerCase();
+        const [addr, bits] = e.split('/');
+        const fam = isIP(addr!);
+        if (fam !== 0) {
+          nets ??= new BlockList();
+          nets.addSubnet(addr!, Number(bits ?? (fam === 6 ? 128 : 32)), fam === 6 ? 'ipv6' : 'ipv4');
+          continue;
+        }
+        const m = /^(\*\.|\.)?([^:]+|\*)(?::(\d+))?$/.exec(e);
+        if (!m) continue;
+        const host = m[1] ? `.${m[2]}` : m[2]!;
+        this.#rules.push(m[3] ? { host, port: Number(m[3]), label } : { host, label });
       }
-      const m = /^(\*\.|\.)?([^:]+|\*)(?::(\d+))?$/.exec(e);
-      if (!m) continue;
-      const host = m[1] ? `.${m[2]}` : m[2]!;
-      this.#rules.push(m[3] ? { host, port: Number(m[3]) } : { host });
+      if (nets) this.#nets.push({ label, list: nets });
     }
   }
 
   get empty(): boolean {
-    return this.#rules.length === 0 && !this.#hasNets;
+    return this.#rules.length === 0 && this.#nets.length === 0;
   }
 
   allows(hostname: string, port: number): boolean {
+    return this.match(hostname, port) !== undefined;
+  }
+
+  /** The configured entry that allows this destination, or undefined. */
+  match(hostname: string, port: number): string | undefined {
     const host = hostname
       .toLowerCase()
       .replace(/^\[|\]$/g, '')
       .replace(/\.$/, '');
     const fam = isIP(host);
-    if (fam !== 0 && this.#hasNets && this.#nets.check(host, fam === 6 ? 'ipv6' : 'ipv4')) return true;
-    return this.#rules.some((r) => {
+    if (fam !== 0) {
+      const type = fam === 6 ? 'ipv6' : 'ipv4';
+      for (const n of this.#nets) if (n.list.check(host, type)) return n.label;
+    }
+    return this.#rules.find((r) => {
       if (r.port !== undefined && r.port !== port) return false;
       if (r.host === '*') return true;
       if (r.host.startsWith('.')) return host === r.host.slice(1) || host.endsWith(r.host);
       return host === r.host;
-    });
+    })?.label;
   }
 }

@@ -4,6 +4,12 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { GATEWAY_METRICS as N } from '../lib/metric-names.ts';
 
+/** Methods counted under their own name; RFC 9110's and WebDAV's common ones. */
+const KNOWN_METHODS = new Set([
+  'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE',
+  'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'REPORT', 'SEARCH',
+]);
+
 export interface CacheSizes {
   memoryBytes(): number;
   memoryObjects(): number;
@@ -135,7 +141,9 @@ export class Metrics {
     });
   }
 
-  request(method: string, status: number): void {
+  request(given: string, status: number): void {
+    // Clients choose the method: anything unusual shares one label, so series stay bounded.
+    const method = KNOWN_METHODS.has(given) ? given : 'other';
     const k = `${method} ${status}`;
     let c = this.#byStatus.get(k);
     if (!c) {

@@ -32,6 +32,7 @@ export interface Gateway {
   readonly port: number;
   readonly cache: Cache;
   readonly metrics: Metrics;
+  readonly upstreams: Upstreams;
   /** Set in a worker of a multi-worker gateway. */
   readonly coordinator?: WorkerCoordinator;
   stop(deadline?: AbortSignal): Promise<void>;
@@ -199,6 +200,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     port,
     cache,
     metrics,
+    upstreams,
     coordinator,
     async stop(deadline) {
       const onAbort = () => {

@@ -20,6 +20,11 @@ export interface UpstreamRequest {
   /** Try the next server on a 404 too (CVMFS data: a stratum 1 behind the others answers 404). */
   readonly failoverOn404?: boolean;
   readonly signal?: AbortSignal;
+  /**
+   * The metric label: a ring name, an --allow-dest entry or 'peer'. Never the origin itself, so
+   * a forward proxy asked for a million hosts still exports a bounded number of series.
+   */
+  readonly label: string;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData & { readonly origin: string };
@@ -128,11 +133,11 @@ export class Upstreams {
           body: req.body,
           signal: req.signal,
         });
-        this.#metrics.upstreamLatency.labels(origin).observe((performance.now() - started) / 1000);
+        this.#metrics.upstreamLatency.labels(req.label).observe((performance.now() - started) / 1000);
         const retryable = res.statusCode >= 500 || (req.failoverOn404 === true && res.statusCode === 404);
         if (retryable && !last && req.body === undefined) {
-          this.#metrics.upstreamErrors.labels(origin, `status_${res.statusCode}`).inc();
-          this.#markDown(origin);
+          this.#metrics.upstreamErrors.labels(req.label, `status_${res.statusCode}`).inc();
+          this.#markDown(origin, order.length);
           drainBody(res.body);
           continue;
         }
@@ -140,16 +145,27 @@ export class Upstreams {
       } catch (err) {
         if (req.signal?.aborted) throw err;
         lastFailure = classifyError(err);
-        this.#metrics.upstreamErrors.labels(origin, lastFailure.proxyError).inc();
-        this.#markDown(origin);
+        this.#metrics.upstreamErrors.labels(req.label, lastFailure.proxyError).inc();
+        this.#markDown(origin, order.length);
         if (req.body !== undefined) break; // a consumed request body cannot be sent again
       }
     }
     throw lastFailure ?? new UpstreamFailure('destination_unavailable', 502, 'no upstream server to try');
   }
 
-  #markDown(origin: string): void {
+  /**
+   * Remembers a failed server so the next requests try its ring's others first. Only servers of a
+   * ring (more than one to choose from) are remembered: that bounds this map by the configuration,
+   * whatever destinations forward-proxy clients ask for.
+   */
+  #markDown(origin: string, choices: number): void {
+    if (choices < 2) return;
     this.#downUntil.set(origin, Date.now() + this.#opts.failoverBackoffMs);
+  }
+
+  /** Servers currently tried last (for tests and the admin stats). */
+  get downCount(): number {
+    return this.#downUntil.size;
   }
 
   markUp(origin: string): void {

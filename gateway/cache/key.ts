@@ -16,6 +16,15 @@ export function forwardKey(u: URL): string {
   return normaliseUrl(u);
 }
 
+/**
+ * The key of a forward-proxy request whose path is kept byte for byte as the client sent it:
+ * `origin` gives the normalised scheme, host and port, `path` the request target's path and query.
+ */
+export function rawForwardKey(origin: URL, path: string): string {
+  const port = origin.port && origin.port !== '80' ? `:${origin.port}` : '';
+  return `http://${origin.hostname}${port}${path}`;
+}
+
 /** `pathAndQuery` is the origin-form request target, e.g. /cvmfs/atlas.cern.ch/.cvmfspublished. */
 export function reverseKey(ring: string, pathAndQuery: string): string {
   return `reverse://${ring}${pathAndQuery}`;

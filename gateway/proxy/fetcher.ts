@@ -80,6 +80,7 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
       path: target.path,
       headers,
       failoverOn404: target.cvmfs?.kind === 'data',
+      label: target.label,
     });
   } catch (err) {
     return failFill(deps, fill, classifyError(err));

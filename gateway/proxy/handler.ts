@@ -338,6 +338,7 @@ export class ProxyHandler {
         headers: this.#upstreamHeaders(req, ['host', 'expect']),
         body: withBody ? req : undefined,
         signal: gone.signal,
+        label: target.label,
       });
     } catch (err) {
       if (gone.signal.aborted) return;
@@ -417,6 +418,7 @@ export class ProxyHandler {
         path: req.url ?? '/',
         headers,
         body: CACHEABLE_METHODS.has(req.method ?? '') ? undefined : req,
+        label: 'peer',
       });
     } catch (err) {
       this.#log.warn({ peer, err: classifyError(err).message }, 'peer unavailable; handling locally');

@@ -2,7 +2,7 @@
 // allowed, an origin-form path (reverse mode) to a named ring of upstream servers. Pure.
 
 import type { DestAcl } from '../acl.ts';
-import { forwardKey, reverseKey } from '../cache/key.ts';
+import { rawForwardKey, reverseKey } from '../cache/key.ts';
 import { type CvmfsPath, classifyCvmfs } from '../cvmfs.ts';
 
 export interface Ring {
@@ -21,6 +21,8 @@ export interface Target {
   readonly cvmfs?: CvmfsPath;
   /** host + first path segment, for the summary. */
   readonly prefix: string;
+  /** The ring, or the --allow-dest entry, this request goes through: a bounded metric label. */
+  readonly label: string;
 }
 
 export type TargetResult =
@@ -39,18 +41,25 @@ export function resolveTarget(
   dest: DestAcl,
 ): TargetResult {
   if (rawUrl.startsWith('/')) return reverseTarget(rawUrl, hostHeader, rings);
-  let u: URL;
+  // The path is forwarded exactly as received (RFC 9112 §3.2.2): a proxy that resolved dot
+  // segments or backslashes itself would fetch, and cache under, a URL the client never asked for.
+  const m = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)([^#]*)/i.exec(rawUrl);
+  let u: URL | undefined;
   try {
-    u = new URL(rawUrl);
+    if (m) u = new URL(`http://${m[2]}/`);
   } catch {
+    u = undefined;
+  }
+  if (!m || !u) {
     return { ok: false, status: 400, error: 'http_request_error', message: 'malformed request target' };
   }
-  if (u.protocol !== 'http:') {
+  const scheme = m[1]!.toLowerCase();
+  if (scheme !== 'http') {
     return {
       ok: false,
       status: 400,
       error: 'http_request_error',
-      message: `only http:// URLs are proxied (use CONNECT for ${u.protocol}//)`,
+      message: `only http:// URLs are proxied (use CONNECT for ${scheme}://)`,
     };
   }
   if (u.username || u.password) {
@@ -62,7 +71,8 @@ export function resolveTarget(
     };
   }
   const port = Number(u.port || 80);
-  if (!dest.allows(u.hostname, port)) {
+  const rule = dest.match(u.hostname, port);
+  if (rule === undefined) {
     return {
       ok: false,
       status: 403,
@@ -70,16 +80,21 @@ export function resolveTarget(
       message: `destination ${u.host} is not in the allow-list (--allow-dest)`,
     };
   }
-  const pathname = u.pathname;
+  const rest = m[3] ?? '';
+  const path = rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest;
+  const q = path.indexOf('?');
+  const pathname = q === -1 ? path : path.slice(0, q);
+  const key = rawForwardKey(u, path);
   return {
     ok: true,
     target: {
-      key: forwardKey(u),
-      url: forwardKey(u),
-      servers: [`${u.protocol}//${u.host}`],
-      path: `${pathname}${u.search}`,
+      key,
+      url: key,
+      servers: [u.origin],
+      path,
       cvmfs: classifyCvmfs(pathname),
-      prefix: prefixOf(u.host.toLowerCase(), pathname),
+      prefix: prefixOf(u.host, pathname),
+      label: rule,
     },
   };
 }
@@ -106,6 +121,7 @@ function reverseTarget(path: string, hostHeader: string | undefined, rings: read
       path,
       cvmfs: classifyCvmfs(pathname),
       prefix: prefixOf(ring.name, pathname),
+      label: ring.name,
     },
   };
 }

@@ -113,3 +113,30 @@ describe('--access-log with request bodies', async () => {
     expect(await gw.child.stop('SIGTERM')).toBe(0);
   });
 });
+
+describe('forward mode keeps the request path as the client sent it', async () => {
+  const origin = await startOrigin();
+  const seen: string[] = [];
+  for (const p of ['/a/../b', '/a/%2e%2e/b', '/a\\b', '/a/./b?x=/../y']) {
+    origin.route(p.split('?')[0]!, (req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(200, { 'content-length': 2, 'cache-control': 'max-age=60' });
+      res.end('ok');
+    });
+  }
+
+  it('forwards dot segments, encoded dots and backslashes unchanged, and keys the cache on them', async () => {
+    const gw = await startGatewayProcess(['--allow-dest', '@loopback']);
+    const host = `Host: ${new URL(origin.url).host}\r\n`;
+    for (const p of ['/a/../b', '/a/%2e%2e/b', '/a\\b', '/a/./b?x=/../y']) {
+      const answer = await exchange(gw.url, `GET ${origin.url}${p} HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+      expect(answer, p).toMatch(/^HTTP\/1\.1 200 [^]*\r\n\r\nok$/);
+    }
+    expect(seen).toEqual(['/a/../b', '/a/%2e%2e/b', '/a\\b', '/a/./b?x=/../y']);
+    // Each is its own cache entry: none of them was answered with another's bytes.
+    const again = await exchange(gw.url, `GET ${origin.url}/a/../b HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+    expect(again).toMatch(/cache-status: estuary; hit/i);
+    expect(seen).toHaveLength(4);
+    expect(await gw.child.stop('SIGTERM')).toBe(0);
+  });
+});
