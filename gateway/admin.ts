@@ -3,6 +3,8 @@
 
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import type { Logger } from '../lib/log.ts';
 import { GATEWAY_PATHS } from '../lib/metric-names.ts';
 import type { Cache } from './cache/cache.ts';
 import { GATEWAY_HTTP_CODES as CODES } from './errors.ts';
@@ -10,6 +12,32 @@ import type { Metrics } from './metrics.ts';
 import { proxyStatus } from './proxy/respond.ts';
 import type { Ring } from './proxy/target.ts';
 import { summarise } from './summary.ts';
+
+/** Wrong tokens allowed per client address within FAILURE_WINDOW_MS before it is refused. */
+const MAX_FAILURES = 5;
+/** A client over the limit waits this long (and so does a token guesser: 5 tries a minute). */
+const FAILURE_WINDOW_MS = 60_000;
+
+/** Counts failed admin logins per client address, in a bounded map. */
+class FailedLogins {
+  readonly #by = new LRUCache<string, { n: number; since: number }>({ max: 10_000 });
+
+  blocked(addr: string, now: number): boolean {
+    const f = this.#by.get(addr);
+    return f !== undefined && f.n >= MAX_FAILURES && now - f.since < FAILURE_WINDOW_MS;
+  }
+
+  /** Records a failure; returns how many this address has in the current window. */
+  fail(addr: string, now: number): number {
+    const f = this.#by.get(addr);
+    if (!f || now - f.since >= FAILURE_WINDOW_MS) {
+      this.#by.set(addr, { n: 1, since: now });
+      return 1;
+    }
+    f.n++;
+    return f.n;
+  }
+}
 
 export interface AdminDeps {
   readonly cache: Cache;
@@ -19,6 +47,7 @@ export interface AdminDeps {
   readonly startedAt: number;
   /** In a multi-worker gateway: every worker's metrics, aggregated by the primary. */
   readonly metricsText?: () => Promise<string>;
+  readonly log: Logger;
 }
 
 function tokenMatches(expected: string, header: string | undefined): boolean {
@@ -52,6 +81,7 @@ function purgeKeys(deps: AdminDeps, value: string): string[] {
 }
 
 export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
+  const failures = new FailedLogins();
   app.get(GATEWAY_PATHS.metrics, async (_req, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType);
     return deps.metricsText ? deps.metricsText() : deps.metrics.text();
@@ -71,7 +101,16 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
             'admin API is off: start the gateway with --admin-token',
           );
         }
+        const addr = req.socket.remoteAddress ?? '?';
+        const now = Date.now();
+        if (failures.blocked(addr, now)) {
+          return deny(reply, 429, CODES.adminLocked, 'too many wrong admin tokens; wait a minute');
+        }
         if (!tokenMatches(deps.adminToken, req.headers.authorization)) {
+          const n = failures.fail(addr, now);
+          if (n <= MAX_FAILURES) {
+            deps.log.warn({ client: addr, path: req.url, failures: n }, 'admin API: wrong or missing token');
+          }
           return deny(reply, 401, CODES.adminToken, 'missing or wrong bearer token for the admin API');
         }
       });

@@ -31,4 +31,5 @@ export const GATEWAY_HTTP_CODES = {
   adminToken: 'ESTUARY_GW_ADMIN_TOKEN',
   adminDisabled: 'ESTUARY_GW_ADMIN_DISABLED',
   adminRequest: 'ESTUARY_GW_ADMIN_REQUEST',
+  adminLocked: 'ESTUARY_GW_ADMIN_LOCKED',
 } as const;

@@ -27,6 +27,25 @@ import { DEFAULT_CLIENT_NETS, DEST_PRESETS } from './acl.ts';
  */
 export const DEFAULT_CACHE_DIR = '~/.cache/estuary/gateway';
 
+/** A bearer token shorter than this is refused as guessable, as the HMAC keys of heartbeats are. */
+export const MIN_ADMIN_TOKEN_BYTES = 16;
+
+function adminTokenValue(): ValueType<string> {
+  const base = str('TOKEN', `a token of at least ${MIN_ADMIN_TOKEN_BYTES} characters`);
+  return {
+    ...base,
+    parse(raw) {
+      const t = base.parse(raw);
+      if (Buffer.byteLength(t) < MIN_ADMIN_TOKEN_BYTES) {
+        throw new ValueError(
+          `an admin token needs at least ${MIN_ADMIN_TOKEN_BYTES} characters (make one with: openssl rand -hex 16)`,
+        );
+      }
+      return t;
+    },
+  };
+}
+
 export function expandCacheDir(dir: string, env: Record<string, string | undefined> = process.env): string {
   if (dir === DEFAULT_CACHE_DIR && env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, 'estuary', 'gateway');
   if (dir === '~' || dir.startsWith('~/')) return join(homedir(), dir.slice(1));
@@ -123,7 +142,7 @@ export const gatewayOptions = {
   ),
   peerSelf: optional(url(['http:']), "this gateway's own URL as written in --peers"),
   adminToken: optional(
-    str('TOKEN', 'a token'),
+    adminTokenValue(),
     'bearer token for /estuary/v1/admin (admin API off without it)',
     { secret: true },
   ),

@@ -20,7 +20,7 @@ import { WorkerCoordinator } from './cluster/coordinator.ts';
 import type { ToPrimary } from './cluster/messages.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
 import { ProxyHandler } from './proxy/handler.ts';
-import { proxyStatus } from './proxy/respond.ts';
+import { proxyStatus, sendError } from './proxy/respond.ts';
 import { ringsFrom } from './proxy/target.ts';
 import { HashRing } from './ring.ts';
 import { Upstreams } from './upstream.ts';
@@ -42,6 +42,17 @@ export interface Gateway {
 const MAX_HEADER_BYTES = 16 * 1024;
 /** CVMFS clients keep connections open between bursts of requests. */
 const KEEP_ALIVE_MS = 65_000;
+
+const REFUSAL_TEXT = 'client address not in the allow-list (--allow-client)\n';
+/** Sent as soon as a refused client connects; it reads a reason instead of a bare reset. */
+const REFUSAL =
+  'HTTP/1.1 403 Forbidden\r\n' +
+  `Proxy-Status: ${proxyStatus('http_request_denied', REFUSAL_TEXT.trim())}\r\n` +
+  `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${REFUSAL_TEXT.length}\r\n` +
+  `Connection: close\r\n\r\n${REFUSAL_TEXT}`;
+/** A refused client that does not close its side is cut after this long. */
+const REFUSED_LINGER_MS = 5000;
+const refused = new WeakSet<Socket>();
 
 function isOwnPath(url: string | undefined): boolean {
   if (url?.[0] !== '/') return false;
@@ -149,12 +160,29 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     logger: false,
     serverFactory: (fastifyHandler) => {
       server = createServer(
-        { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_MS },
+        // Host is checked below, so the refusal carries Proxy-Status like every other one.
+        { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_MS, requireHostHeader: false },
         (req, res) => {
-          if (isOwnPath(req.url)) fastifyHandler(req, res);
+          // Refused at accept time; a request that was parsed anyway gets nothing more.
+          if (refused.has(req.socket)) res.destroy();
+          else if (req.headers.host === undefined && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) {
+            // RFC 9112 §3.2: a 1.1 request without Host gets 400, whatever its target.
+            res.setHeader('connection', 'close');
+            sendError(res, 400, 'http_request_error', 'an HTTP/1.1 request needs a Host header');
+          } else if (isOwnPath(req.url)) fastifyHandler(req, res);
           else handler.handle(req, res);
         },
       );
+      // --allow-client covers every path (metrics, summary and admin API say what the site
+      // caches) and is checked when the connection is accepted, before any header is parsed.
+      server.on('connection', (socket: Socket) => {
+        if (clientAcl.allows(socket.remoteAddress)) return;
+        refused.add(socket);
+        log.info({ client: socket.remoteAddress }, 'refused a client not in --allow-client');
+        socket.on('error', () => undefined);
+        socket.setTimeout(REFUSED_LINGER_MS, () => socket.destroy());
+        socket.end(REFUSAL);
+      });
       return server;
     },
     clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
@@ -170,6 +198,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     adminToken: config.adminToken,
     startedAt: Date.now(),
     metricsText: coordinator ? () => coordinator.metrics() : undefined,
+    log,
   });
   server.on('connect', (req, socket, head) =>
     handleConnect(

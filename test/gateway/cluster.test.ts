@@ -18,7 +18,7 @@ function body(size: number, seed: number): Buffer {
 
 describe('two workers', async () => {
   const origin = await startOrigin();
-  const gw = await startGatewayProcess(['--workers', '2', '--allow-dest', '127.0.0.1', '--admin-token', 't']);
+  const gw = await startGatewayProcess(['--workers', '2', '--allow-dest', '127.0.0.1', '--admin-token', 'cluster-admin-token']);
 
   it('collapses a herd spread over both workers into one upstream fetch, exact bytes for all', async () => {
     const big = body(6 * 2 ** 20, 1);
@@ -44,7 +44,7 @@ describe('two workers', async () => {
   it('purges in every worker and aggregates metrics over all of them', async () => {
     const purge = await send(gw.url, '/estuary/v1/admin/purge', {
       method: 'POST',
-      headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer cluster-admin-token', 'content-type': 'application/json' },
       body: JSON.stringify({ url: `${origin.url}/shared` }),
     });
     expect(JSON.parse(purge.body.toString()).purged).toBe(1);

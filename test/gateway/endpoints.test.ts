@@ -8,7 +8,7 @@ import { fixed, startOrigin } from './helpers/origin.ts';
 
 describe('own endpoints', async () => {
   const origin = await startOrigin({ '/a/1': fixed('one', { 'cache-control': 'max-age=60' }) });
-  const gw = await startTestGateway({ adminToken: 'sekrit' });
+  const gw = await startTestGateway({ adminToken: 'sekrit-admin-token-1' });
   const admin = (path: string, token?: string, body?: unknown) =>
     send(gw.url, `/estuary/v1/admin${path}`, {
       method: body ? 'POST' : 'GET',
@@ -40,19 +40,19 @@ describe('own endpoints', async () => {
     expect((await admin('/stats', 'wrong')).status).toBe(401);
     const off = await startTestGateway();
     expect((await send(off.url, '/estuary/v1/admin/stats')).status).toBe(403);
-    const s = JSON.parse((await admin('/stats', 'sekrit')).body.toString());
+    const s = JSON.parse((await admin('/stats', 'sekrit-admin-token-1')).body.toString());
     expect(s.disk.objects).toBe(1);
   });
 
   it('purges by URL and by prefix', async () => {
     origin.route('/a/2', fixed('two', { 'cache-control': 'max-age=60' }));
     await send(gw.url, `${origin.url}/a/2`);
-    const one = JSON.parse((await admin('/purge', 'sekrit', { url: `${origin.url}/a/1` })).body.toString());
+    const one = JSON.parse((await admin('/purge', 'sekrit-admin-token-1', { url: `${origin.url}/a/1` })).body.toString());
     expect(one.purged).toBe(1);
     expect((await send(gw.url, `${origin.url}/a/1`)).headers['cache-status']).toMatch(/fwd=miss/);
-    const all = JSON.parse((await admin('/purge', 'sekrit', { prefix: `${origin.url}/a/` })).body.toString());
+    const all = JSON.parse((await admin('/purge', 'sekrit-admin-token-1', { prefix: `${origin.url}/a/` })).body.toString());
     expect(all.purged).toBe(2);
-    expect((await admin('/purge', 'sekrit', { nothing: 1 })).status).toBe(400);
+    expect((await admin('/purge', 'sekrit-admin-token-1', { nothing: 1 })).status).toBe(400);
   });
 
   it('summarises HTTP prefixes', async () => {
@@ -73,5 +73,33 @@ describe('own endpoints', async () => {
       client: '127.0.0.1',
     });
     expect(entry.cache).toMatch(/^estuary; fwd=miss/);
+  });
+});
+
+describe('who may reach the own endpoints', async () => {
+  it('refuses a client outside --allow-client on every path, when it connects', async () => {
+    const strict = await startTestGateway({ allowClient: ['10.0.0.0/8'], adminToken: 'strict-admin-token-1' });
+    for (const path of ['/metrics', '/healthz', '/estuary/v1/summary', '/estuary/v1/admin/stats']) {
+      const r = await send(strict.url, path, { headers: { authorization: 'Bearer strict-admin-token-1' } });
+      expect(r.status, path).toBe(403);
+      expect(String(r.headers['proxy-status']), path).toMatch(/error=http_request_denied/);
+      expect(r.body.toString(), path).toMatch(/--allow-client/);
+    }
+  });
+
+  it('refuses an admin token shorter than 16 characters at start-up', async () => {
+    await expect(startTestGateway({ adminToken: 'short' })).rejects.toThrow(/at least 16 characters/);
+  });
+
+  it('locks out an address after 5 wrong tokens a minute, and logs each', async () => {
+    const gw = await startGatewayProcess(['--admin-token', 'locked-admin-token-1']);
+    const stats = (token: string) =>
+      send(gw.url, '/estuary/v1/admin/stats', { headers: { authorization: `Bearer ${token}` } });
+    for (let i = 0; i < 5; i++) expect((await stats(`guess-${i}`)).status).toBe(401);
+    const locked = await stats('locked-admin-token-1');
+    expect(locked.status).toBe(429);
+    expect(locked.body.toString()).toMatch(/ESTUARY_GW_ADMIN_LOCKED/);
+    expect(gw.child.output().match(/wrong or missing token/g)).toHaveLength(5);
+    expect(gw.child.output()).toMatch(/"client":"127\.0\.0\.1"/);
   });
 });

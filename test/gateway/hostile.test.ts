@@ -140,3 +140,16 @@ describe('forward mode keeps the request path as the client sent it', async () =
     expect(await gw.child.stop('SIGTERM')).toBe(0);
   });
 });
+
+describe('requests without Host', async () => {
+  it('gets 400 with Proxy-Status for HTTP/1.1 on every path, and HTTP/1.0 is still served', async () => {
+    const origin = await startOrigin({ '/plain': fixed('plain', { 'cache-control': 'max-age=60' }) });
+    const gw = await startGatewayProcess(['--allow-dest', '@loopback']);
+    for (const target of [`${origin.url}/plain`, '/plain', '/metrics']) {
+      const answer = await exchange(gw.url, `GET ${target} HTTP/1.1\r\n\r\n`);
+      expect(answer, target).toMatch(/^HTTP\/1\.1 400 [^]*proxy-status: estuary; error=http_request_error; details="an HTTP\/1\.1 request needs a Host header"/i);
+    }
+    expect(await exchange(gw.url, `GET ${origin.url}/plain HTTP/1.0\r\n\r\n`)).toMatch(/^HTTP\/1\.1 200 [^]*plain$/);
+    expect(await gw.child.stop('SIGTERM')).toBe(0);
+  });
+});
