@@ -62,6 +62,12 @@ export const DEFAULT_DISK_CACHE = 10 * 2 ** 30;
 export const DEFAULT_MAX_OBJECT = 4 * 2 ** 30;
 /** The CVMFS client's own proxy timeout. */
 export const DEFAULT_CONNECT_TIMEOUT = 5_000;
+/**
+ * Client connections served at once, per worker. Each costs a file descriptor (two while it waits
+ * on an upstream) and tens of KB; 10,000 keeps a worker within the usual hard limit of open files
+ * (Node raises its soft limit to the hard one) with room for cache files and upstream pools.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 10_000;
 
 export interface UpstreamGroup {
   readonly name: string;
@@ -125,6 +131,11 @@ export const gatewayOptions = {
     'destinations clients may reach: host, .domain (with subdomains), host:port, CIDR, or @cvmfs (WLCG/OSG stratum 1s and Frontier) / @loopback; empty denies all',
   ),
   allowClient: option(list(cidr()), DEFAULT_CLIENT_NETS, 'client networks allowed to use the gateway'),
+  maxConnections: option(
+    int(1, 10_000_000),
+    DEFAULT_MAX_CONNECTIONS,
+    'client connections served at once per worker; more are answered 503 and closed',
+  ),
   connectPorts: option(
     list(int(1, 65535, 'PORT')),
     [443],

@@ -52,7 +52,37 @@ const REFUSAL =
   `Connection: close\r\n\r\n${REFUSAL_TEXT}`;
 /** A refused client that does not close its side is cut after this long. */
 const REFUSED_LINGER_MS = 5000;
+const OVERLOADED_TEXT = 'too many connections to this gateway (--max-connections); retry shortly\n';
+const OVERLOADED =
+  'HTTP/1.1 503 Service Unavailable\r\n' +
+  `Proxy-Status: ${proxyStatus('proxy_internal_error', OVERLOADED_TEXT.trim())}\r\n` +
+  `Retry-After: 1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${OVERLOADED_TEXT.length}\r\n` +
+  `Connection: close\r\n\r\n${OVERLOADED_TEXT}`;
 const refused = new WeakSet<Socket>();
+
+/** Answers a connection we will not serve with `response`, then closes it. */
+function refuse(socket: Socket, response: string): void {
+  refused.add(socket);
+  socket.on('error', () => undefined);
+  socket.setTimeout(REFUSED_LINGER_MS, () => socket.destroy());
+  socket.end(response);
+}
+
+/** Logs a repeated condition at most once per interval. */
+class Throttle {
+  readonly #intervalMs: number;
+  #last = 0;
+  constructor(intervalMs: number) {
+    this.#intervalMs = intervalMs;
+  }
+
+  note(write: () => void): void {
+    const now = Date.now();
+    if (now - this.#last < this.#intervalMs) return;
+    this.#last = now;
+    write();
+  }
+}
 
 function isOwnPath(url: string | undefined): boolean {
   if (url?.[0] !== '/') return false;
@@ -156,6 +186,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   });
 
   let server!: Server;
+  const overloadLog = new Throttle(10_000);
   const app = Fastify({
     logger: false,
     serverFactory: (fastifyHandler) => {
@@ -175,13 +206,18 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       );
       // --allow-client covers every path (metrics, summary and admin API say what the site
       // caches) and is checked when the connection is accepted, before any header is parsed.
+      let open = 0;
       server.on('connection', (socket: Socket) => {
-        if (clientAcl.allows(socket.remoteAddress)) return;
-        refused.add(socket);
-        log.info({ client: socket.remoteAddress }, 'refused a client not in --allow-client');
-        socket.on('error', () => undefined);
-        socket.setTimeout(REFUSED_LINGER_MS, () => socket.destroy());
-        socket.end(REFUSAL);
+        if (!clientAcl.allows(socket.remoteAddress)) {
+          log.info({ client: socket.remoteAddress }, 'refused a client not in --allow-client');
+          return refuse(socket, REFUSAL);
+        }
+        if (open >= config.maxConnections) {
+          overloadLog.note(() => log.warn({ open, max: config.maxConnections }, 'connection limit reached; refusing clients (--max-connections)'));
+          return refuse(socket, OVERLOADED);
+        }
+        open++;
+        socket.once('close', () => open--);
       });
       return server;
     },

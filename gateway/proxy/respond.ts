@@ -9,13 +9,9 @@ import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { first, httpDate, listItems } from '../http/headers.ts';
 import { parseRange } from '../http/range.ts';
+import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 
 export const NAME = 'estuary';
-
-/** Readers copy a fill's file in slices of this size: big enough for few syscalls, small enough to share. */
-const READ_SLICE = 256 * 1024;
-/** Disk hits stream in 1 MiB reads: fewer round trips through the event loop for large objects. */
-const DISK_HIGH_WATER = 1024 * 1024;
 
 export function proxyStatus(error: string, details: string): string {
   return `${NAME}; error=${error}; details="${details.replace(/[\\"]/g, '\\$&').replace(/[^\x20-\x7e]/g, '?')}"`;
@@ -157,26 +153,36 @@ export async function serveStored(
   return true;
 }
 
-function streamFile(
+/** Copies bytes [start, end] of an open file to `res` in adaptive slices; closes the file. */
+async function streamFile(
   fh: FileHandle,
   res: ServerResponse,
   start: number,
   end: number,
   onBytes: (n: number) => void,
 ): Promise<void> {
-  return new Promise((resolve) => {
-    const stream = fh.createReadStream({ start, end, highWaterMark: DISK_HIGH_WATER, autoClose: true });
-    stream.on('data', (chunk) => onBytes(chunk.length));
-    stream.on('error', () => {
-      res.destroy();
-      resolve();
-    });
-    res.on('close', () => {
-      stream.destroy();
-      resolve();
-    });
-    stream.pipe(res);
-  });
+  const slicer = new Slicer();
+  let pos = start;
+  try {
+    while (pos <= end && !res.destroyed) {
+      const n = Math.min(slicer.size, end - pos + 1);
+      // The socket may still hold earlier slices in its queue: each goes back to the pool only
+      // once written.
+      const buf = takeSlice(n);
+      const { bytesRead } = await fh.read(buf, 0, n, pos);
+      if (bytesRead === 0) throw new Error('cache file shorter than its entry');
+      pos += bytesRead;
+      onBytes(bytesRead);
+      const chunk = buf.subarray(0, bytesRead);
+      const back = () => releaseSlice(buf);
+      if (pos > end) res.end(chunk, back);
+      else if (!slicer.wrote(res.write(chunk, back))) await drained(res);
+    }
+  } catch {
+    res.destroy();
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
 }
 
 /** Response headers for a body still being filled. */
@@ -235,6 +241,7 @@ export async function streamFill(
   };
   res.once('close', onClose);
   let pos = start;
+  const slicer = new Slicer();
   // Cursor into fill.chunks: the chunk holding `pos` and the offset where that chunk starts.
   let idx = 0;
   let chunkStart = 0;
@@ -261,15 +268,17 @@ export async function streamFill(
         continue;
       }
       if (pos <= last) {
-        const n = Math.min(READ_SLICE, last - pos + 1);
-        // A fresh buffer per slice: the socket may still hold the previous one in its queue.
-        const buf = Buffer.allocUnsafe(n);
+        const n = Math.min(slicer.size, last - pos + 1);
+        const buf = takeSlice(n);
         const { bytesRead } = await fh.read(buf, 0, n, pos);
-        if (bytesRead === 0) throw new Error('cache file shorter than written');
+        if (bytesRead === 0) {
+          releaseSlice(buf);
+          throw new Error('cache file shorter than written');
+        }
         pos += bytesRead;
         onBytes(bytesRead);
         writeHead();
-        const ok = res.write(bytesRead === n ? buf : buf.subarray(0, bytesRead));
+        const ok = slicer.wrote(res.write(buf.subarray(0, bytesRead), () => releaseSlice(buf)));
         if (!ok && !closed) await drained(res);
         continue;
       }
