@@ -11,9 +11,11 @@ import type { Found } from '../cache/cache.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { ageNow, usability } from '../cache/freshness.ts';
-import { forwardKey, varyMatches } from '../cache/key.ts';
+import { invalidatedKeys } from '../cache/invalidation.ts';
+import { varyMatches } from '../cache/key.ts';
 import { parseCacheControl } from '../http/cache-control.ts';
 import { endToEnd, type HeaderMap } from '../http/headers.ts';
+import { isForwardable, isSafe } from '../http/methods.ts';
 import type { HashRing } from '../ring.ts';
 import type { UpstreamResponse } from '../upstream.ts';
 import { UpstreamFailure, classifyError } from '../upstream.ts';
@@ -33,7 +35,6 @@ import { type Ring, resolveTarget, type Target, type TargetResult } from './targ
 const TARGET_CACHE_ENTRIES = 10_000;
 
 const CACHEABLE_METHODS = new Set(['GET', 'HEAD']);
-const PASS_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
 /** Request headers a fill never forwards: it fetches the whole object for everyone. */
 const FILL_DROPPED = [
   'range',
@@ -123,7 +124,7 @@ export class ProxyHandler {
         'client address not in the allow-list (--allow-client)',
       );
     }
-    if (!CACHEABLE_METHODS.has(method) && !PASS_METHODS.has(method)) {
+    if (!isForwardable(method)) {
       return sendError(res, 501, 'http_request_error', `method ${method} is not supported`);
     }
     const hasBody =
@@ -138,7 +139,7 @@ export class ProxyHandler {
     if (owner && owner !== d.peers!.self && req.headers['x-estuary-peer'] === undefined) {
       if (await this.#viaPeer(req, res, owner)) return;
     }
-    if (!CACHEABLE_METHODS.has(method)) return this.#pass(req, res, target, 'method', true);
+    if (!CACHEABLE_METHODS.has(method)) return this.#pass(req, res, target, 'method', !isSafe(method));
     if (req.headers.authorization !== undefined) return this.#pass(req, res, target, 'bypass', false);
     await this.#cached(req, res, target);
   }
@@ -331,26 +332,14 @@ export class ProxyHandler {
       this.#log.warn({ url: target.url, reason: f.proxyError, err: f.message }, 'upstream failed');
       return sendError(res, f.status, f.proxyError, f.message);
     }
-    if (unsafe && up.statusCode < 400) this.#invalidateAfterUnsafe(target, up);
+    if (unsafe && up.statusCode < 400) this.#invalidateAfterUnsafe(target, up, req.headers.host);
     return this.#relay(res, up, `${NAME}; fwd=${fwd}`);
   }
 
   /** RFC 9111 §4.4: a successful unsafe request invalidates the URI and its Location/Content-Location. */
-  #invalidateAfterUnsafe(target: Target, up: UpstreamResponse): void {
-    const cache = this.#d.cache;
-    cache.invalidate(target.key);
-    if (!target.url.startsWith('http')) return;
-    const base = new URL(target.url);
-    for (const h of ['location', 'content-location'] as const) {
-      const v = up.headers[h];
-      if (typeof v !== 'string') continue;
-      try {
-        const u = new URL(v, base);
-        if (u.host === base.host) cache.invalidate(forwardKey(u));
-      } catch {
-        // An unparsable Location names nothing we could have stored.
-      }
-    }
+  #invalidateAfterUnsafe(target: Target, up: UpstreamResponse, host: string | undefined): void {
+    const locations = [up.headers.location, up.headers['content-location']];
+    for (const key of invalidatedKeys(target, host, locations)) this.#d.cache.invalidate(key);
   }
 
   #relay(res: ServerResponse, up: UpstreamResponse, cacheStatus: string): Promise<void> {
