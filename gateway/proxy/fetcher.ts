@@ -12,6 +12,7 @@ import type { Fill } from '../cache/fill.ts';
 import { mayStore, mergeNotModified, staleOnErrorLimit } from '../cache/freshness.ts';
 import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
 import { varyValues } from '../cache/key.ts';
+import { storedHeaders } from '../cache/stored-headers.ts';
 import { newHasher } from '../cvmfs.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
 import type { Metrics } from '../metrics.ts';
@@ -112,7 +113,7 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     key: target.key,
     url: target.url,
     status: res.statusCode,
-    headers: resHeaders,
+    headers: storedHeaders(resHeaders, resHeaders['cache-control']),
     requestTime,
     responseTime,
     size: 0,
@@ -214,7 +215,10 @@ async function revalidated(
 ): Promise<void> {
   const meta: EntryMeta = {
     ...stale,
-    headers: mergeNotModified(stale.headers, fresh),
+    headers: storedHeaders(
+      mergeNotModified(stale.headers, fresh),
+      fresh['cache-control'] ?? stale.headers['cache-control'],
+    ),
     requestTime,
     responseTime,
   };

@@ -152,8 +152,11 @@ export class ProxyHandler {
       reqCc.has('no-cache') ||
       (req.headers['cache-control'] === undefined && pragma !== undefined && /no-cache/i.test(pragma));
     let stale: EntryMeta | undefined;
+    const found = d.cache.lookup(target.key);
+    // A no-cache request revalidates the stored copy (RFC 9111 §5.2.1.4); CVMFS clients send it
+    // after a failed check, so for them the stored copy is replaced, not revalidated.
+    if (noCache && !target.cvmfs && found && varyMatches(found.meta.vary, req.headers)) stale = found.meta;
     if (!noCache) {
-      const found = d.cache.lookup(target.key);
       if (found && varyMatches(found.meta.vary, req.headers)) {
         const now = Date.now();
         const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
@@ -249,7 +252,7 @@ export class ProxyHandler {
       return this.#pass(req, res, target, fwd, false);
     }
     const failure = fill.error instanceof UpstreamFailure ? fill.error : classifyError(fill.error);
-    if (stale && staleUsable(d, stale)) {
+    if (stale && fwd !== 'request' && staleUsable(d, stale)) {
       const found = d.cache.lookup(target.key);
       if (found) {
         const { ttl } = usability(found.meta, new Map(), Date.now(), d.heuristicMaxS);

@@ -1,0 +1,54 @@
+// Unit tests of the store and reuse rules added for RFC 9111 details: field-qualified no-cache and
+// private, targeted cache-control fields, stale-while-revalidate, storable statuses.
+
+import { describe, expect, it } from 'vitest';
+import type { EntryMeta } from '../../../gateway/cache/entry.ts';
+import { freshnessLifetime, mayStore, usability } from '../../../gateway/cache/freshness.ts';
+import { omittedFields, storedHeaders } from '../../../gateway/cache/stored-headers.ts';
+import { parseCacheControl } from '../../../gateway/http/cache-control.ts';
+
+const T0 = Date.parse('2026-11-21T12:00:00Z');
+const date = new Date(T0).toUTCString();
+const GET = { method: 'GET', headers: {} };
+
+function meta(headers: Record<string, string>, extra: Partial<EntryMeta> = {}): EntryMeta {
+  return {
+    key: 'k',
+    url: 'http://h/p',
+    status: 200,
+    headers: { date, ...headers },
+    requestTime: T0,
+    responseTime: T0,
+    size: 1,
+    ...extra,
+  };
+}
+
+describe('field-qualified no-cache and private', () => {
+  it('names the fields to leave out, in any case', () => {
+    expect(omittedFields(parseCacheControl('no-cache="Set-Cookie, X-A", private="x-b", max-age=5'))).toEqual([
+      'set-cookie',
+      'x-a',
+      'x-b',
+    ]);
+    expect(omittedFields(parseCacheControl('no-cache, private'))).toEqual([]);
+  });
+  it('stores the response without those fields', () => {
+    const h = { 'cache-control': 'max-age=60, private="X-User"', 'x-user': 'u', 'x-keep': 'k' };
+    expect(storedHeaders(h, h['cache-control'])).toEqual({ 'cache-control': h['cache-control'], 'x-keep': 'k' });
+    expect(mayStore(GET, { status: 200, headers: h }).store).toBe(true);
+    expect(mayStore(GET, { status: 200, headers: { 'cache-control': 'max-age=60, private' } }).store).toBe(false);
+    const cookie = { 'cache-control': 'max-age=60, no-cache="set-cookie"', 'set-cookie': 'a=1' };
+    expect(mayStore(GET, { status: 200, headers: cookie }).store).toBe(true);
+  });
+  it('reuses a no-cache="field" response while fresh; bare no-cache always revalidates', () => {
+    const now = T0 + 1000;
+    expect(usability(meta({ 'cache-control': 'max-age=60, no-cache="x"' }), new Map(), now, 0).use).toBe('fresh');
+    expect(usability(meta({ 'cache-control': 'max-age=60, no-cache' }), new Map(), now, 0).use).toBe('revalidate');
+  });
+  it('counts a missing Date as the time of receipt, an invalid one as no lifetime', () => {
+    const exp = new Date(T0 + 60_000).toUTCString();
+    expect(freshnessLifetime({ status: 200, headers: { expires: exp }, responseTime: T0 }, 0)).toBe(60);
+    expect(freshnessLifetime({ status: 200, headers: { expires: exp, date: 'yesterday' } }, 0)).toBe(0);
+  });
+});
