@@ -15,6 +15,7 @@ import { varyValues } from '../cache/key.ts';
 import { storedHeaders } from '../cache/stored-headers.ts';
 import { newHasher } from '../cvmfs.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
+import { targetedDirectives } from '../http/targeted.ts';
 import type { Metrics } from '../metrics.ts';
 import { UpstreamFailure, type UpstreamResponse, type Upstreams, classifyError } from '../upstream.ts';
 import type { Target } from './target.ts';
@@ -27,6 +28,8 @@ export interface FetchDeps {
   readonly maxObjectSize: number;
   readonly heuristicMaxS: number;
   readonly staleIfErrorS: number;
+  /** Targeted cache-control fields (RFC 9213), highest priority first. */
+  readonly targetedCacheControl?: readonly string[];
 }
 
 export interface FillRequest {
@@ -90,7 +93,8 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     );
   }
   const facts = { method: 'GET', headers: req.clientHeaders };
-  const generic = mayStore(facts, { status: res.statusCode, headers: resHeaders });
+  const directives = targetedDirectives(resHeaders, deps.targetedCacheControl ?? []);
+  const generic = mayStore(facts, { status: res.statusCode, headers: resHeaders, directives });
   const special = cvmfsDecision(req, res.statusCode);
   const isData = target.cvmfs?.kind === 'data' && res.statusCode === 200;
   // Content-addressed data is immutable: storable without freshness headers, but never against
@@ -113,7 +117,8 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     key: target.key,
     url: target.url,
     status: res.statusCode,
-    headers: storedHeaders(resHeaders, resHeaders['cache-control']),
+    headers: storedHeaders(resHeaders, directives ?? resHeaders['cache-control']),
+    directives,
     requestTime,
     responseTime,
     size: 0,
@@ -213,12 +218,12 @@ async function revalidated(
   requestTime: number,
   responseTime: number,
 ): Promise<void> {
+  const merged = mergeNotModified(stale.headers, fresh);
+  const directives = targetedDirectives(merged, deps.targetedCacheControl ?? []);
   const meta: EntryMeta = {
     ...stale,
-    headers: storedHeaders(
-      mergeNotModified(stale.headers, fresh),
-      fresh['cache-control'] ?? stale.headers['cache-control'],
-    ),
+    headers: storedHeaders(merged, directives ?? merged['cache-control']),
+    directives,
     requestTime,
     responseTime,
   };

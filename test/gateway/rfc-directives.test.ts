@@ -55,3 +55,41 @@ describe('directives with field names, and request no-cache', async () => {
     expect(origin.count('/rnc')).toBe(2);
   });
 });
+
+describe('targeted cache-control fields (RFC 9213)', async () => {
+  const origin = await startOrigin();
+  const gw = await startTestGateway();
+  const own = await startTestGateway({ targetedCacheControl: ['site-cache-control'] });
+  const twice = async (url: string, path: string) => {
+    await send(url, `${origin.url}${path}`);
+    return (await send(url, `${origin.url}${path}`)).headers['cache-status'];
+  };
+
+  it('lets CDN-Cache-Control and Estuary-Cache-Control override Cache-Control and Expires', async () => {
+    const expired = new Date(Date.now() - 60_000).toUTCString();
+    origin.route('/cdn', fixed('v', { 'cache-control': 'no-store', 'cdn-cache-control': 'max-age=60' }));
+    origin.route('/cdn-exp', fixed('v', { expires: expired, 'cdn-cache-control': 'max-age=60' }));
+    origin.route('/cdn-ns', fixed('v', { 'cache-control': 'max-age=60', 'cdn-cache-control': 'no-store' }));
+    origin.route(
+      '/est',
+      fixed('v', { 'cache-control': 'no-store', 'cdn-cache-control': 'no-store', 'estuary-cache-control': 'max-age=60' }),
+    );
+    origin.route('/cdn-bad', fixed('v', { 'cache-control': 'no-store', 'cdn-cache-control': 'Max-Age=60' }));
+    expect(await twice(gw.url, '/cdn')).toMatch(/^estuary; hit; ttl=(60|59)/);
+    expect(await twice(gw.url, '/cdn-exp')).toMatch(/^estuary; hit/);
+    expect(await twice(gw.url, '/cdn-ns')).toMatch(/detail=no-store/);
+    expect(await twice(gw.url, '/est')).toMatch(/^estuary; hit/);
+    // Not a valid Structured Field dictionary (upper-case key): ignored, Cache-Control rules.
+    expect(await twice(gw.url, '/cdn-bad')).toMatch(/detail=no-store/);
+    // The response still carries the targeted fields for caches further down.
+    const r = await send(gw.url, `${origin.url}/cdn`);
+    expect(r.headers['cdn-cache-control']).toBe('max-age=60');
+  });
+
+  it('uses only the fields configured with --targeted-cache-control', async () => {
+    origin.route('/site', fixed('v', { 'cache-control': 'no-store', 'site-cache-control': 'max-age=60' }));
+    origin.route('/site-cdn', fixed('v', { 'cache-control': 'no-store', 'cdn-cache-control': 'max-age=60' }));
+    expect(await twice(own.url, '/site')).toMatch(/^estuary; hit/);
+    expect(await twice(own.url, '/site-cdn')).toMatch(/detail=no-store/);
+  });
+});

@@ -2,10 +2,13 @@
 // private, targeted cache-control fields, stale-while-revalidate, storable statuses.
 
 import { describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../../lib/config/resolve.ts';
 import type { EntryMeta } from '../../../gateway/cache/entry.ts';
+import { gatewayOptions } from '../../../gateway/options.ts';
 import { freshnessLifetime, mayStore, usability } from '../../../gateway/cache/freshness.ts';
 import { omittedFields, storedHeaders } from '../../../gateway/cache/stored-headers.ts';
 import { parseCacheControl } from '../../../gateway/http/cache-control.ts';
+import { isDictionary, targetedDirectives } from '../../../gateway/http/targeted.ts';
 
 const T0 = Date.parse('2026-11-21T12:00:00Z');
 const date = new Date(T0).toUTCString();
@@ -50,5 +53,47 @@ describe('field-qualified no-cache and private', () => {
     const exp = new Date(T0 + 60_000).toUTCString();
     expect(freshnessLifetime({ status: 200, headers: { expires: exp }, responseTime: T0 }, 0)).toBe(60);
     expect(freshnessLifetime({ status: 200, headers: { expires: exp, date: 'yesterday' } }, 0)).toBe(0);
+  });
+});
+
+describe('targeted fields', () => {
+  const targets = ['estuary-cache-control', 'cdn-cache-control'];
+  it('accepts Structured Field dictionaries only', () => {
+    for (const ok of ['max-age=60', 'no-store', 'max-age=60, no-cache="a, b"', 'none', 'x;p=1, y=?1']) {
+      expect(isDictionary(ok), ok).toBe(true);
+    }
+    for (const bad of ['', ' ', 'Max-Age=60', 'max-age=60,', ',max-age=1', 'a,,b', 'max-age="x', 'a=b c']) {
+      expect(isDictionary(bad), bad).toBe(false);
+    }
+  });
+  it('picks the first valid field of the target list', () => {
+    expect(targetedDirectives({ 'cdn-cache-control': 'max-age=5' }, targets)).toBe('max-age=5');
+    expect(
+      targetedDirectives({ 'estuary-cache-control': 'max-age=1', 'cdn-cache-control': 'max-age=5' }, targets),
+    ).toBe('max-age=1');
+    expect(targetedDirectives({ 'estuary-cache-control': 'BAD', 'cdn-cache-control': 'max-age=5' }, targets)).toBe(
+      'max-age=5',
+    );
+    expect(targetedDirectives({ 'cache-control': 'max-age=5' }, targets)).toBeUndefined();
+  });
+  it('replaces Cache-Control and Expires, and ignores a decimal max-age', () => {
+    const expired = { expires: new Date(T0 - 1000).toUTCString(), 'cache-control': 'max-age=9' };
+    expect(freshnessLifetime({ status: 200, headers: expired, directives: 'max-age=30' }, 0)).toBe(30);
+    expect(freshnessLifetime({ status: 200, headers: expired, directives: 'max-age=30.5' }, 0)).toBe(0);
+    expect(mayStore(GET, { status: 200, headers: { 'cache-control': 'no-store' }, directives: 'max-age=1' }).store).toBe(
+      true,
+    );
+  });
+});
+
+describe('--targeted-cache-control', () => {
+  const parse = (v: string) =>
+    resolveConfig('gateway', gatewayOptions, { flags: { targetedCacheControl: v }, env: {} }).config
+      .targetedCacheControl;
+  it('takes field names in any case, none, and refuses Cache-Control and non-tokens', () => {
+    expect(parse('Site-CC, CDN-Cache-Control')).toEqual(['site-cc', 'cdn-cache-control']);
+    expect(parse('none')).toEqual([]);
+    expect(() => parse('cache-control')).toThrow(/Cache-Control already applies/);
+    expect(() => parse('bad field')).toThrow(/header field name/);
   });
 });
