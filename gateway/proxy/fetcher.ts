@@ -241,4 +241,26 @@ async function revalidated(
   deps.cache.endFill(fill);
 }
 
+/**
+ * stale-while-revalidate (RFC 5861 §3): the client has its stale answer already; one request per
+ * object goes upstream behind its back. A fill already in flight for the key (here or in another
+ * worker) is that request, so nothing more is sent. What comes back is stored, or refreshes the
+ * entry on a 304; an answer that may not be stored is dropped, since no client waits for it.
+ */
+export function revalidateInBackground(deps: FetchDeps, req: FillRequest): void {
+  const drive = async () => {
+    const { fill, leader } = await deps.cache.claim(req.target.key);
+    if (!leader) return;
+    try {
+      await runFill(deps, fill, req);
+    } catch (err) {
+      fill.finish('failed', classifyError(err));
+      deps.cache.endFill(fill);
+      throw err;
+    }
+    if (fill.state === 'pass') (fill.pass as UpstreamResponse | undefined)?.body.destroy();
+  };
+  drive().catch((err) => deps.log.error({ err, url: req.target.url }, 'background revalidation crashed'));
+}
+
 export { staleUsable };

@@ -19,7 +19,7 @@ import { isForwardable, isSafe } from '../http/methods.ts';
 import type { HashRing } from '../ring.ts';
 import type { UpstreamResponse } from '../upstream.ts';
 import { UpstreamFailure, classifyError } from '../upstream.ts';
-import { type FetchDeps, runFill, staleUsable } from './fetcher.ts';
+import { type FetchDeps, revalidateInBackground, runFill, staleUsable } from './fetcher.ts';
 import {
   cacheStatusOf,
   fillHeaders,
@@ -160,6 +160,11 @@ export class ProxyHandler {
       if (found && varyMatches(found.meta.vary, req.headers)) {
         const now = Date.now();
         const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
+        if (u.use === 'stale-revalidate') {
+          const fill = { target, headers: this.#upstreamHeaders(req, FILL_DROPPED), clientHeaders: req.headers };
+          revalidateInBackground(d, { ...fill, stale: found.meta });
+          return this.#serveHit(req, res, target, found, `${NAME}; hit; ttl=${u.ttl}; detail=stale-while-revalidate`);
+        }
         if (u.use !== 'revalidate') {
           const detail = u.use === 'stale-ok' ? `; detail=${found.tier}-stale` : `; detail=${found.tier}`;
           return this.#serveHit(req, res, target, found, `${NAME}; hit; ttl=${u.ttl}${detail}`);

@@ -2,6 +2,7 @@
 // loopback: field-qualified no-cache/private, request no-cache, CDN-Cache-Control and the site's
 // own targeted field, stale-while-revalidate.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { send } from './helpers/client.ts';
 import { startTestGateway } from './helpers/gateway.ts';
@@ -91,5 +92,45 @@ describe('targeted cache-control fields (RFC 9213)', async () => {
     origin.route('/site-cdn', fixed('v', { 'cache-control': 'no-store', 'cdn-cache-control': 'max-age=60' }));
     expect(await twice(own.url, '/site')).toMatch(/^estuary; hit/);
     expect(await twice(own.url, '/site-cdn')).toMatch(/detail=no-store/);
+  });
+});
+
+describe('stale-while-revalidate (RFC 5861)', async () => {
+  const origin = await startOrigin();
+  const gw = await startTestGateway();
+  const get = (path: string) => send(gw.url, `${origin.url}${path}`);
+
+  it('answers stale at once and revalidates once in the background', async () => {
+    let version = 1;
+    origin.route('/swr', async (req, res) => {
+      const body = `v${version}`;
+      if (version > 1) await sleep(600);
+      fixed(body, { 'cache-control': 'max-age=1, stale-while-revalidate=30' })(req, res);
+    });
+    expect((await get('/swr')).body.toString()).toBe('v1');
+    await sleep(1500);
+    version = 2;
+    const started = performance.now();
+    const [a, b] = await Promise.all([get('/swr'), get('/swr')]);
+    expect(performance.now() - started).toBeLessThan(400);
+    for (const r of [a, b]) {
+      expect(r.body.toString()).toBe('v1');
+      expect(r.headers['cache-status']).toMatch(/^estuary; hit; ttl=-?\d+; detail=stale-while-revalidate$/);
+    }
+    await sleep(900);
+    const fresh = await get('/swr');
+    expect(fresh.body.toString()).toBe('v2');
+    expect(fresh.headers['cache-status']).toMatch(/^estuary; hit/);
+    expect(origin.count('/swr')).toBe(2);
+  });
+
+  it('does not apply past the window, nor with must-revalidate', async () => {
+    origin.route('/swr-mr', fixed('x', { 'cache-control': 'max-age=1, stale-while-revalidate=30, must-revalidate' }));
+    origin.route('/swr-short', fixed('x', { 'cache-control': 'max-age=1, stale-while-revalidate=1' }));
+    await Promise.all([get('/swr-mr'), get('/swr-short')]);
+    await sleep(2100);
+    for (const p of ['/swr-mr', '/swr-short']) {
+      expect((await get(p)).headers['cache-status'], p).toMatch(/fwd=stale/);
+    }
   });
 });

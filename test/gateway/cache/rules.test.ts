@@ -97,3 +97,18 @@ describe('--targeted-cache-control', () => {
     expect(() => parse('bad field')).toThrow(/header field name/);
   });
 });
+
+describe('stale-while-revalidate', () => {
+  const swr = (cc: string) => meta({ 'cache-control': cc });
+  it('applies within the window to requests without their own freshness demands', () => {
+    const m = swr('max-age=10, stale-while-revalidate=20');
+    expect(usability(m, new Map(), T0 + 5_000, 0).use).toBe('fresh');
+    expect(usability(m, new Map(), T0 + 15_000, 0).use).toBe('stale-revalidate');
+    expect(usability(m, new Map(), T0 + 31_000, 0).use).toBe('revalidate');
+    expect(usability(m, parseCacheControl('max-age=5'), T0 + 15_000, 0).use).toBe('revalidate');
+    expect(usability(swr('max-age=10, stale-while-revalidate=20, must-revalidate'), new Map(), T0 + 15_000, 0).use).toBe(
+      'revalidate',
+    );
+    expect(usability(swr('max-age=10, stale-while-revalidate=x'), new Map(), T0 + 15_000, 0).use).toBe('revalidate');
+  });
+});
