@@ -84,3 +84,47 @@ describe('RFC 9111 freshness details', async () => {
     expect(ranged.headers['content-range']).toBe('bytes 1-1/3');
   });
 });
+
+describe('which statuses are stored', async () => {
+  const origin = await startOrigin();
+  const gw = await startTestGateway();
+  const twice = async (path: string) => {
+    const first = await send(gw.url, `${origin.url}${path}`);
+    const second = await send(gw.url, `${origin.url}${path}`);
+    return { first, second };
+  };
+
+  it('stores any final status with explicit freshness', async () => {
+    origin.route('/s299', fixed('x', { 'cache-control': 'max-age=60' }, 299));
+    origin.route('/s418', fixed('teapot', { expires: new Date(Date.now() + 60_000).toUTCString() }, 418));
+    origin.route('/s500', fixed('down', { 'cache-control': 'max-age=60' }, 500));
+    for (const [path, status] of [
+      ['/s299', 299],
+      ['/s418', 418],
+      ['/s500', 500],
+    ] as const) {
+      const { second } = await twice(path);
+      expect(second.status, path).toBe(status);
+      expect(second.headers['cache-status'], path).toMatch(/^estuary; hit/);
+      expect(origin.count(path), path).toBe(1);
+    }
+  });
+
+  it('stores no other status without explicit freshness, and never a 206', async () => {
+    origin.route('/s418-lm', fixed('x', { 'last-modified': new Date(Date.now() - 86_400_000).toUTCString() }, 418));
+    origin.route('/s206', fixed('x', { 'cache-control': 'max-age=60', 'content-range': 'bytes 0-0/5' }, 206));
+    for (const path of ['/s418-lm', '/s206']) {
+      const { second } = await twice(path);
+      expect(second.headers['cache-status'], path).toMatch(/fwd=miss; detail=(status|no-freshness)/);
+      expect(origin.count(path), path).toBe(2);
+    }
+  });
+
+  it('honours must-understand: stores understood statuses despite no-store, refuses others', async () => {
+    const cc = { 'cache-control': 'max-age=60, no-store, must-understand' };
+    origin.route('/mu200', fixed('x', cc));
+    origin.route('/mu299', fixed('x', cc, 299));
+    expect((await twice('/mu200')).second.headers['cache-status']).toMatch(/^estuary; hit/);
+    expect((await twice('/mu299')).second.headers['cache-status']).toMatch(/detail=status/);
+  });
+});
