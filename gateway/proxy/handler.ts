@@ -13,6 +13,7 @@ import type { Fill } from '../cache/fill.ts';
 import { ageNow, usability } from '../cache/freshness.ts';
 import { invalidatedKeys } from '../cache/invalidation.ts';
 import { varyMatches } from '../cache/key.ts';
+import { findVariant } from '../cache/variants.ts';
 import { parseCacheControl } from '../http/cache-control.ts';
 import { endToEnd, type HeaderMap } from '../http/headers.ts';
 import { isForwardable, isSafe } from '../http/methods.ts';
@@ -144,7 +145,7 @@ export class ProxyHandler {
     await this.#cached(req, res, target);
   }
 
-  async #cached(req: IncomingMessage, res: ServerResponse, target: Target): Promise<void> {
+  async #cached(req: IncomingMessage, res: ServerResponse, requested: Target): Promise<void> {
     const d = this.#d;
     const reqCc = parseCacheControl(req.headers['cache-control']);
     const pragma = req.headers.pragma;
@@ -152,12 +153,14 @@ export class ProxyHandler {
       reqCc.has('no-cache') ||
       (req.headers['cache-control'] === undefined && pragma !== undefined && /no-cache/i.test(pragma));
     let stale: EntryMeta | undefined;
-    const found = d.cache.lookup(target.key);
+    // Several Vary variants per URL: each lives under its own key (gateway/cache/vary.ts).
+    const { key, found } = findVariant(d.cache, requested.key, req.headers);
+    const target = key === requested.key ? requested : { ...requested, key };
     // A no-cache request revalidates the stored copy (RFC 9111 §5.2.1.4); CVMFS clients send it
     // after a failed check, so for them the stored copy is replaced, not revalidated.
-    if (noCache && !target.cvmfs && found && varyMatches(found.meta.vary, req.headers)) stale = found.meta;
+    if (noCache && !target.cvmfs && found) stale = found.meta;
     if (!noCache) {
-      if (found && varyMatches(found.meta.vary, req.headers)) {
+      if (found) {
         const now = Date.now();
         const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
         if (u.use === 'stale-revalidate') {
@@ -216,6 +219,8 @@ export class ProxyHandler {
     const state = await fill.headers();
     const collapsed = leader ? '' : '; collapsed';
     if (state === 'streaming' || state === 'done') {
+      // A fill started for another variant of this URL cannot answer this request.
+      if (!leader && !varyMatches(fill.meta?.vary, req.headers)) return this.#pass(req, res, target, fwd, false);
       const fh = fill.acquire();
       if (!fh) {
         const found = d.cache.lookup(target.key);
