@@ -112,6 +112,36 @@ export const destEntry = (): ValueType<string> => ({
   format: (v) => v,
 });
 
+/** One response header field name for --targeted-cache-control, compared in lower case. */
+export const fieldName = (): ValueType<string> => ({
+  expected: 'a header field name such as CDN-Cache-Control',
+  placeholder: 'FIELD',
+  parse(raw) {
+    const t = String(raw).trim().toLowerCase();
+    if (!/^[!#$%&'*+\-.^_`|~0-9a-z]+$/.test(t)) throw new ValueError(`expected ${this.expected}`);
+    if (t === 'cache-control') throw new ValueError('Cache-Control already applies when no targeted field does');
+    return t;
+  },
+  format: (v) => v,
+});
+
+/** --targeted-cache-control: field names, or `none` (an empty value means "the default" everywhere). */
+export const targetedFields = (): ValueType<string[]> => {
+  const names = list(fieldName(), 'FIELD,...');
+  return {
+    expected: `${names.expected}, or none`,
+    placeholder: 'FIELD,...|none',
+    parse: (raw) => (String(raw).trim().toLowerCase() === 'none' ? [] : names.parse(raw)),
+    format: (v) => (v.length === 0 ? 'none' : names.format(v)),
+  };
+};
+
+/**
+ * Targeted cache-control fields (RFC 9213), highest priority first: the site's own field, then
+ * the one every CDN honours. An origin sends them only to speak to caches like this one.
+ */
+export const DEFAULT_TARGETED_FIELDS = ['estuary-cache-control', 'cdn-cache-control'];
+
 export const gatewayOptions = {
   listen: option(hostPort(), { host: '0.0.0.0', port: 3128 }, 'address to serve proxy requests on', {
     short: 'l',
@@ -174,6 +204,11 @@ export const gatewayOptions = {
     duration(0, 365 * 86_400_000),
     86_400_000,
     'cap on heuristic freshness (responses with Last-Modified but no max-age/Expires)',
+  ),
+  targetedCacheControl: option(
+    targetedFields(),
+    DEFAULT_TARGETED_FIELDS,
+    'response fields whose directives replace Cache-Control and Expires for this cache (RFC 9213), first valid one wins; none to use Cache-Control only',
   ),
   accessLog: option(bool(), false, 'log one line per request'),
   workers: option(

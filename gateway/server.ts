@@ -178,6 +178,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     maxObjectSize: config.maxObjectSize,
     heuristicMaxS: Math.floor(config.heuristicMax / 1000),
     staleIfErrorS: Math.floor(config.staleIfError / 1000),
+    targetedCacheControl: config.targetedCacheControl,
     clientAcl,
     destAcl,
     rings,

@@ -12,6 +12,11 @@ export interface EntryMeta {
   /** When the request that produced this response went out, and when its headers came back (ms). */
   requestTime: number;
   responseTime: number;
+  /**
+   * The value of the targeted cache-control field (RFC 9213: CDN-Cache-Control, or the site's own
+   * field) that governs this cache instead of Cache-Control and Expires; absent when none applied.
+   */
+  readonly directives?: string;
   /** Body length in bytes. */
   readonly size: number;
   /** Values of the request headers named by Vary, lower-case names; absent when no Vary. */

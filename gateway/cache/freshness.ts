@@ -2,13 +2,20 @@
 // is it now, and may a stored response answer a given request. Pure: times are passed in (ms).
 
 import { deltaSeconds, type Directives, maxStale, parseCacheControl } from '../http/cache-control.ts';
-import { first, type HeaderMap, httpDate, listItems } from '../http/headers.ts';
+import { parseAge } from '../http/age.ts';
+import { type HeaderMap, httpDate, listItems } from '../http/headers.ts';
 import type { EntryMeta } from './entry.ts';
+import { omittedFields } from './stored-headers.ts';
 
 /** Statuses that are heuristically cacheable (RFC 9110 §15.1); 206 is excluded: we store whole bodies. */
 const HEURISTIC_STATUSES = new Set([200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]);
-/** Statuses whose meaning we understand well enough to store at all. */
+/**
+ * Statuses whose meaning we understand, for `must-understand` (RFC 9111 §5.2.2.3). Other final
+ * statuses are stored only with explicit freshness, and never 206 (partial) or 304 (which
+ * describes another response): the gateway stores whole, self-describing bodies.
+ */
 const UNDERSTOOD_STATUSES = new Set([...HEURISTIC_STATUSES, 302, 303, 307]);
+const NEVER_STORED = new Set([206, 304]);
 
 /** The heuristic is 10% of the time since Last-Modified (RFC 9111 §4.2.2's suggestion). */
 const HEURISTIC_FRACTION = 0.1;
@@ -27,24 +34,36 @@ export interface RequestFacts {
 export interface ResponseFacts {
   readonly status: number;
   readonly headers: HeaderMap;
+  /** A targeted cache-control field's value (gateway/http/targeted.ts) that replaces Cache-Control. */
+  readonly directives?: string;
+}
+
+/** The directives that govern this cache: a targeted field's, else Cache-Control's. */
+export function directivesOf(r: { headers: HeaderMap; directives?: string }): Directives {
+  return parseCacheControl(r.directives ?? r.headers['cache-control']);
 }
 
 /** RFC 9111 §3 for a shared cache, plus our rule of never sharing a response to an authorised request. */
 export function mayStore(req: RequestFacts, res: ResponseFacts): StoreDecision {
   if (req.method !== 'GET') return { store: false, reason: 'method' };
-  if (!UNDERSTOOD_STATUSES.has(res.status)) return { store: false, reason: 'status' };
+  if (res.status < 200 || NEVER_STORED.has(res.status)) return { store: false, reason: 'status' };
   const reqCc = parseCacheControl(req.headers['cache-control']);
-  const resCc = parseCacheControl(res.headers['cache-control']);
-  if (reqCc.has('no-store') || resCc.has('no-store')) return { store: false, reason: 'no-store' };
-  if (resCc.has('private')) return { store: false, reason: 'private' };
+  const resCc = directivesOf(res);
+  // must-understand replaces no-store for statuses we understand, and forbids storing the others.
+  const understood = resCc.has('must-understand') && UNDERSTOOD_STATUSES.has(res.status);
+  if (resCc.has('must-understand') && !understood) return { store: false, reason: 'status' };
+  if (reqCc.has('no-store') || (resCc.has('no-store') && !understood)) return { store: false, reason: 'no-store' };
+  // private="field" only keeps those fields out of the cache (gateway/cache/stored-headers.ts).
+  if (resCc.get('private') === true) return { store: false, reason: 'private' };
   if (req.headers.authorization !== undefined) return { store: false, reason: 'authorization' };
   if (listItems(res.headers.vary).includes('*')) return { store: false, reason: 'vary-star' };
-  if (res.headers['set-cookie'] !== undefined && !resCc.has('public') && !resCc.has('s-maxage')) {
+  const cookieOmitted = omittedFields(resCc).includes('set-cookie');
+  if (res.headers['set-cookie'] !== undefined && !cookieOmitted && !resCc.has('public') && !resCc.has('s-maxage')) {
     // Not forbidden by the RFC, but a cookie-setting response shared between users is a leak.
     return { store: false, reason: 'set-cookie' };
   }
-  const explicit =
-    resCc.has('max-age') || resCc.has('s-maxage') || res.headers.expires !== undefined || resCc.has('public');
+  const expires = res.directives === undefined && res.headers.expires !== undefined;
+  const explicit = resCc.has('max-age') || resCc.has('s-maxage') || expires || resCc.has('public');
   const heuristic = HEURISTIC_STATUSES.has(res.status);
   if (!explicit && !heuristic) return { store: false, reason: 'no-freshness' };
   if (!explicit && res.headers['last-modified'] === undefined && res.headers.etag === undefined) {
@@ -54,26 +73,36 @@ export function mayStore(req: RequestFacts, res: ResponseFacts): StoreDecision {
   return { store: true };
 }
 
+/**
+ * The response's Date, for lifetimes counted from it. A missing Date is the time of receipt
+ * (RFC 9110 §6.6.1); an invalid one gives undefined, so the lifetimes that need it are 0.
+ */
+function dateOf(meta: { headers: HeaderMap; responseTime?: number }): number | undefined {
+  if (meta.headers.date === undefined) return meta.responseTime;
+  return httpDate(meta.headers.date);
+}
+
 /** Freshness lifetime in seconds (RFC 9111 §4.2.1), with the heuristic only where allowed. */
 export function freshnessLifetime(
-  meta: Pick<EntryMeta, 'status' | 'headers'>,
+  meta: Pick<EntryMeta, 'status' | 'headers' | 'directives'> & { responseTime?: number },
   heuristicMaxS: number,
 ): number {
-  const cc = parseCacheControl(meta.headers['cache-control']);
+  const cc = directivesOf(meta);
   const sMaxAge = deltaSeconds(cc, 's-maxage');
   if (sMaxAge !== undefined) return sMaxAge;
   const maxAge = deltaSeconds(cc, 'max-age');
   if (maxAge !== undefined) return maxAge;
-  if (meta.headers.expires !== undefined) {
+  // A targeted field replaces Expires as well as Cache-Control (RFC 9213 §2.2).
+  if (meta.directives === undefined && meta.headers.expires !== undefined) {
     const expires = httpDate(meta.headers.expires);
-    const date = httpDate(meta.headers.date);
-    // An invalid Expires (e.g. "0") means already expired (RFC 9111 §5.3).
+    const date = dateOf(meta);
+    // An invalid Expires ("0", "UTC" for "GMT", several lines) means already expired (RFC 9111 §5.3).
     if (expires === undefined || date === undefined) return 0;
     return Math.max(0, Math.floor((expires - date) / 1000));
   }
   if (!HEURISTIC_STATUSES.has(meta.status) && !cc.has('public')) return 0;
   const lastModified = httpDate(meta.headers['last-modified']);
-  const date = httpDate(meta.headers.date);
+  const date = dateOf(meta);
   if (lastModified === undefined || date === undefined || lastModified > date) return 0;
   return Math.min(heuristicMaxS, Math.floor(((date - lastModified) / 1000) * HEURISTIC_FRACTION));
 }
@@ -83,19 +112,25 @@ export function currentAge(
   meta: Pick<EntryMeta, 'headers' | 'requestTime' | 'responseTime'>,
   now: number,
 ): number {
-  const ageValue = Number(first(meta.headers.age) ?? 0);
+  const ageValue = parseAge(meta.headers.age) ?? 0;
   const date = httpDate(meta.headers.date) ?? meta.responseTime;
   const apparentAge = Math.max(0, meta.responseTime - date) / 1000;
   const responseDelay = (meta.responseTime - meta.requestTime) / 1000;
-  const correctedAgeValue = (Number.isFinite(ageValue) && ageValue >= 0 ? ageValue : 0) + responseDelay;
+  const correctedAgeValue = ageValue + responseDelay;
   const correctedInitialAge = Math.max(apparentAge, correctedAgeValue);
   const residentTime = (now - meta.responseTime) / 1000;
   return Math.max(0, Math.floor(correctedInitialAge + residentTime));
 }
 
+/**
+ * fresh: serve. stale-ok: serve stale, the request allowed it (max-stale). stale-revalidate:
+ * serve stale now and revalidate in the background (stale-while-revalidate, RFC 5861 §3).
+ * revalidate: ask upstream before answering.
+ */
 export type Usability =
   | { readonly use: 'fresh'; readonly ttl: number }
   | { readonly use: 'stale-ok'; readonly ttl: number }
+  | { readonly use: 'stale-revalidate'; readonly ttl: number }
   | { readonly use: 'revalidate'; readonly ttl: number };
 
 /**
@@ -108,6 +143,8 @@ interface Derived {
   readonly initialAge: number;
   readonly noCache: boolean;
   readonly mustRevalidate: boolean;
+  /** stale-while-revalidate in seconds, 0 when absent. */
+  readonly swr: number;
 }
 
 /**
@@ -119,12 +156,14 @@ const derivedCache = new WeakMap<EntryMeta, Derived>();
 function derived(meta: EntryMeta, heuristicMaxS: number): Derived {
   let d = derivedCache.get(meta);
   if (!d) {
-    const cc = parseCacheControl(meta.headers['cache-control']);
+    const cc = directivesOf(meta);
     d = {
       lifetime: freshnessLifetime(meta, heuristicMaxS),
       initialAge: currentAge(meta, meta.responseTime),
-      noCache: cc.has('no-cache'),
+      // no-cache="field" names fields, which are not stored (stored-headers.ts): the rest is reusable.
+      noCache: cc.get('no-cache') === true,
       mustRevalidate: cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage'),
+      swr: deltaSeconds(cc, 'stale-while-revalidate') ?? 0,
     };
     derivedCache.set(meta, d);
   }
@@ -145,7 +184,10 @@ export function usability(meta: EntryMeta, reqCc: Directives, now: number, heuri
   if (meta.immutable) return { use: 'fresh', ttl };
   if (d.noCache) return { use: 'revalidate', ttl };
   if (reqCc === NO_DIRECTIVES || reqCc.size === 0) {
-    return ttl > 0 ? { use: 'fresh', ttl } : { use: 'revalidate', ttl };
+    if (ttl > 0) return { use: 'fresh', ttl };
+    // A request with its own freshness demands (max-age, min-fresh) gets no stale-while-revalidate.
+    if (!d.mustRevalidate && -ttl < d.swr) return { use: 'stale-revalidate', ttl };
+    return { use: 'revalidate', ttl };
   }
   const reqMaxAge = deltaSeconds(reqCc, 'max-age');
   // Ages are whole seconds, so an entry stored this second has age 0; max-age=0 still means
@@ -160,8 +202,8 @@ export function usability(meta: EntryMeta, reqCc: Directives, now: number, heuri
 
 /** How long past expiry a stored response may still be served when every upstream fails. */
 export function staleOnErrorLimit(meta: EntryMeta, configuredMaxS: number): number {
-  const cc = parseCacheControl(meta.headers['cache-control']);
-  if (cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage') || cc.has('no-cache')) {
+  const cc = directivesOf(meta);
+  if (cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage') || cc.get('no-cache') === true) {
     return 0;
   }
   const sie = deltaSeconds(cc, 'stale-if-error');

@@ -2,8 +2,7 @@
 // objects by the upstream ring's name and the path, so failing over between the ring's servers
 // still finds the same object. Pure.
 
-import { listItems } from '../http/headers.ts';
-import type { HeaderMap } from '../http/headers.ts';
+import { selectionMatches, varySelection } from './vary.ts';
 
 /** Lower-cases scheme and host and drops a default port; path and query stay as sent. */
 export function normaliseUrl(u: URL): string {
@@ -30,28 +29,8 @@ export function reverseKey(ring: string, pathAndQuery: string): string {
   return `reverse://${ring}${pathAndQuery}`;
 }
 
-/** Values of the request headers a response's Vary names, to store beside it. */
-export function varyValues(
-  vary: string | string[] | undefined,
-  req: HeaderMap,
-): Record<string, string> | undefined {
-  const names = listItems(vary).map((n) => n.toLowerCase());
-  if (names.length === 0) return undefined;
-  const out: Record<string, string> = {};
-  for (const n of names) {
-    const v = req[n];
-    out[n] = Array.isArray(v) ? v.join(', ') : (v ?? '');
-  }
-  return out;
-}
+/** Values of the request headers a response's Vary names, normalised (vary.ts), to store beside it. */
+export const varyValues = varySelection;
 
 /** Does a stored response's Vary selection match this request (RFC 9111 §4.1)? */
-export function varyMatches(stored: Record<string, string> | undefined, req: HeaderMap): boolean {
-  if (stored === undefined) return true;
-  for (const [n, v] of Object.entries(stored)) {
-    const got = req[n];
-    const text = Array.isArray(got) ? got.join(', ') : (got ?? '');
-    if (text.replace(/\s+/g, ' ').trim() !== v.replace(/\s+/g, ' ').trim()) return false;
-  }
-  return true;
-}
+export const varyMatches = selectionMatches;

@@ -1,5 +1,7 @@
 // Header helpers shared by the cache rules and the proxy. Pure.
 
+import { parseHttpDate } from './http-date.ts';
+
 export type HeaderMap = Record<string, string | string[] | undefined>;
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) never travel through a proxy, nor are they stored. */
@@ -40,12 +42,14 @@ export function endToEnd(headers: HeaderMap): Record<string, string | string[]> 
   return out;
 }
 
-/** An HTTP-date as a millisecond timestamp, or undefined when missing or invalid. */
-export function httpDate(v: string | string[] | undefined): number | undefined {
-  const s = first(v);
-  if (s === undefined) return undefined;
-  const t = Date.parse(s);
-  return Number.isNaN(t) ? undefined : t;
+/**
+ * An HTTP-date as a millisecond timestamp, or undefined when missing or invalid (gateway/http/
+ * http-date.ts). Several lines of a date field are invalid too: which one would be meant?
+ */
+export function httpDate(v: string | readonly string[] | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') return v.length === 1 ? parseHttpDate(v[0]!) : undefined;
+  return parseHttpDate(v);
 }
 
 /** Splits a list header (Vary, If-None-Match) into trimmed items. */

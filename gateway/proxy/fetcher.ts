@@ -12,8 +12,10 @@ import type { Fill } from '../cache/fill.ts';
 import { mayStore, mergeNotModified, staleOnErrorLimit } from '../cache/freshness.ts';
 import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
 import { varyValues } from '../cache/key.ts';
+import { storedHeaders } from '../cache/stored-headers.ts';
 import { newHasher } from '../cvmfs.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
+import { targetedDirectives } from '../http/targeted.ts';
 import type { Metrics } from '../metrics.ts';
 import {
   classifyError,
@@ -36,6 +38,8 @@ export interface FetchDeps {
   readonly maxObjectSize: number;
   readonly heuristicMaxS: number;
   readonly staleIfErrorS: number;
+  /** Targeted cache-control fields (RFC 9213), highest priority first. */
+  readonly targetedCacheControl?: readonly string[];
 }
 
 export interface FillRequest {
@@ -100,7 +104,8 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     );
   }
   const facts = { method: 'GET', headers: req.clientHeaders };
-  const generic = mayStore(facts, { status: res.statusCode, headers: resHeaders });
+  const directives = targetedDirectives(resHeaders, deps.targetedCacheControl ?? []);
+  const generic = mayStore(facts, { status: res.statusCode, headers: resHeaders, directives });
   const special = cvmfsDecision(req, res.statusCode);
   const isData = target.cvmfs?.kind === 'data' && res.statusCode === 200;
   // Content-addressed data is immutable: storable without freshness headers, but never against
@@ -128,7 +133,8 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     key: target.key,
     url: target.url,
     status: res.statusCode,
-    headers: resHeaders,
+    headers: storedHeaders(resHeaders, directives ?? resHeaders['cache-control']),
+    directives,
     requestTime,
     responseTime,
     size: 0,
@@ -252,9 +258,12 @@ async function revalidated(
   requestTime: number,
   responseTime: number,
 ): Promise<void> {
+  const merged = mergeNotModified(stale.headers, fresh);
+  const directives = targetedDirectives(merged, deps.targetedCacheControl ?? []);
   const meta: EntryMeta = {
     ...stale,
-    headers: mergeNotModified(stale.headers, fresh),
+    headers: storedHeaders(merged, directives ?? merged['cache-control']),
+    directives,
     requestTime,
     responseTime,
   };
@@ -270,6 +279,28 @@ async function revalidated(
   fill.meta = meta;
   fill.finish('revalidated');
   deps.cache.endFill(fill);
+}
+
+/**
+ * stale-while-revalidate (RFC 5861 §3): the client has its stale answer already; one request per
+ * object goes upstream behind its back. A fill already in flight for the key (here or in another
+ * worker) is that request, so nothing more is sent. What comes back is stored, or refreshes the
+ * entry on a 304; an answer that may not be stored is dropped, since no client waits for it.
+ */
+export function revalidateInBackground(deps: FetchDeps, req: FillRequest): void {
+  const drive = async () => {
+    const { fill, leader } = await deps.cache.claim(req.target.key);
+    if (!leader) return;
+    try {
+      await runFill(deps, fill, req);
+    } catch (err) {
+      fill.finish('failed', classifyError(err));
+      deps.cache.endFill(fill);
+      throw err;
+    }
+    if (fill.state === 'pass') (fill.pass as UpstreamResponse | undefined)?.body.destroy();
+  };
+  drive().catch((err) => deps.log.error({ err, url: req.target.url }, 'background revalidation crashed'));
 }
 
 export { staleUsable };

@@ -11,13 +11,16 @@ import type { Found } from '../cache/cache.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { ageNow, usability } from '../cache/freshness.ts';
-import { forwardKey, varyMatches } from '../cache/key.ts';
+import { invalidatedKeys } from '../cache/invalidation.ts';
+import { varyMatches } from '../cache/key.ts';
+import { findVariant } from '../cache/variants.ts';
 import { parseCacheControl } from '../http/cache-control.ts';
 import { endToEnd, type HeaderMap } from '../http/headers.ts';
+import { isForwardable, isSafe } from '../http/methods.ts';
 import type { HashRing } from '../ring.ts';
 import type { UpstreamResponse } from '../upstream.ts';
 import { classifyError, dropBody, UpstreamFailure } from '../upstream.ts';
-import { type FetchDeps, runFill, staleUsable } from './fetcher.ts';
+import { type FetchDeps, revalidateInBackground, runFill, staleUsable } from './fetcher.ts';
 import {
   cacheStatusOf,
   fillHeaders,
@@ -33,7 +36,6 @@ import { type Ring, resolveTarget, type Target, type TargetResult } from './targ
 const TARGET_CACHE_ENTRIES = 10_000;
 
 const CACHEABLE_METHODS = new Set(['GET', 'HEAD']);
-const PASS_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']);
 /** Request headers a fill never forwards: it fetches the whole object for everyone. */
 const FILL_DROPPED = [
   'range',
@@ -125,7 +127,7 @@ export class ProxyHandler {
         'client address not in the allow-list (--allow-client)',
       );
     }
-    if (!CACHEABLE_METHODS.has(method) && !PASS_METHODS.has(method)) {
+    if (!isForwardable(method)) {
       return sendError(res, 501, 'http_request_error', `method ${method} is not supported`);
     }
     const hasBody =
@@ -140,12 +142,12 @@ export class ProxyHandler {
     if (owner && owner !== d.peers!.self && req.headers['x-estuary-peer'] === undefined) {
       if (await this.#viaPeer(req, res, owner)) return;
     }
-    if (!CACHEABLE_METHODS.has(method)) return this.#pass(req, res, target, 'method', true);
+    if (!CACHEABLE_METHODS.has(method)) return this.#pass(req, res, target, 'method', !isSafe(method));
     if (req.headers.authorization !== undefined) return this.#pass(req, res, target, 'bypass', false);
     await this.#cached(req, res, target);
   }
 
-  async #cached(req: IncomingMessage, res: ServerResponse, target: Target): Promise<void> {
+  async #cached(req: IncomingMessage, res: ServerResponse, requested: Target): Promise<void> {
     const d = this.#d;
     const reqCc = parseCacheControl(req.headers['cache-control']);
     const pragma = req.headers.pragma;
@@ -153,11 +155,21 @@ export class ProxyHandler {
       reqCc.has('no-cache') ||
       (req.headers['cache-control'] === undefined && pragma !== undefined && /no-cache/i.test(pragma));
     let stale: EntryMeta | undefined;
+    // Several Vary variants per URL: each lives under its own key (gateway/cache/vary.ts).
+    const { key, found } = findVariant(d.cache, requested.key, req.headers);
+    const target = key === requested.key ? requested : { ...requested, key };
+    // A no-cache request revalidates the stored copy (RFC 9111 §5.2.1.4); CVMFS clients send it
+    // after a failed check, so for them the stored copy is replaced, not revalidated.
+    if (noCache && !target.cvmfs && found) stale = found.meta;
     if (!noCache) {
-      const found = d.cache.lookup(target.key);
-      if (found && varyMatches(found.meta.vary, req.headers)) {
+      if (found) {
         const now = Date.now();
         const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
+        if (u.use === 'stale-revalidate') {
+          const fill = { target, headers: this.#upstreamHeaders(req, FILL_DROPPED), clientHeaders: req.headers };
+          revalidateInBackground(d, { ...fill, stale: found.meta });
+          return this.#serveHit(req, res, target, found, `${NAME}; hit; ttl=${u.ttl}; detail=stale-while-revalidate`);
+        }
         if (u.use !== 'revalidate') {
           const detail = u.use === 'stale-ok' ? `; detail=${found.tier}-stale` : `; detail=${found.tier}`;
           return this.#serveHit(req, res, target, found, `${NAME}; hit; ttl=${u.ttl}${detail}`);
@@ -209,6 +221,8 @@ export class ProxyHandler {
     const state = await fill.headers();
     const collapsed = leader ? '' : '; collapsed';
     if (state === 'streaming' || state === 'done') {
+      // A fill started for another variant of this URL cannot answer this request.
+      if (!leader && !varyMatches(fill.meta?.vary, req.headers)) return this.#pass(req, res, target, fwd, false);
       const fh = fill.acquire();
       if (!fh) {
         const found = d.cache.lookup(target.key);
@@ -256,7 +270,7 @@ export class ProxyHandler {
     }
     const failure = fill.error instanceof UpstreamFailure ? fill.error : classifyError(fill.error);
     if (failure.passable) return this.#pass(req, res, target, `${fwd}; detail=not-stored`, false);
-    if (stale && staleUsable(d, stale)) {
+    if (stale && fwd !== 'request' && staleUsable(d, stale)) {
       const found = d.cache.lookup(target.key);
       if (found) {
         const { ttl } = usability(found.meta, new Map(), Date.now(), d.heuristicMaxS);
@@ -348,26 +362,14 @@ export class ProxyHandler {
     } finally {
       res.off('close', onClose);
     }
-    if (unsafe && up.statusCode < 400) this.#invalidateAfterUnsafe(target, up);
+    if (unsafe && up.statusCode < 400) this.#invalidateAfterUnsafe(target, up, req.headers.host);
     return this.#relay(res, up, `${NAME}; fwd=${fwd}`);
   }
 
   /** RFC 9111 §4.4: a successful unsafe request invalidates the URI and its Location/Content-Location. */
-  #invalidateAfterUnsafe(target: Target, up: UpstreamResponse): void {
-    const cache = this.#d.cache;
-    cache.invalidate(target.key);
-    if (!target.url.startsWith('http')) return;
-    const base = new URL(target.url);
-    for (const h of ['location', 'content-location'] as const) {
-      const v = up.headers[h];
-      if (typeof v !== 'string') continue;
-      try {
-        const u = new URL(v, base);
-        if (u.host === base.host) cache.invalidate(forwardKey(u));
-      } catch {
-        // An unparsable Location names nothing we could have stored.
-      }
-    }
+  #invalidateAfterUnsafe(target: Target, up: UpstreamResponse, host: string | undefined): void {
+    const locations = [up.headers.location, up.headers['content-location']];
+    for (const key of invalidatedKeys(target, host, locations)) this.#d.cache.invalidate(key);
   }
 
   #relay(res: ServerResponse, up: UpstreamResponse, cacheStatus: string): Promise<void> {

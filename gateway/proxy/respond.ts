@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Found } from '../cache/cache.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
+import { currentAge } from '../cache/freshness.ts';
 import { first, httpDate, listItems } from '../http/headers.ts';
 import { parseRange } from '../http/range.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
@@ -52,7 +53,7 @@ function flatHeaders(meta: EntryMeta): string[] {
   if (!flat) {
     flat = [];
     for (const [k, v] of Object.entries(meta.headers)) {
-      if (k === 'content-length' || k === 'age' || k === 'content-range' || k === 'accept-ranges') continue;
+      if (k === 'content-length' || k === 'age' || k === 'accept-ranges') continue;
       if (Array.isArray(v)) for (const x of v) flat.push(k, x);
       else flat.push(k, v);
     }
@@ -60,6 +61,13 @@ function flatHeaders(meta: EntryMeta): string[] {
     flatCache.set(meta, flat);
   }
   return flat;
+}
+
+/** A stored Content-Range (RFC 9110 §14.4) gives way to the one of a range cut from the body. */
+function withoutRange(flat: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < flat.length; i += 2) if (flat[i] !== 'content-range') out.push(flat[i]!, flat[i + 1]!);
+  return out;
 }
 
 export function forgetHeaders(meta: EntryMeta): void {
@@ -126,7 +134,7 @@ export async function serveStored(
     extra.push('content-range', `bytes ${start}-${end}/${meta.size}`);
   }
   const length = end - start + 1;
-  const headers = [...base, ...extra, 'content-length', String(length)];
+  const headers = [...(status === 206 ? withoutRange(base) : base), ...extra, 'content-length', String(length)];
   if (req.method === 'HEAD' || length === 0) {
     res.writeHead(status, headers);
     res.end();
@@ -193,7 +201,8 @@ export function fillHeaders(
 ): { status: number; headers: string[]; start: number; end: number } | { status: 416 } {
   const meta = fill.meta!;
   const base = flatHeaders(meta);
-  const extra = ['age', '0', 'cache-status', cacheStatus];
+  // The origin's Age and the time in flight count from the first byte (RFC 9111 §4.2.3).
+  const extra = ['age', String(currentAge(meta, Date.now())), 'cache-status', cacheStatus];
   let start = 0;
   let end = fill.length === undefined ? Number.POSITIVE_INFINITY : fill.length - 1;
   let status = meta.status;
@@ -208,7 +217,7 @@ export function fillHeaders(
     }
   }
   if (fill.length !== undefined) extra.push('content-length', String(end - start + 1));
-  return { status, headers: [...base, ...extra], start, end };
+  return { status, headers: [...(status === 206 ? withoutRange(base) : base), ...extra], start, end };
 }
 
 /**
