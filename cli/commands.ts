@@ -16,6 +16,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('../gateway/command.ts')).command,
   },
   {
+    name: 'gateway credentials',
+    summary: 'issue expiring S3 credentials scoped to buckets and prefixes, for the gateway S3 endpoint',
+    load: async () => (await import('../gateway/credentials-command.ts')).command,
+  },
+  {
     name: 'agent',
     summary: 'heartbeat a cache to discovery over AMQP (Shoal-compatible)',
     load: async () => (await import('../agent/command.ts')).command,

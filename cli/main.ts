@@ -107,6 +107,9 @@ export async function runCli(
       return 0;
     }
     if (first.startsWith('-')) throw configErrors.unknownFlag('estuary', first);
+    // Two-word commands ("gateway credentials") win over their first word.
+    const pair = rest[0] !== undefined ? registry.find((c) => c.name === `${first} ${rest[0]}`) : undefined;
+    if (pair) return await runCommand(await pair.load(), rest.slice(1), io);
     const entry = registry.find((c) => c.name === first);
     if (!entry)
       throw configErrors.unknownCommand(

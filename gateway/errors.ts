@@ -18,6 +18,7 @@ export const gatewayErrors = {
       `cannot listen on ${addr} (${reason}); choose another address with --listen`,
       BAD_INPUT,
     ),
+  s3Config: (message: string) => new EstuaryError('ESTUARY_GW_S3_CONFIG', message, BAD_INPUT),
   peerSelf: () =>
     new EstuaryError(
       'ESTUARY_GW_PEER_SELF',

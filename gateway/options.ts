@@ -69,6 +69,40 @@ export const DEFAULT_CONNECT_TIMEOUT = 5_000;
  */
 export const DEFAULT_MAX_CONNECTIONS = 10_000;
 
+/** S3's own clients cache listings for about a minute; objects are checked by ETag as often. */
+export const DEFAULT_S3_REVALIDATE = 60_000;
+
+export interface S3BucketSpec {
+  /** The bucket name clients use. */
+  readonly name: string;
+  /** scheme://host:port of the store. */
+  readonly origin: string;
+  /** The bucket's name at the store. */
+  readonly bucket: string;
+}
+
+const S3_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+export const s3Buckets = (): ValueType<S3BucketSpec[]> => ({
+  expected: 'NAME=URL such as kek-data=http://s3.site:9000 or data=http://s3.site:9000/kek-data',
+  placeholder: 'NAME=URL,...',
+  parse(raw) {
+    const parts = (Array.isArray(raw) ? raw.map(String) : [String(raw)]).flatMap((p) => p.split(','));
+    return parts
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .map((p) => {
+        const m = /^([^=]+)=(.+)$/.exec(p);
+        if (!m || !S3_NAME.test(m[1]!)) throw new ValueError(`expected ${this.expected} (bucket names: a-z, 0-9, . and -)`);
+        const u = new URL(url(['http:', 'https:']).parse(m[2]!));
+        const bucket = u.pathname.replace(/^\/|\/$/g, '') || m[1]!;
+        if (!S3_NAME.test(bucket)) throw new ValueError(`${bucket} is not a valid bucket name`);
+        return { name: m[1]!, origin: u.origin, bucket };
+      });
+  },
+  format: (v) => v.map((b) => `${b.name}=${b.origin}/${b.bucket}`).join(','),
+});
+
 export interface UpstreamGroup {
   readonly name: string;
   readonly urls: readonly string[];
@@ -210,6 +244,26 @@ export const gatewayOptions = {
     DEFAULT_TARGETED_FIELDS,
     'response fields whose directives replace Cache-Control and Expires for this cache (RFC 9213), first valid one wins; none to use Cache-Control only',
   ),
+  s3: option(
+    s3Buckets(),
+    [] as S3BucketSpec[],
+    'serve these S3 buckets as a caching S3 endpoint: NAME=URL, the store at URL (http://host:port, or http://host:port/BUCKET when its name differs); needs --s3-issuer-key-file',
+  ),
+  s3Credentials: optional(
+    str('FILE', 'a file'),
+    "JSON file with the stores' keys: {\"NAME or default\": {\"accessKeyId\", \"secretAccessKey\", \"sessionToken\"?, \"region\"?}}; without it AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY",
+  ),
+  s3IssuerKeyFile: optional(
+    str('FILE', 'a file'),
+    'file holding the key (at least 32 characters) that signs the credentials this gateway issues and accepts',
+  ),
+  s3Revalidate: option(
+    duration(0, 86_400_000),
+    DEFAULT_S3_REVALIDATE,
+    'how long a cached S3 object is served before its ETag is checked with the store',
+  ),
+  s3MaxSkew: option(duration(1000, 3_600_000), 15 * 60_000, "largest difference between a request's signing time and the gateway clock"),
+  s3Region: option(str('REGION', 'a region name'), 'us-east-1', 'region used to sign requests to the stores'),
   accessLog: option(bool(), false, 'log one line per request'),
   workers: option(
     int(1, 64, 'N'),

@@ -22,6 +22,8 @@ import { expandCacheDir, type gatewayOptions } from './options.ts';
 import { ProxyHandler } from './proxy/handler.ts';
 import { proxyStatus, sendError } from './proxy/respond.ts';
 import { ringsFrom } from './proxy/target.ts';
+import { S3Endpoint } from './s3/endpoint.ts';
+import { readIssuerKey, upstreamBuckets } from './s3/setup.ts';
 import { HashRing } from './ring.ts';
 import { Upstreams } from './upstream.ts';
 
@@ -141,6 +143,14 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   if (config.peers.length > 0 && (!config.peerSelf || !config.peers.includes(config.peerSelf))) {
     throw gatewayErrors.peerSelf();
   }
+  // Read before anything starts, so a missing key stops start-up with nothing to clean up.
+  const s3Keys =
+    config.s3.length > 0
+      ? {
+          buckets: upstreamBuckets(config.s3, config.s3Credentials, config.s3Region),
+          issuerKey: readIssuerKey(config.s3IssuerKeyFile),
+        }
+      : undefined;
   const disk = new DiskStore(config.cacheDir, config.diskCache, log);
   // Workers must not empty tmp/: another worker may be filling there. The primary did it.
   const opened = await disk.open(!worker);
@@ -186,6 +196,16 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     accessLog: config.accessLog,
   });
 
+  const s3 = s3Keys
+    ? new S3Endpoint({
+          ...s3Keys,
+          maxSkewMs: config.s3MaxSkew,
+          revalidateS: Math.floor(config.s3Revalidate / 1000),
+          handler,
+          upstreams,
+          log,
+        })
+    : undefined;
   let server!: Server;
   const overloadLog = new Throttle(10_000);
   const app = Fastify({
@@ -202,6 +222,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
             res.setHeader('connection', 'close');
             sendError(res, 400, 'http_request_error', 'an HTTP/1.1 request needs a Host header');
           } else if (isOwnPath(req.url)) fastifyHandler(req, res);
+          else if (s3?.matches(req)) s3.handle(req, res);
           else handler.handle(req, res);
         },
       );

@@ -25,4 +25,6 @@ export interface EntryMeta {
   readonly repo?: string;
   /** A content-addressed object: its bytes were verified and can never change. */
   readonly immutable?: boolean;
+  /** Freshness in seconds set by the gateway, not by the response (S3 objects: --s3-revalidate). */
+  readonly lifetimeS?: number;
 }

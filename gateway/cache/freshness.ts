@@ -84,9 +84,10 @@ function dateOf(meta: { headers: HeaderMap; responseTime?: number }): number | u
 
 /** Freshness lifetime in seconds (RFC 9111 §4.2.1), with the heuristic only where allowed. */
 export function freshnessLifetime(
-  meta: Pick<EntryMeta, 'status' | 'headers' | 'directives'> & { responseTime?: number },
+  meta: Pick<EntryMeta, 'status' | 'headers' | 'directives'> & { responseTime?: number; lifetimeS?: number },
   heuristicMaxS: number,
 ): number {
+  if (meta.lifetimeS !== undefined) return meta.lifetimeS;
   const cc = directivesOf(meta);
   const sMaxAge = deltaSeconds(cc, 's-maxage');
   if (sMaxAge !== undefined) return sMaxAge;

@@ -27,6 +27,12 @@ import {
 } from '../upstream.ts';
 import type { Target } from './target.ts';
 
+function s3Decision(status: number, headers: Record<string, string | string[]>): { store: boolean; reason?: string } {
+  if (status !== 200) return { store: false, reason: 's3-status' };
+  if (/(^|,)\s*no-store\b/i.test(String(headers['cache-control'] ?? ''))) return { store: false, reason: 'no-store' };
+  return { store: true };
+}
+
 /** Bytes of old entries a write that hit a full disk evicts before it tries once more. */
 const EVICT_ON_FULL = 64 * 1024 * 1024;
 
@@ -73,8 +79,11 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
   if (stale) {
     const etag = first(stale.headers.etag);
     const lm = first(stale.headers['last-modified']);
+    // With an ETag, only If-None-Match: a server must then ignore If-Modified-Since (RFC 9110
+    // §13.1.3), but S3 stores (s3rver, Swift) answer 304 to an object replaced within the same
+    // second as its Last-Modified, which would keep the old bytes.
     if (etag) headers['if-none-match'] = etag;
-    if (lm) headers['if-modified-since'] = lm;
+    else if (lm) headers['if-modified-since'] = lm;
   }
   const requestTime = Date.now();
   let res: UpstreamResponse;
@@ -112,6 +121,9 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
   // an explicit no-store/private/authorization refusal.
   let decision = special ?? generic;
   if (!special && isData && !generic.store && generic.reason === 'no-freshness') decision = { store: true };
+  // S3 objects through the S3 endpoint: the request was authorised by the gateway itself and the
+  // object is revalidated by ETag on a fixed interval, so only the status and no-store matter.
+  if (target.lifetimeS !== undefined) decision = s3Decision(res.statusCode, resHeaders);
   const length =
     res.headers['content-length'] !== undefined ? Number(res.headers['content-length']) : undefined;
   if (decision.store && length !== undefined && length > deps.maxObjectSize) {
@@ -141,6 +153,7 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     vary: varyValues(resHeaders.vary, req.clientHeaders),
     repo: target.cvmfs?.repo,
     immutable: isData ? true : undefined,
+    lifetimeS: target.lifetimeS,
   };
   let temp: TempFile;
   try {

@@ -166,7 +166,7 @@ export class ProxyHandler {
         const now = Date.now();
         const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
         if (u.use === 'stale-revalidate') {
-          const fill = { target, headers: this.#upstreamHeaders(req, FILL_DROPPED), clientHeaders: req.headers };
+          const fill = { target, headers: this.#upstreamHeaders(req, FILL_DROPPED, target, 'GET'), clientHeaders: req.headers };
           revalidateInBackground(d, { ...fill, stale: found.meta });
           return this.#serveHit(req, res, target, found, `${NAME}; hit; ttl=${u.ttl}; detail=stale-while-revalidate`);
         }
@@ -193,7 +193,7 @@ export class ProxyHandler {
       d.metrics.misses.inc();
       runFill(d, fill, {
         target,
-        headers: this.#upstreamHeaders(req, FILL_DROPPED),
+        headers: this.#upstreamHeaders(req, FILL_DROPPED, target, 'GET'),
         clientHeaders: req.headers,
         stale,
       }).catch((err) => {
@@ -318,7 +318,18 @@ export class ProxyHandler {
     });
   }
 
-  #upstreamHeaders(req: IncomingMessage, drop: readonly string[]): Record<string, string | string[]> {
+  /** Headers for the upstream request; a target that signs (S3) gets them signed for `method`. */
+  #upstreamHeaders(
+    req: IncomingMessage,
+    drop: readonly string[],
+    target?: Target,
+    method = 'GET',
+  ): Record<string, string | string[]> {
+    const h = this.#forwardedHeaders(req, drop);
+    return target?.sign ? target.sign(method, h) : h;
+  }
+
+  #forwardedHeaders(req: IncomingMessage, drop: readonly string[]): Record<string, string | string[]> {
     const h = endToEnd(req.headers as HeaderMap);
     for (const k of drop) delete h[k];
     delete h['x-estuary-peer'];
@@ -349,7 +360,7 @@ export class ProxyHandler {
       up = await d.upstreams.request(target.servers, {
         method: req.method ?? 'GET',
         path: target.path,
-        headers: this.#upstreamHeaders(req, ['host', 'expect']),
+        headers: this.#upstreamHeaders(req, ['host', 'expect'], target, req.method ?? 'GET'),
         body: withBody ? req : undefined,
         signal: gone.signal,
         label: target.label,
@@ -405,6 +416,25 @@ export class ProxyHandler {
         resolve();
       });
     });
+  }
+
+  /**
+   * An S3 request the S3 endpoint has authenticated and turned into a signing target: plain object
+   * reads through the cache, other reads and writes passed through (writes invalidate their key).
+   */
+  serveS3(req: IncomingMessage, res: ServerResponse, target: Target, mode: 'cached' | 'read' | 'write'): Promise<void> {
+    const run =
+      mode === 'cached'
+        ? this.#cached(req, res, target)
+        : this.#pass(req, res, target, mode === 'write' ? 'method' : 'bypass', mode === 'write');
+    return run.catch((err) => {
+      this.#log.error({ err, url: target.url }, 'internal error while handling an S3 request');
+      sendError(res, 500, 'proxy_internal_error', 'internal error in the gateway; see its log');
+    });
+  }
+
+  invalidate(key: string): void {
+    this.#d.cache.invalidate(key);
   }
 
   /** Consistent hashing: the owning peer fetches and caches; we relay. False when the peer is down. */

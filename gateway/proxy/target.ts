@@ -23,6 +23,13 @@ export interface Target {
   readonly prefix: string;
   /** The ring, or the --allow-dest entry, this request goes through: a bounded metric label. */
   readonly label: string;
+  /** Signs upstream headers for a method (S3 targets: the store's own keys replace the client's). */
+  readonly sign?: (method: string, headers: Record<string, string | string[]>) => Record<string, string | string[]>;
+  /**
+   * Freshness this target's responses get whatever their headers say (S3 objects: the
+   * --s3-revalidate interval, after which the ETag is checked with the store).
+   */
+  readonly lifetimeS?: number;
 }
 
 export type TargetResult =

@@ -52,7 +52,8 @@ export function flagName(key: string): string {
 /** ('gateway', 'cacheDir') -> ESTUARY_GATEWAY_CACHE_DIR; (undefined, 'cacheDir') -> ESTUARY_CACHE_DIR */
 export function envName(role: string | undefined, key: string): string {
   const k = flagName(key).replace(/-/g, '_').toUpperCase();
-  return role ? `ESTUARY_${role.toUpperCase()}_${k}` : `ESTUARY_${k}`;
+  // A command of two words ("gateway credentials") reads ESTUARY_GATEWAY_CREDENTIALS_*.
+  return role ? `ESTUARY_${role.toUpperCase().replace(/\s+/g, '_')}_${k}` : `ESTUARY_${k}`;
 }
 
 /** Accepts cache-dir, cache_dir and cacheDir in files. */

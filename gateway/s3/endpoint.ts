@@ -1,0 +1,215 @@
+// The gateway as an S3 endpoint for the buckets of --s3 NAME=URL. Each request is checked before
+// anything reaches the store: a SigV4 signature made with a credential this gateway issued
+// (credentials.ts), within the clock skew, for an operation the credential's scopes allow. Then
+// the request is re-signed with the store's real keys and handed to the proxy handler: plain
+// object reads (GET/HEAD without sub-resources) go through the cache (keyed by bucket and key,
+// revalidated by ETag after --s3-revalidate), everything else passes through, and writes invalidate
+// what the cache holds for their key once the store has acknowledged them.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../../lib/log.ts';
+import type { ProxyHandler } from '../proxy/handler.ts';
+import type { Target } from '../proxy/target.ts';
+import { type UpstreamFailure, classifyError, type Upstreams } from '../upstream.ts';
+import { allowed, checkToken, type Claims } from './credentials.ts';
+import { sendS3Error } from './errors.ts';
+import { bucketOf, deleteObjectKeys, parseCopySource, routeS3, type S3Route } from './route.ts';
+import { parseAuthorization, sign, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
+
+export interface UpstreamBucket {
+  /** scheme://host:port of the store. */
+  readonly origin: string;
+  /** The bucket's name at the store (may differ from the name served). */
+  readonly bucket: string;
+  readonly region: string;
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string };
+}
+
+export interface S3EndpointOptions {
+  readonly buckets: ReadonlyMap<string, UpstreamBucket>;
+  readonly issuerKey: string;
+  readonly maxSkewMs: number;
+  readonly revalidateS: number;
+  readonly handler: ProxyHandler;
+  readonly upstreams: Upstreams;
+  readonly log: Logger;
+}
+
+/** DeleteObjects bodies name at most 1000 keys: 1 MiB is far more than such a body needs. */
+const MAX_DELETE_BODY = 1024 * 1024;
+/** Request headers never sent to the store: the client's own signature and hop-by-hop fields. */
+const CLIENT_AUTH = ['authorization', 'x-amz-security-token', 'x-amz-date', 'x-amz-content-sha256', 'host'];
+
+export class S3Endpoint {
+  readonly #o: S3EndpointOptions;
+  readonly #names: ReadonlySet<string>;
+
+  constructor(o: S3EndpointOptions) {
+    this.#o = o;
+    this.#names = new Set(o.buckets.keys());
+  }
+
+  /** Whether this request addresses one of the served buckets. */
+  matches(req: IncomingMessage): boolean {
+    const url = req.url ?? '';
+    if (url[0] !== '/') return false;
+    const q = url.indexOf('?');
+    return bucketOf(q === -1 ? url : url.slice(0, q), req.headers.host, this.#names) !== undefined;
+  }
+
+  handle(req: IncomingMessage, res: ServerResponse): void {
+    this.#handle(req, res).catch((err) => {
+      this.#o.log.error({ err, url: req.url }, 'internal error in the S3 endpoint');
+      sendS3Error(res, 'ServiceUnavailable', 'internal error in the gateway; see its log', req.url ?? '');
+    });
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url ?? '/';
+    const qi = url.indexOf('?');
+    const path = qi === -1 ? url : url.slice(0, qi);
+    const query = qi === -1 ? '' : url.slice(qi + 1);
+    const addressed = bucketOf(path, req.headers.host, this.#names)!;
+    const route = routeS3(req.method ?? '', addressed.bucket, addressed.rest, query, req.headers);
+    const resource = `/${addressed.bucket}/${addressed.rest}`;
+    const deny = (code: Parameters<typeof sendS3Error>[1], message: string) => {
+      this.#o.log.info({ client: req.socket?.remoteAddress, method: req.method, resource, code }, `S3 request refused: ${message}`);
+      req.resume();
+      sendS3Error(res, code, message, resource);
+    };
+    if ('error' in route) return deny('InvalidRequest', route.error);
+    const claims = this.#authenticate(req, path, query, deny);
+    if (!claims) return;
+    if (route.op === 'refused') return deny('NotImplemented', `${req.method} on this resource is not served by the gateway`);
+    if (!allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write })) {
+      return deny('AccessDenied', `this credential does not allow ${route.write ? 'writing' : 'reading'} ${route.bucket}/${route.scopeKey}`);
+    }
+    const payload = String(req.headers['x-amz-content-sha256'] ?? UNSIGNED_PAYLOAD);
+    if (payload.startsWith('STREAMING-AWS4-HMAC-SHA256')) {
+      return deny('NotImplemented', 'signed aws-chunked uploads cannot be re-signed; send UNSIGNED-PAYLOAD or a SHA-256');
+    }
+    const upstream = this.#o.buckets.get(route.bucket)!;
+    const extra: Record<string, string> = {};
+    const copy = req.headers['x-amz-copy-source'];
+    if (typeof copy === 'string') {
+      const src = parseCopySource(copy);
+      if (!src || !this.#o.buckets.has(src.bucket)) return deny('InvalidRequest', 'x-amz-copy-source must name a bucket this gateway serves');
+      if (!allowed(claims.scopes, { bucket: src.bucket, key: src.key, write: false })) {
+        return deny('AccessDenied', `this credential does not allow reading ${src.bucket}/${src.key}`);
+      }
+      if (this.#o.buckets.get(src.bucket)!.origin !== upstream.origin) {
+        return deny('NotImplemented', 'copying between buckets on different stores is not supported');
+      }
+      extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${src.rawKey}${src.suffix}`;
+    }
+    const target = this.#target(route, upstream, payload, extra);
+    if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, target, deny);
+    if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, 'cached');
+    return this.#o.handler.serveS3(req, res, target, route.write ? 'write' : 'read');
+  }
+
+  /** Checks the signature and the credential; on failure answers and returns undefined. */
+  #authenticate(
+    req: IncomingMessage,
+    path: string,
+    query: string,
+    deny: (code: Parameters<typeof sendS3Error>[1], message: string) => void,
+  ): Claims | undefined {
+    if (/(^|&)X-Amz-(Algorithm|Signature)=/i.test(query)) {
+      deny('AccessDenied', 'query-string (presigned) authentication is not accepted by this gateway');
+      return undefined;
+    }
+    const auth = parseAuthorization(req.headers.authorization);
+    if (!auth) {
+      deny('AccessDenied', 'requests must be signed (AWS4-HMAC-SHA256) with a credential this gateway issued');
+      return undefined;
+    }
+    const token = req.headers['x-amz-security-token'];
+    if (typeof token !== 'string') {
+      deny('InvalidAccessKeyId', 'the access key is not one this gateway issued (no session token)');
+      return undefined;
+    }
+    const now = Date.now();
+    const checked = checkToken(this.#o.issuerKey, token, auth.accessKeyId, now);
+    if (!checked.ok) {
+      if (checked.why === 'expired') deny('ExpiredToken', 'the provided token has expired; issue a new credential');
+      else if (checked.why === 'wrong-key') deny('InvalidAccessKeyId', 'the access key does not belong to this session token');
+      else deny('InvalidToken', 'the session token is malformed or was not issued by this gateway');
+      return undefined;
+    }
+    const v = verify({ method: req.method ?? '', path, query, headers: req.headers }, auth, checked.secret, now, this.#o.maxSkewMs);
+    if (!v.ok) {
+      if (v.why === 'skewed') deny('RequestTimeTooSkewed', 'the request time is too far from the gateway clock');
+      else if (v.why === 'unsigned-header') deny('AccessDenied', 'every x-amz-* header must be signed');
+      else deny('SignatureDoesNotMatch', 'the request signature does not match (wrong secret, or the request was changed)');
+      return undefined;
+    }
+    return checked.claims;
+  }
+
+  #target(route: S3Route, up: UpstreamBucket, payload: string, extra: Record<string, string>): Target {
+    const path = `/${up.bucket}${route.rawKey ? `/${route.rawKey}` : ''}`;
+    const host = new URL(up.origin).host;
+    const cacheKey = `s3://${route.bucket}/${route.key}`;
+    return {
+      key: cacheKey,
+      url: cacheKey,
+      servers: [up.origin],
+      path: route.query ? `${path}?${route.query}` : path,
+      prefix: `s3/${route.bucket}/${route.key.split('/')[0] ?? ''}`,
+      label: `s3:${route.bucket}`,
+      lifetimeS: this.#o.revalidateS,
+      sign: (method, headers) => {
+        const h: Record<string, string | string[]> = {};
+        for (const [k, v] of Object.entries(headers)) if (!CLIENT_AUTH.includes(k)) h[k] = v;
+        Object.assign(h, extra);
+        const hash = method === 'GET' || method === 'HEAD' ? UNSIGNED_PAYLOAD : payload;
+        return sign({ method, path, query: route.query, headers: h, host }, up.credentials, up.region, hash, Date.now());
+      },
+    };
+  }
+
+  async #deleteObjects(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: S3Route,
+    claims: Claims,
+    target: Target,
+    deny: (code: Parameters<typeof sendS3Error>[1], message: string) => void,
+  ): Promise<void> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of req as AsyncIterable<Buffer>) {
+      size += c.length;
+      if (size > MAX_DELETE_BODY) return deny('EntityTooLarge', 'a DeleteObjects body over 1 MiB is refused');
+      chunks.push(c);
+    }
+    const body = Buffer.concat(chunks);
+    const keys = deleteObjectKeys(body.toString('utf8'));
+    const out = keys.find((k) => !allowed(claims.scopes, { bucket: route.bucket, key: k, write: true }));
+    if (out !== undefined) return deny('AccessDenied', `this credential does not allow deleting ${route.bucket}/${out}`);
+    const base: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'content-length') base[k] = v;
+    base['content-length'] = String(body.length);
+    let up;
+    try {
+      up = await this.#o.upstreams.request(target.servers, {
+        method: 'POST',
+        path: target.path,
+        headers: target.sign!('POST', base),
+        body,
+        label: target.label,
+      });
+    } catch (err) {
+      const f: UpstreamFailure = classifyError(err);
+      return deny('ServiceUnavailable', `the store is unreachable: ${f.message}`);
+    }
+    const text = await up.body.arrayBuffer();
+    if (up.statusCode < 400) for (const k of keys) this.#o.handler.invalidate(`s3://${route.bucket}/${k}`);
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding') headers[k] = v;
+    headers['content-length'] = String(text.byteLength);
+    res.writeHead(up.statusCode, headers);
+    res.end(Buffer.from(text));
+  }
+}

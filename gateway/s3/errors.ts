@@ -1,0 +1,43 @@
+// S3 errors the gateway answers itself, in the XML shape and with the codes S3 clients branch on
+// (the AWS SDKs, rclone and s3fs retry or give up by code). Nothing that produced one of these
+// has reached the store.
+
+import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+
+export const S3_ERRORS = {
+  AccessDenied: 403,
+  InvalidAccessKeyId: 403,
+  InvalidToken: 400,
+  ExpiredToken: 400,
+  SignatureDoesNotMatch: 403,
+  RequestTimeTooSkewed: 403,
+  NotImplemented: 501,
+  InvalidRequest: 400,
+  EntityTooLarge: 400,
+  ServiceUnavailable: 503,
+} as const;
+
+export type S3ErrorCode = keyof typeof S3_ERRORS;
+
+function xmlEscape(s: string): string {
+  return s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export function sendS3Error(res: ServerResponse, code: S3ErrorCode, message: string, resource: string): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const requestId = randomBytes(8).toString('hex').toUpperCase();
+  const body =
+    '<?xml version="1.0" encoding="UTF-8"?>\n' +
+    `<Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message>` +
+    `<Resource>${xmlEscape(resource)}</Resource><RequestId>${requestId}</RequestId></Error>`;
+  res.writeHead(S3_ERRORS[code], {
+    'content-type': 'application/xml',
+    'content-length': Buffer.byteLength(body),
+    'x-amz-request-id': requestId,
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}

@@ -1,0 +1,120 @@
+// What an S3 request asks for: which served bucket (path-style `/bucket/key` or virtual-host
+// `bucket.gateway/key`), which key, which operation, and what access that needs. Pure.
+
+export type S3Op =
+  | 'get' // GetObject / HeadObject without sub-resource: cacheable
+  | 'read' // other reads on an object (ranges with ?partNumber, ?versionId, ListParts): passed
+  | 'list' // ListObjects(V2), ListMultipartUploads, GetBucketLocation, HeadBucket
+  | 'write' // PutObject, UploadPart, multipart create/complete/abort, DeleteObject, CopyObject
+  | 'delete-objects' // POST /bucket?delete
+  | 'refused'; // bucket administration and anything else the gateway does not serve
+
+export interface S3Route {
+  readonly bucket: string;
+  /** The key as on the wire (percent-encoded), '' for bucket-level requests. */
+  readonly rawKey: string;
+  readonly key: string;
+  readonly op: S3Op;
+  /** Key or listed prefix that the credential's scope must cover. */
+  readonly scopeKey: string;
+  readonly write: boolean;
+  readonly query: string;
+}
+
+function decodeKey(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+function queryParams(query: string): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const p of query.split('&')) {
+    if (p === '') continue;
+    const i = p.indexOf('=');
+    const k = decodeKey(i === -1 ? p : p.slice(0, i)) ?? '';
+    m.set(k, decodeKey((i === -1 ? '' : p.slice(i + 1)).replace(/\+/g, ' ')) ?? '');
+  }
+  return m;
+}
+
+/** The served bucket a request addresses, or undefined when it is not an S3 request for us. */
+export function bucketOf(
+  path: string,
+  host: string | undefined,
+  buckets: ReadonlySet<string>,
+): { bucket: string; rest: string } | undefined {
+  const hostname = (host ?? '').replace(/:\d+$/, '').toLowerCase();
+  const dot = hostname.indexOf('.');
+  if (dot > 0 && buckets.has(hostname.slice(0, dot))) return { bucket: hostname.slice(0, dot), rest: path.slice(1) };
+  const m = /^\/([^/?]+)(?:\/(.*))?$/.exec(path);
+  if (!m || !buckets.has(m[1]!)) return undefined;
+  return { bucket: m[1]!, rest: m[2] ?? '' };
+}
+
+export function routeS3(
+  method: string,
+  bucket: string,
+  rawKey: string,
+  query: string,
+  headers: Readonly<Record<string, unknown>>,
+): S3Route | { readonly error: string } {
+  const key = decodeKey(rawKey);
+  if (key === undefined) return { error: 'the object key is not valid percent-encoding' };
+  const q = queryParams(query);
+  const base = { bucket, rawKey, key, query };
+  const route = (op: S3Op, scopeKey: string, write: boolean): S3Route => ({ ...base, op, scopeKey, write });
+  if (rawKey === '') {
+    if (method === 'GET' || method === 'HEAD') return route('list', q.get('prefix') ?? '', false);
+    if (method === 'POST' && q.has('delete')) return route('delete-objects', '', true);
+    return route('refused', '', true);
+  }
+  const sub = [...q.keys()].filter((k) => !k.startsWith('response-') && k !== 'x-id');
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      // The SDKs add ?x-id=GetObject; only that leaves a read plain enough for the cache.
+      return route([...q.keys()].every((k) => k === 'x-id') ? 'get' : 'read', key, false);
+    case 'PUT':
+      if (sub.length === 0 || (q.has('partNumber') && q.has('uploadId'))) return route('write', key, true);
+      return route('refused', key, true);
+    case 'POST':
+      if (q.has('uploads') || q.has('uploadId')) return route('write', key, true);
+      return route('refused', key, true);
+    case 'DELETE':
+      if (sub.length === 0 || q.has('uploadId')) return route('write', key, true);
+      return route('refused', key, true);
+    default:
+      void headers;
+      return route('refused', key, true);
+  }
+}
+
+/** `x-amz-copy-source: /bucket/key` or `bucket/key` (key percent-encoded), optional `?versionId=`. */
+export function parseCopySource(v: string): { bucket: string; rawKey: string; key: string; suffix: string } | undefined {
+  const m = /^\/?([^/]+)\/([^?]+)(\?.*)?$/.exec(v.trim());
+  if (!m) return undefined;
+  const key = decodeKey(m[2]!);
+  if (key === undefined) return undefined;
+  return { bucket: decodeKey(m[1]!) ?? m[1]!, rawKey: m[2]!, key, suffix: m[3] ?? '' };
+}
+
+/** The keys named in a DeleteObjects request body. */
+export function deleteObjectKeys(xml: string): string[] {
+  const keys: string[] = [];
+  for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) {
+    keys.push(
+      m[1]!
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&quot;/g, '"')
+        .replace(/&apos;/g, "'")
+        .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
+        .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCodePoint(parseInt(h, 16)))
+        .replace(/&amp;/g, '&'),
+    );
+  }
+  return keys;
+}

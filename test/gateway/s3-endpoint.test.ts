@@ -1,0 +1,240 @@
+// The gateway as an S3 endpoint, with the AWS SDK as the client and real stores behind it (s3rver
+// and OpenStack Swift's S3 API): every operation the mount and the CLIs need, reads served from the
+// cache, writes invalidating it, and every refusal answered with the S3 code a client expects and
+// nothing reaching the store.
+
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { describe, expect, it } from 'vitest';
+import { issue, type Scope } from '../../gateway/s3/credentials.ts';
+import type { S3Server } from '../helpers/s3rver.ts';
+import { startS3rver } from '../helpers/s3rver.ts';
+import { startSwift, swiftAvailable } from '../helpers/swift.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { startTestGateway } from './helpers/gateway.ts';
+
+const ISSUER = 'test-issuer-key-0123456789abcdef0123456789';
+const BUCKET = 'kek-data';
+
+function client(endpoint: string, creds: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }, offsetMs = 0): S3Client {
+  const c = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: creds,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    maxAttempts: 1,
+  });
+  if (offsetMs) c.config.systemClockOffset = offsetMs;
+  return c;
+}
+
+function creds(scopes: Scope[], ttlMs = 3_600_000, now = Date.now(), key = ISSUER) {
+  const c = issue(key, scopes, ttlMs, now);
+  return { accessKeyId: c.accessKeyId, secretAccessKey: c.secretAccessKey, sessionToken: c.sessionToken };
+}
+
+async function text(body: unknown): Promise<string> {
+  return (body as { transformToString(): Promise<string> }).transformToString();
+}
+
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return 'ok';
+  } catch (err) {
+    return (err as { name?: string }).name ?? String(err);
+  }
+}
+
+async function gatewayFor(store: S3Server, revalidate = '60s') {
+  const dir = await tempDir('estuary-gw-s3-');
+  await writeFile(join(dir, 'issuer.key'), ISSUER);
+  await writeFile(
+    join(dir, 'keys.json'),
+    JSON.stringify({ default: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey, region: store.region } }),
+  );
+  return startTestGateway({
+    s3: [`${BUCKET}=${store.endpoint}`],
+    s3IssuerKeyFile: join(dir, 'issuer.key'),
+    s3Credentials: join(dir, 'keys.json'),
+    s3Revalidate: revalidate,
+    allowDest: [],
+  });
+}
+
+const stores: [string, () => Promise<S3Server>, boolean][] = [
+  ['s3rver', () => startS3rver({ buckets: [BUCKET] }), true],
+  ['Swift', () => startSwift({ buckets: [BUCKET] }), (await swiftAvailable()).ok],
+];
+
+for (const [name, start, available] of stores) {
+  describe.runIf(available)(`S3 endpoint in front of ${name}`, async () => {
+    const store = await start();
+    const gw = await gatewayFor(store, '1s');
+    const rw = client(gw.url, creds([{ bucket: BUCKET, prefix: '', write: true }]));
+    const direct = client(store.endpoint, { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey });
+
+    it('puts, gets (then from the cache), heads, ranges and lists', async () => {
+      await rw.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/a b+c.txt', Body: 'hello estuary' }));
+      const first = await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/a b+c.txt' }));
+      expect(await text(first.Body)).toBe('hello estuary');
+      expect(gw.cache.lookup(`s3://${BUCKET}/run42/a b+c.txt`)).toBeDefined();
+      const again = await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/a b+c.txt' }));
+      expect(await text(again.Body)).toBe('hello estuary');
+      expect(gw.metrics.registry.getSingleMetric('estuary_gateway_cache_hits_total')).toBeDefined();
+      const head = await rw.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'run42/a b+c.txt' }));
+      expect(head.ContentLength).toBe(13);
+      const range = await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/a b+c.txt', Range: 'bytes=6-12' }));
+      expect(await text(range.Body)).toBe('estuary');
+      const list = await rw.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'run42/' }));
+      expect(list.Contents?.map((c) => c.Key)).toContain('run42/a b+c.txt');
+    });
+
+    it('uploads in parts, copies and deletes, and the cache follows every write', async () => {
+      const part = randomBytes(5 * 1024 * 1024);
+      const up = await rw.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: 'run42/big' }));
+      const parts = [];
+      for (let n = 1; n <= 2; n++) {
+        const r = await rw.send(new UploadPartCommand({ Bucket: BUCKET, Key: 'run42/big', UploadId: up.UploadId, PartNumber: n, Body: part }));
+        parts.push({ ETag: r.ETag, PartNumber: n });
+      }
+      await rw.send(new CompleteMultipartUploadCommand({ Bucket: BUCKET, Key: 'run42/big', UploadId: up.UploadId, MultipartUpload: { Parts: parts } }));
+      const big = await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/big' }));
+      const got = Buffer.from(await (big.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+      expect(got.equals(Buffer.concat([part, part]))).toBe(true);
+
+      await rw.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/v', Body: 'one' }));
+      expect(await text((await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/v' }))).Body)).toBe('one');
+      await rw.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/v', Body: 'two' }));
+      expect(await text((await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/v' }))).Body)).toBe('two');
+
+      await rw.send(new CopyObjectCommand({ Bucket: BUCKET, Key: 'run42/v-copy', CopySource: `${BUCKET}/run42/v` }));
+      expect(await text((await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/v-copy' }))).Body)).toBe('two');
+
+      await rw.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: 'run42/v' }));
+      expect(await codeOf(rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/v' })))).toBe('NoSuchKey');
+    });
+
+    it('revalidates by ETag after --s3-revalidate when the object changed at the store', async () => {
+      await rw.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/changing', Body: 'old' }));
+      expect(await text((await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/changing' }))).Body)).toBe('old');
+      await direct.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/changing', Body: 'new' }));
+      await new Promise((r) => setTimeout(r, 2300));
+      expect(await text((await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/changing' }))).Body)).toBe('new');
+    });
+
+    it('refuses with the S3 code clients expect, and nothing reaches the store', async () => {
+      const ro = client(gw.url, creds([{ bucket: BUCKET, prefix: 'run42/', write: false }]));
+      expect(await codeOf(ro.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/denied', Body: 'x' })))).toBe('AccessDenied');
+      expect(await codeOf(ro.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'other/x' })))).toBe('AccessDenied');
+      expect(await codeOf(ro.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: '' })))).toBe('AccessDenied');
+      const expired = client(gw.url, creds([{ bucket: BUCKET, prefix: '', write: true }], 60_000, Date.now() - 120_000));
+      expect(await codeOf(expired.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/denied', Body: 'x' })))).toBe('ExpiredToken');
+      const good = creds([{ bucket: BUCKET, prefix: '', write: true }]);
+      const badSecret = client(gw.url, { ...good, secretAccessKey: 'x'.repeat(40) });
+      expect(await codeOf(badSecret.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/denied', Body: 'x' })))).toBe('SignatureDoesNotMatch');
+      const skewed = client(gw.url, good, 20 * 60_000);
+      expect(await codeOf(skewed.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/denied', Body: 'x' })))).toBe('RequestTimeTooSkewed');
+      const foreign = client(gw.url, creds([{ bucket: BUCKET, prefix: '', write: true }], 3_600_000, Date.now(), 'another-issuer-key-0123456789abcdef012'));
+      expect(await codeOf(foreign.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/denied', Body: 'x' })))).toBe('InvalidToken');
+      const siteKeys = client(gw.url, { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey });
+      expect(await codeOf(siteKeys.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/denied', Body: 'x' })))).toBe('InvalidAccessKeyId');
+      const partial = client(gw.url, creds([{ bucket: BUCKET, prefix: 'run42/', write: true }]));
+      expect(
+        await codeOf(partial.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: 'run42/a b+c.txt' }, { Key: 'elsewhere' }] } }))),
+      ).toBe('AccessDenied');
+      expect(await codeOf(direct.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'run42/denied' })))).toBe('NotFound');
+      expect(await codeOf(direct.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'run42/a b+c.txt' })))).toBe('ok');
+    });
+  });
+}
+
+describe.runIf((await import('../fuse/mount-helpers.ts')).fuseAvailable().ok)('estuary mount through the S3 endpoint', async () => {
+  const { runEstuary, sh } = await import('../fuse/mount-helpers.ts');
+  const { isMounted } = await import('../../fuse/mount-table.ts');
+  const { onTeardown } = await import('../helpers/cleanup.ts');
+  const store = await startS3rver({ buckets: [BUCKET] });
+  const gw = await gatewayFor(store);
+
+  it('copies a file in and reads it back with an issued credential only', async () => {
+    const c = creds([{ bucket: BUCKET, prefix: '', write: true }]);
+    const dir = await tempDir('estuary-mnt-gw-');
+    const env = {
+      ...process.env,
+      AWS_ACCESS_KEY_ID: c.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: c.secretAccessKey,
+      AWS_SESSION_TOKEN: c.sessionToken,
+      AWS_REGION: 'us-east-1',
+    };
+    const child = runEstuary(['mount', BUCKET, dir, '--endpoint', gw.url, '--log-format', 'json'], env);
+    onTeardown(async () => {
+      if (await isMounted(dir)) await sh(`fusermount -uz '${dir}' || umount -l '${dir}'`);
+      await child.stop('SIGKILL');
+    });
+    await child.waitFor(/"msg":"mounted /, 30_000);
+    const data = randomBytes(300_000);
+    const src = join(await tempDir(), 'in.bin');
+    await writeFile(src, data);
+    const r = await sh(`cp '${src}' '${dir}/through-gateway.bin' && cmp '${src}' '${dir}/through-gateway.bin' && ls -l '${dir}'`);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/through-gateway\.bin/);
+    const direct = client(store.endpoint, { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey });
+    const got = await direct.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'through-gateway.bin' }));
+    const bytes = Buffer.from(await (got.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+    expect(bytes.equals(data)).toBe(true);
+    expect(await child.stop('SIGTERM', 30_000)).toBe(0);
+  });
+});
+
+describe('estuary gateway credentials issue', async () => {
+  const { NODE, startChild } = await import('../helpers/process.ts');
+  const store = await startS3rver({ buckets: [BUCKET] });
+  const gw = await gatewayFor(store);
+  const keyFile = join(await tempDir(), 'issuer.key');
+  await writeFile(keyFile, ISSUER);
+  const cli = async (args: string[]) => {
+    const child = startChild(NODE, ['bin/estuary.js', 'gateway', 'credentials', ...args], {
+      cwd: new URL('../../', import.meta.url).pathname,
+    });
+    const code = await child.exited;
+    return { code, out: child.output() };
+  };
+
+  it('prints a credential the endpoint accepts, within its prefix only', async () => {
+    const r = await cli(['issue', '--prefix', `${BUCKET}/cli/`, '--write', '--ttl', '1h', '--issuer-key-file', keyFile]);
+    expect(r.code, r.out).toBe(0);
+    const c = JSON.parse(r.out) as { Version: number; AccessKeyId: string; SecretAccessKey: string; SessionToken: string; Expiration: string };
+    expect(c.Version).toBe(1);
+    expect(Date.parse(c.Expiration) - Date.now()).toBeGreaterThan(3_500_000);
+    const s3 = client(gw.url, { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken });
+    await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'cli/ok', Body: 'fine' }));
+    expect(await text((await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'cli/ok' }))).Body)).toBe('fine');
+    expect(await codeOf(s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'elsewhere', Body: 'no' })))).toBe('AccessDenied');
+  });
+
+  it('says in one line what is missing', async () => {
+    const noPrefix = await cli(['issue', '--issuer-key-file', keyFile]);
+    expect(noPrefix.code).toBe(2);
+    expect(noPrefix.out.trim().split('\n')).toHaveLength(1);
+    expect(noPrefix.out).toMatch(/^estuary: .*--prefix/);
+    const noKey = await cli(['issue', '--prefix', BUCKET]);
+    expect(noKey.code).toBe(2);
+    expect(noKey.out).toMatch(/--issuer-key-file is required/);
+  });
+});
