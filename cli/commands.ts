@@ -41,6 +41,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('../bench/command.ts')).command,
   },
   {
+    name: 'stage',
+    summary: 'copy a directory to or from an S3 prefix: resumable, verified, skips what is there',
+    load: async () => (await import('../stage/command.ts')).command,
+  },
+  {
     name: 'mount',
     summary: 'mount an S3 bucket as a filesystem (FUSE)',
     load: async () => (await import('../fuse/command.ts')).command,

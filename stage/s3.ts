@@ -1,0 +1,158 @@
+// The only file of `estuary stage` that talks S3 (the AWS SDK): listing, heads, ranged reads, and
+// multipart uploads whose parts the caller tracks itself (so a transfer resumes after a crash).
+
+import { createReadStream } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import type { Readable } from 'node:stream';
+import { etagMd5, type Entry } from './plan.ts';
+import { stageErrors } from './errors.ts';
+
+export interface StoreOptions {
+  readonly endpoint?: string;
+  readonly region: string;
+  /** A credential file as `estuary gateway credentials issue` prints it (JSON). */
+  readonly credentialsFile?: string;
+}
+
+export interface RemoteEntry extends Entry {
+  readonly key: string;
+  readonly etag?: string;
+}
+
+function credentialsFrom(file: string | undefined) {
+  if (!file) return undefined; // the SDK's chain: AWS_* variables, AWS_PROFILE, instance roles
+  let c: { AccessKeyId?: string; SecretAccessKey?: string; SessionToken?: string };
+  try {
+    c = JSON.parse(readFileSync(file, 'utf8')) as typeof c;
+  } catch (err) {
+    throw stageErrors.credentials(file, (err as NodeJS.ErrnoException).code ?? 'not JSON');
+  }
+  if (!c.AccessKeyId || !c.SecretAccessKey) throw stageErrors.credentials(file, 'no AccessKeyId/SecretAccessKey');
+  return { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken };
+}
+
+export class Store {
+  readonly #s3: S3Client;
+  readonly bucket: string;
+
+  constructor(o: StoreOptions, bucket: string) {
+    this.bucket = bucket;
+    this.#s3 = new S3Client({
+      endpoint: o.endpoint,
+      region: o.region,
+      forcePathStyle: o.endpoint !== undefined,
+      credentials: credentialsFrom(o.credentialsFile),
+      // S3-compatible stores and the gateway take plain bodies, not aws-chunked ones.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+      maxAttempts: 5,
+    });
+  }
+
+  async list(prefix: string): Promise<RemoteEntry[]> {
+    const out: RemoteEntry[] = [];
+    let token: string | undefined;
+    do {
+      const r = await this.#s3.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const o of r.Contents ?? []) {
+        if (!o.Key || o.Key.endsWith('/')) continue;
+        out.push({ key: o.Key, rel: o.Key.slice(prefix.length), size: o.Size ?? 0, etag: o.ETag, md5: etagMd5(o.ETag) });
+      }
+      token = r.IsTruncated ? r.NextContinuationToken : undefined;
+    } while (token);
+    return out;
+  }
+
+  async head(key: string): Promise<{ size: number; etag?: string; sha256?: string } | undefined> {
+    try {
+      const r = await this.#s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { size: r.ContentLength ?? 0, etag: r.ETag, sha256: r.Metadata?.sha256 };
+    } catch (err) {
+      if ((err as { name?: string }).name === 'NotFound') return undefined;
+      throw err;
+    }
+  }
+
+  /** Bytes [start, end) of `key`, failing if the object is no longer the one with `etag`. */
+  async read(key: string, start: number, end: number, etag?: string): Promise<Readable> {
+    const r = await this.#s3.send(
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Range: end > start ? `bytes=${start}-${end - 1}` : undefined,
+        IfMatch: etag,
+      }),
+    );
+    return r.Body as Readable;
+  }
+
+  async put(key: string, file: string, size: number, sha256: string): Promise<void> {
+    await this.#s3.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: createReadStream(file),
+        ContentLength: size,
+        Metadata: { sha256 },
+      }),
+    );
+  }
+
+  async createUpload(key: string, sha256: string): Promise<string> {
+    const r = await this.#s3.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, Metadata: { sha256 } }));
+    if (!r.UploadId) throw new Error('the store gave no upload id');
+    return r.UploadId;
+  }
+
+  async uploadPart(key: string, uploadId: string, n: number, file: string, start: number, end: number): Promise<string> {
+    const r = await this.#s3.send(
+      new UploadPartCommand({
+        Bucket: this.bucket,
+        Key: key,
+        UploadId: uploadId,
+        PartNumber: n,
+        Body: createReadStream(file, { start, end: end - 1 }),
+        ContentLength: end - start,
+      }),
+    );
+    if (!r.ETag) throw new Error(`the store gave no ETag for part ${n}`);
+    return r.ETag;
+  }
+
+  async complete(key: string, uploadId: string, parts: readonly { n: number; etag: string }[]): Promise<void> {
+    await this.#s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.n, ETag: p.etag })) },
+      }),
+    );
+  }
+
+  async abort(key: string, uploadId: string): Promise<void> {
+    await this.#s3.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId })).catch(() => undefined);
+  }
+
+  destroy(): void {
+    this.#s3.destroy();
+  }
+}
+
+/** True for an error that means the upload id is gone (aborted, expired, completed elsewhere). */
+export function isNoSuchUpload(err: unknown): boolean {
+  return (err as { name?: string }).name === 'NoSuchUpload';
+}

@@ -1,0 +1,137 @@
+// `estuary stage` as a user runs it (a real process) against a real S3 server (s3rver), directly
+// and through a gateway with an issued credential: round trips, skipping what is identical,
+// kill -9 in the middle of an upload and of a download followed by a resume, and bad input.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { issue } from '../../gateway/s3/credentials.ts';
+import { NODE, startChild } from '../helpers/process.ts';
+import { startS3rver } from '../helpers/s3rver.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { startTestGateway } from '../gateway/helpers/gateway.ts';
+
+const MiB = 2 ** 20;
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+describe('estuary stage', async () => {
+  const store = await startS3rver({ buckets: ['kek-data'] });
+  const stateDir = await tempDir('estuary-stage-state-');
+  const env = { ...process.env, AWS_ACCESS_KEY_ID: store.accessKeyId, AWS_SECRET_ACCESS_KEY: store.secretAccessKey };
+  const stage = (args: string[], extraEnv: NodeJS.ProcessEnv = env) => {
+    const all = ['bin/estuary.js', 'stage', ...args, '--state-dir', stateDir, '--part-size', '5MiB', '--log-format', 'json'];
+    if (!args.includes('--endpoint')) all.push('--endpoint', store.endpoint);
+    return startChild(NODE, all, { cwd: ROOT, env: extraEnv });
+  };
+  const run = async (args: string[], extraEnv?: NodeJS.ProcessEnv) => {
+    const child = stage(args, extraEnv);
+    const code = await child.exited;
+    const last = child.output().trim().split('\n').filter((l) => l.startsWith('{"direction"')).at(-1);
+    return { code, out: child.output(), summary: last ? (JSON.parse(last) as Record<string, number>) : undefined };
+  };
+
+  const src = await tempDir('estuary-stage-src-');
+  const files: Record<string, Buffer> = {
+    'empty.txt': Buffer.alloc(0),
+    'a/small.bin': randomBytes(1000),
+    'a/b/multi.bin': randomBytes(12 * MiB + 123),
+  };
+  for (const [rel, data] of Object.entries(files)) {
+    await mkdir(join(src, rel, '..'), { recursive: true });
+    await writeFile(join(src, rel), data);
+  }
+
+  it('uploads a tree, skips it when identical, and sends only what changed', async () => {
+    const first = await run(['out', src, 's3://kek-data/run1/']);
+    expect(first.code, first.out).toBe(0);
+    expect(first.summary).toMatchObject({ copied: 3, skipped: 0 });
+    const again = await run(['out', src, 's3://kek-data/run1/']);
+    expect(again.summary).toMatchObject({ copied: 0, skipped: 3 });
+    await writeFile(join(src, 'a/small.bin'), randomBytes(1000));
+    files['a/small.bin'] = await readFile(join(src, 'a/small.bin'));
+    const changed = await run(['out', src, 's3://kek-data/run1/']);
+    expect(changed.summary).toMatchObject({ copied: 1, skipped: 2 });
+  });
+
+  it('downloads the tree byte for byte, and skips it the second time', async () => {
+    const dst = await tempDir('estuary-stage-dst-');
+    const r = await run(['in', 's3://kek-data/run1/', dst]);
+    expect(r.code, r.out).toBe(0);
+    for (const [rel, data] of Object.entries(files)) expect(sha(await readFile(join(dst, rel))), rel).toBe(sha(data));
+    expect((await run(['sync', 's3://kek-data/run1/', dst])).summary).toMatchObject({ copied: 0, skipped: 3 });
+  });
+
+  it('resumes an upload killed with kill -9 without sending finished parts again', async () => {
+    const big = await tempDir('estuary-stage-big-');
+    const data = randomBytes(40 * MiB);
+    await writeFile(join(big, 'big.bin'), data);
+    const child = stage(['out', big, 's3://kek-data/run2/', '--part-parallel', '1']);
+    // Kill once the journal records two acknowledged parts.
+    for (let i = 0; i < 400; i++) {
+      const j = (await readdir(stateDir).catch(() => [])).filter((f) => f.endsWith('.json'));
+      const parts = await Promise.all(j.map(async (f) => (await readFile(join(stateDir, f), 'utf8').catch(() => '')).match(/"\d+":"/g)?.length ?? 0));
+      if (Math.max(0, ...parts) >= 2) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await child.stop('SIGKILL');
+    const resumed = await run(['out', big, 's3://kek-data/run2/']);
+    expect(resumed.code, resumed.out).toBe(0);
+    expect(resumed.summary!.resumedParts).toBeGreaterThanOrEqual(2);
+    const back = await tempDir('estuary-stage-back-');
+    expect((await run(['in', 's3://kek-data/run2/', back])).code).toBe(0);
+    expect(sha(await readFile(join(back, 'big.bin')))).toBe(sha(data));
+  });
+
+  it('resumes a download killed with kill -9 from its partial file, and leaves no partial behind', async () => {
+    const dst = await tempDir('estuary-stage-dl-');
+    const child = stage(['in', 's3://kek-data/run2/', dst]);
+    const partial = join(dst, 'big.bin.estuary-partial');
+    for (let i = 0; i < 400; i++) {
+      if (((await stat(partial).catch(() => undefined))?.size ?? 0) > 4 * MiB) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await child.stop('SIGKILL');
+    expect(existsSync(join(dst, 'big.bin'))).toBe(false);
+    const r = await run(['in', 's3://kek-data/run2/', dst]);
+    expect(r.code, r.out).toBe(0);
+    expect(r.summary!.copied).toBe(1);
+    expect(r.summary!.resumedBytes).toBeGreaterThan(0);
+    expect(existsSync(partial)).toBe(false);
+    expect((await stat(join(dst, 'big.bin'))).size).toBe(40 * MiB);
+  });
+
+  it('works through a gateway with an issued credential file', async () => {
+    const dir = await tempDir('estuary-stage-gw-');
+    const key = 'stage-issuer-key-0123456789abcdef0123456789';
+    await writeFile(join(dir, 'issuer.key'), key);
+    await writeFile(join(dir, 'keys.json'), JSON.stringify({ default: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey } }));
+    const gw = await startTestGateway({ s3: [`kek-data=${store.endpoint}`], s3IssuerKeyFile: join(dir, 'issuer.key'), s3Credentials: join(dir, 'keys.json') });
+    const c = issue(key, [{ bucket: 'kek-data', prefix: 'via-gw/', write: true }], 3_600_000, Date.now());
+    await writeFile(join(dir, 'cred.json'), JSON.stringify({ Version: 1, AccessKeyId: c.accessKeyId, SecretAccessKey: c.secretAccessKey, SessionToken: c.sessionToken }));
+    const noKeys = { ...process.env, AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' };
+    const up = await run(['out', src, 's3://kek-data/via-gw/', '--endpoint', gw.url, '--credentials', join(dir, 'cred.json')], noKeys);
+    expect(up.code, up.out).toBe(0);
+    expect(up.summary).toMatchObject({ copied: 3 });
+    const dst = await tempDir('estuary-stage-gwdst-');
+    const down = await run(['in', 's3://kek-data/via-gw/', dst, '--endpoint', gw.url, '--credentials', join(dir, 'cred.json')], noKeys);
+    expect(down.code, down.out).toBe(0);
+    expect(sha(await readFile(join(dst, 'a/b/multi.bin')))).toBe(sha(files['a/b/multi.bin']!));
+    const denied = await run(['out', src, 's3://kek-data/elsewhere/', '--endpoint', gw.url, '--credentials', join(dir, 'cred.json')], noKeys);
+    expect(denied.code).toBe(2);
+    expect(denied.out).toMatch(/AccessDenied|Access Denied|does not allow/);
+  });
+
+  it('refuses bad arguments in one line with exit status 2', async () => {
+    const r = await run(['out', '/nonexistent/dir', 's3://kek-data/x/']);
+    expect(r.code).toBe(2);
+    expect(r.out.trim().split('\n')).toHaveLength(1);
+    expect(r.out).toMatch(/cannot read \/nonexistent\/dir/);
+    const both = await run(['sync', 's3://kek-data/a/', 's3://kek-data/b/']);
+    expect(both.code).toBe(2);
+    expect(both.out).toMatch(/one side must be a local directory/);
+  });
+});
