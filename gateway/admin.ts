@@ -11,6 +11,7 @@ import { GATEWAY_HTTP_CODES as CODES } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { proxyStatus } from './proxy/respond.ts';
 import type { Ring } from './proxy/target.ts';
+import { MAX_PREFETCH_ITEMS, type PrefetchOutcome } from './prefetch.ts';
 import { summarise } from './summary.ts';
 
 /** Wrong tokens allowed per client address within FAILURE_WINDOW_MS before it is refused. */
@@ -48,6 +49,7 @@ export interface AdminDeps {
   /** In a multi-worker gateway: every worker's metrics, aggregated by the primary. */
   readonly metricsText?: () => Promise<string>;
   readonly log: Logger;
+  readonly prefetch: (urls: readonly string[]) => Promise<PrefetchOutcome[]>;
 }
 
 function tokenMatches(expected: string, header: string | undefined): boolean {
@@ -115,6 +117,24 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
         }
       });
       admin.get('/stats', async () => stats(deps));
+      admin.post('/prefetch', async (req, reply) => {
+        const urls = (req.body as { urls?: unknown } | undefined)?.urls;
+        if (!Array.isArray(urls) || urls.length === 0 || urls.length > MAX_PREFETCH_ITEMS || !urls.every((u) => typeof u === 'string')) {
+          return reply.code(400).send({
+            error: CODES.adminRequest,
+            message: `send JSON {"urls": [...]} with 1 to ${MAX_PREFETCH_ITEMS} HTTP URLs, /paths (reverse mode) or s3://bucket/key and s3://bucket/prefix/`,
+          });
+        }
+        const results = await deps.prefetch(urls as string[]);
+        const count = (r: PrefetchOutcome['result']) => results.filter((x) => x.result === r).length;
+        return {
+          stored: count('stored') + count('revalidated'),
+          cached: count('cached'),
+          notStored: count('not-stored'),
+          failed: count('failed') + count('refused'),
+          results,
+        };
+      });
       admin.post('/purge', async (req, reply) => {
         const body = (req.body ?? {}) as { url?: unknown; prefix?: unknown };
         if (typeof body.url === 'string') {

@@ -19,6 +19,7 @@ import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
 import type { ToPrimary } from './cluster/messages.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
+import { prefetchAll } from './prefetch.ts';
 import { ProxyHandler } from './proxy/handler.ts';
 import { proxyStatus, sendError } from './proxy/respond.ts';
 import { ringsFrom } from './proxy/target.ts';
@@ -257,6 +258,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     startedAt: Date.now(),
     metricsText: coordinator ? () => coordinator.metrics() : undefined,
     log,
+    prefetch: (urls) => prefetchAll({ handler, rings, destAcl, s3 }, urls),
   });
   server.on('connect', (req, socket, head) =>
     handleConnect(

@@ -311,9 +311,40 @@ export function revalidateInBackground(deps: FetchDeps, req: FillRequest): void 
       deps.cache.endFill(fill);
       throw err;
     }
-    if (fill.state === 'pass') (fill.pass as UpstreamResponse | undefined)?.body.destroy();
+    if (fill.state === 'pass') dropPass(fill);
   };
   drive().catch((err) => deps.log.error({ err, url: req.target.url }, 'background revalidation crashed'));
+}
+
+/** A pass-through answer nobody will read: free its connection without an unhandled error. */
+function dropPass(fill: Fill): void {
+  const up = fill.pass as UpstreamResponse | undefined;
+  if (up) dropBody(up.body);
+}
+
+export type PrefetchResult = 'stored' | 'revalidated' | 'not-stored' | 'failed';
+
+/**
+ * Fetches an object into the cache with no client waiting (admin prefetch, pre-warming): joins a
+ * fill in flight or drives one, and resolves when it has ended.
+ */
+export async function prefetch(deps: FetchDeps, req: FillRequest): Promise<{ result: PrefetchResult; detail?: string }> {
+  const { fill, leader } = await deps.cache.claim(req.target.key);
+  if (leader) {
+    deps.metrics.misses.inc();
+    await runFill(deps, fill, req).catch((err) => {
+      fill.finish('failed', classifyError(err));
+      deps.cache.endFill(fill);
+    });
+  }
+  while (fill.state === 'pending' || fill.state === 'streaming') await fill.changed();
+  if (fill.state === 'pass') {
+    if (leader) dropPass(fill);
+    return { result: 'not-stored', detail: fill.passReason };
+  }
+  if (fill.state === 'done') return fill.stored ? { result: 'stored' } : { result: 'not-stored', detail: 'too-large' };
+  if (fill.state === 'revalidated') return { result: 'revalidated' };
+  return { result: 'failed', detail: fill.error?.message };
 }
 
 export { staleUsable };

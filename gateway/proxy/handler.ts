@@ -20,7 +20,14 @@ import { isForwardable, isSafe } from '../http/methods.ts';
 import type { HashRing } from '../ring.ts';
 import type { UpstreamResponse } from '../upstream.ts';
 import { classifyError, dropBody, UpstreamFailure } from '../upstream.ts';
-import { type FetchDeps, revalidateInBackground, runFill, staleUsable } from './fetcher.ts';
+import {
+  type FetchDeps,
+  prefetch,
+  type PrefetchResult,
+  revalidateInBackground,
+  runFill,
+  staleUsable,
+} from './fetcher.ts';
 import {
   cacheStatusOf,
   fillHeaders,
@@ -435,6 +442,16 @@ export class ProxyHandler {
 
   invalidate(key: string): void {
     this.#d.cache.invalidate(key);
+  }
+
+  /** Brings `target` into the cache with no client waiting; a fresh stored copy is left alone. */
+  async prefetch(target: Target): Promise<{ result: PrefetchResult | 'cached'; detail?: string }> {
+    const d = this.#d;
+    const found = d.cache.lookup(target.key);
+    if (found && usability(found.meta, new Map(), Date.now(), d.heuristicMaxS).use === 'fresh') return { result: 'cached' };
+    const base: Record<string, string> = { via: `1.1 ${NAME}` };
+    const headers = target.sign ? target.sign('GET', base) : base;
+    return prefetch(d, { target, headers, clientHeaders: {}, stale: found?.meta });
   }
 
   /** Consistent hashing: the owning peer fetches and caches; we relay. False when the peer is down. */

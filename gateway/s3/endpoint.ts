@@ -13,7 +13,8 @@ import type { Target } from '../proxy/target.ts';
 import { type UpstreamFailure, classifyError, type Upstreams } from '../upstream.ts';
 import { allowed, checkToken, type Claims } from './credentials.ts';
 import { sendS3Error } from './errors.ts';
-import { bucketOf, deleteObjectKeys, parseCopySource, routeS3, type S3Route } from './route.ts';
+import { bucketOf, nextToken, parseCopySource, routeS3, type S3Route, xmlKeys } from './route.ts';
+import { uriEncode } from './sigv4.ts';
 import { parseAuthorization, sign, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
 
 export interface UpstreamBucket {
@@ -35,6 +36,8 @@ export interface S3EndpointOptions {
   readonly log: Logger;
 }
 
+/** One prefetch request lists at most this many objects of a prefix. */
+const MAX_PREFETCH_LISTED = 100_000;
 /** DeleteObjects bodies name at most 1000 keys: 1 MiB is far more than such a body needs. */
 const MAX_DELETE_BODY = 1024 * 1024;
 /** Request headers never sent to the store: the client's own signature and hop-by-hop fields. */
@@ -106,6 +109,37 @@ export class S3Endpoint {
     if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, target, deny);
     if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, 'cached');
     return this.#o.handler.serveS3(req, res, target, route.write ? 'write' : 'read');
+  }
+
+  /**
+   * Targets for `s3://NAME/KEY`, or for every object under `s3://NAME/PREFIX/` (listed at the
+   * store), for the admin API's prefetch. Undefined when NAME is not served here.
+   */
+  async prefetchTargets(url: string): Promise<Target[] | undefined> {
+    const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(url);
+    const up = m ? this.#o.buckets.get(m[1]!) : undefined;
+    if (!m || !up) return undefined;
+    const bucket = m[1]!;
+    const target = (key: string) =>
+      this.#target(
+        { bucket, key, rawKey: key.split('/').map(uriEncode).join('/'), op: 'get', scopeKey: key, write: false, query: '' },
+        up,
+        UNSIGNED_PAYLOAD,
+        {},
+      );
+    if (m[2] !== '' && !m[2]!.endsWith('/')) return [target(m[2]!)];
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const q = `list-type=2&prefix=${uriEncode(m[2]!)}${token ? `&continuation-token=${uriEncode(token)}` : ''}`;
+      const list = { ...this.#target({ bucket, key: '', rawKey: '', op: 'list', scopeKey: m[2]!, write: false, query: q }, up, UNSIGNED_PAYLOAD, {}) };
+      const res = await this.#o.upstreams.request(list.servers, { method: 'GET', path: list.path, headers: list.sign!('GET', {}), label: list.label });
+      const xml = await res.body.text();
+      if (res.statusCode !== 200) throw new Error(`listing ${url} at the store answered ${res.statusCode}`);
+      keys.push(...xmlKeys(xml).filter((k) => !k.endsWith('/')));
+      token = nextToken(xml);
+    } while (token && keys.length < MAX_PREFETCH_LISTED);
+    return keys.map(target);
   }
 
   /** Checks the signature and the credential; on failure answers and returns undefined. */
@@ -185,7 +219,7 @@ export class S3Endpoint {
       chunks.push(c);
     }
     const body = Buffer.concat(chunks);
-    const keys = deleteObjectKeys(body.toString('utf8'));
+    const keys = xmlKeys(body.toString('utf8'));
     const out = keys.find((k) => !allowed(claims.scopes, { bucket: route.bucket, key: k, write: true }));
     if (out !== undefined) return deny('AccessDenied', `this credential does not allow deleting ${route.bucket}/${out}`);
     const base: Record<string, string | string[]> = {};

@@ -101,8 +101,8 @@ export function parseCopySource(v: string): { bucket: string; rawKey: string; ke
   return { bucket: decodeKey(m[1]!) ?? m[1]!, rawKey: m[2]!, key, suffix: m[3] ?? '' };
 }
 
-/** The keys named in a DeleteObjects request body. */
-export function deleteObjectKeys(xml: string): string[] {
+/** The <Key> elements of an XML body (DeleteObjects requests, ListObjectsV2 answers), unescaped. */
+export function xmlKeys(xml: string): string[] {
   const keys: string[] = [];
   for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) {
     keys.push(
@@ -117,4 +117,10 @@ export function deleteObjectKeys(xml: string): string[] {
     );
   }
   return keys;
+}
+
+/** The continuation token of a truncated ListObjectsV2 answer, if any. */
+export function nextToken(xml: string): string | undefined {
+  if (!/<IsTruncated>true<\/IsTruncated>/.test(xml)) return undefined;
+  return /<NextContinuationToken>([^<]+)<\/NextContinuationToken>/.exec(xml)?.[1]?.replace(/&amp;/g, '&');
 }

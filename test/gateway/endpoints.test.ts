@@ -55,6 +55,26 @@ describe('own endpoints', async () => {
     expect((await admin('/purge', 'sekrit-admin-token-1', { nothing: 1 })).status).toBe(400);
   });
 
+  it('prefetches HTTP URLs into the cache through the admin API', async () => {
+    origin.route('/pf/1', fixed('prefetched', { 'cache-control': 'max-age=60' }));
+    const r = await send(gw.url, '/estuary/v1/admin/prefetch', {
+      method: 'POST',
+      headers: { authorization: 'Bearer sekrit-admin-token-1', 'content-type': 'application/json' },
+      body: JSON.stringify({ urls: [`${origin.url}/pf/1`, 'http://not-allowed.example/x'] }),
+    });
+    const body = JSON.parse(r.body.toString());
+    expect(body).toMatchObject({ stored: 1, failed: 1 });
+    expect(body.results.find((x: { url: string }) => x.url.includes('not-allowed')).detail).toMatch(/--allow-dest/);
+    const hit = await send(gw.url, `${origin.url}/pf/1`);
+    expect(hit.headers['cache-status']).toMatch(/hit/);
+    expect(origin.count('/pf/1')).toBe(1);
+    await send(gw.url, '/estuary/v1/admin/purge', {
+      method: 'POST',
+      headers: { authorization: 'Bearer sekrit-admin-token-1', 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${origin.url}/pf/1` }),
+    });
+  });
+
   it('summarises HTTP prefixes', async () => {
     await send(gw.url, `${origin.url}/a/1`);
     const s = JSON.parse((await send(gw.url, '/estuary/v1/summary')).body.toString());

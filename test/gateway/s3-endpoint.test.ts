@@ -29,6 +29,7 @@ import { startTestGateway } from './helpers/gateway.ts';
 
 const ISSUER = 'test-issuer-key-0123456789abcdef0123456789';
 const BUCKET = 'kek-data';
+const ADMIN = 'prefetch-admin-token-1';
 
 function client(endpoint: string, creds: { accessKeyId: string; secretAccessKey: string; sessionToken?: string }, offsetMs = 0): S3Client {
   const c = new S3Client({
@@ -75,6 +76,7 @@ async function gatewayFor(store: S3Server, revalidate = '60s') {
     s3Credentials: join(dir, 'keys.json'),
     s3Revalidate: revalidate,
     allowDest: [],
+    adminToken: ADMIN,
   });
 }
 
@@ -236,5 +238,40 @@ describe('estuary gateway credentials issue', async () => {
     const noKey = await cli(['issue', '--prefix', BUCKET]);
     expect(noKey.code).toBe(2);
     expect(noKey.out).toMatch(/--issuer-key-file is required/);
+  });
+});
+
+describe('admin prefetch of S3 objects and prefixes', async () => {
+  const { send } = await import('./helpers/client.ts');
+  const store = await startS3rver({ buckets: [BUCKET] });
+  const gw = await gatewayFor(store);
+  const direct = client(store.endpoint, { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey });
+  const prefetch = async (urls: unknown) => {
+    const r = await send(gw.url, '/estuary/v1/admin/prefetch', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ urls }),
+    });
+    return { status: r.status, body: JSON.parse(r.body.toString()) as Record<string, unknown> };
+  };
+
+  it('fetches a whole prefix ahead of use, once, and says what it did', async () => {
+    for (const k of ['pf/1', 'pf/2', 'pf/sub/3', 'other/4']) {
+      await direct.send(new PutObjectCommand({ Bucket: BUCKET, Key: k, Body: `body of ${k}` }));
+    }
+    const r = await prefetch([`s3://${BUCKET}/pf/`, 's3://not-served/x']);
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ stored: 3, cached: 0, failed: 1 });
+    for (const k of ['pf/1', 'pf/2', 'pf/sub/3']) expect(gw.cache.lookup(`s3://${BUCKET}/${k}`), k).toBeDefined();
+    expect(gw.cache.lookup(`s3://${BUCKET}/other/4`)).toBeUndefined();
+    const again = await prefetch([`s3://${BUCKET}/pf/1`]);
+    expect(again.body).toMatchObject({ stored: 0, cached: 1 });
+    const reader = client(gw.url, creds([{ bucket: BUCKET, prefix: 'pf/', write: false }]));
+    expect(await text((await reader.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'pf/sub/3' }))).Body)).toBe('body of pf/sub/3');
+  });
+
+  it('refuses a malformed request with 400', async () => {
+    expect((await prefetch('s3://x')).status).toBe(400);
+    expect((await prefetch([])).status).toBe(400);
   });
 });
