@@ -20,6 +20,8 @@ export interface UpstreamRequest {
   /** Try the next server on a 404 too (CVMFS data: a stratum 1 behind the others answers 404). */
   readonly failoverOn404?: boolean;
   readonly signal?: AbortSignal;
+  /** Interim (1xx) responses, as undici reports them (gateway/proxy/interim.ts). */
+  readonly onInfo?: Dispatcher.RequestOptions['onInfo'];
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData & { readonly origin: string };
@@ -106,6 +108,7 @@ export class Upstreams {
           headers: req.headers,
           body: req.body,
           signal: req.signal,
+          onInfo: req.onInfo,
         });
         this.#metrics.upstreamLatency.labels(origin).observe((performance.now() - started) / 1000);
         const retryable = res.statusCode >= 500 || (req.failoverOn404 === true && res.statusCode === 404);

@@ -17,7 +17,13 @@ import { newHasher } from '../cvmfs.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
 import { targetedDirectives } from '../http/targeted.ts';
 import type { Metrics } from '../metrics.ts';
-import { UpstreamFailure, type UpstreamResponse, type Upstreams, classifyError } from '../upstream.ts';
+import {
+  UpstreamFailure,
+  type UpstreamRequest,
+  type UpstreamResponse,
+  type Upstreams,
+  classifyError,
+} from '../upstream.ts';
 import type { Target } from './target.ts';
 
 export interface FetchDeps {
@@ -40,6 +46,8 @@ export interface FillRequest {
   readonly clientHeaders: HeaderMap;
   /** A stored response to revalidate (conditional request) or fall back to on upstream errors. */
   readonly stale?: EntryMeta;
+  /** Interim (1xx) responses go to the client whose request started the fill. */
+  readonly onInfo?: UpstreamRequest['onInfo'];
 }
 
 /** Where the CVMFS rules override the generic ones; undefined keeps the RFC 9111 decision. */
@@ -74,6 +82,7 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
       path: target.path,
       headers,
       failoverOn404: target.cvmfs?.kind === 'data',
+      onInfo: req.onInfo,
     });
   } catch (err) {
     return failFill(deps, fill, classifyError(err));

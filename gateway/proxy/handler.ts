@@ -21,6 +21,7 @@ import type { HashRing } from '../ring.ts';
 import type { UpstreamResponse } from '../upstream.ts';
 import { UpstreamFailure, classifyError } from '../upstream.ts';
 import { type FetchDeps, revalidateInBackground, runFill, staleUsable } from './fetcher.ts';
+import { forwardInterim } from './interim.ts';
 import {
   cacheStatusOf,
   fillHeaders,
@@ -194,6 +195,7 @@ export class ProxyHandler {
         headers: this.#upstreamHeaders(req, FILL_DROPPED),
         clientHeaders: req.headers,
         stale,
+        onInfo: (info) => forwardInterim(res, info),
       }).catch((err) => {
         this.#log.error({ err, url: target.url }, 'fill crashed');
         fill.finish('failed', classifyError(err));
@@ -339,6 +341,7 @@ export class ProxyHandler {
         path: target.path,
         headers: this.#upstreamHeaders(req, ['host', 'expect']),
         body: withBody ? req : undefined,
+        onInfo: (info) => forwardInterim(res, info),
       });
     } catch (err) {
       const f = classifyError(err);
@@ -403,6 +406,7 @@ export class ProxyHandler {
         path: req.url ?? '/',
         headers,
         body: CACHEABLE_METHODS.has(req.method ?? '') ? undefined : req,
+        onInfo: (info) => forwardInterim(res, info),
       });
     } catch (err) {
       this.#log.warn({ peer, err: classifyError(err).message }, 'peer unavailable; handling locally');
