@@ -14,6 +14,7 @@ import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
 import { varyValues } from '../cache/key.ts';
 import { storedHeaders } from '../cache/stored-headers.ts';
 import { newHasher } from '../cvmfs.ts';
+import { requestNoCache } from '../http/cache-control.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
 import { targetedDirectives } from '../http/targeted.ts';
 import type { Metrics } from '../metrics.ts';
@@ -93,7 +94,9 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     res.body.resume();
     return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime);
   }
-  if (res.statusCode >= 500 && staleUsable(deps, stale)) {
+  // A no-cache request revalidates its stale copy but may never be answered with it (RFC 9111
+  // §4.2.4): it gets the upstream's own error instead.
+  if (res.statusCode >= 500 && !requestNoCache(req.clientHeaders) && staleUsable(deps, stale)) {
     res.body.resume();
     return failFill(
       deps,

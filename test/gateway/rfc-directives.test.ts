@@ -134,3 +134,26 @@ describe('stale-while-revalidate (RFC 5861)', async () => {
     }
   });
 });
+
+describe('request no-cache and upstream errors', async () => {
+  const origin = await startOrigin();
+  const gw = await startTestGateway();
+
+  it("passes the upstream's own 5xx to a no-cache request instead of the stale copy", async () => {
+    let broken = false;
+    origin.route('/flaky', (req, res) => {
+      if (broken) {
+        res.writeHead(500, { 'content-length': 4 });
+        res.end('oops');
+        return;
+      }
+      fixed('good', { 'cache-control': 'max-age=60', etag: '"g"' })(req, res);
+    });
+    await send(gw.url, `${origin.url}/flaky`);
+    broken = true;
+    const r = await send(gw.url, `${origin.url}/flaky`, { headers: { 'cache-control': 'no-cache' } });
+    expect(r.status).toBe(500);
+    expect(r.body.toString()).toBe('oops');
+    expect((await send(gw.url, `${origin.url}/flaky`)).body.toString()).toBe('good');
+  });
+});
