@@ -165,9 +165,10 @@ export class ProxyHandler {
         const now = Date.now();
         const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
         if (u.use === 'stale-revalidate') {
-          const fill = { target, headers: this.#upstreamHeaders(req, FILL_DROPPED), clientHeaders: req.headers };
-          revalidateInBackground(d, { ...fill, stale: found.meta });
-          return this.#serveHit(req, res, target, found, `${NAME}; hit; ttl=${u.ttl}; detail=stale-while-revalidate`);
+          const headers = this.#upstreamHeaders(req, FILL_DROPPED);
+          revalidateInBackground(d, { target, headers, clientHeaders: req.headers, stale: found.meta });
+          const status = `${NAME}; hit; ttl=${u.ttl}; detail=stale-while-revalidate`;
+          return this.#serveHit(req, res, target, found, status);
         }
         if (u.use !== 'revalidate') {
           const detail = u.use === 'stale-ok' ? `; detail=${found.tier}-stale` : `; detail=${found.tier}`;
@@ -222,7 +223,9 @@ export class ProxyHandler {
     const collapsed = leader ? '' : '; collapsed';
     if (state === 'streaming' || state === 'done') {
       // A fill started for another variant of this URL cannot answer this request.
-      if (!leader && !varyMatches(fill.meta?.vary, req.headers)) return this.#pass(req, res, target, fwd, false);
+      if (!leader && !varyMatches(fill.meta?.vary, req.headers)) {
+        return this.#pass(req, res, target, fwd, false);
+      }
       const fh = fill.acquire();
       if (!fh) {
         const found = d.cache.lookup(target.key);

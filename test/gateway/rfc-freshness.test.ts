@@ -50,7 +50,8 @@ describe('RFC 9111 freshness details', async () => {
       '/exp-date': { expires: valid, date: new Date().toUTCString().replace('GMT', 'UTC') },
     };
     origin.route('/exp-lines', (_req, res) => {
-      res.writeHead(200, { 'content-length': 1, expires: [valid, valid] });
+      res.setHeader('expires', [valid, valid]);
+      res.writeHead(200, { 'content-length': 1 });
       res.end('v');
     });
     await get('/exp-lines');
