@@ -200,6 +200,11 @@ export function usability(meta: EntryMeta, reqCc: Directives, now: number, heuri
   if (ttl - minFresh > 0) return { use: 'fresh', ttl };
   const allowed = maxStale(reqCc);
   if (!d.mustRevalidate && allowed !== undefined && -ttl <= allowed) return { use: 'stale-ok', ttl };
+  // Directives a request adds for other reasons (extensions, max-stale beyond its bound) do not
+  // cancel stale-while-revalidate; only its own freshness demands do.
+  if (reqMaxAge === undefined && !reqCc.has('min-fresh') && !d.mustRevalidate && -ttl < d.swr) {
+    return { use: 'stale-revalidate', ttl };
+  }
   return { use: 'revalidate', ttl };
 }
 

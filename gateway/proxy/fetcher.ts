@@ -270,7 +270,13 @@ export function revalidateInBackground(deps: FetchDeps, req: FillRequest): void 
       deps.cache.endFill(fill);
       throw err;
     }
-    if (fill.state === 'pass') (fill.pass as UpstreamResponse | undefined)?.body.destroy();
+    const unwanted = fill.state === 'pass' ? (fill.pass as UpstreamResponse | undefined) : undefined;
+    if (unwanted) {
+      // undici reports a body destroyed before its end as an 'error' event: without a listener
+      // that would take the whole process down.
+      unwanted.body.on('error', () => undefined);
+      unwanted.body.destroy();
+    }
   };
   drive().catch((err) => deps.log.error({ err, url: req.target.url }, 'background revalidation crashed'));
 }
