@@ -3,7 +3,8 @@
 // pass-through, and are never stored.
 
 import { request } from 'node:http';
-import { connect } from 'node:net';
+import { type AddressInfo, connect, createServer } from 'node:net';
+import { onTeardown } from '../helpers/cleanup.ts';
 import { describe, expect, it } from 'vitest';
 import { startTestGateway } from './helpers/gateway.ts';
 import { startOrigin } from './helpers/origin.ts';
@@ -89,6 +90,24 @@ describe('interim responses', async () => {
     });
     const r = await get(gw.url, `${origin.url}/cont`);
     expect(r.status).toBe(502);
+    expect(r.interim).toEqual([]);
+  });
+
+  it('drops interim responses node:http cannot write: a 104, a 103 without Link', async () => {
+    // A raw origin: node:http's own server cannot send these.
+    const raw = createServer((sock) => {
+      sock.once('data', () => {
+        sock.write('HTTP/1.1 104 Upload Resumption Supported\r\nupload-draft-interop-version: 3\r\n\r\n');
+        sock.write('HTTP/1.1 103 Early Hints\r\nx-hint: a\r\n\r\n');
+        sock.end('HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncache-control: no-store\r\nconnection: close\r\n\r\nok');
+      });
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    onTeardown(() => new Promise<void>((resolve) => raw.close(() => resolve())));
+    const port = (raw.address() as AddressInfo).port;
+    const r = await get(gw.url, `http://127.0.0.1:${port}/raw`);
+    expect(r.status).toBe(200);
+    expect(r.body).toBe('ok');
     expect(r.interim).toEqual([]);
   });
 });
