@@ -25,6 +25,8 @@ export interface UpstreamRequest {
    * a forward proxy asked for a million hosts still exports a bounded number of series.
    */
   readonly label: string;
+  /** Interim (1xx) responses, as undici reports them (gateway/proxy/interim.ts). */
+  readonly onInfo?: Dispatcher.RequestOptions['onInfo'];
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData & { readonly origin: string };
@@ -132,6 +134,7 @@ export class Upstreams {
           headers: req.headers,
           body: req.body,
           signal: req.signal,
+          onInfo: req.onInfo,
         });
         this.#metrics.upstreamLatency.labels(req.label).observe((performance.now() - started) / 1000);
         const retryable = res.statusCode >= 500 || (req.failoverOn404 === true && res.statusCode === 404);

@@ -52,13 +52,16 @@ export function mayStore(req: RequestFacts, res: ResponseFacts): StoreDecision {
   // must-understand replaces no-store for statuses we understand, and forbids storing the others.
   const understood = resCc.has('must-understand') && UNDERSTOOD_STATUSES.has(res.status);
   if (resCc.has('must-understand') && !understood) return { store: false, reason: 'status' };
-  if (reqCc.has('no-store') || (resCc.has('no-store') && !understood)) return { store: false, reason: 'no-store' };
+  if (reqCc.has('no-store') || (resCc.has('no-store') && !understood)) {
+    return { store: false, reason: 'no-store' };
+  }
   // private="field" only keeps those fields out of the cache (gateway/cache/stored-headers.ts).
   if (resCc.get('private') === true) return { store: false, reason: 'private' };
   if (req.headers.authorization !== undefined) return { store: false, reason: 'authorization' };
   if (listItems(res.headers.vary).includes('*')) return { store: false, reason: 'vary-star' };
   const cookieOmitted = omittedFields(resCc).includes('set-cookie');
-  if (res.headers['set-cookie'] !== undefined && !cookieOmitted && !resCc.has('public') && !resCc.has('s-maxage')) {
+  const sharedOnPurpose = resCc.has('public') || resCc.has('s-maxage');
+  if (res.headers['set-cookie'] !== undefined && !cookieOmitted && !sharedOnPurpose) {
     // Not forbidden by the RFC, but a cookie-setting response shared between users is a leak.
     return { store: false, reason: 'set-cookie' };
   }
@@ -198,13 +201,19 @@ export function usability(meta: EntryMeta, reqCc: Directives, now: number, heuri
   if (ttl - minFresh > 0) return { use: 'fresh', ttl };
   const allowed = maxStale(reqCc);
   if (!d.mustRevalidate && allowed !== undefined && -ttl <= allowed) return { use: 'stale-ok', ttl };
+  // Directives a request adds for other reasons (extensions, max-stale beyond its bound) do not
+  // cancel stale-while-revalidate; only its own freshness demands do.
+  if (reqMaxAge === undefined && !reqCc.has('min-fresh') && !d.mustRevalidate && -ttl < d.swr) {
+    return { use: 'stale-revalidate', ttl };
+  }
   return { use: 'revalidate', ttl };
 }
 
 /** How long past expiry a stored response may still be served when every upstream fails. */
 export function staleOnErrorLimit(meta: EntryMeta, configuredMaxS: number): number {
   const cc = directivesOf(meta);
-  if (cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage') || cc.get('no-cache') === true) {
+  const noCache = cc.get('no-cache') === true;
+  if (cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage') || noCache) {
     return 0;
   }
   const sie = deltaSeconds(cc, 'stale-if-error');

@@ -22,7 +22,7 @@ import { type HeaderMap, joined, listItems } from '../http/headers.ts';
 const CASE_FREE = new Set(['accept', 'accept-charset', 'accept-encoding', 'accept-language']);
 const CODING_ALIASES: Record<string, string> = { 'x-gzip': 'gzip', 'x-compress': 'compress' };
 
-/** Accept-Encoding as the set of acceptable codings, sorted; "identity;q=0" is kept as it changes the answer. */
+/** Accept-Encoding as its set of acceptable codings, sorted; "identity;q=0" stays: it changes the answer. */
 function normaliseAcceptEncoding(text: string): string {
   const out = new Set<string>();
   for (const item of listItems(text)) {
@@ -73,7 +73,12 @@ export function selectionMatches(stored: Record<string, string> | undefined, req
  * The key of the variant `req` selects, given the URL's first entry (its key, the name of its
  * file, and the header names its Vary lists).
  */
-export function variantKey(base: string, firstEntryId: string, names: readonly string[], req: HeaderMap): string {
+export function variantKey(
+  base: string,
+  firstEntryId: string,
+  names: readonly string[],
+  req: HeaderMap,
+): string {
   const h = createHash('sha256');
   for (const n of [...names].sort()) h.update(`${n}\n${normaliseField(n, req[n])}\n`);
   return `${base}\n${firstEntryId}:${h.digest('hex').slice(0, 32)}`;

@@ -37,3 +37,14 @@ export function maxStale(d: Directives): number | undefined {
   if (v === true) return Number.POSITIVE_INFINITY;
   return deltaSeconds(d, 'max-stale');
 }
+
+/**
+ * Does a request forbid answers from the cache without asking upstream (RFC 9111 §5.2.1.4)?
+ * Pragma: no-cache counts only without Cache-Control (RFC 9111 §5.4).
+ */
+export function requestNoCache(headers: { [name: string]: string | string[] | undefined }): boolean {
+  const cc = headers['cache-control'];
+  if (cc !== undefined) return parseCacheControl(cc).has('no-cache');
+  const pragma = headers.pragma;
+  return pragma !== undefined && /no-cache/i.test(Array.isArray(pragma) ? pragma.join(',') : pragma);
+}

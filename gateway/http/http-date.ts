@@ -29,7 +29,9 @@ export function fullYear(twoDigits: number, now: number): number {
   return year;
 }
 
-function build(year: number, month: string, day: string, h: string, m: string, s: string): number | undefined {
+type Field = string;
+
+function build(year: number, month: Field, day: Field, h: Field, m: Field, s: Field): number | undefined {
   const mon = MONTHS.indexOf(month.toLowerCase());
   const [d, hh, mm, ss] = [Number(day), Number(h), Number(m), Number(s)];
   // The grammar allows a leap second (60); the clock it names is the next second's.

@@ -5,8 +5,9 @@
 // When none is valid, Cache-Control rules as usual. Pure.
 //
 // Targeted fields are Structured Field dictionaries (RFC 8941), so "valid" is stricter than for
-// Cache-Control: lower-case keys, well-formed items. A field that does not parse is ignored whole,
-// as RFC 9213 §2.1 says, rather than half-understood.
+// Cache-Control: lower-case keys, well-formed items, and the known directives with the types
+// Cache-Control gives them. A field that fails is ignored whole, as RFC 9213 §2.1 says, rather
+// than half-understood.
 
 import type { HeaderMap } from './headers.ts';
 
@@ -20,29 +21,62 @@ const BARE_ITEM = [
   '\\?[01]', // boolean
 ].join('|');
 const PARAMS = `(?:;\\x20*${KEY}(?:=(?:${BARE_ITEM}))?)*`;
-const MEMBER = new RegExp(`^${KEY}(?:=(?:${BARE_ITEM}))?${PARAMS}$`);
+/** One member: its key, its value (absent means true), and parameters, which are ignored. */
+const MEMBER = new RegExp(`^(${KEY})(?:=(${BARE_ITEM}))?${PARAMS}$`);
 /** Splits members at commas outside quoted strings. */
 const MEMBERS = /(?:"(?:[^"\\]|\\.)*"|[^,"])+/g;
 
-/** Is `text` a well-formed, non-empty Structured Field dictionary (inner lists aside)? */
-export function isDictionary(text: string): boolean {
-  const trimmed = text.trim();
-  if (trimmed === '' || /,\s*$|^,/.test(trimmed) || /,\s*,/.test(trimmed)) return false;
-  const members = trimmed.match(MEMBERS);
-  if (!members) return false;
-  return members.every((m) => MEMBER.test(m.trim()));
+/**
+ * The types RFC 9213 §2.1 infers from Cache-Control for the directives this cache acts on. A
+ * value of another type (`max-age="60"`, `max-age=60.5`, `no-store=1`) makes the field invalid.
+ */
+const INTEGER = new Set(['max-age', 's-maxage', 'stale-while-revalidate', 'stale-if-error']);
+const FLAG = new Set(['no-store', 'must-revalidate', 'proxy-revalidate', 'public', 'must-understand']);
+/** Flags that may instead carry a string of field names. */
+const FLAG_OR_FIELDS = new Set(['no-cache', 'private']);
+
+function typeOk(key: string, value: string | undefined): boolean {
+  if (INTEGER.has(key)) return value !== undefined && /^\d{1,15}$/.test(value);
+  if (FLAG.has(key)) return value === undefined || value === '?1' || value === '?0';
+  if (FLAG_OR_FIELDS.has(key)) return value === undefined || value === '?1' || value === '?0' || value[0] === '"';
+  return true;
 }
 
 /**
- * The value of the first field of `targets` (lower-case names) that is present and valid, or
- * undefined when Cache-Control and Expires govern.
+ * A well-formed, non-empty Structured Field dictionary (inner lists aside) whose known directives
+ * have their expected types, rewritten in Cache-Control syntax (`?1` dropped, `?0` members and
+ * parameters left out); undefined when invalid.
+ */
+export function directivesFromDictionary(text: string): string | undefined {
+  const trimmed = text.trim();
+  if (trimmed === '' || /,\s*$|^,/.test(trimmed) || /,\s*,/.test(trimmed)) return undefined;
+  const out: string[] = [];
+  for (const raw of trimmed.match(MEMBERS) ?? []) {
+    const m = MEMBER.exec(raw.trim());
+    if (!m) return undefined;
+    const [, key, value] = m as unknown as [string, string, string | undefined];
+    if (!typeOk(key, value)) return undefined;
+    if (value === '?0') continue;
+    out.push(value === undefined || value === '?1' ? key : `${key}=${value}`);
+  }
+  return out.join(', ');
+}
+
+/** Is `text` a valid targeted field value? */
+export function isDictionary(text: string): boolean {
+  return directivesFromDictionary(text) !== undefined;
+}
+
+/**
+ * The directives of the first field of `targets` (lower-case names) that is present and valid,
+ * in Cache-Control syntax, or undefined when Cache-Control and Expires govern.
  */
 export function targetedDirectives(headers: HeaderMap, targets: readonly string[]): string | undefined {
   for (const name of targets) {
     const v = headers[name];
     if (v === undefined) continue;
-    const text = typeof v === 'string' ? v : v.join(', ');
-    if (isDictionary(text)) return text;
+    const directives = directivesFromDictionary(typeof v === 'string' ? v : v.join(', '));
+    if (directives !== undefined) return directives;
   }
   return undefined;
 }

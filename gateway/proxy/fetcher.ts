@@ -14,6 +14,7 @@ import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
 import { varyValues } from '../cache/key.ts';
 import { storedHeaders } from '../cache/stored-headers.ts';
 import { newHasher } from '../cvmfs.ts';
+import { requestNoCache } from '../http/cache-control.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
 import { targetedDirectives } from '../http/targeted.ts';
 import type { Metrics } from '../metrics.ts';
@@ -22,6 +23,7 @@ import {
   drainBody,
   dropBody,
   UpstreamFailure,
+  type UpstreamRequest,
   type UpstreamResponse,
   type Upstreams,
 } from '../upstream.ts';
@@ -56,6 +58,8 @@ export interface FillRequest {
   readonly clientHeaders: HeaderMap;
   /** A stored response to revalidate (conditional request) or fall back to on upstream errors. */
   readonly stale?: EntryMeta;
+  /** Interim (1xx) responses go to the client whose request started the fill. */
+  readonly onInfo?: UpstreamRequest['onInfo'];
 }
 
 /** Where the CVMFS rules override the generic ones; undefined keeps the RFC 9111 decision. */
@@ -94,6 +98,7 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
       headers,
       failoverOn404: target.cvmfs?.kind === 'data',
       label: target.label,
+      onInfo: req.onInfo,
     });
   } catch (err) {
     return failFill(deps, fill, classifyError(err));
@@ -104,7 +109,9 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     drainBody(res.body);
     return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime);
   }
-  if (res.statusCode >= 500 && staleUsable(deps, stale)) {
+  // A no-cache request revalidates its stale copy but may never be answered with it (RFC 9111
+  // §4.2.4): it gets the upstream's own error instead.
+  if (res.statusCode >= 500 && !requestNoCache(req.clientHeaders) && staleUsable(deps, stale)) {
     drainBody(res.body);
     return failFill(
       deps,

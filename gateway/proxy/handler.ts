@@ -28,6 +28,7 @@ import {
   runFill,
   staleUsable,
 } from './fetcher.ts';
+import { forwardInterim } from './interim.ts';
 import {
   cacheStatusOf,
   fillHeaders,
@@ -173,9 +174,10 @@ export class ProxyHandler {
         const now = Date.now();
         const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
         if (u.use === 'stale-revalidate') {
-          const fill = { target, headers: this.#upstreamHeaders(req, FILL_DROPPED, target, 'GET'), clientHeaders: req.headers };
-          revalidateInBackground(d, { ...fill, stale: found.meta });
-          return this.#serveHit(req, res, target, found, `${NAME}; hit; ttl=${u.ttl}; detail=stale-while-revalidate`);
+          const headers = this.#upstreamHeaders(req, FILL_DROPPED, target, 'GET');
+          revalidateInBackground(d, { target, headers, clientHeaders: req.headers, stale: found.meta });
+          const status = `${NAME}; hit; ttl=${u.ttl}; detail=stale-while-revalidate`;
+          return this.#serveHit(req, res, target, found, status);
         }
         if (u.use !== 'revalidate') {
           const detail = u.use === 'stale-ok' ? `; detail=${found.tier}-stale` : `; detail=${found.tier}`;
@@ -203,6 +205,7 @@ export class ProxyHandler {
         headers: this.#upstreamHeaders(req, FILL_DROPPED, target, 'GET'),
         clientHeaders: req.headers,
         stale,
+        onInfo: (info) => forwardInterim(res, info),
       }).catch((err) => {
         this.#log.error({ err, url: target.url }, 'fill crashed');
         fill.finish('failed', classifyError(err));
@@ -229,7 +232,9 @@ export class ProxyHandler {
     const collapsed = leader ? '' : '; collapsed';
     if (state === 'streaming' || state === 'done') {
       // A fill started for another variant of this URL cannot answer this request.
-      if (!leader && !varyMatches(fill.meta?.vary, req.headers)) return this.#pass(req, res, target, fwd, false);
+      if (!leader && !varyMatches(fill.meta?.vary, req.headers)) {
+        return this.#pass(req, res, target, fwd, false);
+      }
       const fh = fill.acquire();
       if (!fh) {
         const found = d.cache.lookup(target.key);
@@ -371,6 +376,7 @@ export class ProxyHandler {
         body: withBody ? req : undefined,
         signal: gone.signal,
         label: target.label,
+        onInfo: (info) => forwardInterim(res, info),
       });
     } catch (err) {
       if (gone.signal.aborted) return;
@@ -468,6 +474,7 @@ export class ProxyHandler {
         headers,
         body: CACHEABLE_METHODS.has(req.method ?? '') ? undefined : req,
         label: 'peer',
+        onInfo: (info) => forwardInterim(res, info),
       });
     } catch (err) {
       this.#log.warn({ peer, err: classifyError(err).message }, 'peer unavailable; handling locally');

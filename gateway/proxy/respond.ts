@@ -134,7 +134,8 @@ export async function serveStored(
     extra.push('content-range', `bytes ${start}-${end}/${meta.size}`);
   }
   const length = end - start + 1;
-  const headers = [...(status === 206 ? withoutRange(base) : base), ...extra, 'content-length', String(length)];
+  const own = status === 206 ? withoutRange(base) : base;
+  const headers = [...own, ...extra, 'content-length', String(length)];
   if (req.method === 'HEAD' || length === 0) {
     res.writeHead(status, headers);
     res.end();

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { send } from './helpers/client.ts';
-import { startTestGateway } from './helpers/gateway.ts';
+import { startGatewayProcess, startTestGateway } from './helpers/gateway.ts';
 import { fixed, startOrigin } from './helpers/origin.ts';
 
 describe('directives with field names, and request no-cache', async () => {
@@ -82,6 +82,9 @@ describe('targeted cache-control fields (RFC 9213)', async () => {
     expect(await twice(gw.url, '/est')).toMatch(/^estuary; hit/);
     // Not a valid Structured Field dictionary (upper-case key): ignored, Cache-Control rules.
     expect(await twice(gw.url, '/cdn-bad')).toMatch(/detail=no-store/);
+    // Valid syntax, but max-age must be an integer: the field is ignored whole (RFC 9213 §2.1).
+    origin.route('/cdn-type', fixed('v', { 'cache-control': 'no-store', 'cdn-cache-control': 'max-age="60"' }));
+    expect(await twice(gw.url, '/cdn-type')).toMatch(/detail=no-store/);
     // The response still carries the targeted fields for caches further down.
     const r = await send(gw.url, `${origin.url}/cdn`);
     expect(r.headers['cdn-cache-control']).toBe('max-age=60');
@@ -98,7 +101,8 @@ describe('targeted cache-control fields (RFC 9213)', async () => {
 describe('stale-while-revalidate (RFC 5861)', async () => {
   const origin = await startOrigin();
   const gw = await startTestGateway();
-  const get = (path: string) => send(gw.url, `${origin.url}${path}`);
+  const get = (path: string, headers: Record<string, string> = {}) =>
+    send(gw.url, `${origin.url}${path}`, { headers });
 
   it('answers stale at once and revalidates once in the background', async () => {
     let version = 1;
@@ -111,7 +115,8 @@ describe('stale-while-revalidate (RFC 5861)', async () => {
     await sleep(1500);
     version = 2;
     const started = performance.now();
-    const [a, b] = await Promise.all([get('/swr'), get('/swr')]);
+    // A request directive that asks nothing of freshness does not cancel stale-while-revalidate.
+    const [a, b] = await Promise.all([get('/swr'), get('/swr', { 'cache-control': 'x-unknown' })]);
     expect(performance.now() - started).toBeLessThan(400);
     for (const r of [a, b]) {
       expect(r.body.toString()).toBe('v1');
@@ -124,6 +129,25 @@ describe('stale-while-revalidate (RFC 5861)', async () => {
     expect(origin.count('/swr')).toBe(2);
   });
 
+  it('drops a background answer that may not be stored, and keeps running', async () => {
+    // A separate process: a crash must show as a dead gateway, not as noise in the test runner.
+    const proc = await startGatewayProcess(['--allow-dest', '127.0.0.1']);
+    let storable = true;
+    origin.route('/swr-ns', (req, res) => {
+      if (storable) return fixed('first', { 'cache-control': 'max-age=1, stale-while-revalidate=30' })(req, res);
+      return fixed('second, not storable')(req, res);
+    });
+    const at = (path: string) => send(proc.url, `${origin.url}${path}`);
+    await at('/swr-ns');
+    await sleep(1500);
+    storable = false;
+    expect((await at('/swr-ns')).headers['cache-status']).toMatch(/stale-while-revalidate/);
+    await sleep(300);
+    expect(origin.count('/swr-ns')).toBe(2);
+    expect((await at('/swr-ns')).status).toBe(200);
+    expect(proc.child.proc.exitCode).toBeNull();
+  });
+
   it('does not apply past the window, nor with must-revalidate', async () => {
     origin.route('/swr-mr', fixed('x', { 'cache-control': 'max-age=1, stale-while-revalidate=30, must-revalidate' }));
     origin.route('/swr-short', fixed('x', { 'cache-control': 'max-age=1, stale-while-revalidate=1' }));
@@ -132,5 +156,28 @@ describe('stale-while-revalidate (RFC 5861)', async () => {
     for (const p of ['/swr-mr', '/swr-short']) {
       expect((await get(p)).headers['cache-status'], p).toMatch(/fwd=stale/);
     }
+  });
+});
+
+describe('request no-cache and upstream errors', async () => {
+  const origin = await startOrigin();
+  const gw = await startTestGateway();
+
+  it("passes the upstream's own 5xx to a no-cache request instead of the stale copy", async () => {
+    let broken = false;
+    origin.route('/flaky', (req, res) => {
+      if (broken) {
+        res.writeHead(500, { 'content-length': 4 });
+        res.end('oops');
+        return;
+      }
+      fixed('good', { 'cache-control': 'max-age=60', etag: '"g"' })(req, res);
+    });
+    await send(gw.url, `${origin.url}/flaky`);
+    broken = true;
+    const r = await send(gw.url, `${origin.url}/flaky`, { headers: { 'cache-control': 'no-cache' } });
+    expect(r.status).toBe(500);
+    expect(r.body.toString()).toBe('oops');
+    expect((await send(gw.url, `${origin.url}/flaky`)).body.toString()).toBe('good');
   });
 });

@@ -49,6 +49,13 @@ describe('RFC 9111 freshness details', async () => {
       '/exp-hour': { expires: tomorrowAt9.toUTCString().replace(' 09:', ' 9:') },
       '/exp-date': { expires: valid, date: new Date().toUTCString().replace('GMT', 'UTC') },
     };
+    origin.route('/exp-lines', (_req, res) => {
+      res.setHeader('expires', [valid, valid]);
+      res.writeHead(200, { 'content-length': 1 });
+      res.end('v');
+    });
+    await get('/exp-lines');
+    expect((await get('/exp-lines')).headers['cache-status']).not.toMatch(/hit/);
     for (const [path, headers] of Object.entries(variants)) {
       origin.route(path, fixed('v', headers));
       await get(path);

@@ -79,4 +79,34 @@ describe('Vary', async () => {
     expect(en.body.toString()).toBe('en');
     expect(fr.body.toString()).toBe('fr');
   });
+
+  it('keeps the other variants through a 304 of the first, and drops them all on a purge by URL', async () => {
+    const admin = await startTestGateway({ adminToken: 'a-long-enough-admin-token-for-tests' });
+    origin.route('/rv', (req, res) => {
+      const lang = String(req.headers['accept-language']);
+      const headers = { vary: 'Accept-Language', 'cache-control': 'max-age=1', etag: `"${lang}"` };
+      if (req.headers['if-none-match'] === `"${lang}"`) {
+        res.writeHead(304, headers);
+        res.end();
+        return;
+      }
+      res.writeHead(200, { ...headers, 'content-length': lang.length });
+      res.end(lang);
+    });
+    const at = (lang: string) =>
+      send(admin.url, `${origin.url}/rv`, { headers: { 'accept-language': lang } });
+    await at('en');
+    await at('fr');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await at('en')).headers['cache-status']).toMatch(/fwd-status=304/);
+    expect((await at('fr')).headers['cache-status']).toMatch(/fwd-status=304/);
+    expect(origin.count('/rv')).toBe(4);
+    const purge = await send(admin.url, '/estuary/v1/admin/purge', {
+      method: 'POST',
+      headers: { authorization: 'Bearer a-long-enough-admin-token-for-tests', 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `${origin.url}/rv` }),
+    });
+    expect(purge.status).toBe(200);
+    expect((await at('fr')).headers['cache-status']).toMatch(/fwd=miss/);
+  });
 });

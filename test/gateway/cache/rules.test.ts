@@ -8,7 +8,7 @@ import { gatewayOptions } from '../../../gateway/options.ts';
 import { freshnessLifetime, mayStore, usability } from '../../../gateway/cache/freshness.ts';
 import { omittedFields, storedHeaders } from '../../../gateway/cache/stored-headers.ts';
 import { parseCacheControl } from '../../../gateway/http/cache-control.ts';
-import { isDictionary, targetedDirectives } from '../../../gateway/http/targeted.ts';
+import { directivesFromDictionary, isDictionary, targetedDirectives } from '../../../gateway/http/targeted.ts';
 
 const T0 = Date.parse('2026-11-21T12:00:00Z');
 const date = new Date(T0).toUTCString();
@@ -62,9 +62,16 @@ describe('targeted fields', () => {
     for (const ok of ['max-age=60', 'no-store', 'max-age=60, no-cache="a, b"', 'none', 'x;p=1, y=?1']) {
       expect(isDictionary(ok), ok).toBe(true);
     }
-    for (const bad of ['', ' ', 'Max-Age=60', 'max-age=60,', ',max-age=1', 'a,,b', 'max-age="x', 'a=b c']) {
+    const wrongType = ['max-age="60"', 'max-age=60.5', 'max-age=-1', 'no-store=1', 'private=tok', 's-maxage'];
+    for (const bad of ['', ' ', 'Max-Age=60', 'max-age=60,', ',max-age=1', 'a,,b', 'max-age="x', 'a=b c', ...wrongType]) {
       expect(isDictionary(bad), bad).toBe(false);
     }
+  });
+  it('reads booleans and drops parameters, so Cache-Control parsing understands the result', () => {
+    expect(directivesFromDictionary('max-age=60;x=1, no-store=?0, private=?1, no-cache="a, b"')).toBe(
+      'max-age=60, private, no-cache="a, b"',
+    );
+    expect(directivesFromDictionary('none')).toBe('none');
   });
   it('picks the first valid field of the target list', () => {
     expect(targetedDirectives({ 'cdn-cache-control': 'max-age=5' }, targets)).toBe('max-age=5');
@@ -76,10 +83,10 @@ describe('targeted fields', () => {
     );
     expect(targetedDirectives({ 'cache-control': 'max-age=5' }, targets)).toBeUndefined();
   });
-  it('replaces Cache-Control and Expires, and ignores a decimal max-age', () => {
+  it('replaces Cache-Control and Expires', () => {
     const expired = { expires: new Date(T0 - 1000).toUTCString(), 'cache-control': 'max-age=9' };
     expect(freshnessLifetime({ status: 200, headers: expired, directives: 'max-age=30' }, 0)).toBe(30);
-    expect(freshnessLifetime({ status: 200, headers: expired, directives: 'max-age=30.5' }, 0)).toBe(0);
+    expect(freshnessLifetime({ status: 200, headers: expired, directives: 'none' }, 0)).toBe(0);
     expect(mayStore(GET, { status: 200, headers: { 'cache-control': 'no-store' }, directives: 'max-age=1' }).store).toBe(
       true,
     );
@@ -106,6 +113,9 @@ describe('stale-while-revalidate', () => {
     expect(usability(m, new Map(), T0 + 15_000, 0).use).toBe('stale-revalidate');
     expect(usability(m, new Map(), T0 + 31_000, 0).use).toBe('revalidate');
     expect(usability(m, parseCacheControl('max-age=5'), T0 + 15_000, 0).use).toBe('revalidate');
+    expect(usability(m, parseCacheControl('min-fresh=1'), T0 + 15_000, 0).use).toBe('revalidate');
+    expect(usability(m, parseCacheControl('x-ext'), T0 + 15_000, 0).use).toBe('stale-revalidate');
+    expect(usability(m, parseCacheControl('max-stale=1'), T0 + 15_000, 0).use).toBe('stale-revalidate');
     expect(usability(swr('max-age=10, stale-while-revalidate=20, must-revalidate'), new Map(), T0 + 15_000, 0).use).toBe(
       'revalidate',
     );

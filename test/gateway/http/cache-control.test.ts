@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deltaSeconds, maxStale, parseCacheControl } from '../../../gateway/http/cache-control.ts';
+import { deltaSeconds, maxStale, parseCacheControl, requestNoCache } from '../../../gateway/http/cache-control.ts';
 import { parseRange } from '../../../gateway/http/range.ts';
 
 describe('parseCacheControl', () => {
@@ -36,5 +36,14 @@ describe('parseRange', () => {
     expect(parseRange('bytes=9-2', 100).kind).toBe('none');
     expect(parseRange('bytes=100-', 100).kind).toBe('unsatisfiable');
     expect(parseRange('bytes=-0', 100).kind).toBe('unsatisfiable');
+  });
+});
+
+describe('requestNoCache', () => {
+  it('reads Cache-Control, and Pragma only without it', () => {
+    expect(requestNoCache({ 'cache-control': 'max-age=0, no-cache' })).toBe(true);
+    expect(requestNoCache({ 'cache-control': 'max-age=0', pragma: 'no-cache' })).toBe(false);
+    expect(requestNoCache({ pragma: 'No-Cache' })).toBe(true);
+    expect(requestNoCache({})).toBe(false);
   });
 });
