@@ -4,11 +4,15 @@
 import { GATEWAY_SUMMARY_VERSION, type GatewaySummary, SUMMARY_LIMIT } from '../lib/gateway-summary.ts';
 import type { EntryMeta } from './cache/entry.ts';
 
+/**
+ * host + first path segment for HTTP; for objects of the S3 endpoint `s3://bucket/first-segment`,
+ * so a dataset staged through the gateway is findable by its bucket and top-level prefix.
+ */
 export function prefixOfUrl(url: string): string {
-  const m = /^[a-z]+:\/\/([^/]+)(\/[^/?]*)?/.exec(url);
+  const m = /^([a-z0-9]+):\/\/([^/]+)(\/[^/?]*)?/.exec(url);
   if (!m) return url;
-  const seg = m[2] && m[2] !== '/' ? m[2] : '';
-  return `${m[1]}${seg}`;
+  const seg = m[3] && m[3] !== '/' ? m[3] : '';
+  return `${m[1] === 's3' ? 's3://' : ''}${m[2]}${seg}`;
 }
 
 function top(totals: Map<string, number>): { name: string; bytes: number }[] {

@@ -10,7 +10,10 @@ export interface GatewaySummary {
   readonly cache: { readonly memoryBytes: number; readonly diskBytes: number; readonly objects: number };
   /** CVMFS repositories (fully qualified names) with bytes cached for each, largest first, at most 32. */
   readonly cvmfs: readonly { readonly repo: string; readonly bytes: number }[];
-  /** HTTP/S3 origins seen as host + first path segment (an S3 bucket in path style), at most 32. */
+  /**
+   * HTTP origins as host + first path segment, and objects of the gateway's S3 endpoint as
+   * s3://bucket/first-segment; largest first, at most 32.
+   */
   readonly prefixes: readonly { readonly prefix: string; readonly bytes: number }[];
 }
 

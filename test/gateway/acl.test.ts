@@ -83,5 +83,7 @@ describe('summary', () => {
     expect(s.cvmfs).toEqual([{ repo: 'a.org', bytes: 10 }]);
     expect(s.prefixes).toEqual([{ prefix: 's3.example:9000/bucket', bytes: 10 }]);
     expect(prefixOfUrl('http://h/')).toBe('h');
+    expect(prefixOfUrl('s3://kek-data/run42/a/b.root')).toBe('s3://kek-data/run42');
+    expect(prefixOfUrl('reverse://cvmfs/data/x')).toBe('cvmfs/data');
   });
 });

@@ -106,6 +106,9 @@ for (const [name, start, available] of stores) {
       expect(await text(range.Body)).toBe('estuary');
       const list = await rw.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'run42/' }));
       expect(list.Contents?.map((c) => c.Key)).toContain('run42/a b+c.txt');
+      // What the agent forwards in its heartbeats: discovery can tell which gateway holds the dataset.
+      const summary = (await fetch(`${gw.url}/estuary/v1/summary`).then((r) => r.json())) as { prefixes: { prefix: string }[] };
+      expect(summary.prefixes.map((p) => p.prefix)).toContain(`s3://${BUCKET}/run42`);
     });
 
     it('uploads in parts, copies and deletes, and the cache follows every write', async () => {
