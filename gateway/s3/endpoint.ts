@@ -10,9 +10,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../lib/log.ts';
 import type { ProxyHandler } from '../proxy/handler.ts';
 import type { Target } from '../proxy/target.ts';
-import { type UpstreamFailure, classifyError, type Upstreams } from '../upstream.ts';
+import { classifyError, type Upstreams } from '../upstream.ts';
 import { allowed, checkToken, type Claims } from './credentials.ts';
 import { sendS3Error } from './errors.ts';
+import { filterListing } from './listing.ts';
 import { bucketOf, nextToken, parseCopySource, routeS3, type S3Route, xmlKeys } from './route.ts';
 import { uriEncode } from './sigv4.ts';
 import { parseAuthorization, sign, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
@@ -76,7 +77,7 @@ export class S3Endpoint {
     const route = routeS3(req.method ?? '', addressed.bucket, addressed.rest, query, req.headers);
     const resource = `/${addressed.bucket}/${addressed.rest}`;
     const deny = (code: Parameters<typeof sendS3Error>[1], message: string) => {
-      this.#o.log.info({ client: req.socket?.remoteAddress, method: req.method, resource, code }, `S3 request refused: ${message}`);
+      this.#o.log.info({ client: req.socket?.remoteAddress, method: req.method, resource, query, code }, `S3 request refused: ${message}`);
       req.resume();
       sendS3Error(res, code, message, resource);
     };
@@ -84,7 +85,10 @@ export class S3Endpoint {
     const claims = this.#authenticate(req, path, query, deny);
     if (!claims) return;
     if (route.op === 'refused') return deny('NotImplemented', `${req.method} on this resource is not served by the gateway`);
-    if (!allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write })) {
+    const inScope = allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
+    // A listing outside the scopes is still answered, filtered to what the credential may see.
+    const filtered = !inScope && route.op === 'list' && claims.scopes.some((sc) => sc.bucket === route.bucket);
+    if (!inScope && !filtered) {
       return deny('AccessDenied', `this credential does not allow ${route.write ? 'writing' : 'reading'} ${route.bucket}/${route.scopeKey}`);
     }
     const payload = String(req.headers['x-amz-content-sha256'] ?? UNSIGNED_PAYLOAD);
@@ -107,6 +111,7 @@ export class S3Endpoint {
     }
     const target = this.#target(route, upstream, payload, extra);
     if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, target, deny);
+    if (filtered) return this.#filteredList(req, res, route, claims, target, deny);
     if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, 'cached');
     return this.#o.handler.serveS3(req, res, target, route.write ? 'write' : 'read');
   }
@@ -222,28 +227,65 @@ export class S3Endpoint {
     const keys = xmlKeys(body.toString('utf8'));
     const out = keys.find((k) => !allowed(claims.scopes, { bucket: route.bucket, key: k, write: true }));
     if (out !== undefined) return deny('AccessDenied', `this credential does not allow deleting ${route.bucket}/${out}`);
+    const answer = await this.#exchange(req, target, 'POST', body);
+    if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');
+    if (answer.status < 400) for (const k of keys) this.#o.handler.invalidate(`s3://${route.bucket}/${k}`);
+    answer.send(res, answer.body);
+  }
+
+  async #filteredList(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: S3Route,
+    claims: Claims,
+    target: Target,
+    deny: (code: Parameters<typeof sendS3Error>[1], message: string) => void,
+  ): Promise<void> {
+    const answer = await this.#exchange(req, target, 'GET');
+    if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');
+    const urlEncoded = /(^|&)encoding-type=url(&|$)/.test(route.query);
+    const text = answer.body.toString('utf8');
+    answer.send(res, answer.status === 200 ? Buffer.from(filterListing(text, claims.scopes, route.bucket, urlEncoded)) : answer.body);
+  }
+
+  /**
+   * One signed request to the store whose answer is read whole (listings, DeleteObjects: small
+   * XML), and a way to send it on with a corrected length. Undefined when the store is unreachable.
+   */
+  async #exchange(
+    req: IncomingMessage,
+    target: Target,
+    method: 'GET' | 'POST',
+    body?: Buffer,
+  ): Promise<{ status: number; body: Buffer; send: (res: ServerResponse, b: Buffer) => void } | undefined> {
     const base: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'content-length') base[k] = v;
-    base['content-length'] = String(body.length);
+    if (body) base['content-length'] = String(body.length);
     let up;
     try {
       up = await this.#o.upstreams.request(target.servers, {
-        method: 'POST',
+        method,
         path: target.path,
-        headers: target.sign!('POST', base),
+        headers: target.sign!(method, base),
         body,
         label: target.label,
       });
     } catch (err) {
-      const f: UpstreamFailure = classifyError(err);
-      return deny('ServiceUnavailable', `the store is unreachable: ${f.message}`);
+      this.#o.log.warn({ url: target.url, err: classifyError(err).message }, 'S3 store unreachable');
+      return undefined;
     }
-    const text = await up.body.arrayBuffer();
-    if (up.statusCode < 400) for (const k of keys) this.#o.handler.invalidate(`s3://${route.bucket}/${k}`);
+    const answer = Buffer.from(await up.body.arrayBuffer());
     const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding') headers[k] = v;
-    headers['content-length'] = String(text.byteLength);
-    res.writeHead(up.statusCode, headers);
-    res.end(Buffer.from(text));
+    for (const [k, v] of Object.entries(up.headers)) {
+      if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding' && k !== 'keep-alive') headers[k] = v;
+    }
+    return {
+      status: up.statusCode,
+      body: answer,
+      send: (res, b) => {
+        res.writeHead(up.statusCode, { ...headers, 'content-length': String(b.length) });
+        res.end(req.method === 'HEAD' ? undefined : b);
+      },
+    };
   }
 }

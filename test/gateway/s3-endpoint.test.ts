@@ -4,7 +4,7 @@
 // nothing reaching the store.
 
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   CompleteMultipartUploadCommand,
@@ -144,11 +144,26 @@ for (const [name, start, available] of stores) {
       expect(await text((await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/changing' }))).Body)).toBe('new');
     });
 
+    it('lists the bucket root filtered to what a prefix credential may see', async () => {
+      await direct.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'secret/plan.txt', Body: 'x' }));
+      await direct.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'top-level.txt', Body: 'x' }));
+      const ro = client(gw.url, creds([{ bucket: BUCKET, prefix: 'run42/', write: false }]));
+      const flat = await ro.send(new ListObjectsV2Command({ Bucket: BUCKET }));
+      const keys = (flat.Contents ?? []).map((c) => c.Key!);
+      expect(keys.length).toBeGreaterThan(0);
+      expect(keys.every((k) => k.startsWith('run42/'))).toBe(true);
+      expect(flat.KeyCount).toBe(keys.length);
+      const tree = await ro.send(new ListObjectsV2Command({ Bucket: BUCKET, Delimiter: '/' }));
+      expect((tree.CommonPrefixes ?? []).map((p) => p.Prefix)).toEqual(['run42/']);
+      expect(tree.Contents ?? []).toEqual([]);
+    });
+
     it('refuses with the S3 code clients expect, and nothing reaches the store', async () => {
       const ro = client(gw.url, creds([{ bucket: BUCKET, prefix: 'run42/', write: false }]));
       expect(await codeOf(ro.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/denied', Body: 'x' })))).toBe('AccessDenied');
       expect(await codeOf(ro.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'other/x' })))).toBe('AccessDenied');
-      expect(await codeOf(ro.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: '' })))).toBe('AccessDenied');
+      const otherBucket = client(gw.url, creds([{ bucket: 'other-bucket', prefix: '', write: true }]));
+      expect(await codeOf(otherBucket.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: '' })))).toBe('AccessDenied');
       const expired = client(gw.url, creds([{ bucket: BUCKET, prefix: '', write: true }], 60_000, Date.now() - 120_000));
       expect(await codeOf(expired.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/denied', Body: 'x' })))).toBe('ExpiredToken');
       const good = creds([{ bucket: BUCKET, prefix: '', write: true }]);
@@ -276,5 +291,60 @@ describe('admin prefetch of S3 objects and prefixes', async () => {
   it('refuses a malformed request with 400', async () => {
     expect((await prefetch('s3://x')).status).toBe(400);
     expect((await prefetch([])).status).toBe(400);
+  });
+});
+
+describe('real S3 tools through the endpoint', async () => {
+  const { sh } = await import('../fuse/mount-helpers.ts');
+  const store = await startS3rver({ buckets: [BUCKET] });
+  const gw = await gatewayFor(store);
+  const c = creds([{ bucket: BUCKET, prefix: 'tools/', write: true }]);
+  const direct = client(store.endpoint, { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey });
+  const work = await tempDir('estuary-gw-tools-');
+  const data = randomBytes(7 * 1024 * 1024 + 5);
+  await mkdir(join(work, 'src', 'sub'), { recursive: true });
+  await writeFile(join(work, 'src', 'sub', 'data.bin'), data);
+  const stored = async (key: string) => {
+    const got = await direct.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+    return Buffer.from(await (got.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+  };
+
+  it('rclone copies a tree up and back with the session token', async () => {
+    const conf = join(work, 'rclone.conf');
+    await writeFile(
+      conf,
+      ['[gw]', 'type = s3', 'provider = Other', `endpoint = ${gw.url}`, 'region = us-east-1', 'force_path_style = true',
+        `access_key_id = ${c.accessKeyId}`, `secret_access_key = ${c.secretAccessKey}`, `session_token = ${c.sessionToken}`, ''].join('\n'),
+      { mode: 0o600 },
+    );
+    // rclone 1.60 refuses to start when AWS_CA_BUNDLE is set.
+    const env = 'env -u AWS_CA_BUNDLE';
+    const up = await sh(`${env} rclone copy --config '${conf}' '${work}/src' gw:${BUCKET}/tools/rc`);
+    expect(up.code, up.out).toBe(0);
+    expect((await stored('tools/rc/sub/data.bin')).equals(data)).toBe(true);
+    const down = await sh(`${env} rclone copy --config '${conf}' gw:${BUCKET}/tools/rc '${work}/back' && cmp '${work}/src/sub/data.bin' '${work}/back/sub/data.bin'`);
+    expect(down.code, down.out).toBe(0);
+    const denied = await sh(`${env} rclone copy --config '${conf}' '${work}/src' gw:${BUCKET}/elsewhere`);
+    expect(denied.code).not.toBe(0);
+    expect(denied.out).toMatch(/AccessDenied/);
+  });
+
+  it.runIf((await import('../fuse/mount-helpers.ts')).fuseAvailable().ok)('s3fs mounts it, writes and reads back', async () => {
+    const { startChild } = await import('../helpers/process.ts');
+    const { isMounted } = await import('../../fuse/mount-table.ts');
+    const { onTeardown } = await import('../helpers/cleanup.ts');
+    const mnt = await tempDir('estuary-gw-s3fs-');
+    const env = { ...process.env, AWSACCESSKEYID: c.accessKeyId, AWSSECRETACCESSKEY: c.secretAccessKey, AWSSESSIONTOKEN: c.sessionToken };
+    const child = startChild('s3fs', [`${BUCKET}:/tools`, mnt, '-f', '-o', `url=${gw.url}`, '-o', 'use_path_request_style', '-o', 'endpoint=us-east-1'], { env });
+    onTeardown(async () => {
+      if (await isMounted(mnt)) await sh(`fusermount -uz '${mnt}' || umount -l '${mnt}'`);
+      await child.stop('SIGKILL');
+    });
+    for (let i = 0; i < 100 && !(await isMounted(mnt)); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await isMounted(mnt), child.output()).toBe(true);
+    const r = await sh(`cp '${work}/src/sub/data.bin' '${mnt}/s3fs.bin' && cmp '${work}/src/sub/data.bin' '${mnt}/s3fs.bin' && ls '${mnt}'`);
+    expect(r.code, `${r.out}\n${child.output()}`).toBe(0);
+    expect((await stored('tools/s3fs.bin')).equals(data)).toBe(true);
+    await sh(`fusermount -u '${mnt}'`);
   });
 });
