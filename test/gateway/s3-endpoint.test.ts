@@ -348,3 +348,68 @@ describe('real S3 tools through the endpoint', async () => {
     await sh(`fusermount -u '${mnt}'`);
   });
 });
+
+for (const [name, start, available] of stores) {
+  describe.runIf(available)(`kill -9 of the gateway in the middle of S3 transfers (${name})`, async () => {
+    const { startGatewayProcess } = await import('./helpers/gateway.ts');
+    const { send } = await import('./helpers/client.ts');
+    const { sign } = await import('../../gateway/s3/sigv4.ts');
+    const { Readable } = await import('node:stream');
+    const store = await start();
+    const dir = await tempDir('estuary-gw-s3-kill-');
+    await writeFile(join(dir, 'issuer.key'), ISSUER);
+    const keys = { default: { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey, region: store.region } };
+    await writeFile(join(dir, 'keys.json'), JSON.stringify(keys));
+    const args = ['--s3', `${BUCKET}=${store.endpoint}`, '--s3-issuer-key-file', join(dir, 'issuer.key'), '--s3-credentials', join(dir, 'keys.json'), '--cache-dir', join(dir, 'cache')];
+    const c = creds([{ bucket: BUCKET, prefix: '', write: true }]);
+    const direct = client(store.endpoint, { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey });
+    const bytesOf = async (key: string) => {
+      const r = await direct.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+      return Buffer.from(await (r.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+    };
+
+    // s3rver keeps whatever part of a body arrived when its client is cut off (a store bug: S3 and
+    // Swift store nothing of an incomplete request), so this one runs against Swift only.
+    it.runIf(name === 'Swift')('leaves the old object in the store when the gateway dies mid-upload, and the client sees an error', async () => {
+      const old = Buffer.from('the old object');
+      await direct.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kill/up', Body: old }));
+      const gw = await startGatewayProcess(args);
+      const size = 20 * 1024 * 1024;
+      let sent = 0;
+      const slow = new Readable({
+        read() {
+          if (sent >= size) return void this.push(null);
+          sent += 1024 * 1024;
+          setTimeout(() => this.push(Buffer.alloc(1024 * 1024, 7)), 40);
+        },
+      });
+      const put = codeOf(client(gw.url, c).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kill/up', Body: slow, ContentLength: size })));
+      await new Promise((r) => setTimeout(r, 300));
+      await gw.child.stop('SIGKILL');
+      expect(await put).not.toBe('ok');
+      expect((await bytesOf('kill/up')).equals(old)).toBe(true);
+    });
+
+    it('never serves a partial object after the gateway died mid-download', async () => {
+      const big = randomBytes(16 * 1024 * 1024);
+      await direct.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kill/down', Body: big }));
+      const first = await startGatewayProcess(args);
+      const port = new URL(first.url).port;
+      const signedGet = () =>
+        sign({ method: 'GET', path: `/${BUCKET}/kill/down`, query: '', headers: { 'x-amz-security-token': c.sessionToken }, host: `127.0.0.1:${port}` }, c, 'us-east-1', 'UNSIGNED-PAYLOAD', Date.now());
+      // A slow reader: the gateway is killed long before 16 MiB have gone out at 2 MB/s.
+      const reading = send(first.url, `/${BUCKET}/kill/down`, { headers: signedGet(), slowBytesPerMs: 2000 });
+      await new Promise((r) => setTimeout(r, 500));
+      await first.child.stop('SIGKILL');
+      const cut = await reading;
+      expect(cut.status).toBe(200);
+      expect(cut.complete).toBe(false);
+      expect(cut.body.length).toBeLessThan(big.length);
+      const second = await startGatewayProcess(args);
+      const again = await client(second.url, c).send(new GetObjectCommand({ Bucket: BUCKET, Key: 'kill/down' }));
+      const bytes = Buffer.from(await (again.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray());
+      expect(bytes.equals(big)).toBe(true);
+      expect(await second.child.stop('SIGTERM')).toBe(0);
+    });
+  });
+}
