@@ -2,22 +2,17 @@
 // not by what clients ask for: a forward proxy asked for thousands of distinct origins must not
 // grow /metrics or its memory without end.
 
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { send } from './helpers/client.ts';
 import { startTestGateway } from './helpers/gateway.ts';
 import { fixed, startOrigin } from './helpers/origin.ts';
 
-/** Ports nothing listens on: opened and closed again, so connecting to them is refused. */
-async function closedPorts(n: number): Promise<number[]> {
-  const ports: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const srv = createServer();
-    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-    ports.push((srv.address() as { port: number }).port);
-    await new Promise((r) => srv.close(r));
-  }
-  return ports;
+/**
+ * Distinct origins that refuse connections: port 1 (tcpmux, never served here) on distinct loopback
+ * addresses, so no server another test opens meanwhile can answer them.
+ */
+function refusingOrigins(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `http://127.77.${i >> 8}.${(i & 255) + 1}:1`);
 }
 
 function seriesOf(text: string, name: string): string[] {
@@ -29,11 +24,10 @@ describe('per-destination state', async () => {
 
   it('keeps one metric series per --allow-dest entry, however many origins clients name', async () => {
     const gw = await startTestGateway();
-    const ports = await closedPorts(150);
-    for (const p of ports) {
-      const r = await send(gw.url, `http://127.0.0.1:${p}/x`, { method: 'M-SEARCH' });
-      expect([501, 502]).toContain(r.status);
-      await send(gw.url, `http://127.0.0.1:${p}/x`);
+    for (const o of refusingOrigins(150)) {
+      const r = await send(gw.url, `${o}/x`, { method: 'M-SEARCH' });
+      expect(r.status).toBe(502);
+      expect((await send(gw.url, `${o}/x`)).status).toBe(502);
     }
     expect((await send(gw.url, `${origin.url}/ok`)).status).toBe(200);
     const text = await gw.metrics.text();
@@ -46,13 +40,11 @@ describe('per-destination state', async () => {
   });
 
   it('still tries a failed server of a ring last, and only ring servers are remembered', async () => {
-    const [dead] = await closedPorts(1);
-    const gw = await startTestGateway({
-      upstream: [`cvmfs=http://127.0.0.1:${dead},${origin.url}`],
-    });
+    const [dead] = refusingOrigins(1);
+    const gw = await startTestGateway({ upstream: [`cvmfs=${dead},${origin.url}`] });
     expect((await send(gw.url, '/ok')).status).toBe(200);
     expect(gw.upstreams.downCount).toBe(1);
-    expect(gw.upstreams.order([`http://127.0.0.1:${dead}`, origin.url])[0]).toBe(origin.url);
+    expect(gw.upstreams.order([dead!, origin.url])[0]).toBe(origin.url);
   });
 });
 

@@ -119,6 +119,8 @@ describe('who may reach the own endpoints', async () => {
     const locked = await stats('locked-admin-token-1');
     expect(locked.status).toBe(429);
     expect(locked.body.toString()).toMatch(/ESTUARY_GW_ADMIN_LOCKED/);
+    // Log lines reach the pipe a little after the answers: wait for all five.
+    await gw.child.waitFor(/(wrong or missing token[^]*){5}/, 10_000);
     expect(gw.child.output().match(/wrong or missing token/g)).toHaveLength(5);
     expect(gw.child.output()).toMatch(/"client":"127\.0\.0\.1"/);
   });
