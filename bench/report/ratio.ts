@@ -10,10 +10,13 @@ import type { Metric } from '../metrics.ts';
  */
 const LEVEL = 0.005;
 
-/** "13.6", "7.2", "1.04", "250": two significant digits near 1, where they matter, fewer above. */
+/**
+ * "1.39", "7.2", "13.6", "250": two decimals below 2×, where peers are close and the second one
+ * tells 1.39 from 1.43, one decimal above, none from 100×.
+ */
 export function formatTimes(n: number): string {
   if (n >= 100) return Math.round(n).toLocaleString('en-US');
-  if (n >= 1.1) return n.toFixed(1);
+  if (n >= 2) return n.toFixed(1);
   return n.toFixed(2);
 }
 

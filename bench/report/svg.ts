@@ -12,8 +12,8 @@ import { referenceLabel, type ChartSpec } from './charts.ts';
 const COLOURS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];
 
 const WIDTH = 760;
-const HEIGHT = 380;
-const MARGIN = { top: 56, right: 20, bottom: 70, left: 70 };
+const HEIGHT = 400;
+const MARGIN = { top: 56, right: 20, bottom: 84, left: 70 };
 /** Room above the tallest bar for its value label (rotated labels on narrow bars need the most). */
 const HEADROOM = 1.2;
 /** Narrower bars than this (px) get their value written upwards, as 12 px digits would overlap. */
@@ -120,9 +120,7 @@ export function renderBarChart(chart: ChartSpec): string {
       );
     }
     out.push(...labels);
-    out.push(
-      `<text x="${(MARGIN.left + (ci + 0.5) * groupW).toFixed(1)}" y="${MARGIN.top + plotH + 18}" text-anchor="middle">${escapeXml(cat)}</text>`,
-    );
+    out.push(categoryLabel(cat, MARGIN.left + (ci + 0.5) * groupW, MARGIN.top + plotH + 18, groupW));
   });
   out.push(
     `<line x1="${MARGIN.left}" x2="${WIDTH - MARGIN.right}" y1="${y(0)}" y2="${y(0)}" stroke="#333"/>`,
@@ -130,6 +128,16 @@ export function renderBarChart(chart: ChartSpec): string {
   out.push(...legend(chart));
   out.push('</svg>');
   return `${out.join('\n')}\n`;
+}
+
+/** A case name under its group, on two lines when one would run into the next group's. */
+function categoryLabel(text: string, x: number, y: number, groupW: number): string {
+  const at = `x="${x.toFixed(1)}" y="${y}" text-anchor="middle"`;
+  // About 7 px per character at 12 px sans-serif.
+  const space = text.lastIndexOf(' ', Math.ceil(text.length / 2));
+  if (text.length * 7 < groupW - 4 || space < 0) return `<text ${at}>${escapeXml(text)}</text>`;
+  const lines = [text.slice(0, space), text.slice(space + 1)];
+  return `<text ${at}>${lines.map((l, i) => `<tspan x="${x.toFixed(1)}" dy="${i === 0 ? 0 : 14}">${escapeXml(l)}</tspan>`).join('')}</text>`;
 }
 
 function legend(chart: ChartSpec): string[] {

@@ -91,6 +91,15 @@ describe('renderBarChart', () => {
   });
 });
 
+describe('category labels', () => {
+  it('break onto two lines when they would run into the next group', () => {
+    const chart = chartsFor(fuseRecord, full)[3]!;
+    const many = { ...chart, categories: ['create 100 in parallel', 'b', 'c', 'd', 'e', 'f'] };
+    expect(renderBarChart(many)).toMatch(/<tspan [^>]*>create 100<\/tspan><tspan [^>]*dy="14">in parallel<\/tspan>/);
+    expect(renderBarChart(chart)).toContain('>ls -l 1000 files</text>');
+  });
+});
+
 describe('svg helpers', () => {
   it('chooses round axis steps', () => {
     expect(niceScale(87)).toEqual({ top: 100, step: 20 });

@@ -19,8 +19,8 @@ describe('scenarioSection', () => {
   });
   it('writes ratios to s3fs with their direction, for higher- and lower-is-better rows', () => {
     expect(section).toContain("Compared with s3fs, the baseline (each peer's median against s3fs's):");
-    expect(section).toContain('| 1000×1MB | 1.9× faster | 3.8× faster |');
-    expect(section).toContain('| 1×1000MB | 1.7× faster | level |');
+    expect(section).toContain('| 1000×1MB | 1.91× faster | 3.8× faster |');
+    expect(section).toContain('| 1×1000MB | 1.70× faster | level |');
     // Memory: lower is better; estuary uses 7.2 times what s3fs does.
     expect(section).toContain('| 1000×1MB | 7.2× more memory |');
     // Seconds: lower is better; estuary takes a quarter of s3fs's time.
@@ -30,7 +30,7 @@ describe('scenarioSection', () => {
   it('writes ratios to the reference the same way, and lets a peer beat it', () => {
     expect(section).toContain('Compared with sdk-alone (reference), a yardstick rather than a bound:');
     expect(section).toContain('| 1000×1MB | 2.0× slower | 3.8× slower |');
-    expect(section).toContain('| 1×1000MB | 1.7× faster | level |');
+    expect(section).toContain('| 1×1000MB | 1.70× faster | level |');
     expect(section).not.toContain('of limit');
   });
   it('says in the body how the figures were taken, the interleaving and the load', () => {
@@ -63,9 +63,9 @@ describe('renderReport', () => {
     expect(blank).toBe('');
     expect(summary).toBe(
       '**Summary.** Medians of 3 runs, peers taking turns within every run. ' +
-        '**fuse**, estuary against s3fs: upload speed 1.7×–1.9× faster; peak memory uploading 7.2× more memory; ' +
+        '**fuse**, estuary against s3fs: upload speed 1.70×–1.91× faster; peak memory uploading 7.2× more memory; ' +
         'metadata operations 4.0× faster. ' +
-        'Against sdk-alone (reference, not a competitor): upload speed from 2.0× slower to 1.7× faster.',
+        'Against sdk-alone (reference, not a competitor): upload speed from 2.0× slower to 1.70× faster.',
     );
   });
   it('shows the machine, its load average and the settings', () => {

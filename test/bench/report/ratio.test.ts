@@ -17,9 +17,9 @@ describe('ratio wording', () => {
   });
   it('says "faster" and "slower" for rates (higher is better) and for times (lower is better)', () => {
     expect(ratioWords(speedup(136, 10, transferRate.higherIsBetter)!, transferRate)).toBe('13.6× faster');
-    expect(ratioWords(speedup(10, 13, true)!, transferRate)).toBe('1.3× slower');
+    expect(ratioWords(speedup(10, 13, true)!, transferRate)).toBe('1.30× slower');
     expect(ratioWords(speedup(0.2, 0.8, duration.higherIsBetter)!, duration)).toBe('4.0× faster');
-    expect(ratioWords(speedup(1.3, 1, false)!, duration)).toBe('1.3× slower');
+    expect(ratioWords(speedup(1.3, 1, false)!, duration)).toBe('1.30× slower');
   });
   it('calls results within half a percent level rather than claiming a direction', () => {
     expect(ratioWords(1.004, transferRate)).toBe('level');
@@ -29,16 +29,17 @@ describe('ratio wording', () => {
   it('names who the ratio is against', () => {
     expect(ratioAgainst(1 / 7.2, peakMemory, 's3fs')).toBe('7.2× more memory than s3fs');
   });
-  it('keeps two significant digits near 1 and drops decimals above 100', () => {
-    expect(formatTimes(1.234)).toBe('1.2');
+  it('keeps two decimals below 2×, one up to 100×, none above', () => {
+    expect(formatTimes(1.394)).toBe('1.39');
     expect(formatTimes(1.06)).toBe('1.06');
+    expect(formatTimes(7.24)).toBe('7.2');
     expect(formatTimes(13.64)).toBe('13.6');
     expect(formatTimes(1234)).toBe('1,234');
   });
   it('joins several ratios into one range, saying when they point both ways', () => {
-    expect(ratioRange([1.9, 3.1, 2.4], transferRate)).toBe('1.9×–3.1× faster');
-    expect(ratioRange([0.5, 0.8], transferRate)).toBe('1.3×–2.0× slower');
-    expect(ratioRange([1 / 1.3, 2], transferRate)).toBe('from 1.3× slower to 2.0× faster');
+    expect(ratioRange([2.4, 3.1, 2.6], transferRate)).toBe('2.4×–3.1× faster');
+    expect(ratioRange([0.5, 0.8], transferRate)).toBe('1.25×–2.0× slower');
+    expect(ratioRange([1 / 1.3, 2], transferRate)).toBe('from 1.30× slower to 2.0× faster');
     expect(ratioRange([1 / 7.2], peakMemory)).toBe('7.2× more memory');
     expect(ratioRange([1, 2], transferRate)).toBe('from level to 2.0× faster');
     expect(ratioRange([], transferRate)).toBeUndefined();
