@@ -49,10 +49,15 @@ export function isMetricName(name: string): name is MetricName {
 }
 
 /**
- * The metric a results file names, or for a file written before metrics were named (schema 1)
- * one built from its unit and direction, with words that cannot point the wrong way.
+ * The metric a results file names. A file written before metrics were named (schema 1) has only
+ * a unit and a direction: the one metric that matches both, else plain "better"/"worse" words,
+ * which cannot point the wrong way ("ms" is both latency and CPU per query).
  */
 export function metricOf(m: { metric?: string; unit: string; higherIsBetter: boolean }): Metric {
   if (m.metric !== undefined && isMetricName(m.metric)) return METRICS[m.metric];
+  const same = Object.values(METRICS).filter(
+    (x: Metric) => x.unit === m.unit && x.higherIsBetter === m.higherIsBetter,
+  );
+  if (same.length === 1) return same[0]!;
   return { unit: m.unit, higherIsBetter: m.higherIsBetter, better: 'better', worse: 'worse' };
 }

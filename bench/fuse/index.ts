@@ -414,7 +414,7 @@ function result(run: Run): ScenarioResult {
     measurements: run.book.measurements(),
     baseline: BASELINE_PEER,
     reference: REFERENCE_PEER,
-    method: fuseMethod(run.cachesDropped),
+    method: fuseMethod(run.cachesDropped, s.metadata !== undefined),
     notes: run.notes,
   };
 }

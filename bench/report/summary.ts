@@ -33,7 +33,11 @@ function phrases(s: ScenarioRecord, ratio: (m: Measured) => number | undefined):
     const label = FAMILY_SHORT[`${s.scenario}/${family}`] ?? m.case;
     groups.set(label, [...(groups.get(label) ?? []), m]);
   }
-  const parts = [...groups.entries()].flatMap(([label, ms]) => {
+  // Speeds first, then what they cost (FAMILY_SHORT's order), then cases in measured order.
+  const labels = Object.values(FAMILY_SHORT);
+  const rank = (label: string) => (labels.includes(label) ? labels.indexOf(label) : labels.length);
+  const sorted = [...groups.entries()].sort(([a], [b]) => rank(a) - rank(b));
+  const parts = sorted.flatMap(([label, ms]) => {
     const words = ratioRange(
       ms.map((m) => ratio(m)!),
       metricOf(ms[0]!),

@@ -63,8 +63,8 @@ describe('renderReport', () => {
     expect(blank).toBe('');
     expect(summary).toBe(
       '**Summary.** Medians of 3 runs, peers taking turns within every run. ' +
-        '**fuse**, estuary against s3fs: upload speed 1.70×–1.91× faster; peak memory uploading 7.2× more memory; ' +
-        'metadata operations 4.0× faster. ' +
+        '**fuse**, estuary against s3fs: upload speed 1.70×–1.91× faster; metadata operations 4.0× faster; ' +
+        'peak memory uploading 7.2× more memory. ' +
         'Against sdk-alone (reference, not a competitor): upload speed from 2.0× slower to 1.70× faster.',
     );
   });

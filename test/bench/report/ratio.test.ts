@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { METRICS } from '../../../bench/metrics.ts';
+import { METRICS, metricOf } from '../../../bench/metrics.ts';
 import { formatTimes, ratioAgainst, ratioRange, ratioWords } from '../../../bench/report/ratio.ts';
 import { speedup } from '../../../bench/stats.ts';
 
@@ -43,5 +43,13 @@ describe('ratio wording', () => {
     expect(ratioRange([1 / 7.2], peakMemory)).toBe('7.2× more memory');
     expect(ratioRange([1, 2], transferRate)).toBe('from level to 2.0× faster');
     expect(ratioRange([], transferRate)).toBeUndefined();
+  });
+});
+
+describe('metricOf', () => {
+  it('finds the metric of a schema-1 measurement by its unit and direction where only one fits', () => {
+    expect(metricOf({ unit: 'MB', higherIsBetter: false })).toBe(METRICS.peakMemory);
+    expect(metricOf({ unit: 'ms', higherIsBetter: false }).worse).toBe('worse');
+    expect(metricOf({ metric: 'latency', unit: 'ms', higherIsBetter: false })).toBe(METRICS.latency);
   });
 });
