@@ -59,7 +59,11 @@ function scenarioSentence(s: ScenarioRecord): string {
   const why = s.baseline
     ? `its baseline ${s.baseline} was not measured next to ${SUBJECT}`
     : 'it has no peer to compare with';
-  return `**${s.scenario}**: ${why}${missing.length ? ` (${missing.join(', ')})` : ''}; its figures stand alone.`;
+  const others = [...new Set(s.measurements.map((m) => m.peer))].filter((p) => p !== SUBJECT);
+  const then = others.length
+    ? `its tables show ${SUBJECT} beside ${others.join(', ')}`
+    : 'its figures stand alone';
+  return `**${s.scenario}**: ${why}${missing.length ? ` (${missing.join(', ')})` : ''}; ${then}.`;
 }
 
 function runKind(r: Results): string {

@@ -100,6 +100,29 @@ describe('renderReport', () => {
     expect(single).toContain('**Summary.** A single run: one sample per figure, no spread.');
     expect(single).toContain('**single run: one sample per bar, no spread.**');
   });
+  it('says so when the baseline was not measured, and who was', () => {
+    const noSquid = scenarioRecord(
+      {
+        scenario: 'gateway',
+        settings: {},
+        baseline: 'squid',
+        peers: [
+          { peer: 'estuary', status: 'ok' },
+          { peer: 'squid', status: 'skipped', reason: 'squid not on PATH' },
+          { peer: 'nginx', status: 'ok' },
+        ],
+        measurements: [
+          { case: '4 KiB', peer: 'estuary', metric: 'requestRate', samples: [1, 2] },
+          { case: '4 KiB', peer: 'nginx', metric: 'requestRate', samples: [1, 2] },
+        ],
+        notes: [],
+      },
+      { durationSeconds: 1 },
+    );
+    expect(renderReport(resultsOf([noSquid]), (id) => id)).toContain(
+      '**gateway**: its baseline squid was not measured next to estuary (squid skipped); its tables show estuary beside nginx.',
+    );
+  });
   it('says so when a scenario has nothing to compare with', () => {
     const alone = scenarioRecord(
       {
