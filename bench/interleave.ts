@@ -1,8 +1,8 @@
 // Peers take turns: every repetition goes A, B, C, D, then the next one again A, B, C, D — never
 // one peer's runs back to back. On a shared machine a background job lasts minutes; measured in
 // blocks, it lands on whichever peer's block it overlaps and makes that column look slow (a run
-// under load once gave estuary 0.86× Squid on 4 KiB hits where an idle run gave 1.30×). Taking
-// turns spreads it over every column alike, and the spread of each column then shows it.
+// under load once had estuary 1.16× slower than Squid on 4 KiB hits, an idle run 1.30× faster).
+// Taking turns spreads it over every column alike, and the spread of each column then shows it.
 //
 // `takeTurns` (or `oneRound`, for a scenario that nests its own loops) is what scenarios use;
 // `interleavingCheck` is how the runner verifies, from the order in which samples actually
