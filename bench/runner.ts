@@ -212,6 +212,10 @@ export async function runBench(req: RunRequest): Promise<RunOutcome> {
     scenarios: records,
   });
   await writeReport(req.outDir, results);
-  const exitCode = req.signal.aborted ? 130 : records.some((r) => r.status === 'failed') ? 1 : 0;
+  // Peers measured in blocks make a column's figures incomparable: the report is still written,
+  // with the warning at its top, but the run does not pass as a good one.
+  const outOfTurn = records.some((r) => (r.interleaving?.problems.length ?? 0) > 0);
+  const failed = records.some((r) => r.status === 'failed');
+  const exitCode = req.signal.aborted ? 130 : failed || outOfTurn ? 1 : 0;
   return { results, outDir: req.outDir, exitCode };
 }
