@@ -44,7 +44,7 @@ const options = {
   bucket: option(str('NAME'), 'estuary-bench', 'the bucket the fuse scenario uses (created if missing)'),
   peers: optional(
     list(str('NAME')),
-    'only these fuse peers (estuary, estuary-write-back, s3fs, rclone, goofys, geesefs, mountpoint-s3)',
+    'only these peers: fuse (estuary, estuary-write-back, s3fs, rclone, goofys, geesefs, mountpoint-s3; the SDK-alone reference always runs), gateway (estuary, squid, nginx, varnish)',
   ),
   cases: optional(
     list(oneOf(FUSE_CASES)),
@@ -76,6 +76,8 @@ export const command = defineCommand({
     `Scenarios here: ${availableScenarios()
       .map((s) => `${s.name} (${s.summary})`)
       .join('; ')}. ` +
+    'Peers take turns in every repetition (A, B, C, then again), so a busy moment is spread over all of them. ' +
+    'report.md opens with a summary of the headline ratios and the load average of the machine. ' +
     'Missing peers become skipped columns; nothing is left mounted or running afterwards.',
   positionals: [
     {

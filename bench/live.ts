@@ -3,6 +3,7 @@
 // plain line per progress step and per sample, so a log reads as a transcript. Logs stay on
 // stderr; this is the command's own output.
 
+import { METRICS } from './metrics.ts';
 import type { SampleEvent } from './samples.ts';
 import { formatNumber, median } from './stats.ts';
 
@@ -36,7 +37,10 @@ export function liveTable(samples: readonly SampleEvent[], maxRows: number): str
     values.set(k, [...(values.get(k) ?? []), s.value]);
   }
   if (cases.length === 0) return [];
-  const unitOf = (c: string) => samples.find((s) => s.case === c)?.unit ?? '';
+  const unitOf = (c: string) => {
+    const metric = samples.find((s) => s.case === c)?.metric;
+    return metric ? METRICS[metric].unit : '';
+  };
   const rows = cases.slice(-maxRows).map((c) => [
     `${c} (${unitOf(c)})`,
     ...peers.map((p) => {
@@ -78,7 +82,7 @@ export class LiveDisplay {
   sample(e: SampleEvent): void {
     this.samples.push(e);
     if (this.out.isTTY) this.redraw();
-    else this.out.write(`${this.scenario}: ${e.peer} ${e.case}: ${formatNumber(e.value)} ${e.unit}\n`);
+    else this.out.write(`${this.scenario}: ${e.peer} ${e.case}: ${formatNumber(e.value)} ${METRICS[e.metric].unit}\n`);
   }
 
   /** Leaves the final table on screen and moves below it. */

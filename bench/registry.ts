@@ -37,7 +37,7 @@ const OPTIONAL: readonly OptionalModule[] = [
 
 const fuse: ScenarioEntry = {
   name: 'fuse',
-  summary: 'cp of the KEK datasets and a metadata suite on S3 mounts, against s3fs, rclone and the SDK limit',
+  summary: 'cp of the KEK datasets and a metadata suite on S3 mounts, against s3fs and rclone, with the SDK alone as a reference',
   load: async () => (await import('./fuse/index.ts')).fuseScenario,
   estimateBytes: async (ctx) => (await import('./fuse/index.ts')).estimateBytes(ctx),
 };

@@ -5,13 +5,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeReport } from './report/write.ts';
-import { resultsSchema } from './results.ts';
+import { parseResults } from './results.ts';
 
 const dir = process.argv[2];
 if (!dir) {
   process.stderr.write('usage: node bench/render.ts RESULTS_DIR (the directory holding results.json)\n');
   process.exit(2);
 }
-const results = resultsSchema.parse(JSON.parse(await readFile(join(dir, 'results.json'), 'utf8')));
+const results = parseResults(JSON.parse(await readFile(join(dir, 'results.json'), 'utf8')));
 const written = await writeReport(dir, results, false);
 process.stdout.write(`rewrote ${written.join(', ')} in ${dir}\n`);

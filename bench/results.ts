@@ -3,10 +3,20 @@
 // can be recomputed; the zod schema below is what the smoke test checks a real file against.
 
 import { z } from 'zod';
+import { METRICS } from './metrics.ts';
 import type { Measurement, ScenarioResult } from './scenario.ts';
 import { speedup, summarize } from './stats.ts';
 
-export const RESULTS_SCHEMA_VERSION = 'estuary-bench/1';
+/**
+ * 2: measurements name their metric, the "limit" became the reference (`reference`,
+ * `vsReference`), load averages and the interleaving check were added. Files of schema 1 are
+ * read through `parseResults`, which renames their fields.
+ */
+export const RESULTS_SCHEMA_VERSION = 'estuary-bench/2';
+
+/** os.loadavg() at one moment: 1-, 5- and 15-minute averages of runnable processes. */
+const loadAverage = z.array(z.number().nonnegative()).length(3);
+const load = z.object({ start: loadAverage, end: loadAverage });
 
 const summary = z.object({
   n: z.number().int().nonnegative(),
@@ -19,14 +29,16 @@ const summary = z.object({
 const measurement = z.object({
   case: z.string().min(1),
   peer: z.string().min(1),
+  /** The name in bench/metrics.ts; absent only in files upgraded from schema 1. */
+  metric: z.string().min(1).optional(),
   unit: z.string().min(1),
   higherIsBetter: z.boolean(),
   samples: z.array(z.number().nullable()),
   summary,
   /** Times better than the baseline peer (above 1 is better); absent for the baseline itself. */
   vsBaseline: z.number().optional(),
-  /** Share of the limit peer's result reached, as a fraction (1 = as fast as the limit). */
-  ofLimit: z.number().optional(),
+  /** Times better than the reference peer, read the same way; absent for the reference itself. */
+  vsReference: z.number().optional(),
 });
 
 const peer = z.object({
@@ -43,10 +55,14 @@ const scenario = z.object({
   durationSeconds: z.number().nonnegative(),
   settings: z.record(z.string(), z.unknown()),
   baseline: z.string().optional(),
-  limit: z.string().optional(),
+  reference: z.string().optional(),
   peers: z.array(peer),
   measurements: z.array(measurement),
+  method: z.array(z.string()).default([]),
   notes: z.array(z.string()),
+  load: load.optional(),
+  /** Whether each case's peers took turns run by run (bench/interleave.ts); absent if unchecked. */
+  interleaving: z.object({ cases: z.number().int().nonnegative(), problems: z.array(z.string()) }).optional(),
 });
 
 export const resultsSchema = z.object({
@@ -63,6 +79,8 @@ export const resultsSchema = z.object({
     cpus: z.number().int().positive(),
     memoryBytes: z.number().positive(),
   }),
+  /** Absent only in files upgraded from schema 1. */
+  load: load.optional(),
   versions: z.object({ estuary: z.string(), node: z.string() }).catchall(z.string()),
   settings: z.object({
     scenarios: z.array(z.string()),
@@ -77,6 +95,30 @@ export const resultsSchema = z.object({
 });
 
 export type Results = z.infer<typeof resultsSchema>;
+export type LoadRecord = z.infer<typeof load>;
+
+/** Schema 1 called the reference "limit" and its ratio "ofLimit"; the meaning was the same. */
+function upgradeV1(raw: Record<string, unknown>): Record<string, unknown> {
+  const scenarios = Array.isArray(raw.scenarios) ? (raw.scenarios as Record<string, unknown>[]) : [];
+  return {
+    ...raw,
+    schema: RESULTS_SCHEMA_VERSION,
+    scenarios: scenarios.map(({ limit, measurements, ...s }) => ({
+      ...s,
+      ...(limit === undefined ? {} : { reference: limit }),
+      measurements: (Array.isArray(measurements) ? (measurements as Record<string, unknown>[]) : []).map(
+        ({ ofLimit, ...m }) => ({ ...m, ...(ofLimit === undefined ? {} : { vsReference: ofLimit }) }),
+      ),
+    })),
+  };
+}
+
+/** Reads a results.json of this schema or of schema 1. */
+export function parseResults(raw: unknown): Results {
+  const obj = raw as Record<string, unknown> | null;
+  const upgraded = obj && obj.schema === 'estuary-bench/1' ? upgradeV1(obj) : raw;
+  return resultsSchema.parse(upgraded);
+}
 export type ScenarioRecord = Results['scenarios'][number];
 export type MeasurementRecord = ScenarioRecord['measurements'][number];
 
@@ -91,20 +133,31 @@ function medianOf(all: readonly Measurement[], c: string, peerName: string | und
   return m ? summarize(m.samples).median : undefined;
 }
 
-/** Adds summaries and the ratios to the baseline and the limit peer to every measurement. */
-export function scenarioRecord(r: ScenarioResult, durationSeconds: number, failure?: string): ScenarioRecord {
-  const limit = typeof r.settings.limitPeer === 'string' ? r.settings.limitPeer : undefined;
+/** What the runner adds to a scenario's own result. */
+export interface RunFacts {
+  readonly durationSeconds: number;
+  readonly failure?: string;
+  readonly load?: LoadRecord;
+  readonly interleaving?: ScenarioRecord['interleaving'];
+}
+
+/** Adds summaries and the ratios to the baseline and the reference peer to every measurement. */
+export function scenarioRecord(r: ScenarioResult, facts: RunFacts): ScenarioRecord {
+  const { durationSeconds, failure } = facts;
+  const reference = r.reference;
   const measurements = r.measurements.map((m): MeasurementRecord => {
+    const { unit, higherIsBetter } = METRICS[m.metric];
     const s = summarize(m.samples);
     const base = m.peer === r.baseline ? undefined : medianOf(r.measurements, m.case, r.baseline);
-    const lim = m.peer === limit ? undefined : medianOf(r.measurements, m.case, limit);
-    const vsBaseline = base === undefined ? undefined : speedup(s.median, base, m.higherIsBetter);
-    const ofLimit = lim === undefined ? undefined : speedup(s.median, lim, m.higherIsBetter);
+    const ref = m.peer === reference ? undefined : medianOf(r.measurements, m.case, reference);
+    const vsBaseline = base === undefined ? undefined : speedup(s.median, base, higherIsBetter);
+    const vsReference = ref === undefined ? undefined : speedup(s.median, ref, higherIsBetter);
     return {
       case: m.case,
       peer: m.peer,
-      unit: m.unit,
-      higherIsBetter: m.higherIsBetter,
+      metric: m.metric,
+      unit,
+      higherIsBetter,
       samples: m.samples.map(finiteOrNull),
       summary: {
         n: s.n,
@@ -114,7 +167,7 @@ export function scenarioRecord(r: ScenarioResult, durationSeconds: number, failu
         spreadPct: s.spreadPct,
       },
       ...(vsBaseline === undefined ? {} : { vsBaseline }),
-      ...(ofLimit === undefined ? {} : { ofLimit }),
+      ...(vsReference === undefined ? {} : { vsReference }),
     };
   });
   return {
@@ -124,9 +177,12 @@ export function scenarioRecord(r: ScenarioResult, durationSeconds: number, failu
     durationSeconds,
     settings: JSON.parse(JSON.stringify(r.settings)) as Record<string, unknown>,
     ...(r.baseline ? { baseline: r.baseline } : {}),
-    ...(limit ? { limit } : {}),
+    ...(reference ? { reference } : {}),
     peers: r.peers.map((p) => ({ ...p })),
     measurements,
+    method: [...(r.method ?? [])],
     notes: [...r.notes],
+    ...(facts.load ? { load: facts.load } : {}),
+    ...(facts.interleaving ? { interleaving: facts.interleaving } : {}),
   };
 }

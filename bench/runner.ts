@@ -2,15 +2,19 @@
 // starts it checks the disk; each scenario gets its own scratch directory, the live display and
 // the abort signal; a scenario that throws is recorded as failed and the next one still runs.
 // Whatever happened, everything registered for cleanup is undone before the results are written.
+// The runner also records what a reader needs to trust the figures: the machine's load average
+// at the start and end of the run and of each scenario, and whether every case's peers took
+// turns (bench/interleave.ts), checked from the order in which the samples actually arrived.
 
 import { mkdir, mkdtemp, rm, statfs } from 'node:fs/promises';
-import { cpus, arch, hostname, release, totalmem, type as osType } from 'node:os';
+import { cpus, arch, hostname, loadavg, release, totalmem, type as osType } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../lib/log.ts';
 import { runCleanups } from './cleanup.ts';
 import { runCommand } from './proc.ts';
 import { benchErrors } from './errors.ts';
+import { interleavingCheck, type SampleOrder } from './interleave.ts';
 import type { LiveDisplay } from './live.ts';
 import type { NetworkProfile } from './network-profile.ts';
 import type { ScenarioEntry } from './registry.ts';
@@ -18,6 +22,7 @@ import {
   RESULTS_SCHEMA_VERSION,
   resultsSchema,
   scenarioRecord,
+  type LoadRecord,
   type Results,
   type ScenarioRecord,
 } from './results.ts';
@@ -100,11 +105,15 @@ async function checkDisk(req: RunRequest, settings: Record<string, unknown>): Pr
   if (needed > free) throw benchErrors.notEnoughDisk(req.workRoot, gib(needed), gib(free));
 }
 
-function failedRecord(name: string, seconds: number, err: unknown): ScenarioRecord {
+/** os.loadavg() rounded to what the report shows; the raw float noise helps no one. */
+function loadNow(): number[] {
+  return loadavg().map((l) => Math.round(l * 100) / 100);
+}
+
+function failedRecord(name: string, seconds: number, err: unknown, load: LoadRecord): ScenarioRecord {
   return scenarioRecord(
     { scenario: name, settings: {}, peers: [], measurements: [], notes: [] },
-    seconds,
-    (err as Error).message.split('\n')[0],
+    { durationSeconds: seconds, failure: (err as Error).message.split('\n')[0], load },
   );
 }
 
@@ -117,6 +126,8 @@ async function runOne(
   const t0 = performance.now();
   const seconds = () => (performance.now() - t0) / 1000;
   req.display.startScenario(entry.name);
+  const loadStart = loadNow();
+  const order: SampleOrder[] = [];
   const ctx: BenchContext & { sample(e: SampleEvent): void } = {
     quick: req.quick,
     workDir,
@@ -124,13 +135,20 @@ async function runOne(
     log: req.log.child({ scenario: entry.name }),
     signal: req.signal,
     progress: (line) => req.display.progress(line),
-    sample: (e) => req.display.sample(e),
+    sample: (e) => {
+      order.push({ case: e.case, peer: e.peer });
+      req.display.sample(e);
+    },
     settings,
   };
   try {
     const scenario = await entry.load();
     const result = await scenario(ctx);
-    const record = scenarioRecord(result, seconds());
+    const interleaving = interleavingCheck(order, result.measurements);
+    if (interleaving.problems.length > 0)
+      req.log.warn({ problems: interleaving.problems }, 'peers were not interleaved');
+    const load = { start: loadStart, end: loadNow() };
+    const record = scenarioRecord(result, { durationSeconds: seconds(), load, interleaving });
     const failed = record.peers.filter((p) => p.status === 'failed').map((p) => p.peer);
     req.display.finishScenario(
       `${entry.name}: done in ${formatNumber(seconds())} s${failed.length ? `; failed: ${failed.join(', ')}` : ''}`,
@@ -139,7 +157,7 @@ async function runOne(
   } catch (err) {
     req.log.error({ err }, 'scenario failed');
     req.display.finishScenario(`${entry.name}: failed: ${(err as Error).message.split('\n')[0]}`);
-    return failedRecord(entry.name, seconds(), err);
+    return failedRecord(entry.name, seconds(), err, { start: loadStart, end: loadNow() });
   } finally {
     const left = await runCleanups();
     if (left.length > 0) req.log.warn({ left }, 'could not undo everything this scenario started');
@@ -159,6 +177,7 @@ export async function runBench(req: RunRequest): Promise<RunOutcome> {
   await checkDisk(req, settings);
   await mkdir(req.outDir, { recursive: true });
   const startedAt = new Date().toISOString();
+  const loadStart = loadNow();
   const records: ScenarioRecord[] = [];
   for (const entry of req.scenarios) {
     if (req.signal.aborted) break;
@@ -175,6 +194,7 @@ export async function runBench(req: RunRequest): Promise<RunOutcome> {
     finishedAt: new Date().toISOString(),
     interrupted: req.signal.aborted,
     machine: machine(),
+    load: { start: loadStart, end: loadNow() },
     versions,
     settings: {
       scenarios: req.scenarios.map((s) => s.name),
@@ -192,6 +212,10 @@ export async function runBench(req: RunRequest): Promise<RunOutcome> {
     scenarios: records,
   });
   await writeReport(req.outDir, results);
-  const exitCode = req.signal.aborted ? 130 : records.some((r) => r.status === 'failed') ? 1 : 0;
+  // Peers measured in blocks make a column's figures incomparable: the report is still written,
+  // with the warning at its top, but the run does not pass as a good one.
+  const outOfTurn = records.some((r) => (r.interleaving?.problems.length ?? 0) > 0);
+  const failed = records.some((r) => r.status === 'failed');
+  const exitCode = req.signal.aborted ? 130 : failed || outOfTurn ? 1 : 0;
   return { results, outDir: req.outDir, exitCode };
 }

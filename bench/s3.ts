@@ -1,7 +1,8 @@
 // The bench's own S3 client: bucket set-up and clean-up around each peer, seeding objects for the
-// metadata suite, and the "limit" column — the SDK alone moving the same files with parallel
-// multipart uploads and parallel ranged GETs, which is what a filesystem on top can approach but
-// not beat. The only bench file that imports @aws-sdk.
+// metadata suite, and the reference — the SDK alone moving the same files with parallel multipart
+// uploads and parallel ranged GETs. It is a yardstick, not a bound: a mount that overlaps uploads
+// across files can beat it where the SDK's pool waits on one dataset. The only bench file that
+// imports @aws-sdk.
 
 import { createReadStream, createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';

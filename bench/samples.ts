@@ -2,13 +2,13 @@
 // forwards each one to the live table when the runner's context offers one. The contract's
 // context only promises progress lines; `sample` is an optional extra a scenario may use.
 
+import type { MetricName } from './metrics.ts';
 import type { BenchContext, Measurement } from './scenario.ts';
 
 export interface SampleEvent {
   readonly case: string;
   readonly peer: string;
-  readonly unit: string;
-  readonly higherIsBetter: boolean;
+  readonly metric: MetricName;
   readonly value: number;
 }
 
@@ -34,7 +34,7 @@ export class SampleBook {
     let row = this.rows.get(key);
     if (!row) {
       row = {
-        m: { case: event.case, peer: event.peer, unit: event.unit, higherIsBetter: event.higherIsBetter },
+        m: { case: event.case, peer: event.peer, metric: event.metric },
         samples: [],
       };
       this.rows.set(key, row);

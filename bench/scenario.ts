@@ -3,6 +3,7 @@
 // returns raw samples; the runner computes medians, spreads and ratios and writes the reports.
 
 import type { Logger } from '../lib/log.ts';
+import type { MetricName } from './metrics.ts';
 
 export interface BenchContext {
   /** Reduced sizes and repetitions so every scenario finishes within the CI smoke budget. */
@@ -33,10 +34,8 @@ export interface Measurement {
   readonly case: string;
   /** The column: the peer measured. */
   readonly peer: string;
-  /** What the number is: "seconds", "MiB/s", "req/s", "upstream fetches". */
-  readonly unit: string;
-  /** Whether larger numbers are better, for ratios and charts. */
-  readonly higherIsBetter: boolean;
+  /** What the number is, from the one catalogue that gives its unit and which way is better. */
+  readonly metric: MetricName;
   /** One value per repetition, in the order measured. */
   readonly samples: readonly number[];
 }
@@ -47,8 +46,16 @@ export interface ScenarioResult {
   readonly settings: Readonly<Record<string, unknown>>;
   readonly peers: readonly PeerStatus[];
   readonly measurements: readonly Measurement[];
-  /** The peer ratios are computed against, e.g. "s3fs" or "squid". */
+  /** The peer ratios are computed against, e.g. "s3fs" or "squid": the tool being replaced. */
   readonly baseline?: string;
+  /**
+   * Not a competitor but a yardstick, e.g. the SDK alone moving the same files: drawn as a line
+   * in the charts, and ratios to it are shown beside those to the baseline. It is not a bound;
+   * a peer may beat it (a mount that overlaps files the SDK moves one after another).
+   */
+  readonly reference?: string;
+  /** How the figures were taken, one sentence each: what a time includes, caches dropped, ... */
+  readonly method?: readonly string[];
   readonly notes: readonly string[];
 }
 

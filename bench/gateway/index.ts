@@ -3,15 +3,19 @@
 // origin. Cases: a cached 4 KiB object (wrk, 50 connections), a cached 100 MB object (wrk, 4
 // connections), a cold herd (N clients at once on one uncached 100 MB object: upstream fetches
 // and exact bytes per client), and a CVMFS-like mix of manifests, catalogs and chunks. Ratios
-// are computed against Squid, the tool the gateway replaces.
+// are computed against Squid, the tool the gateway replaces. All proxies run at once and take
+// turns: each repetition of a case visits every proxy before the next repetition starts.
 
 import { chmod, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { installMissing } from '../install.ts';
+import { oneRound, takeTurns } from '../interleave.ts';
+import type { MetricName } from '../metrics.ts';
 import { runCommand } from '../proc.ts';
-import type { BenchContext, Measurement, PeerStatus, Scenario, ScenarioResult } from '../scenario.ts';
-import { fetchCompare, herd, runWrk, targetFor } from './load.ts';
+import { SampleBook } from '../samples.ts';
+import type { BenchContext, PeerStatus, Scenario, ScenarioResult } from '../scenario.ts';
+import { fetchCompare, herd, runWrk, targetFor, type WrkResult } from './load.ts';
 import { type BenchOrigin, startBenchOrigin } from './origin.ts';
 import { PEERS, type PeerSpec, type RunningPeer } from './peers.ts';
 
@@ -32,7 +36,8 @@ function plan(ctx: BenchContext): Plan {
     bigBytes: num('bigBytes', ctx.quick ? 8 * 2 ** 20 : 100_000_000),
     herdClients: num('herdClients', ctx.quick ? 20 : 1000),
     seconds: num('seconds', ctx.quick ? 1 : 10),
-    repetitions: num('repetitions', ctx.quick ? 1 : 3),
+    // --runs, as for every scenario; `repetitions` is the name it has in the settings written.
+    repetitions: num('runs', ctx.quick ? 1 : 3),
   };
 }
 
@@ -68,10 +73,18 @@ function mixTargets(peer: RunningPeer, origin: BenchOrigin, prefix: string): str
   return out;
 }
 
-class Recorder {
-  readonly measurements: Measurement[] = [];
-  add(c: string, peer: string, unit: string, higherIsBetter: boolean, samples: number[]): void {
-    if (samples.length > 0) this.measurements.push({ case: c, peer, unit, higherIsBetter, samples });
+/** A peer started for the whole scenario; `failed` takes it out of the remaining turns. */
+interface Contender {
+  readonly peer: RunningPeer;
+  failed?: string;
+}
+
+/** Runs `step`; a throw marks the peer failed with the reason instead of ending the scenario. */
+async function guarded(c: Contender, what: string, step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } catch (err) {
+    c.failed = `${what}: ${(err as Error).message.split('\n')[0]}`;
   }
 }
 
@@ -82,84 +95,125 @@ async function warm(peer: RunningPeer, target: string, body: Buffer): Promise<vo
   }
 }
 
-async function measurePeer(
-  ctx: BenchContext,
-  p: Plan,
-  peer: RunningPeer,
-  origin: BenchOrigin,
-  dir: string,
-  rec: Recorder,
-  notes: string[],
-  haveWrk: boolean,
-): Promise<void> {
-  const name = peer.name;
-  const bigLabel = `${Math.round(p.bigBytes / 1e6)} MB`;
-  if (haveWrk) {
-    const small = targetFor(peer, origin.port, `/${name}/small`);
-    await warm(peer, small, origin.small);
-    const rps: number[] = [];
-    for (let i = 0; i < p.repetitions && !ctx.signal.aborted; i++) {
-      ctx.progress(`${name}: cached 4 KiB, wrk 50 conns, run ${i + 1}/${p.repetitions}`);
-      const r = await runWrk(peer, dir, [small], 50, p.seconds);
-      if (r.errors) notes.push(`${name} 4 KiB: ${r.errors}`);
-      rps.push(r.requestsPerSec);
-    }
-    rec.add('4 KiB cached, 50 conns', name, 'req/s', true, rps);
-    const big = targetFor(peer, origin.port, `/${name}/big`);
-    await warm(peer, big, origin.big);
-    const mibs: number[] = [];
-    for (let i = 0; i < p.repetitions && !ctx.signal.aborted; i++) {
-      ctx.progress(`${name}: cached ${bigLabel}, wrk 4 conns, run ${i + 1}/${p.repetitions}`);
-      const r = await runWrk(peer, dir, [big], 4, p.seconds);
-      if (r.errors) notes.push(`${name} ${bigLabel}: ${r.errors}`);
-      mibs.push(r.mibPerSec);
-    }
-    rec.add(`${bigLabel} cached, 4 conns`, name, 'MiB/s', true, mibs);
-  }
-  if (ctx.signal.aborted) return;
-  ctx.progress(`${name}: cold herd, ${p.herdClients} clients on one ${bigLabel} object`);
-  const herdPath = `/${name}/herd/big`;
-  const h = await herd(peer, targetFor(peer, origin.port, herdPath), origin.big, p.herdClients);
-  const herdCase = `cold herd ${p.herdClients}×${bigLabel}`;
-  rec.add(`${herdCase}: upstream fetches`, name, 'fetches', false, [origin.count(herdPath)]);
-  rec.add(`${herdCase}: clients with exact bytes`, name, 'clients', true, [h.exact]);
-  rec.add(`${herdCase}: seconds`, name, 'seconds', false, [h.seconds]);
-  if (!haveWrk || ctx.signal.aborted) return;
-  const prefix = `/${name}/cvmfs/repo.example.org`;
-  for (const [obj, body] of origin.mix)
-    await warm(peer, targetFor(peer, origin.port, `${prefix}/${obj}`), body);
-  const mixRps: number[] = [];
-  const mixMib: number[] = [];
-  for (let i = 0; i < p.repetitions && !ctx.signal.aborted; i++) {
-    ctx.progress(`${name}: CVMFS-like mix, wrk 50 conns, run ${i + 1}/${p.repetitions}`);
-    const r = await runWrk(peer, dir, mixTargets(peer, origin, prefix), 50, p.seconds);
-    if (r.errors) notes.push(`${name} mix: ${r.errors}`);
-    mixRps.push(r.requestsPerSec);
-    mixMib.push(r.mibPerSec);
-  }
-  rec.add('CVMFS-like mix, 50 conns', name, 'req/s', true, mixRps);
-  rec.add('CVMFS-like mix, 50 conns (bytes)', name, 'MiB/s', true, mixMib);
+interface Measuring {
+  readonly ctx: BenchContext;
+  readonly p: Plan;
+  readonly origin: BenchOrigin;
+  readonly book: SampleBook;
+  readonly notes: string[];
+  readonly contenders: Contender[];
 }
 
-async function runPeer(
+/**
+ * One case driven by wrk, every peer in turn per repetition (bench/interleave.ts): warm each
+ * peer's object twice, then repetition 1 for every peer, repetition 2 for every peer, ...
+ */
+async function wrkCase(
+  m: Measuring,
+  label: string,
+  targets: (peer: RunningPeer) => { warm: [string, Buffer][]; load: string[] },
+  connections: number,
+  record: (peer: string, r: WrkResult) => void,
+): Promise<void> {
+  const turns = { signal: m.ctx.signal, skip: (c: Contender) => c.failed !== undefined };
+  await oneRound(
+    m.contenders,
+    (c) =>
+      guarded(c, `warming ${label}`, async () => {
+        for (const [target, body] of targets(c.peer).warm) await warm(c.peer, target, body);
+      }),
+    turns,
+  );
+  await takeTurns(
+    m.p.repetitions,
+    m.contenders,
+    (c, run) =>
+      guarded(c, label, async () => {
+        m.ctx.progress(`${c.peer.name}: ${label}, wrk ${connections} conns, run ${run}/${m.p.repetitions}`);
+        const dir = join(m.ctx.workDir, 'gateway', c.peer.name);
+        const r = await runWrk(c.peer, dir, targets(c.peer).load, connections, m.p.seconds);
+        if (r.errors) m.notes.push(`${c.peer.name} ${label}: ${r.errors}`);
+        record(c.peer.name, r);
+      }),
+    turns,
+  );
+}
+
+/** N clients at once on one uncached object, every peer once: a cold cache has no repetition. */
+async function herdCase(m: Measuring, bigLabel: string): Promise<void> {
+  const herdCase = `cold herd ${m.p.herdClients}×${bigLabel}`;
+  await oneRound(
+    m.contenders,
+    (c) =>
+      guarded(c, 'cold herd', async () => {
+        const name = c.peer.name;
+        m.ctx.progress(`${name}: cold herd, ${m.p.herdClients} clients on one ${bigLabel} object`);
+        const path = `/${name}/herd/big`;
+        const h = await herd(c.peer, targetFor(c.peer, m.origin.port, path), m.origin.big, m.p.herdClients);
+        const add = (suffix: string, metric: MetricName, value: number) =>
+          m.book.add({ case: `${herdCase}: ${suffix}`, peer: name, metric, value });
+        add('upstream fetches', 'upstreamFetches', m.origin.count(path));
+        add('clients with exact bytes', 'exactClients', h.exact);
+        add('seconds', 'duration', h.seconds);
+      }),
+    { signal: m.ctx.signal, skip: (c) => c.failed !== undefined },
+  );
+}
+
+async function measureAll(m: Measuring, haveWrk: boolean): Promise<void> {
+  const { origin, book } = m;
+  const bigLabel = `${Math.round(m.p.bigBytes / 1e6)} MB`;
+  const own = (peer: RunningPeer, path: string) => targetFor(peer, origin.port, `/${peer.name}${path}`);
+  if (haveWrk) {
+    await wrkCase(
+      m,
+      'cached 4 KiB',
+      (peer) => ({ warm: [[own(peer, '/small'), origin.small]], load: [own(peer, '/small')] }),
+      50,
+      (peer, r) => book.add({ case: '4 KiB cached, 50 conns', peer, metric: 'requestRate', value: r.requestsPerSec }),
+    );
+    await wrkCase(
+      m,
+      `cached ${bigLabel}`,
+      (peer) => ({ warm: [[own(peer, '/big'), origin.big]], load: [own(peer, '/big')] }),
+      4,
+      (peer, r) => book.add({ case: `${bigLabel} cached, 4 conns`, peer, metric: 'byteRate', value: r.mibPerSec }),
+    );
+  }
+  if (m.ctx.signal.aborted) return;
+  await herdCase(m, bigLabel);
+  if (!haveWrk || m.ctx.signal.aborted) return;
+  const prefix = '/cvmfs/repo.example.org';
+  await wrkCase(
+    m,
+    'CVMFS-like mix',
+    (peer) => ({
+      warm: [...origin.mix].map(([obj, body]): [string, Buffer] => [own(peer, `${prefix}/${obj}`), body]),
+      load: mixTargets(peer, origin, `/${peer.name}${prefix}`),
+    }),
+    50,
+    (peer, r) => {
+      book.add({ case: 'CVMFS-like mix, 50 conns', peer, metric: 'requestRate', value: r.requestsPerSec });
+      book.add({ case: 'CVMFS-like mix, 50 conns (bytes)', peer, metric: 'byteRate', value: r.mibPerSec });
+    },
+  );
+}
+
+/** Starts a peer, or says why it is skipped or failed. */
+async function startPeer(
   ctx: BenchContext,
-  p: Plan,
   spec: PeerSpec,
-  origin: BenchOrigin,
-  rec: Recorder,
-  notes: string[],
-  haveWrk: boolean,
-): Promise<PeerStatus> {
+  originPort: number,
+): Promise<RunningPeer | PeerStatus> {
   if (!(await onPath(spec.command))) {
     const reason = `${spec.command} not on PATH; --install-peers installs the Debian package ${spec.pkg}`;
     return { peer: spec.name, status: 'skipped', reason };
   }
   const dir = join(ctx.workDir, 'gateway', spec.name);
   await mkdir(dir, { recursive: true });
-  let peer: RunningPeer;
   try {
     ctx.progress(`${spec.name}: starting`);
-    peer = await spec.start(dir, await freePort(), origin.port);
+    return await spec.start(dir, await freePort(), originPort);
   } catch (err) {
     return {
       peer: spec.name,
@@ -167,26 +221,19 @@ async function runPeer(
       reason: `could not start: ${(err as Error).message.split('\n')[0]}`,
     };
   }
-  try {
-    await measurePeer(ctx, p, peer, origin, dir, rec, notes, haveWrk);
-    return { peer: spec.name, status: 'ok', version: peer.version };
-  } catch (err) {
-    return {
-      peer: spec.name,
-      status: 'failed',
-      reason: (err as Error).message.split('\n')[0],
-      version: peer.version,
-    };
-  } finally {
-    await peer.stop();
-  }
 }
 
-export const gatewayScenario: Scenario = async (ctx): Promise<ScenarioResult> => {
+/**
+ * The scenario over a given set of peers: all are started first and stay up, so that every
+ * repetition can visit each in turn; each is stopped at the end, also on failure.
+ */
+export async function measureGateway(ctx: BenchContext, specs: readonly PeerSpec[]): Promise<ScenarioResult> {
   const p = plan(ctx);
   const notes: string[] = [];
+  const wanted = Array.isArray(ctx.settings.peers) ? (ctx.settings.peers as string[]) : undefined;
+  const chosen = specs.filter((s) => !wanted || wanted.includes(s.name));
   if (ctx.installPeers) {
-    const pkgs = PEERS.flatMap((s) => (s.pkg ? [{ command: s.command, pkg: s.pkg }] : []));
+    const pkgs = chosen.flatMap((s) => (s.pkg ? [{ command: s.command, pkg: s.pkg }] : []));
     notes.push(...(await installMissing([...pkgs, { command: 'wrk', pkg: 'wrk' }], ctx.log)));
   }
   const haveWrk = await onPath('wrk');
@@ -196,16 +243,29 @@ export const gatewayScenario: Scenario = async (ctx): Promise<ScenarioResult> =>
   await chmod(ctx.workDir, 0o711);
   await chmod(join(ctx.workDir, 'gateway'), 0o711);
   const origin = await startBenchOrigin(p.smallBytes, p.bigBytes, ctx.quick);
-  const rec = new Recorder();
-  const peers: PeerStatus[] = [];
+  const book = new SampleBook(ctx);
+  const statuses: PeerStatus[] = [];
+  const contenders: Contender[] = [];
   try {
-    for (const spec of PEERS) {
+    for (const spec of chosen) {
       if (ctx.signal.aborted) break;
-      peers.push(await runPeer(ctx, p, spec, origin, rec, notes, haveWrk));
+      const started = await startPeer(ctx, spec, origin.port);
+      if ('status' in started) statuses.push(started);
+      else contenders.push({ peer: started });
     }
+    await measureAll({ ctx, p, origin, book, notes, contenders }, haveWrk);
   } finally {
+    for (const c of contenders) await c.peer.stop();
     await origin.close();
   }
+  for (const c of contenders)
+    statuses.push(
+      c.failed
+        ? { peer: c.peer.name, status: 'failed', reason: c.failed, version: c.peer.version }
+        : { peer: c.peer.name, status: 'ok', version: c.peer.version },
+    );
+  const order = chosen.map((s) => s.name);
+  statuses.sort((a, b) => order.indexOf(a.peer) - order.indexOf(b.peer));
   return {
     scenario: 'gateway',
     settings: {
@@ -218,9 +278,17 @@ export const gatewayScenario: Scenario = async (ctx): Promise<ScenarioResult> =>
       varnish: 'reverse, -s malloc,1G',
       mix: `${ctx.quick ? 24 : 130} objects: manifests (max-age 61), 1 MiB catalogs, 4 KiB–8 MiB chunks, weighted 1/rank`,
     },
-    peers,
-    measurements: rec.measurements,
+    peers: statuses,
+    measurements: book.measurements(),
     baseline: 'squid',
+    method: [
+      `Every proxy runs from start to end on loopback in front of one origin; each case warms each proxy's own copy of the object twice, then measures.`,
+      `Cached cases: wrk (2 threads) for ${p.seconds} s per run against an object already cached; req/s and MiB/s as wrk reports them, errors in the notes.`,
+      `Cold herd: ${p.herdClients} clients at once on one uncached object, once per proxy; every client's bytes are compared with the origin's, and the origin counts the fetches that reached it.`,
+      'wrk, the proxies and the origin share the machine\'s cores, as they would not in production.',
+    ],
     notes,
   };
-};
+}
+
+export const gatewayScenario: Scenario = (ctx) => measureGateway(ctx, PEERS);

@@ -1,6 +1,8 @@
 // Which charts a scenario's results make. Cases named "<family> <files>×<size>MB" (the fuse
 // copies) become one chart per family with the datasets along the x axis — the layout of the KEK
-// paper's Figures 3 and 4; every other case is grouped by unit, one bar group per case. Pure.
+// paper's Figures 3 and 4; every other case is grouped by unit, one bar group per case. The
+// scenario's reference peer is not a bar among the competitors but a line across each group, and
+// a chart from a --quick or single run says so on its face. Pure.
 
 import type { ScenarioRecord } from '../results.ts';
 
@@ -14,11 +16,32 @@ export interface Series {
 export interface ChartSpec {
   /** File-name safe: "fuse-cp-up". */
   readonly id: string;
+  /** The case family drawn: "cp up", or the unit for cases without a dataset. */
+  readonly family: string;
   readonly title: string;
   readonly unit: string;
   readonly higherIsBetter: boolean;
   readonly categories: readonly string[];
+  /** The competitors, one bar each per category. */
   readonly series: readonly Series[];
+  /** The reference peer (e.g. the SDK alone), drawn as a dashed line per category. */
+  readonly reference?: Series;
+  /** Most runs behind any bar. */
+  readonly runs: number;
+  /** Why the chart is not a measurement to quote: "--quick run: ...", "single run: ...". */
+  readonly caveat?: string;
+}
+
+/** How a chart and its table label the reference peer: "sdk-alone (reference)". */
+export function referenceLabel(peer: string): string {
+  return `${peer} (reference)`;
+}
+
+/** What a chart from this kind of run must say on its face, if anything. */
+export function caveatFor(quick: boolean, runs: number): string | undefined {
+  if (quick) return '--quick run: reduced sizes, a smoke test, not a measurement';
+  if (runs <= 1) return 'single run: one sample per bar, no spread';
+  return undefined;
 }
 
 const DATASET_CASE = /^(.*) (\d+×[\d.]+MB)$/;
@@ -47,7 +70,7 @@ const FAMILY_TITLES: Record<string, string> = {
   'fuse/rss down': 'Mount peak memory while downloading (resident set)',
 };
 
-export function chartsFor(s: ScenarioRecord): ChartSpec[] {
+export function chartsFor(s: ScenarioRecord, run: { readonly quick: boolean }): ChartSpec[] {
   const families = new Map<
     string,
     { unit: string; higherIsBetter: boolean; categories: string[]; peers: string[] }
@@ -65,7 +88,7 @@ export function chartsFor(s: ScenarioRecord): ChartSpec[] {
   const order = s.peers.map((p) => p.peer);
   return [...families.entries()].map(([family, f]) => {
     const peers = [...f.peers].sort((a, b) => rank(order, a) - rank(order, b));
-    const series = peers.map((peer) => {
+    const all = peers.map((peer): Series => {
       const cells = f.categories.map((category) =>
         s.measurements.find(
           (m) =>
@@ -81,17 +104,29 @@ export function chartsFor(s: ScenarioRecord): ChartSpec[] {
         maxs: cells.map((c) => c?.summary.max ?? null),
       };
     });
-    const title =
-      FAMILY_TITLES[`${s.scenario}/${family}`] ?? (family === f.unit ? `${s.scenario}: ${f.unit}` : family);
+    const reference = all.find((x) => x.peer === s.reference);
+    const runs = Math.max(
+      0,
+      ...s.measurements.filter((m) => splitCase(m.case, m.unit).family === family).map((m) => m.summary.n),
+    );
+    const caveat = caveatFor(run.quick, runs);
     return {
       id: chartId(s.scenario, family),
-      title,
+      family,
+      title: familyTitle(s.scenario, family, f.unit),
       unit: f.unit,
       higherIsBetter: f.higherIsBetter,
       categories: f.categories,
-      series,
+      series: all.filter((x) => x !== reference),
+      ...(reference ? { reference } : {}),
+      runs,
+      ...(caveat ? { caveat } : {}),
     };
   });
+}
+
+export function familyTitle(scenario: string, family: string, unit: string): string {
+  return FAMILY_TITLES[`${scenario}/${family}`] ?? (family === unit ? `${scenario}: ${unit}` : family);
 }
 
 function rank(order: readonly string[], peer: string): number {

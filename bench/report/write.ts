@@ -15,7 +15,7 @@ export async function writeReport(dir: string, results: Results, withJson = true
     written.push('results.json');
   }
   for (const s of results.scenarios) {
-    for (const chart of chartsFor(s)) {
+    for (const chart of chartsFor(s, { quick: results.settings.quick })) {
       const file = `${chart.id}.svg`;
       await writeFile(join(dir, file), renderBarChart(chart));
       written.push(file);

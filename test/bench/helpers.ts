@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { resultsSchema, type Results } from '../../bench/results.ts';
+import { parseResults, type Results } from '../../bench/results.ts';
 import { onTeardown } from '../helpers/cleanup.ts';
 import { NODE, startChild, type Child } from '../helpers/process.ts';
 
@@ -28,7 +28,7 @@ export async function runBench(
 
 export async function readResults(dir: string): Promise<Results> {
   const raw = JSON.parse(await readFile(join(dir, 'results.json'), 'utf8')) as unknown;
-  return resultsSchema.parse(raw);
+  return parseResults(raw);
 }
 
 /** Mounts whose mountpoint lies under `dir`, from the kernel's own table. */

@@ -4,8 +4,7 @@ import { LiveDisplay, liveTable, progressBar, stepOf } from '../../bench/live.ts
 const sample = (peer: string, c: string, value: number) => ({
   case: c,
   peer,
-  unit: 'MB/s',
-  higherIsBetter: true,
+  metric: 'transferRate' as const,
   value,
 });
 

@@ -122,7 +122,7 @@ describe.runIf(s3fs.ok)('trouble while measuring', () => {
     expect(r.code, r.output).toBe(0);
     const fuse = (await readResults(out)).scenarios[0]!;
     // --cases: only the one-big-file row (1×10MB in quick mode), and no metadata suite; beside
-    // each copy, what the mount process cost (the SDK limit has no mount process).
+    // each copy, what the mount process cost (the SDK alone has no mount process).
     expect(new Set(fuse.measurements.map((m) => m.case))).toEqual(
       new Set(['up', 'down'].flatMap((d) => [`cp ${d} 1×10MB`, `cpu ${d} 1×10MB`, `rss ${d} 1×10MB`])),
     );

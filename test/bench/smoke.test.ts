@@ -31,14 +31,14 @@ describe.runIf(peers.ok)('estuary bench all --quick', () => {
       'estuary-write-back': 'ok',
       s3fs: 'ok',
       rclone: 'ok',
-      'sdk-limit': 'ok',
+      'sdk-alone': 'ok',
     });
     for (const p of fuse.peers.filter((x) => x.status === 'skipped')) expect(p.reason).toBeTruthy();
-    for (const peer of ['estuary', 'estuary-write-back', 's3fs', 'rclone', 'sdk-limit']) {
+    for (const peer of ['estuary', 'estuary-write-back', 's3fs', 'rclone', 'sdk-alone']) {
       const mine = fuse.measurements.filter((m) => m.peer === peer);
       // Four datasets up and down; each mount also reports its CPU and memory per copy, and runs
       // the six metadata steps.
-      expect(mine.length, peer).toBe(peer === 'sdk-limit' ? 8 : 8 * 3 + 6);
+      expect(mine.length, peer).toBe(peer === 'sdk-alone' ? 8 : 8 * 3 + 6);
       for (const m of mine) {
         // CPU time is read in clock ticks every 100 ms: a peer that spends under a tick on a
         // 2×4MB copy honestly measures 0, every other figure must be positive.
@@ -50,8 +50,13 @@ describe.runIf(peers.ok)('estuary bench all --quick', () => {
     expect(
       fuse.measurements.find((m) => m.peer === 'rclone' && m.case === 'cp up 1×10MB')?.vsBaseline,
     ).toBeGreaterThan(0);
+    // Every scenario's peers took turns, as the runner checked from the order samples arrived.
+    for (const s of results.scenarios) expect(s.interleaving?.problems, s.scenario).toEqual([]);
+    expect(results.load?.start).toHaveLength(3);
     const report = await readFile(join(out, 'report.md'), 'utf8');
     expect(report).toContain('## fuse');
+    expect(report).toMatch(/^# estuary bench: .*\n\n(\*\*Busy machine:\*\*.*\n\n)?\*\*Summary\.\*\* A `--quick` run/);
+    expect(await readFile(join(out, 'fuse-cp-up.svg'), 'utf8')).toContain('--quick run');
     const charts = ['cp-up', 'cp-down', 'seconds', 'cpu-up', 'cpu-down', 'rss-up', 'rss-down'];
     for (const chart of charts.map((c) => `fuse-${c}.svg`))
       expect(existsSync(join(out, chart))).toBe(true);

@@ -20,10 +20,11 @@ describe('mount process usage', () => {
   });
 
   it('samples a live process until it exits, and keeps the last sample', async () => {
-    // Half a second of busy work and a 64 MB buffer held until the end.
+    // Half a second of CPU (not of wall clock: on a busy machine half a second of wall clock can
+    // be 0.1 s of CPU) and a 64 MB buffer held until the end.
     const child = spawn(process.execPath, [
       '-e',
-      'const b = Buffer.alloc(64e6, 1); const t = Date.now(); while (Date.now() - t < 500); console.log(b[0]);',
+      'const b = Buffer.alloc(64e6, 1); const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; }; const t = cpu(); while (cpu() - t < 0.5); console.log(b[0]);',
     ]);
     const sampler = sampleUsage(child.pid!);
     await once(child, 'exit');

@@ -72,9 +72,12 @@ describe('delaying relay', () => {
     for (let i = 0; i < 5; i++) times.push(await roundTrip(s, Buffer.from('ping')));
     s.destroy();
     await relay.close();
-    const sorted = times.sort((a, b) => a - b);
-    expect(sorted[2]).toBeGreaterThanOrEqual(39);
-    expect(sorted[2]).toBeLessThan(60);
+    // Every exchange must pay the RTT, so even the fastest does; a busy machine only delays timers
+    // (one-sided noise: a median of 77 ms was seen at a load average of 18 on two cores), so the
+    // fastest exchange is also the one that shows what the relay itself adds.
+    const fastest = Math.min(...times);
+    expect(fastest).toBeGreaterThanOrEqual(39);
+    expect(fastest).toBeLessThan(60);
   });
 
   it('delivers every byte in order, and the FIN after them', async () => {
