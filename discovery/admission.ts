@@ -5,6 +5,7 @@
 import { type HmacKey, verify } from '../lib/heartbeat-auth.ts';
 import {
   GOODBYE_ROUTING_KEY,
+  isHostOrLinkLocal,
   HEARTBEAT_EXTENSION_KEY,
   type Heartbeat,
   MAX_HEARTBEAT_BYTES,
@@ -37,6 +38,23 @@ export interface AdmissionPolicy {
   /** Shoal compatibility: accept unsigned heartbeats (and mark their caches). */
   readonly allowUnsigned: boolean;
   readonly maxBytes?: number;
+  /** Keep loopback and link-local cache addresses (single-host test setups only). */
+  readonly allowHostAddresses?: boolean;
+}
+
+/**
+ * The heartbeat without loopback or link-local addresses: they name the receiver's own host or
+ * link, so advertising one would send every client to a port on its own machine (or a signed
+ * agent could point clients at a service on discovery's host). The field is dropped rather than
+ * the heartbeat, because a Shoal agent reports whatever its interfaces carry.
+ */
+export function withoutHostAddresses(h: Heartbeat): Heartbeat {
+  const out: Heartbeat = { ...h };
+  for (const k of ['public_ip', 'private_ip', 'external_ip'] as const) {
+    const a = out[k];
+    if (a !== undefined && isHostOrLinkLocal(a)) delete out[k];
+  }
+  return out;
 }
 
 export interface IncomingMessage {
@@ -71,7 +89,7 @@ export function admit(msg: IncomingMessage, policy: AdmissionPolicy, nowMs: numb
     return { ok: false, reason: 'bad-signature', detail: `key id ${sig.keyId}` };
   const parsed = parseHeartbeat(msg.body);
   if (!parsed.ok) return { ok: false, reason: parsed.reason, detail: parsed.detail };
-  const hb = parsed.heartbeat;
+  const hb = policy.allowHostAddresses ? parsed.heartbeat : withoutHostAddresses(parsed.heartbeat);
   const ext = hb[HEARTBEAT_EXTENSION_KEY];
   if (sig.state === 'signed' && sig.keyId !== 'shared' && ext?.site !== sig.keyId) {
     return {

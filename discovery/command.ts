@@ -71,6 +71,11 @@ export const discoveryOptions = {
     false,
     'take the client address from X-Forwarded-For (only behind your own reverse proxy)',
   ),
+  allowHostAddresses: option(
+    bool(),
+    false,
+    'keep caches\' loopback and link-local addresses (a single-host test setup; never in production)',
+  ),
 };
 
 export function loadKeys(values: readonly string[]): HmacKey[] {
@@ -154,6 +159,7 @@ every cache. Several servers may run side by side; each gets every heartbeat. Se
       floodBurst: config.floodBurst,
       floodPerSecond: config.floodRate,
       trustProxy: config.trustProxy,
+      allowHostAddresses: config.allowHostAddresses,
       log,
     });
     return runUntilSignalled(service, { log, shutdownTimeoutMs: config.shutdownTimeout });

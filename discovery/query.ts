@@ -31,7 +31,7 @@ export interface Answer {
 
 /** Shoal's default answer size. */
 export const DEFAULT_N = 5;
-/** Enough for any real client; a larger N only costs the server time. */
+/** Enough for any real client of /api/v1; Shoal's paths take any N (capped at the registry size). */
 export const MAX_N = 100;
 
 function wanted(e: CacheEntry, want: Want): boolean {
@@ -75,7 +75,7 @@ export function ask(registry: Registry, locator: Locator, q: Question): Answer {
     (!q.verifiedOnly || isVerified(e)) &&
     (q.holds === undefined || holdsThing(e, q.holds)) &&
     (!isPrivateOnly(e) || isLocal(e, q.clientIp, clientSite));
-  const ranked = registry.nearest(client, Math.min(q.n, MAX_N), accept);
+  const ranked = registry.nearest(client, q.n, accept);
   return {
     client,
     clientSite,

@@ -149,10 +149,13 @@ export class Registry {
     const old = this.#entries.get(h.uuid);
     const ext = h[HEARTBEAT_EXTENSION_KEY];
     const port = heartbeatPort(h);
+    // Shoal's server takes external_ip as the public address when an agent sends no public_ip
+    // (a cloud cache behind NAT or a floating IP), and its clients only look at public_ip.
+    const publicIp = h.public_ip ?? h.external_ip;
     const moved =
       !old ||
       old.port !== port ||
-      old.publicIp !== h.public_ip ||
+      old.publicIp !== publicIp ||
       old.externalIp !== h.external_ip ||
       old.privateIp !== h.private_ip;
     const location = !moved && old?.location && ext?.lat === undefined ? old.location : locate(h);
@@ -165,7 +168,7 @@ export class Registry {
       upstream: asUpstream(h.upstream),
       load: h.load,
       maxLoad: h.max_load && h.max_load > 0 ? h.max_load : DEFAULT_MAX_LOAD,
-      publicIp: h.public_ip,
+      publicIp,
       privateIp: h.private_ip,
       externalIp: h.external_ip,
       globalAccess: h.global_access ?? (h.public_ip !== undefined || h.external_ip !== undefined),

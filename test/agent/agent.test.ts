@@ -218,10 +218,14 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
       () => d.registry.get(agent.identity.uuid),
       (x) => x !== undefined,
     );
-    expect(e).toMatchObject({ externalIp: '127.0.0.1', privateIp: '10.9.9.9', publicIp: undefined });
+    // As Shoal's server does, the external address stands in for the missing public one: Shoal
+    // clients only try public_ip and private_ip.
+    expect(e).toMatchObject({ externalIp: '127.0.0.1', privateIp: '10.9.9.9', publicIp: '127.0.0.1' });
     // Reachable from outside its subnet, so offered to any client.
-    const json = await getJson<Record<string, { external_ip: string }> | null>(`${d.url}/nearest?ip=8.8.8.8`);
-    expect(json!['0']!.external_ip).toBe('127.0.0.1');
+    const json = await getJson<Record<string, { external_ip: string; public_ip: string }> | null>(
+      `${d.url}/nearest?ip=8.8.8.8`,
+    );
+    expect(json!['0']).toMatchObject({ external_ip: '127.0.0.1', public_ip: '127.0.0.1' });
   });
 
   it('a restarted discovery server has the cache back within one heartbeat interval', async () => {

@@ -175,3 +175,27 @@ describe('ingest', () => {
     expect(e.auth).toBe('unsigned');
   });
 });
+
+describe('cache addresses', () => {
+  it('drops loopback and link-local addresses, keeping the rest of the heartbeat', () => {
+    for (const bad of ['127.0.0.1', '127.8.0.1', '::1', '169.254.169.254', 'fe80::1', '::ffff:127.0.0.1', '0.0.0.0']) {
+      const b = body(heartbeat({ public_ip: bad, external_ip: bad, private_ip: '10.1.1.1' }));
+      const a = admit({ body: b, headers: sign(b, shared), routingKey: 'info' }, { keys, allowUnsigned: false }, now);
+      expect(a.ok, bad).toBe(true);
+      if (a.ok) {
+        expect(a.heartbeat.public_ip, bad).toBeUndefined();
+        expect(a.heartbeat.external_ip, bad).toBeUndefined();
+        expect(a.heartbeat.private_ip).toBe('10.1.1.1');
+      }
+    }
+  });
+  it('keeps them only when told to (a single-host test setup)', () => {
+    const b = body(heartbeat({ public_ip: '127.0.0.1' }));
+    const a = admit(
+      { body: b, headers: sign(b, shared), routingKey: 'info' },
+      { keys, allowUnsigned: false, allowHostAddresses: true },
+      now,
+    );
+    expect(a.ok && a.heartbeat.public_ip).toBe('127.0.0.1');
+  });
+});

@@ -189,6 +189,8 @@ export const TEST_DISCOVERY_DEFAULTS = {
   floodBurst: 10,
   floodPerSecond: 1,
   trustProxy: false,
+  // The tests run caches on 127.0.0.1; test/discovery/admission.test.ts covers the refusal.
+  allowHostAddresses: true,
   reconnectMaxMs: 1000,
 } satisfies Partial<DiscoveryOptions>;
 
