@@ -19,7 +19,7 @@ export async function shoalVenv(): Promise<{ ok: boolean; dir: string; why?: str
     return { ok: true, dir: stdout.trim().split('\n').pop()! };
   } catch (err) {
     const why = String((err as { stderr?: string }).stderr ?? err).trim().split('\n').pop()!;
-    if (IN_CI) throw new Error(`CI=true and the Shoal programs could not be installed: ${why}`);
+    if (IN_CI) throw new Error(`CI=true and the Shoal programs could not be installed: ${why}`, { cause: err });
     required('shoal-client/shoal-agent from PyPI', false, `bash scripts/ensure-shoal.sh (${why})`);
     return { ok: false, dir: '', why };
   }
