@@ -199,3 +199,14 @@ describe('cache addresses', () => {
     expect(a.ok && a.heartbeat.public_ip).toBe('127.0.0.1');
   });
 });
+
+describe('Shoal compatibility and odd signature headers', () => {
+  it('drops a heartbeat whose signature header is a number, even where unsigned ones pass', () => {
+    const b = body(heartbeat());
+    const policy = { keys, allowUnsigned: true };
+    expect(admit({ body: b, routingKey: 'info' }, policy, now).ok).toBe(true);
+    expect(admit({ body: b, headers: { 'x-estuary-signature': 42 }, routingKey: 'info' }, policy, now)).toMatchObject(
+      { ok: false, reason: 'bad-signature' },
+    );
+  });
+});

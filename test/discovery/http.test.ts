@@ -119,3 +119,28 @@ describe('/external_ip', () => {
     expect(r.json()).toEqual({ external_ip: '203.0.113.9' });
   });
 });
+
+describe('keys that come from the wire', () => {
+  it('a cache whose uuid is __proto__ or constructor is listed like any other', async () => {
+    const r = new Registry();
+    for (const uuid of ['__proto__', 'constructor', 'plain'])
+      r.apply(heartbeat({ uuid, hostname: `${uuid.replace(/_/g, 'u')}.test` }), meta, (h) => locator.cache(h));
+    const a = buildHttp({
+      registry: r,
+      locator,
+      metrics: createMetrics(r),
+      log: testLog().log,
+      trustProxy: false,
+      health: () => ({ ok: true }),
+    });
+    const all = (await a.inject({ method: 'GET', url: '/all' })).json() as Record<string, { hostname: string }>;
+    expect(Object.values(all).map((c) => c.hostname).sort()).toEqual(
+      ['constructor.test', 'plain.test', 'uuprotouu.test'].sort(),
+    );
+    const one = await a.inject({ method: 'GET', url: '/api/v1/caches/__proto__' });
+    expect(one.statusCode).toBe(200);
+    const reg = (await a.inject({ method: 'GET', url: '/api/v1/registry' })).json();
+    expect(reg.caches).toHaveLength(3);
+    expect((await a.inject({ method: 'GET', url: '/nearest?__proto__=1&constructor=2' })).statusCode).toBe(200);
+  });
+});
