@@ -61,6 +61,8 @@ export interface IncomingMessage {
   readonly body: Uint8Array;
   readonly headers?: Readonly<Record<string, unknown>>;
   readonly routingKey: string;
+  /** The AMQP user id (checked by RabbitMQ when set) or app id the publisher gave, for logs. */
+  readonly sender?: string;
 }
 
 export type Admission =
