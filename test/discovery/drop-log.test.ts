@@ -13,7 +13,7 @@ describe('drop log throttling', () => {
   it('caps the lines of a window over all caches, so made-up uuids cannot flood the log', () => {
     const d = new DropLog();
     let shown = 0;
-    for (let i = 0; i < DROP_LOG_MAX_LINES * 3; i++) if (d.admit({ uuid: `u${i}` }, 5)) shown++;
+    for (let i = 0; i < DROP_LOG_MAX_LINES * 3; i++) if (d.admit({ uuid: `u${i}` }, 'invalid', 5)) shown++;
     expect(shown).toBe(DROP_LOG_MAX_LINES);
     expect(d.admit({ uuid: 'late' }, 'invalid', DROP_LOG_EVERY_MS + 10)).toMatchObject({
       heldBackOverall: DROP_LOG_MAX_LINES * 2,
