@@ -120,6 +120,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
         want,
         n: parseShoalN(req.params.n, registry.size),
         verifiedOnly: true,
+        ranking: 'shoal',
         ...clientOf(req),
       });
       return reply.type('application/json').send(shoalNearest(answer));
@@ -143,6 +144,7 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
       want: 'squid',
       n: parseN(req.query.n, SHOAL_WPAD_COUNT),
       verifiedOnly: true,
+      ranking: 'shoal',
       ...clientOf(req),
     });
     return reply.type(PAC_CONTENT_TYPE).send(shoalPac(answer));

@@ -7,6 +7,7 @@
 import { sameSubnet } from './cidr.ts';
 import type { Locator } from './locator.ts';
 import type { Point, Ranked } from './ranking.ts';
+import { shoalNearest } from './shoal-ranking.ts';
 import { type CacheEntry, isPrivateOnly, isVerified, type Location, type Registry } from './registry.ts';
 
 /** Which caches an endpoint considers. */
@@ -21,6 +22,8 @@ export interface Question {
   readonly explicit?: Point;
   /** Only caches that report holding this CVMFS repository or S3/HTTP prefix. */
   readonly holds?: string;
+  /** 'shoal': Shoal's exact order (its fixed max load), for the Shoal-compatible endpoints. */
+  readonly ranking?: 'estuary' | 'shoal';
 }
 
 export interface Answer {
@@ -75,7 +78,10 @@ export function ask(registry: Registry, locator: Locator, q: Question): Answer {
     (!q.verifiedOnly || isVerified(e)) &&
     (q.holds === undefined || holdsThing(e, q.holds)) &&
     (!isPrivateOnly(e) || isLocal(e, q.clientIp, clientSite));
-  const ranked = registry.nearest(client, q.n, accept);
+  const ranked =
+    q.ranking === 'shoal'
+      ? shoalNearest(registry.values(), client, q.n, accept)
+      : registry.nearest(client, q.n, accept);
   return {
     client,
     clientSite,

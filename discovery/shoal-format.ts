@@ -7,26 +7,11 @@
 
 import { pyDumps, pyFloat } from './py-json.ts';
 import type { Answer } from './query.ts';
-import { EARTH_RADIUS_KM } from './ranking.ts';
 import { type CacheEntry, isVerified } from './registry.ts';
 
 export const PAC_CONTENT_TYPE = 'application/x-ns-proxy-autoconfig';
 /** Shoal's /wpad.dat lists the ten nearest caches (utilities.get_nearest_caches' default). */
 export const SHOAL_WPAD_COUNT = 10;
-/** The max load Shoal's server ranks every cache with (config cache_max_load; see ranking.ts). */
-export const SHOAL_MAX_LOAD = 122_000;
-/** Shoal writes π as this literal in its cost; kept so "distance" has Shoal's exact digits. */
-const SHOAL_PI = 3.14159265359;
-
-/**
- * Shoal's cost for one cache, as its server computes it for "distance": the haversine distance
- * rounded to 0.01 km, over half the circumference with Shoal's π, plus the load share of its
- * configured max load, weighted half and half.
- */
-export function shoalCost(distanceKm: number, load: number): number {
-  const km = Math.round(distanceKm * 100) / 100;
-  return (km / (EARTH_RADIUS_KM * SHOAL_PI)) * 0.5 + (load / SHOAL_MAX_LOAD) * 0.5;
-}
 
 function shoalEntry(e: CacheEntry, local: boolean) {
   const g = e.location;
@@ -68,9 +53,8 @@ export function shoalNearest(answer: Answer): string {
   if (answer.caches.length === 0) return 'null';
   const out: Record<string, unknown> = {};
   answer.caches.forEach((r, i) => {
-    const distance =
-      r.distanceKm === undefined ? r.cost : shoalCost(r.distanceKm, r.item.load);
-    out[String(i)] = { ...shoalEntry(r.item, r.local), distance: pyFloat(distance) };
+    // "distance" is Shoal's cost, not kilometres: ranked by shoal-ranking.ts on these endpoints.
+    out[String(i)] = { ...shoalEntry(r.item, r.local), distance: pyFloat(r.cost) };
   });
   return pyDumps(out);
 }

@@ -50,7 +50,7 @@ function goldenRegistry(): Registry {
 }
 
 const nearest = (r: Registry, want: Want, n: number) =>
-  ask(r, locator, { want, n, verifiedOnly: true, clientIp: GOLDEN_CLIENT_IP });
+  ask(r, locator, { want, n, verifiedOnly: true, clientIp: GOLDEN_CLIENT_IP, ranking: 'shoal' });
 
 describe("Shoal's answers, byte for byte against a Shoal server's", () => {
   it('/nearest', () => {
@@ -151,5 +151,35 @@ describe('geo_data from the site map', () => {
     expect(body).toContain('"city": "Tsukuba"');
     expect(body).toContain('"country_code": "JP", "country_name": "Japan"');
     expect(body).toContain('"latitude": 36.15, "longitude": 140.08');
+  });
+});
+
+describe("Shoal's ranking on Shoal's endpoints, estuary's on /api/v1", () => {
+  // Same place; "big" is a 10 Gbit/s cache at 5 % of its max load, "small" a full 400 Mbit/s one.
+  // Shoal ranks both against its fixed 122,000 KB/s and puts the small one first.
+  const r = new Registry();
+  const at = { lat: 46.2, lon: 6.1 };
+  for (const [uuid, load, max] of [
+    ['big', 60_000, 1_220_000],
+    ['small', 50_000, 50_000],
+  ] as const)
+    r.apply(heartbeat({ uuid, load, max_load: max }, at), { nowMs: 0, auth: 'unsigned', skewS: 0, verify: false }, (h) =>
+      locator.cache(h),
+    );
+  const order = (ranking: 'shoal' | 'estuary') =>
+    ask(r, locator, { want: 'squid', n: 5, verifiedOnly: true, explicit: at, ranking }).caches.map(
+      (c) => c.item.id,
+    );
+  it('Shoal: every cache against 122,000 KB/s, whatever its max_load', () => {
+    expect(order('shoal')).toEqual(['small', 'big']);
+    const body = shoalNearest(ask(r, locator, { want: 'squid', n: 5, verifiedOnly: true, explicit: at, ranking: 'shoal' }));
+    expect(body).toContain(`"distance": ${pyFloatRepr((50_000 / 122_000) * 0.5)}}`);
+  });
+  it('estuary: each cache against its own max_load', () => {
+    expect(order('estuary')).toEqual(['big', 'small']);
+  });
+  it('a large N on the Shoal ranking sorts every cache the same way', () => {
+    const many = ask(r, locator, { want: 'squid', n: 500, verifiedOnly: true, explicit: at, ranking: 'shoal' });
+    expect(many.caches.map((c) => c.item.id)).toEqual(['small', 'big']);
   });
 });
