@@ -7,7 +7,6 @@
 import { sameSubnet } from './cidr.ts';
 import type { Locator } from './locator.ts';
 import type { Point, Ranked } from './ranking.ts';
-import { shoalNearest } from './shoal-ranking.ts';
 import { type CacheEntry, isPrivateOnly, isVerified, type Location, type Registry } from './registry.ts';
 
 /** Which caches an endpoint considers. */
@@ -80,7 +79,7 @@ export function ask(registry: Registry, locator: Locator, q: Question): Answer {
     (!isPrivateOnly(e) || isLocal(e, q.clientIp, clientSite));
   const ranked =
     q.ranking === 'shoal'
-      ? shoalNearest(registry.values(), client, q.n, accept)
+      ? registry.nearestShoal(client, q.n, accept)
       : registry.nearest(client, q.n, accept);
   return {
     client,

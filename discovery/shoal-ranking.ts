@@ -7,53 +7,23 @@
 // around that order, so these endpoints keep it; estuary's /api/v1 ranks against each cache's own
 // max_load (ranking.ts).
 //
-// Where Shoal drops a cache or client it cannot place, this keeps ranking.ts's rule: an unplaced
+// Registry.nearestShoal ranks with it over a second grid index whose caches all carry Shoal's max
+// load. Where Shoal drops a cache or client it cannot place, ranking.ts's rule holds: an unplaced
 // cache sits at the far side of the earth, an unplaced client ranks by load alone. Pure.
 
-import { EARTH_RADIUS_KM, haversineKm, type Point, type Ranked } from './ranking.ts';
-import type { CacheEntry } from './registry.ts';
+import { EARTH_RADIUS_KM } from './ranking.ts';
 
 /** Shoal's config default cache_max_load, the only max load its ranking ever uses. */
 export const SHOAL_MAX_LOAD = 122_000;
 /** Shoal writes π as this literal; kept so costs have Shoal's exact digits. */
 const SHOAL_PI = 3.14159265359;
-/** Up to this N the best are kept by insertion; beyond it sorting everything is cheaper. */
-const INSERTION_LIMIT = 64;
 
+/**
+ * Shoal's cost, with its rounding of the distance to 0.01 km and its π: "distance" in its answers.
+ * The grid ranks with the unrounded distance; the two orders differ only between caches whose
+ * costs differ by less than the rounding (1e-7, i.e. 5 m), and the answer is sorted by this cost.
+ */
 export function shoalCost(distanceKm: number, load: number): number {
   const km = Math.round(distanceKm * 100) / 100;
   return (km / (EARTH_RADIUS_KM * SHOAL_PI)) * 0.5 + (load / SHOAL_MAX_LOAD) * 0.5;
-}
-
-function ranked(e: CacheEntry, client: Point | undefined): Ranked<CacheEntry> {
-  const placed = e.location !== undefined;
-  if (!client) return { item: e, cost: (e.load / SHOAL_MAX_LOAD) * 0.5, distanceKm: undefined };
-  const distanceKm = placed ? haversineKm(client, e.location!) : undefined;
-  return { item: e, cost: shoalCost(distanceKm ?? EARTH_RADIUS_KM * SHOAL_PI, e.load), distanceKm };
-}
-
-/** The `n` cheapest accepted caches by Shoal's cost; ties keep registration order, as Python's sort. */
-export function shoalNearest(
-  entries: Iterable<CacheEntry>,
-  client: Point | undefined,
-  n: number,
-  accept: (e: CacheEntry) => boolean,
-): Ranked<CacheEntry>[] {
-  if (n <= 0) return [];
-  const best: Ranked<CacheEntry>[] = [];
-  for (const e of entries) {
-    if (!accept(e)) continue;
-    const r = ranked(e, client);
-    if (n > INSERTION_LIMIT) {
-      best.push(r);
-      continue;
-    }
-    if (best.length === n && best[n - 1]!.cost <= r.cost) continue;
-    let i = best.length;
-    while (i > 0 && best[i - 1]!.cost > r.cost) i--;
-    best.splice(i, 0, r);
-    if (best.length > n) best.pop();
-  }
-  // Array.prototype.sort is stable, like Python's sorted().
-  return n > INSERTION_LIMIT ? best.sort((a, b) => a.cost - b.cost).slice(0, n) : best;
 }

@@ -5,7 +5,9 @@ import { createLocator } from '../../discovery/locator.ts';
 import { pyDumps, pyFloat, pyFloatRepr } from '../../discovery/py-json.ts';
 import { ask, type Want } from '../../discovery/query.ts';
 import { type Location, Registry } from '../../discovery/registry.ts';
+import { haversineKm } from '../../discovery/ranking.ts';
 import { pacText, shoalAll, shoalNearest, shoalPac } from '../../discovery/shoal-format.ts';
+import { shoalCost } from '../../discovery/shoal-ranking.ts';
 import { EMPTY_SITE_MAP, parseSiteMap } from '../../discovery/site-map.ts';
 import { heartbeat } from './fixtures.ts';
 import { parseLikeShoalClient } from './shoal-client-parse.ts';
@@ -181,5 +183,29 @@ describe("Shoal's ranking on Shoal's endpoints, estuary's on /api/v1", () => {
   it('a large N on the Shoal ranking sorts every cache the same way', () => {
     const many = ask(r, locator, { want: 'squid', n: 500, verifiedOnly: true, explicit: at, ranking: 'shoal' });
     expect(many.caches.map((c) => c.item.id)).toEqual(['small', 'big']);
+  });
+});
+
+describe("Shoal's ranking through the grid index", () => {
+  it('gives the same caches in the same order as costing every cache the way Shoal does', () => {
+    let seed = 42;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const r = new Registry();
+    for (let i = 0; i < 400; i++) {
+      const pos = { lat: rnd() * 180 - 90, lon: rnd() * 360 - 180 };
+      const h = heartbeat({ uuid: `c${i}`, load: rnd() * 200_000, max_load: 1 + rnd() * 1e6 }, i % 10 ? pos : undefined);
+      r.apply(h, { nowMs: 0, auth: 'unsigned', skewS: 0, verify: false }, (x) => locator.cache(x));
+    }
+    for (let q = 0; q < 40; q++) {
+      const at = { lat: rnd() * 180 - 90, lon: rnd() * 360 - 180 };
+      const got = ask(r, locator, { want: 'squid', n: 7, verifiedOnly: true, explicit: at, ranking: 'shoal' });
+      const brute = [...r.values()]
+        .filter((e) => e.location)
+        .map((e) => ({ id: e.id, cost: shoalCost(haversineKm(at, e.location!), e.load) }))
+        .sort((a, b) => a.cost - b.cost)
+        .slice(0, 7);
+      expect(got.caches.map((c) => c.item.id)).toEqual(brute.map((b) => b.id));
+      expect(got.caches.map((c) => c.cost)).toEqual(brute.map((b) => b.cost));
+    }
   });
 });
