@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { flagSynopsis, normaliseArgv } from '../../../lib/config/argv.ts';
-import { option, optional } from '../../../lib/config/options.ts';
+import { option, optional, type OptionTable } from '../../../lib/config/options.ts';
 import { bool, float, int, str } from '../../../lib/config/values.ts';
 import { parseCommandArgv } from '../../../cli/argv.ts';
 
@@ -46,5 +46,23 @@ describe('argv spellings util.parseArgs does not take', () => {
   it('--help names the negation of every boolean option', () => {
     expect(flagSynopsis(table, 'verify')).toBe('--verify, --no-verify');
     expect(flagSynopsis(table, 'lon')).toBe('--lon DEG');
+  });
+});
+
+describe('every role', () => {
+  it("--help names --no-X for each boolean option, and parses --X=false", async () => {
+    const { commands } = await import('../../../cli/commands.ts');
+    const { commandHelp } = await import('../../../cli/help.ts');
+    const { commonOptions } = await import('../../../lib/command.ts');
+    for (const entry of commands) {
+      const cmd = await entry.load();
+      const table: OptionTable = { ...cmd.options, ...commonOptions };
+      const help = commandHelp(cmd, commonOptions);
+      for (const key of Object.keys(table).filter((k) => table[k]!.type.placeholder === 'BOOL')) {
+        const flag = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+        expect(help, `${cmd.name} --${flag}`).toContain(`--${flag}, --no-${flag}`);
+        expect(parseCommandArgv(cmd.name, table, [`--${flag}=false`]).flags[key], cmd.name).toBe(false);
+      }
+    }
   });
 });
