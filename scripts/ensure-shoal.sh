@@ -15,12 +15,15 @@ venv="${ESTUARY_SHOAL_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/estuary/shoal-venv}"
 # Debian's interpreter first: it is what CI installs python3-venv for.
 py=/usr/bin/python3
 [ -x "$py" ] || py="$(command -v python3)"
+mkdir -p "$(dirname "$venv")"
+# Test files run in parallel and each calls this: one builds, the others wait and reuse.
+exec 9>"$venv.lock"
+flock 9
 if [ -x "$venv/bin/shoal-client" ] && [ "$(cat "$venv/.estuary-shoal" 2>/dev/null)" = "$want" ]; then
   echo "$venv"
   exit 0
 fi
 rm -rf "$venv"
-mkdir -p "$(dirname "$venv")"
 if ! "$py" -m venv "$venv" >&2; then
   echo "could not make a virtualenv with $py: apt-get install python3-venv" >&2
   exit 1
