@@ -162,7 +162,7 @@ export async function rawPublisher(exchange: string) {
   await ch.assertExchange(exchange, SHOAL_EXCHANGE_TYPE, { durable: false });
   return async (
     body: Buffer | string | object,
-    opts: { key?: HmacKey; headers?: Record<string, string>; routingKey?: string } = {},
+    opts: { key?: HmacKey; headers?: Record<string, unknown>; routingKey?: string } = {},
   ) => {
     const b = Buffer.isBuffer(body)
       ? body
