@@ -92,6 +92,16 @@ export function admit(msg: IncomingMessage, policy: AdmissionPolicy, nowMs: numb
   const parsed = parseHeartbeat(msg.body);
   if (!parsed.ok) return { ok: false, reason: parsed.reason, detail: parsed.detail };
   const hb = policy.allowHostAddresses ? parsed.heartbeat : withoutHostAddresses(parsed.heartbeat);
+  // Shoal's server ignores a heartbeat with neither a public nor a private address; so does this,
+  // after the host addresses are gone (else the host name, "localhost" say, would be the proxy).
+  if (!hb.public_ip && !hb.private_ip && !hb.external_ip) {
+    return {
+      ok: false,
+      reason: 'invalid',
+      detail: 'no address a client could use (loopback and link-local ones are not advertised)',
+      uuid: hb.uuid,
+    };
+  }
   const ext = hb[HEARTBEAT_EXTENSION_KEY];
   if (sig.state === 'signed' && sig.keyId !== 'shared' && ext?.site !== sig.keyId) {
     return {

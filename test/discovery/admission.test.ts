@@ -217,6 +217,13 @@ describe('cache addresses', () => {
       }
     }
   });
+  it('drops a heartbeat left with no address, as Shoal ignores one without public or private ip', () => {
+    const b = body(heartbeat({ hostname: 'localhost', public_ip: '127.0.0.1', private_ip: undefined }));
+    expect(admit({ body: b, headers: sign(b, shared), routingKey: 'info' }, { keys, allowUnsigned: false }, now)).toMatchObject({
+      ok: false,
+      reason: 'invalid',
+    });
+  });
   it('keeps them only when told to (a single-host test setup)', () => {
     const b = body(heartbeat({ public_ip: '127.0.0.1' }));
     const a = admit(
