@@ -135,6 +135,7 @@ export async function startAgent(o: AgentOptions): Promise<Agent> {
     }
   };
 
+  let leftOut = 0;
   const round = async (): Promise<'published' | 'not-connected' | 'self-test-failed'> => {
     await learnExternalIp();
     if (last && Date.now() - last.atMs < FIRST_SAMPLE_MS)
@@ -148,11 +149,15 @@ export async function startAgent(o: AgentOptions): Promise<Agent> {
       log.warn({ err: (err as Error).message }, 'cannot read the cache load; sending the last value');
     }
     const summary = kind === 'estuary' ? await readGatewaySummary(o.cacheUrl) : undefined;
+    const held = summary && holdingsFrom(summary);
+    if (held && held.left > 0 && held.left !== leftOut)
+      log.warn({ left: held.left }, 'holdings with over-long names left out of the heartbeat');
+    leftOut = held?.left ?? 0;
     const obs: Observation = {
       nowMs: Date.now(),
       load,
       selfTest: { ok: test.ok, ms: test.ms },
-      holds: summary && holdingsFrom(summary),
+      holds: held?.holds,
     };
     if (!test.ok) {
       log.warn(

@@ -9,6 +9,9 @@ import {
   HEARTBEAT_EXTENSION_VERSION,
   type Heartbeat,
   type Holdings,
+  MAX_HOLDINGS,
+  MAX_PREFIX,
+  MAX_REPO_NAME,
   type Upstream,
 } from '../lib/heartbeat.ts';
 
@@ -36,11 +39,30 @@ export interface Observation {
   readonly holds?: Holdings;
 }
 
-export function holdingsFrom(s: GatewaySummary): Holdings {
+/** A byte count discovery accepts: a whole, non-negative, safe number. */
+function byteCount(n: number): number {
+  return Number.isFinite(n) ? Math.min(Math.max(0, Math.floor(n)), Number.MAX_SAFE_INTEGER) : 0;
+}
+
+/**
+ * What the gateway holds, within the heartbeat's limits. A repository name or prefix longer than
+ * the schema allows comes from whatever a client asked the gateway for, so it is left out (and
+ * counted) rather than cut: a shortened name would advertise something the cache does not hold.
+ * Without this, one long name made every heartbeat invalid and the cache expired from discovery.
+ */
+export function holdingsFrom(s: GatewaySummary): { holds: Holdings; left: number } {
+  const cvmfs = s.cvmfs.filter((c) => c.repo.length > 0 && c.repo.length <= MAX_REPO_NAME);
+  const prefixes = s.prefixes.filter((p) => p.prefix.length > 0 && p.prefix.length <= MAX_PREFIX);
+  const left = s.cvmfs.length - cvmfs.length + (s.prefixes.length - prefixes.length);
   return {
-    bytes: s.cache.memoryBytes + s.cache.diskBytes,
-    cvmfs: s.cvmfs.slice(0, 32).map((c) => ({ repo: c.repo, bytes: c.bytes })),
-    prefixes: s.prefixes.slice(0, 32).map((p) => ({ prefix: p.prefix, bytes: p.bytes })),
+    holds: {
+      bytes: byteCount(s.cache.memoryBytes + s.cache.diskBytes),
+      cvmfs: cvmfs.slice(0, MAX_HOLDINGS).map((c) => ({ repo: c.repo, bytes: byteCount(c.bytes) })),
+      prefixes: prefixes
+        .slice(0, MAX_HOLDINGS)
+        .map((p) => ({ prefix: p.prefix, bytes: byteCount(p.bytes) })),
+    },
+    left,
   };
 }
 

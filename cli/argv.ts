@@ -2,6 +2,7 @@
 // tokenising. Unknown flags and missing values become one-line ConfigErrors.
 
 import { parseArgs } from 'node:util';
+import { normaliseArgv } from '../lib/config/argv.ts';
 import { configErrors } from '../lib/config/errors.ts';
 import { flagName, type OptionTable } from '../lib/config/options.ts';
 
@@ -39,10 +40,11 @@ export function parseCommandArgv(command: string, table: OptionTable, argv: read
       ...(opt.short ? { short: opt.short } : {}),
     };
   }
+  const args = normaliseArgv(table, argv);
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({
-      args: [...argv],
+      args,
       options: spec,
       allowPositionals: true,
       allowNegative: true,

@@ -1,7 +1,8 @@
 // --help text, derived from the command's option table so it cannot drift from the parser.
 
 import type { Command } from '../lib/command.ts';
-import { describeDefault, envName, flagName, type OptionTable } from '../lib/config/options.ts';
+import { flagSynopsis } from '../lib/config/argv.ts';
+import { describeDefault, envName, type OptionTable } from '../lib/config/options.ts';
 
 export interface CommandEntry {
   readonly name: string;
@@ -27,8 +28,7 @@ export function topLevelHelp(commands: readonly CommandEntry[], version: string)
 
 function optionLines(role: string, table: OptionTable): string[] {
   const rows = Object.entries(table).map(([key, spec]) => {
-    const bool = spec.type.placeholder === 'BOOL';
-    const left = `${spec.short ? `-${spec.short}, ` : '    '}--${flagName(key)}${bool ? '' : ` ${spec.type.placeholder}`}`;
+    const left = `${spec.short ? `-${spec.short}, ` : '    '}${flagSynopsis(table, key)}`;
     const dflt = describeDefault(spec);
     const right = `${spec.describe}${dflt ? ` (default ${dflt})` : ''} [${envName(role, key)}]`;
     return [left, right] as const;

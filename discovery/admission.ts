@@ -5,6 +5,7 @@
 import { type HmacKey, verify } from '../lib/heartbeat-auth.ts';
 import {
   GOODBYE_ROUTING_KEY,
+  isHostOrLinkLocal,
   HEARTBEAT_EXTENSION_KEY,
   type Heartbeat,
   MAX_HEARTBEAT_BYTES,
@@ -37,12 +38,31 @@ export interface AdmissionPolicy {
   /** Shoal compatibility: accept unsigned heartbeats (and mark their caches). */
   readonly allowUnsigned: boolean;
   readonly maxBytes?: number;
+  /** Keep loopback and link-local cache addresses (single-host test setups only). */
+  readonly allowHostAddresses?: boolean;
+}
+
+/**
+ * The heartbeat without loopback or link-local addresses: they name the receiver's own host or
+ * link, so advertising one would send every client to a port on its own machine (or a signed
+ * agent could point clients at a service on discovery's host). The field is dropped rather than
+ * the heartbeat, because a Shoal agent reports whatever its interfaces carry.
+ */
+export function withoutHostAddresses(h: Heartbeat): Heartbeat {
+  const out: Heartbeat = { ...h };
+  for (const k of ['public_ip', 'private_ip', 'external_ip'] as const) {
+    const a = out[k];
+    if (a !== undefined && isHostOrLinkLocal(a)) delete out[k];
+  }
+  return out;
 }
 
 export interface IncomingMessage {
   readonly body: Uint8Array;
   readonly headers?: Readonly<Record<string, unknown>>;
   readonly routingKey: string;
+  /** The AMQP user id (checked by RabbitMQ when set) or app id the publisher gave, for logs. */
+  readonly sender?: string;
 }
 
 export type Admission =
@@ -71,7 +91,17 @@ export function admit(msg: IncomingMessage, policy: AdmissionPolicy, nowMs: numb
     return { ok: false, reason: 'bad-signature', detail: `key id ${sig.keyId}` };
   const parsed = parseHeartbeat(msg.body);
   if (!parsed.ok) return { ok: false, reason: parsed.reason, detail: parsed.detail };
-  const hb = parsed.heartbeat;
+  const hb = policy.allowHostAddresses ? parsed.heartbeat : withoutHostAddresses(parsed.heartbeat);
+  // Shoal's server ignores a heartbeat with neither a public nor a private address; so does this,
+  // after the host addresses are gone (else the host name, "localhost" say, would be the proxy).
+  if (!hb.public_ip && !hb.private_ip && !hb.external_ip) {
+    return {
+      ok: false,
+      reason: 'invalid',
+      detail: 'no address a client could use (loopback and link-local ones are not advertised)',
+      uuid: hb.uuid,
+    };
+  }
   const ext = hb[HEARTBEAT_EXTENSION_KEY];
   if (sig.state === 'signed' && sig.keyId !== 'shared' && ext?.site !== sig.keyId) {
     return {

@@ -71,6 +71,11 @@ export const discoveryOptions = {
     false,
     'take the client address from X-Forwarded-For (only behind your own reverse proxy)',
   ),
+  allowHostAddresses: option(
+    bool(),
+    false,
+    'keep caches\' loopback and link-local addresses (a single-host test setup; never in production)',
+  ),
 };
 
 export function loadKeys(values: readonly string[]): HmacKey[] {
@@ -132,7 +137,13 @@ every cache. Several servers may run side by side; each gets every heartbeat. Se
   options: discoveryOptions,
   async run({ config, log }) {
     const keys = loadKeys(config.hmacKey);
-    if (keys.length === 0 && !config.shoalCompat) throw discoveryErrors.noKeys();
+    if (keys.length === 0 && !config.shoalCompat) {
+      // Logged with its code as well, like discovery's other start-up failures, so a service
+      // manager's journal holds the code and not just the CLI's sentence.
+      const err = discoveryErrors.noKeys();
+      log.error({ code: err.code }, 'refusing to start: no --hmac-key and no --shoal-compat');
+      throw err;
+    }
     const siteMap = loadSiteMap(config.siteMap);
     const geoDb = await loadGeoDb(config.geoDb);
     const service = await startDiscovery({
@@ -154,6 +165,7 @@ every cache. Several servers may run side by side; each gets every heartbeat. Se
       floodBurst: config.floodBurst,
       floodPerSecond: config.floodRate,
       trustProxy: config.trustProxy,
+      allowHostAddresses: config.allowHostAddresses,
       log,
     });
     return runUntilSignalled(service, { log, shutdownTimeoutMs: config.shutdownTimeout });

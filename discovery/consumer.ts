@@ -50,12 +50,17 @@ export function startConsumer(options: ConsumerOptions): Consumer {
     }
   };
 
+  const senderOf = (m: ConsumeMessage): string | undefined => {
+    const v: unknown = m.properties.userId ?? m.properties.appId;
+    return typeof v === 'string' ? v.slice(0, 128) : undefined;
+  };
   const deliver = (m: ConsumeMessage) => {
     try {
       options.onMessage({
         body: m.content,
         headers: m.properties.headers ?? undefined,
         routingKey: m.fields.routingKey,
+        sender: senderOf(m),
       });
     } catch (err) {
       // onMessage handles bad messages itself; this guards the connection against its bugs.

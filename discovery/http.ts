@@ -13,7 +13,13 @@ import type { DiscoveryMetrics } from './metrics.ts';
 import { renderPage } from './page.ts';
 import { ask, DEFAULT_N, MAX_N, type Question, type Want } from './query.ts';
 import type { Registry } from './registry.ts';
-import { PAC_CONTENT_TYPE, shoalAll, shoalNearest, shoalPac } from './shoal-format.ts';
+import {
+  PAC_CONTENT_TYPE,
+  SHOAL_WPAD_COUNT,
+  shoalAll,
+  shoalNearest,
+  shoalPac,
+} from './shoal-format.ts';
 
 export interface HttpDeps {
   readonly registry: Registry;
@@ -29,12 +35,23 @@ type Req = FastifyRequest<{
   Querystring: Record<string, string | undefined>;
 }>;
 
-function parseN(raw: string | undefined): number {
-  if (raw === undefined || raw === '') return DEFAULT_N;
+function parseN(raw: string | undefined, fallback = DEFAULT_N): number {
+  if (raw === undefined || raw === '') return fallback;
   if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_N) {
     throw discoveryErrors.badQuery(`N must be a whole number from 1 to ${MAX_N}, not "${raw}"`);
   }
   return Number(raw);
+}
+
+/**
+ * N on Shoal's paths, as Shoal's routes take it: any run of digits. Clients ask for their cache
+ * count plus five, and a Shoal server answers with as many caches as it has, so a large N is
+ * capped at the registry's size rather than refused; 0 gives Shoal's null.
+ */
+function parseShoalN(raw: string | undefined, size: number): number {
+  if (raw === undefined || raw === '') return Math.min(DEFAULT_N, size);
+  if (!/^\d+$/.test(raw)) throw discoveryErrors.badQuery(`N must be a whole number, not "${raw}"`);
+  return Math.min(Number(raw), size);
 }
 
 function parseCoord(raw: string | undefined, name: string, limit: number): number | undefined {
@@ -80,6 +97,13 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   });
   const { registry, locator, metrics } = deps;
 
+  // A parameter given twice arrives as an array: refuse it plainly rather than guess which to use.
+  app.addHook('preHandler', async (req) => {
+    for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
+      if (Array.isArray(v)) throw discoveryErrors.badQuery(`give the query parameter "${k}" once`);
+    }
+  });
+
   app.setErrorHandler((err: Error & { code?: string; statusCode?: number }, _req, reply) => {
     if (err.code === 'ESTUARY_DISC_BAD_QUERY')
       return reply.code(400).send({ code: err.code, message: err.message });
@@ -90,31 +114,37 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   });
 
   for (const { path, want } of SHOAL_ROUTES) {
-    const handler = async (req: Req) => {
+    const handler = async (req: Req, reply: FastifyReply) => {
       metrics.queries.inc({ endpoint: path });
       const answer = ask(registry, locator, {
         want,
-        n: parseN(req.params.n),
+        n: parseShoalN(req.params.n, registry.size),
         verifiedOnly: true,
+        ranking: 'shoal',
         ...clientOf(req),
       });
-      return shoalNearest(answer);
+      return reply.type('application/json').send(shoalNearest(answer));
     };
     app.get(path, handler);
     app.get(`${path}/:n`, handler);
   }
 
-  app.get('/all', async () => {
+  // Shoal's /all/N route takes an N and ignores it; so does this one.
+  const all = async (req: Req, reply: FastifyReply) => {
     metrics.queries.inc({ endpoint: '/all' });
-    return shoalAll(registry.values());
-  });
+    parseShoalN(req.params.n, registry.size);
+    return reply.type('application/json').send(shoalAll(registry.values()));
+  };
+  app.get('/all', all);
+  app.get('/all/:n', all);
 
   app.get('/wpad.dat', async (req: Req, reply: FastifyReply) => {
     metrics.queries.inc({ endpoint: '/wpad.dat' });
     const answer = ask(registry, locator, {
       want: 'squid',
-      n: parseN(req.query.n),
+      n: parseN(req.query.n, SHOAL_WPAD_COUNT),
       verifiedOnly: true,
+      ranking: 'shoal',
       ...clientOf(req),
     });
     return reply.type(PAC_CONTENT_TYPE).send(shoalPac(answer));

@@ -1,20 +1,26 @@
 // From an AMQP message to a registry change: admission, flood guard, capacity, goodbye, apply.
 // No network: the consumer feeds it, and tests feed it directly. Dropped messages are counted by
-// reason and logged, at most one line per reason every LOG_EVERY_MS, so a flood cannot flood the
-// log as well.
+// reason and logged with the cache they name, throttled per cache (drop-log.ts).
 
 import type { Logger } from '../lib/log.ts';
 import {
+  ABSURD_SKEW_S,
   admit,
   type AdmissionPolicy,
   type DropReason,
   FloodGuard,
   type IncomingMessage,
 } from './admission.ts';
+import { DropLog, peekSource } from './drop-log.ts';
 import type { Locator } from './locator.ts';
 import type { CacheEntry, Registry } from './registry.ts';
 
-const LOG_EVERY_MS = 10_000;
+/**
+ * Goodbyes remembered at once. A tombstone only has to outlive the replay window (a message older
+ * than ABSURD_SKEW_S is refused anyway); beyond this many the oldest go first, so a flood of
+ * goodbyes costs bounded memory.
+ */
+const MAX_TOMBSTONES = 100_000;
 
 export interface IngestOptions {
   readonly registry: Registry;
@@ -34,25 +40,39 @@ export type IngestResult = 'accepted' | 'goodbye' | DropReason;
 export function createIngest(o: IngestOptions): (msg: IncomingMessage) => IngestResult {
   const flood = o.flood ?? new FloodGuard();
   const now = o.now ?? Date.now;
-  const lastLog = new Map<DropReason, { at: number; suppressed: number }>();
-
-  const drop = (reason: DropReason, detail: string, uuid: string | undefined, t: number): DropReason => {
-    o.count(reason);
-    const l = lastLog.get(reason);
-    if (l && t - l.at < LOG_EVERY_MS) {
-      l.suppressed++;
-      return reason;
+  const dropLog = new DropLog();
+  // uuid -> the goodbye's own timestamp (agent clock, s) and when it arrived (ours, ms).
+  const tombstones = new Map<string, { timestamp: number; at: number }>();
+  const tombstoned = (uuid: string, timestamp: number, t: number): number | undefined => {
+    const stone = tombstones.get(uuid);
+    if (!stone) return undefined;
+    if (t - stone.at > ABSURD_SKEW_S * 1000) {
+      tombstones.delete(uuid);
+      return undefined;
     }
-    o.log.warn({ reason, detail, uuid, suppressedSinceLast: l?.suppressed ?? 0 }, 'heartbeat dropped');
-    lastLog.set(reason, { at: t, suppressed: 0 });
+    return timestamp <= stone.timestamp ? stone.timestamp : undefined;
+  };
+
+  const drop = (
+    reason: DropReason,
+    detail: string,
+    msg: IncomingMessage,
+    t: number,
+    known?: { uuid?: string; hostname?: string },
+  ): DropReason => {
+    o.count(reason);
+    const src = { ...(known?.hostname ? {} : peekSource(msg.body)), ...known, sender: msg.sender };
+    const shown = dropLog.admit(src, reason, t);
+    if (shown) o.log.warn({ reason, detail, ...src, ...shown }, 'heartbeat dropped');
     return reason;
   };
 
   return (msg) => {
     const t = now();
     const a = admit(msg, o.policy, t);
-    if (!a.ok) return drop(a.reason, a.detail, a.uuid, t);
+    if (!a.ok) return drop(a.reason, a.detail, msg, t, a.uuid ? { uuid: a.uuid } : undefined);
     const hb = a.heartbeat;
+    const who = { uuid: hb.uuid, hostname: hb.hostname };
     // A cache registered with a key can only be refreshed or removed with the same key: otherwise
     // an unsigned Shoal-compatibility message, or another site's key, could take over its uuid and
     // point clients elsewhere (or say goodbye on its behalf). Checked before the flood guard so such
@@ -60,24 +80,33 @@ export function createIngest(o: IngestOptions): (msg: IncomingMessage) => Ingest
     const known = o.registry.get(hb.uuid);
     if (known?.auth === 'signed' && (a.auth !== 'signed' || a.keyId !== known.keyId)) {
       const detail = `uuid registered with key ${known.keyId}, message ${a.keyId ?? 'unsigned'}`;
-      return drop('impersonation', detail, hb.uuid, t);
+      return drop('impersonation', detail, msg, t, who);
     }
     // A signed message older than the one already applied is a replay (or a very late
     // redelivery): applying it would roll the cache back to an earlier address or load.
     if (known?.auth === 'signed' && hb.timestamp < known.agentTimestamp) {
       const detail = `timestamp ${hb.timestamp} is older than the last accepted ${known.agentTimestamp}`;
-      return drop('replay', detail, hb.uuid, t);
+      return drop('replay', detail, msg, t, who);
+    }
+    // A heartbeat from before the cache's goodbye is a replay (or a late redelivery): it would
+    // bring back a cache that has gone. A restarted agent's heartbeats are newer and pass.
+    const goneAt = tombstoned(hb.uuid, hb.timestamp, t);
+    if (goneAt !== undefined) {
+      return drop('replay', `timestamp ${hb.timestamp} is not after its goodbye at ${goneAt}`, msg, t, who);
     }
     if (!flood.allow(hb.uuid, t))
-      return drop('flood', 'more heartbeats than the rate limit allows', hb.uuid, t);
+      return drop('flood', 'more heartbeats than the rate limit allows', msg, t, who);
     if (a.goodbye) {
+      tombstones.delete(hb.uuid);
+      tombstones.set(hb.uuid, { timestamp: hb.timestamp, at: t });
+      if (tombstones.size > MAX_TOMBSTONES) tombstones.delete(tombstones.keys().next().value!);
       if (o.registry.remove(hb.uuid))
         o.log.info({ uuid: hb.uuid, hostname: hb.hostname }, 'cache said goodbye');
       o.count('goodbye');
       return 'goodbye';
     }
     if (o.registry.isFull(hb.uuid))
-      return drop('registry-full', 'registry holds --max-caches caches', hb.uuid, t);
+      return drop('registry-full', 'registry holds --max-caches caches', msg, t, who);
     const { entry, fresh } = o.registry.apply(
       hb,
       { nowMs: t, auth: a.auth, keyId: a.keyId, skewS: a.skewS, verify: o.verify },

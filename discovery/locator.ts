@@ -20,7 +20,15 @@ export function createLocator(siteMap: SiteMap, geo: GeoDb): Locator {
   const bySiteMap = (address: string): Location | undefined => {
     const hit = siteMap.lookup(address);
     return hit
-      ? { lat: hit.site.lat, lon: hit.site.lon, source: 'site-map', site: hit.site.name }
+      ? {
+          lat: hit.site.lat,
+          lon: hit.site.lon,
+          source: 'site-map',
+          site: hit.site.name,
+          city: hit.site.city,
+          countryCode: hit.site.countryCode,
+          countryName: hit.site.countryName,
+        }
       : undefined;
   };
   const byDb = (address: string): Location | undefined =>

@@ -21,6 +21,8 @@ export interface Question {
   readonly explicit?: Point;
   /** Only caches that report holding this CVMFS repository or S3/HTTP prefix. */
   readonly holds?: string;
+  /** 'shoal': Shoal's exact order (its fixed max load), for the Shoal-compatible endpoints. */
+  readonly ranking?: 'estuary' | 'shoal';
 }
 
 export interface Answer {
@@ -31,7 +33,7 @@ export interface Answer {
 
 /** Shoal's default answer size. */
 export const DEFAULT_N = 5;
-/** Enough for any real client; a larger N only costs the server time. */
+/** Enough for any real client of /api/v1; Shoal's paths take any N (capped at the registry size). */
 export const MAX_N = 100;
 
 function wanted(e: CacheEntry, want: Want): boolean {
@@ -75,7 +77,10 @@ export function ask(registry: Registry, locator: Locator, q: Question): Answer {
     (!q.verifiedOnly || isVerified(e)) &&
     (q.holds === undefined || holdsThing(e, q.holds)) &&
     (!isPrivateOnly(e) || isLocal(e, q.clientIp, clientSite));
-  const ranked = registry.nearest(client, Math.min(q.n, MAX_N), accept);
+  const ranked =
+    q.ranking === 'shoal'
+      ? registry.nearestShoal(client, q.n, accept)
+      : registry.nearest(client, q.n, accept);
   return {
     client,
     clientSite,

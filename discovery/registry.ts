@@ -14,6 +14,7 @@ import {
 } from '../lib/heartbeat.ts';
 import { CLOCK_DRIFT_S } from './admission.ts';
 import { placement, type Placed, type Point, type Ranked } from './ranking.ts';
+import { SHOAL_MAX_LOAD, shoalCost } from './shoal-ranking.ts';
 import { LatitudeIndex } from './spatial-index.ts';
 
 /** Shoal's default max_load: 1 Gbit/s in KB/s (125,000,000 B/s / 1024), for agents that omit it. */
@@ -119,9 +120,23 @@ export function verifyHost(e: CacheEntry): string {
   return e.publicIp ?? e.externalIp ?? e.privateIp ?? e.hostname;
 }
 
+/**
+ * A cache as Shoal's ranking sees it: its own load against Shoal's fixed max load. A second index
+ * of these answers Shoal's endpoints with the same grid pruning as estuary's own ranking.
+ */
+interface ShoalView extends Placed {
+  readonly entry: CacheEntry;
+}
+
+function shoalView(e: CacheEntry): ShoalView {
+  return { entry: e, load: e.load, maxLoad: SHOAL_MAX_LOAD, latRad: e.latRad, lonRad: e.lonRad, cosLat: e.cosLat };
+}
+
 export class Registry {
   readonly #entries = new Map<string, CacheEntry>();
   readonly #index = new LatitudeIndex<CacheEntry>();
+  readonly #shoalViews = new Map<string, ShoalView>();
+  readonly #shoalIndex = new LatitudeIndex<ShoalView>();
   readonly #maxCaches: number;
 
   constructor(maxCaches = 100_000) {
@@ -149,10 +164,13 @@ export class Registry {
     const old = this.#entries.get(h.uuid);
     const ext = h[HEARTBEAT_EXTENSION_KEY];
     const port = heartbeatPort(h);
+    // Shoal's server takes external_ip as the public address when an agent sends no public_ip
+    // (a cloud cache behind NAT or a floating IP), and its clients only look at public_ip.
+    const publicIp = h.public_ip ?? h.external_ip;
     const moved =
       !old ||
       old.port !== port ||
-      old.publicIp !== h.public_ip ||
+      old.publicIp !== publicIp ||
       old.externalIp !== h.external_ip ||
       old.privateIp !== h.private_ip;
     const location = !moved && old?.location && ext?.lat === undefined ? old.location : locate(h);
@@ -165,7 +183,7 @@ export class Registry {
       upstream: asUpstream(h.upstream),
       load: h.load,
       maxLoad: h.max_load && h.max_load > 0 ? h.max_load : DEFAULT_MAX_LOAD,
-      publicIp: h.public_ip,
+      publicIp,
       privateIp: h.private_ip,
       externalIp: h.external_ip,
       globalAccess: h.global_access ?? (h.public_ip !== undefined || h.external_ip !== undefined),
@@ -195,13 +213,36 @@ export class Registry {
     if (old) this.#index.remove(old);
     this.#entries.set(h.uuid, entry);
     this.#index.add(entry);
+    this.#replaceView(h.uuid, shoalView(entry));
     return { entry, fresh: moved };
+  }
+
+  #replaceView(id: string, view: ShoalView | undefined): void {
+    const old = this.#shoalViews.get(id);
+    if (old) this.#shoalIndex.remove(old);
+    if (view) {
+      this.#shoalViews.set(id, view);
+      this.#shoalIndex.add(view);
+    } else this.#shoalViews.delete(id);
   }
 
   remove(id: string): boolean {
     const e = this.#entries.get(id);
     if (e) this.#index.remove(e);
+    this.#replaceView(id, undefined);
     return this.#entries.delete(id);
+  }
+
+  /** The `n` cheapest caches by Shoal's own cost (shoal-ranking.ts), Shoal's order and digits. */
+  nearestShoal(client: Point | undefined, n: number, accept: (e: CacheEntry) => boolean): Ranked<CacheEntry>[] {
+    return this.#shoalIndex
+      .nearest(client, n, (v) => accept(v.entry))
+      .map((r) => ({
+        item: r.item.entry,
+        cost: client && r.distanceKm !== undefined ? shoalCost(r.distanceKm, r.item.load) : r.cost,
+        distanceKm: r.distanceKm,
+      }))
+      .sort((a, b) => a.cost - b.cost);
   }
 
   /** The `n` cheapest caches for a client that pass `accept`, by Shoal's cost. */
@@ -216,10 +257,12 @@ export class Registry {
       if (nowMs - e.lastActive > expiryMs) {
         this.#entries.delete(id);
         this.#index.remove(e);
+        this.#replaceView(id, undefined);
         gone.push(id);
       }
     }
     this.#index.rebuild();
+    this.#shoalIndex.rebuild();
     return gone;
   }
 }

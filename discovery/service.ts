@@ -23,6 +23,8 @@ export interface DiscoveryOptions {
   readonly exchange: string;
   readonly keys: readonly HmacKey[];
   readonly shoalCompat: boolean;
+  /** Keep loopback and link-local cache addresses (single-host test setups only). */
+  readonly allowHostAddresses?: boolean;
   readonly siteMap?: SiteMap;
   readonly geoDb?: GeoDb;
   readonly expiryMs: number;
@@ -65,7 +67,11 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
   const ingest = createIngest({
     registry,
     locator,
-    policy: { keys: new Map(o.keys.map((k) => [k.id, k])), allowUnsigned: o.shoalCompat },
+    policy: {
+      keys: new Map(o.keys.map((k) => [k.id, k])),
+      allowUnsigned: o.shoalCompat,
+      allowHostAddresses: o.allowHostAddresses,
+    },
     verify: o.verify,
     log,
     flood,

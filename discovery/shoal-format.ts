@@ -1,16 +1,23 @@
-// Shoal's REST answers, byte for byte where clients parse them: the JSON object keyed "0", "1", …
-// in rank order (null when nothing matches) and the /wpad.dat PAC text. Pure.
+// Shoal's REST answers, byte for byte as a Shoal server (hep-gc/shoal, shoal_server/view.py) writes
+// them, because Shoal clients read them with regular expressions rather than a JSON parser:
+//   /nearest*   {"0": {...}, "1": {...}} in rank order with a "distance" (Shoal's cost), or null
+//   /all        the same shape for every cache, in registration order, without "distance"
+//   /wpad.dat   web.py's rendering of Shoal's wpad.dat template, hostnames first to last
+// The bytes come from py-json.ts; estuary's own /api/v1 is plain JSON. Pure.
 
+import { pyDumps, pyFloat } from './py-json.ts';
 import type { Answer } from './query.ts';
-import { type CacheEntry, isVerified, proxyHost } from './registry.ts';
+import { type CacheEntry, isVerified } from './registry.ts';
 
 export const PAC_CONTENT_TYPE = 'application/x-ns-proxy-autoconfig';
+/** Shoal's /wpad.dat lists the ten nearest caches (utilities.get_nearest_caches' default). */
+export const SHOAL_WPAD_COUNT = 10;
 
-function shoalEntry(e: CacheEntry, local: boolean, distance: number) {
+function shoalEntry(e: CacheEntry, local: boolean) {
   const g = e.location;
   return {
-    created: e.created / 1000,
-    last_active: e.lastActive / 1000,
+    created: pyFloat(e.created / 1000),
+    last_active: pyFloat(e.lastActive / 1000),
     hostname: e.hostname,
     squid_port: e.port,
     public_ip: e.publicIp ?? null,
@@ -18,52 +25,62 @@ function shoalEntry(e: CacheEntry, local: boolean, distance: number) {
     external_ip: e.externalIp ?? null,
     geo_data: {
       city: g?.city ?? null,
-      region_code: g?.region ?? null,
+      region_code: null,
       time_zone: g?.timeZone ?? null,
       metro_code: null,
-      latitude: g?.lat ?? null,
-      longitude: g?.lon ?? null,
+      latitude: g ? pyFloat(g.lat) : null,
+      longitude: g ? pyFloat(g.lon) : null,
       postal_code: g?.postalCode ?? null,
       country_code: g?.countryCode ?? null,
       country_name: g?.countryName ?? null,
       continent: g?.continent ?? null,
     },
-    load: e.load,
+    // Python 3 agents send the load as a float (bytes / 1024), and Shoal echoes it.
+    load: pyFloat(e.load),
     verified: isVerified(e),
     global_access: e.globalAccess,
     max_load: e.maxLoad,
-    local,
+    // Shoal sends null unless it found the client in the cache's own domain; a client turns any
+    // string, "false" included, into a true value, so false is never written.
+    local: local ? true : null,
     cache_type: e.shoalType,
     upstream: e.upstream,
-    distance,
   };
 }
 
-export type ShoalJson = Record<string, ReturnType<typeof shoalEntry>> | null;
-
-export function shoalNearest(answer: Answer): ShoalJson {
-  if (answer.caches.length === 0) return null;
-  const out: Record<string, ReturnType<typeof shoalEntry>> = {};
+/** The /nearest* body: Shoal's JSON text, `null` when nothing matches. */
+export function shoalNearest(answer: Answer): string {
+  if (answer.caches.length === 0) return 'null';
+  const out: Record<string, unknown> = {};
   answer.caches.forEach((r, i) => {
-    out[String(i)] = shoalEntry(r.item, r.local, r.cost);
+    // "distance" is Shoal's cost, not kilometres: ranked by shoal-ranking.ts on these endpoints.
+    out[String(i)] = { ...shoalEntry(r.item, r.local), distance: pyFloat(r.cost) };
   });
-  return out;
+  return pyDumps(out);
 }
 
-/** /all: every cache, keyed by uuid as Shoal does, with no ranking (distance 0). */
-export function shoalAll(entries: Iterable<CacheEntry>): Record<string, ReturnType<typeof shoalEntry>> {
-  const out: Record<string, ReturnType<typeof shoalEntry>> = {};
-  for (const e of entries) out[e.id] = shoalEntry(e, false, 0);
-  return out;
+/** The /all body: every cache keyed "0", "1", … in registration order, `null` when empty. */
+export function shoalAll(entries: Iterable<CacheEntry>): string {
+  const out: Record<string, unknown> = {};
+  let i = 0;
+  for (const e of entries) out[String(i++)] = shoalEntry(e, false);
+  return i === 0 ? 'null' : pyDumps(out);
 }
 
-/** `PROXY http://h:p; …; DIRECT` in rank order. */
+function bracketed(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Shoal's wpad.dat as web.py renders its template: `PROXY http://host:port;` per cache with no
+ * space between them, then ` DIRECT`. Shoal names each cache by its hostname.
+ */
 export function pacText(proxies: readonly { host: string; port: number }[]): string {
-  const hp = (h: string) => (h.includes(':') ? `[${h}]` : h);
-  const list = [...proxies.map((p) => `PROXY http://${hp(p.host)}:${p.port}`), 'DIRECT'].join('; ');
-  return `function FindProxyForURL(url, host) { return "${list}"; }`;
+  const list = proxies.map((p) => `PROXY http://${bracketed(p.host)}:${p.port};`).join('');
+  const value = list ? `${list} DIRECT` : 'DIRECT';
+  return `function FindProxyForURL(url, host)\n{\n    return "${value}";\n}\n`;
 }
 
 export function shoalPac(answer: Answer): string {
-  return pacText(answer.caches.map((r) => ({ host: proxyHost(r.item, r.local), port: r.item.port })));
+  return pacText(answer.caches.map((r) => ({ host: r.item.hostname, port: r.item.port })));
 }

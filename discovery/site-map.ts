@@ -7,6 +7,9 @@
 //       lat: 36.15
 //       lon: 140.08
 //       cidrs: [130.87.0.0/16, 10.10.0.0/16]
+//       city: Tsukuba              # optional: shown in Shoal's geo_data
+//       country_code: JP           # optional
+//       country_name: Japan        # optional
 
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -17,6 +20,9 @@ const siteSchema = z.object({
   lat: z.number().min(-90).max(90),
   lon: z.number().min(-180).max(180),
   cidrs: z.array(z.string()).min(1),
+  city: z.string().min(1).max(128).optional(),
+  country_code: z.string().min(2).max(3).optional(),
+  country_name: z.string().min(1).max(128).optional(),
 });
 const fileSchema = z.object({ sites: z.array(siteSchema) });
 
@@ -24,6 +30,20 @@ export interface Site {
   readonly name: string;
   readonly lat: number;
   readonly lon: number;
+  readonly city?: string;
+  readonly countryCode?: string;
+  readonly countryName?: string;
+}
+
+function siteOf(s: z.infer<typeof siteSchema>): Site {
+  return {
+    name: s.name,
+    lat: s.lat,
+    lon: s.lon,
+    ...(s.city ? { city: s.city } : {}),
+    ...(s.country_code ? { countryCode: s.country_code } : {}),
+    ...(s.country_name ? { countryName: s.country_name } : {}),
+  };
 }
 
 export interface SiteMap {
@@ -46,7 +66,7 @@ export function parseSiteMap(text: string): SiteMap {
   }
   const rows: { site: Site; cidr: Cidr }[] = [];
   for (const s of parsed.data.sites) {
-    const site = { name: s.name, lat: s.lat, lon: s.lon };
+    const site = siteOf(s);
     for (const c of s.cidrs) {
       try {
         rows.push({ site, cidr: parseCidr(c) });
@@ -58,7 +78,7 @@ export function parseSiteMap(text: string): SiteMap {
   // Most specific first, so the first match is the longest prefix.
   rows.sort((a, b) => b.cidr.bits - a.cidr.bits);
   return {
-    sites: parsed.data.sites.map((s) => ({ name: s.name, lat: s.lat, lon: s.lon })),
+    sites: parsed.data.sites.map(siteOf),
     lookup: (address) => rows.find((r) => cidrContains(r.cidr, address)),
   };
 }

@@ -48,17 +48,28 @@ function headerText(v: unknown): string | undefined {
   return undefined;
 }
 
+/** A header's value if the sender set it (not one inherited from Object.prototype). */
+function own(headers: Readonly<Record<string, unknown>> | undefined, name: string): unknown {
+  return headers && Object.hasOwn(headers, name) ? headers[name] : undefined;
+}
+
 export function verify(
   body: Uint8Array,
   headers: Readonly<Record<string, unknown>> | undefined,
   keys: ReadonlyMap<string, HmacKey>,
 ): VerifyResult {
-  const sig = headerText(headers?.[SIGNATURE_HEADER]);
-  if (sig === undefined) return { state: 'unsigned' };
-  const keyId = headerText(headers?.[KEY_ID_HEADER]) ?? SHARED_KEY_ID;
+  // Only a message with no signature header at all is unsigned. A header of another AMQP type
+  // (a number, a table, void) is a bad signature: read as "unsigned", it would pass wherever
+  // Shoal compatibility accepts unsigned heartbeats.
+  const rawSig = own(headers, SIGNATURE_HEADER);
+  if (rawSig === undefined) return { state: 'unsigned' };
+  const rawKeyId = own(headers, KEY_ID_HEADER);
+  const keyId = rawKeyId === undefined ? SHARED_KEY_ID : headerText(rawKeyId);
+  const sig = headerText(rawSig);
+  if (keyId === undefined) return { state: 'bad-signature', keyId: '(not text)' };
   const key = keys.get(keyId);
   if (!key) return { state: 'unknown-key', keyId };
-  if (!sig.startsWith(PREFIX)) return { state: 'bad-signature', keyId };
+  if (sig === undefined || !sig.startsWith(PREFIX)) return { state: 'bad-signature', keyId };
   const given = Buffer.from(sig.slice(PREFIX.length), 'hex');
   const want = createHmac('sha256', key.secret).update(body).digest();
   if (given.length !== want.length || !timingSafeEqual(given, want)) return { state: 'bad-signature', keyId };

@@ -28,6 +28,45 @@ export const UPSTREAMS = ['both', 'cvmfs', 'frontier'] as const;
 export type Upstream = (typeof UPSTREAMS)[number];
 
 const ip = z.string().refine((s) => isIP(s) !== 0, 'not an IP address');
+
+/** 127/8, ::1, 169.254/16 and fe80::/10: addresses that name the receiver's own host or link. */
+export function isHostOrLinkLocal(address: string): boolean {
+  const a = address.toLowerCase().replace(/^::ffff:(?=\d+\.)/, '');
+  return (
+    /^127\./.test(a) ||
+    /^169\.254\./.test(a) ||
+    /^fe[89ab][0-9a-f]?:/.test(a) ||
+    ['::1', '0.0.0.0', '::'].includes(a)
+  );
+}
+
+
+/**
+ * Shoal agents copy some options from shoal_agent.conf without converting them, so they arrive
+ * as strings: max_load ("50000") from current agents, global_access and domain_access ("True")
+ * from 0.9.x. Shoal's server stores them as they come; these accept the same spellings.
+ */
+const numberish = z.union([
+  z.number(),
+  z
+    .string()
+    .trim()
+    .regex(/^-?\d+(\.\d+)?$/)
+    .transform(Number),
+]);
+const PY_TRUE = ['true', 'yes', 'on', '1'];
+const PY_FALSE = ['false', 'no', 'off', '0'];
+/** A flag as Python's configparser spells it; anything else counts as not given. */
+const flag = z
+  .union([z.boolean(), z.string(), z.number()])
+  .transform((v) => {
+    if (typeof v === 'boolean') return v;
+    const t = String(v).trim().toLowerCase();
+    if (PY_TRUE.includes(t)) return true;
+    if (PY_FALSE.includes(t)) return false;
+    return undefined;
+  })
+  .optional();
 const port = z
   .union([
     z.number(),
@@ -38,14 +77,33 @@ const port = z
   ])
   .pipe(z.number().int().min(1).max(65535));
 /** 1e9 KB/s is about 8 Tbit/s: no single cache sends more, so anything above is garbage. */
-const kbps = z.number().finite().min(0).max(1e9);
+const kbps = numberish.pipe(z.number().finite().min(0).max(1e9));
 const bytes = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const shortText = z.string().min(1).max(128);
 
+export const MAX_REPO_NAME = 128;
+export const MAX_PREFIX = 256;
+export const MAX_HOLDINGS = 32;
+const repoHolding = z.object({ repo: z.string().min(1).max(MAX_REPO_NAME), bytes });
+const prefixHolding = z.object({ prefix: z.string().min(1).max(MAX_PREFIX), bytes });
+
+/**
+ * A list of holdings that keeps the valid ones: one odd repository name (anyone can ask a gateway
+ * for any path) must cost only that line of the summary, never the heartbeat of a healthy cache.
+ */
+function holdingList<T extends z.ZodType>(item: T) {
+  return z.array(z.unknown()).transform((xs) =>
+    xs.flatMap((x) => {
+      const r = item.safeParse(x);
+      return r.success ? [r.data as z.infer<T>] : [];
+    }).slice(0, MAX_HOLDINGS),
+  );
+}
+
 export const holdingsSchema = z.object({
   bytes,
-  cvmfs: z.array(z.object({ repo: shortText, bytes })).max(32),
-  prefixes: z.array(z.object({ prefix: z.string().min(1).max(256), bytes })).max(32),
+  cvmfs: holdingList(repoHolding),
+  prefixes: holdingList(prefixHolding),
 });
 export type Holdings = z.infer<typeof holdingsSchema>;
 
@@ -82,14 +140,15 @@ export const heartbeatSchema = z
     cache_port: port.optional(),
     squid_port: port.optional(),
     cache_type: z.string().max(32).optional(),
-    verified: z.boolean().optional(),
-    max_load: kbps.optional(),
+    verified: flag,
+    // Shoal never reads max_load back, so a value it cannot be is treated as not given.
+    max_load: kbps.optional().catch(undefined),
     upstream: z.string().max(32).optional(),
     public_ip: ip.optional(),
     private_ip: ip.optional(),
     external_ip: ip.optional(),
-    global_access: z.boolean().optional(),
-    domain_access: z.boolean().optional(),
+    global_access: flag,
+    domain_access: flag,
     [HEARTBEAT_EXTENSION_KEY]: extensionSchema.optional(),
   })
   .refine((h) => h.cache_port !== undefined || h.squid_port !== undefined, {

@@ -95,7 +95,7 @@ into a CVMFS config file (atomically, every other line kept), or prints a PAC fi
         .filter((p) => p !== 'DIRECT')
         .map((p) => new URL(p))
         .map((u) => ({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80) }));
-      process.stdout.write(`${pacText(hostPorts)}\n`);
+      process.stdout.write(pacText(hostPorts));
     } else if (config.write) {
       try {
         await writeFileAtomic(config.write, setProxyValue(existingText, joinProxies(proxies)));

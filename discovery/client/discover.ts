@@ -43,11 +43,17 @@ const ENDPOINT: Record<Upstream, string> = {
 
 interface ShoalCache {
   hostname?: string;
-  squid_port?: number;
+  squid_port?: number | string;
   public_ip?: string | null;
   private_ip?: string | null;
   external_ip?: string | null;
-  local?: boolean;
+  local?: boolean | null;
+}
+
+/** Shoal echoes the agent's port as it came, a string when it came from shoal_agent.conf. */
+function shoalPort(v: unknown): number | undefined {
+  const n = typeof v === 'string' && /^\d{1,5}$/.test(v) ? Number(v) : v;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 65535 ? n : undefined;
 }
 
 /** Proxy URLs from Shoal's answer, in rank order: the private address for caches local to us. */
@@ -58,9 +64,10 @@ export function proxiesFromShoal(body: unknown): string[] {
     .sort(([a], [b]) => Number(a) - Number(b));
   const out: string[] = [];
   for (const [, c] of entries) {
-    if (!c || typeof c.squid_port !== 'number') continue;
+    const port = c ? shoalPort(c.squid_port) : undefined;
+    if (!c || port === undefined) continue;
     const host = (c.local && c.private_ip) || c.public_ip || c.external_ip || c.private_ip || c.hostname;
-    if (host) out.push(`http://${host.includes(':') ? `[${host}]` : host}:${c.squid_port}`);
+    if (host) out.push(`http://${host.includes(':') ? `[${host}]` : host}:${port}`);
   }
   return out;
 }

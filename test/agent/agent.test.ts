@@ -129,6 +129,32 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
     );
   });
 
+  it('a gateway holding an over-long repository name stays advertised, without that name', async () => {
+    const { exchange, origin, cache: gw, d } = await scene();
+    const long = `${'x'.repeat(200)}.cern.ch`;
+    gw.gateway = {
+      bytesSent: 0,
+      summary: {
+        version: 1,
+        cache: { memoryBytes: 10, diskBytes: 0, objects: 2 },
+        cvmfs: [
+          { repo: long, bytes: 5 },
+          { repo: 'atlas.cern.ch', bytes: 5 },
+        ],
+        prefixes: [{ prefix: `b/${'p'.repeat(300)}`, bytes: 1 }],
+      },
+    };
+    const t = testLog();
+    const agent = await agentFor({ exchange, cacheUrl: gw.url, testUrl: origin.testUrl, log: t.log });
+    const e = await eventually(
+      () => d.registry.get(agent.identity.uuid),
+      (x) => x !== undefined,
+    );
+    expect(e!.holds).toEqual({ bytes: 10, cvmfs: [{ repo: 'atlas.cern.ch', bytes: 5 }], prefixes: [] });
+    expect(d.logLines().filter((l) => l.msg === 'heartbeat dropped')).toEqual([]);
+    expect(t.lines().find((l) => String(l.msg).includes('over-long'))).toMatchObject({ left: 2 });
+  });
+
   it('beside a Squid-like proxy: load from the interface, advertised only while the self-test passes', async () => {
     const { exchange, origin, cache: squid, d } = await scene();
     const agent = await agentFor({
@@ -218,10 +244,14 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
       () => d.registry.get(agent.identity.uuid),
       (x) => x !== undefined,
     );
-    expect(e).toMatchObject({ externalIp: '127.0.0.1', privateIp: '10.9.9.9', publicIp: undefined });
+    // As Shoal's server does, the external address stands in for the missing public one: Shoal
+    // clients only try public_ip and private_ip.
+    expect(e).toMatchObject({ externalIp: '127.0.0.1', privateIp: '10.9.9.9', publicIp: '127.0.0.1' });
     // Reachable from outside its subnet, so offered to any client.
-    const json = await getJson<Record<string, { external_ip: string }> | null>(`${d.url}/nearest?ip=8.8.8.8`);
-    expect(json!['0']!.external_ip).toBe('127.0.0.1');
+    const json = await getJson<Record<string, { external_ip: string; public_ip: string }> | null>(
+      `${d.url}/nearest?ip=8.8.8.8`,
+    );
+    expect(json!['0']).toMatchObject({ external_ip: '127.0.0.1', public_ip: '127.0.0.1' });
   });
 
   it('a restarted discovery server has the cache back within one heartbeat interval', async () => {

@@ -92,7 +92,7 @@ describe('flood guard', () => {
 });
 
 describe('ingest', () => {
-  const setup = (allowUnsigned = false, maxCaches = 100) => {
+  const setup = (allowUnsigned = false, maxCaches = 100, burst = 2) => {
     const registry = new Registry(maxCaches);
     const counts: Record<string, number> = {};
     const t = testLog();
@@ -102,7 +102,7 @@ describe('ingest', () => {
       policy: { keys, allowUnsigned },
       verify: false,
       log: t.log,
-      flood: new FloodGuard(2, 0.001),
+      flood: new FloodGuard(burst, 0.001),
       count: (r) => {
         counts[r] = (counts[r] ?? 0) + 1;
       },
@@ -128,6 +128,34 @@ describe('ingest', () => {
     const lines = s.t.lines().filter((l) => l.msg === 'heartbeat dropped');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ reason: 'unsigned' });
+  });
+  it('names the cache in each drop line and throttles per cache, so one bad agent among many shows', () => {
+    const s = setup(true);
+    const bad = (uuid: string) =>
+      s.ingest({ body: body({ ...heartbeat({ uuid }), load: 'lots' }), routingKey: 'info', sender: 'agent-user' });
+    // A noisy bad agent first, then a second one: the second must still get its line.
+    for (let i = 0; i < 5; i++) expect(bad('noisy')).toBe('invalid');
+    expect(bad('quiet')).toBe('invalid');
+    const lines = s.t.lines().filter((l) => l.msg === 'heartbeat dropped');
+    expect(lines.map((l) => l.uuid)).toEqual(['noisy', 'quiet']);
+    expect(lines[1]).toMatchObject({
+      reason: 'invalid',
+      uuid: 'quiet',
+      hostname: 'cache1.example.org',
+      sender: 'agent-user',
+    });
+  });
+  it('keeps a tombstone after goodbye: a replayed older heartbeat does not bring the cache back', () => {
+    const s = setup(false, 100, 10);
+    const t0 = Date.now() / 1000;
+    const hb = heartbeat({ timestamp: t0 });
+    expect(s.signed(hb)).toBe('accepted');
+    expect(s.signed(heartbeat({ timestamp: t0 + 1 }), 'goodbye')).toBe('goodbye');
+    expect(s.signed(hb)).toBe('replay');
+    expect(s.signed(heartbeat({ timestamp: t0 + 1 }))).toBe('replay');
+    expect(s.registry.size).toBe(0);
+    // The agent started again: its heartbeats are newer than its goodbye.
+    expect(s.signed(heartbeat({ timestamp: t0 + 2 }))).toBe('accepted');
   });
   it('drops a flood from one cache', () => {
     const s = setup();
@@ -173,5 +201,47 @@ describe('ingest', () => {
     const e = s.registry.get('cache-1')!;
     expect(e.clockInSync).toBe(false);
     expect(e.auth).toBe('unsigned');
+  });
+});
+
+describe('cache addresses', () => {
+  it('drops loopback and link-local addresses, keeping the rest of the heartbeat', () => {
+    for (const bad of ['127.0.0.1', '127.8.0.1', '::1', '169.254.169.254', 'fe80::1', '::ffff:127.0.0.1', '0.0.0.0']) {
+      const b = body(heartbeat({ public_ip: bad, external_ip: bad, private_ip: '10.1.1.1' }));
+      const a = admit({ body: b, headers: sign(b, shared), routingKey: 'info' }, { keys, allowUnsigned: false }, now);
+      expect(a.ok, bad).toBe(true);
+      if (a.ok) {
+        expect(a.heartbeat.public_ip, bad).toBeUndefined();
+        expect(a.heartbeat.external_ip, bad).toBeUndefined();
+        expect(a.heartbeat.private_ip).toBe('10.1.1.1');
+      }
+    }
+  });
+  it('drops a heartbeat left with no address, as Shoal ignores one without public or private ip', () => {
+    const b = body(heartbeat({ hostname: 'localhost', public_ip: '127.0.0.1', private_ip: undefined }));
+    expect(admit({ body: b, headers: sign(b, shared), routingKey: 'info' }, { keys, allowUnsigned: false }, now)).toMatchObject({
+      ok: false,
+      reason: 'invalid',
+    });
+  });
+  it('keeps them only when told to (a single-host test setup)', () => {
+    const b = body(heartbeat({ public_ip: '127.0.0.1' }));
+    const a = admit(
+      { body: b, headers: sign(b, shared), routingKey: 'info' },
+      { keys, allowUnsigned: false, allowHostAddresses: true },
+      now,
+    );
+    expect(a.ok && a.heartbeat.public_ip).toBe('127.0.0.1');
+  });
+});
+
+describe('Shoal compatibility and odd signature headers', () => {
+  it('drops a heartbeat whose signature header is a number, even where unsigned ones pass', () => {
+    const b = body(heartbeat());
+    const policy = { keys, allowUnsigned: true };
+    expect(admit({ body: b, routingKey: 'info' }, policy, now).ok).toBe(true);
+    expect(admit({ body: b, headers: { 'x-estuary-signature': 42 }, routingKey: 'info' }, policy, now)).toMatchObject(
+      { ok: false, reason: 'bad-signature' },
+    );
   });
 });

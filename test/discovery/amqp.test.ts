@@ -85,6 +85,25 @@ describe.runIf(rabbit.ok)('discovery over RabbitMQ', () => {
     expect(await metric(d.url, 'unsigned')).toBe(1);
   });
 
+  it('drops a heartbeat whose signature header is a number or a table, even in Shoal compatibility', async () => {
+    const exchange = uniqueExchange();
+    const d = await startTestDiscovery({ exchange, shoalCompat: true, keys: [key] });
+    const publish = await rawPublisher(exchange);
+    await publish(heartbeat({ uuid: 'numeric' }), { headers: { 'x-estuary-signature': 12345 } });
+    await publish(heartbeat({ uuid: 'table' }), { headers: { 'x-estuary-signature': { a: 1 } } });
+    await publish(shoalHeartbeat());
+    await eventually(
+      () => metric(d.url, 'bad-signature'),
+      (n) => n === 2,
+    );
+    await eventually(
+      () => d.registry.size,
+      (n) => n === 1,
+    );
+    expect(d.registry.get('numeric')).toBeUndefined();
+    expect(d.registry.get('table')).toBeUndefined();
+  });
+
   it('drops every kind of bad message with a log line and a counter, and keeps serving', async () => {
     const exchange = uniqueExchange();
     const d = await startTestDiscovery({
@@ -278,6 +297,9 @@ describe.runIf(rabbit.ok)('`estuary discovery` as a process', () => {
   it('refuses to start with no key and no Shoal compatibility, in one line', async () => {
     const child = startChild(NODE, [BIN, 'discovery', '--listen', '127.0.0.1:0']);
     expect(await child.exited).toBe(2);
-    expect(child.output().trim()).toMatch(/^estuary: no --hmac-key given and --shoal-compat is off/);
+    // One sentence for the user; the log line beside it carries the code (command.test.ts).
+    const sentences = child.output().split('\n').filter((l) => l.startsWith('estuary: '));
+    expect(sentences).toHaveLength(1);
+    expect(sentences[0]).toMatch(/^estuary: no --hmac-key given and --shoal-compat is off/);
   });
 });

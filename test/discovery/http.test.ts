@@ -53,12 +53,36 @@ describe('REST', () => {
     expect(Object.keys((await get('/nearest?ip=8.8.8.8')).json())).toEqual(['0']);
     const pac = await get('/wpad.dat?ip=10.10.9.9&lat=36&lon=140');
     expect(pac.headers['content-type']).toBe('application/x-ns-proxy-autoconfig');
-    expect(pac.body).toContain('PROXY http://10.10.0.7:3128');
+    // Shoal names caches by hostname in its PAC file; the private-only one is still offered only
+    // inside its site.
+    expect(pac.body).toContain('PROXY http://priv.test:3128;');
+    expect((await get('/wpad.dat?ip=8.8.8.8')).body).not.toContain('priv.test');
+  });
+  it("takes any N on Shoal's paths, as Shoal does: 0 gives null, a large N every cache", async () => {
+    expect((await get('/nearest/0')).body).toBe('null');
+    expect(Object.keys((await get('/nearest/100000000000000000000/?ip=130.87.3.3')).json())).toEqual([
+      '0',
+      '1',
+    ]);
+    expect((await get('/all/7')).statusCode).toBe(200);
+    expect(Object.keys((await get('/all/7')).json())).toEqual(Object.keys((await get('/all')).json()));
+  });
+  it('refuses a query parameter given twice with 400 and the code, never a 500', async () => {
+    for (const url of [
+      '/nearest?ip=1.1.1.1&ip=2.2.2.2',
+      '/api/v1/caches?near=1.1.1.1&near=36,140',
+      '/wpad.dat?lat=1&lat=2&lon=3',
+      '/api/v1/caches?n=1&n=2',
+    ]) {
+      const r = await get(url);
+      expect(r.statusCode, url).toBe(400);
+      expect(r.json().code, url).toBe('ESTUARY_DISC_BAD_QUERY');
+    }
   });
   it('answers bad parameters with 400 and a code', async () => {
     for (const url of [
-      '/nearest/0',
-      '/nearest/101',
+      '/api/v1/caches?n=0',
+      '/api/v1/caches?n=101',
       '/nearest/abc',
       '/nearest?lat=95&lon=0',
       '/nearest?lat=1',
@@ -93,5 +117,30 @@ describe('/external_ip', () => {
   it("tells the caller its address, in Shoal's shape", async () => {
     const r = await app.inject({ method: 'GET', url: '/external_ip', remoteAddress: '203.0.113.9' });
     expect(r.json()).toEqual({ external_ip: '203.0.113.9' });
+  });
+});
+
+describe('keys that come from the wire', () => {
+  it('a cache whose uuid is __proto__ or constructor is listed like any other', async () => {
+    const r = new Registry();
+    for (const uuid of ['__proto__', 'constructor', 'plain'])
+      r.apply(heartbeat({ uuid, hostname: `${uuid.replace(/_/g, 'u')}.test` }), meta, (h) => locator.cache(h));
+    const a = buildHttp({
+      registry: r,
+      locator,
+      metrics: createMetrics(r),
+      log: testLog().log,
+      trustProxy: false,
+      health: () => ({ ok: true }),
+    });
+    const all = (await a.inject({ method: 'GET', url: '/all' })).json() as Record<string, { hostname: string }>;
+    expect(Object.values(all).map((c) => c.hostname).sort()).toEqual(
+      ['constructor.test', 'plain.test', 'uuprotouu.test'].sort(),
+    );
+    const one = await a.inject({ method: 'GET', url: '/api/v1/caches/__proto__' });
+    expect(one.statusCode).toBe(200);
+    const reg = (await a.inject({ method: 'GET', url: '/api/v1/registry' })).json();
+    expect(reg.caches).toHaveLength(3);
+    expect((await a.inject({ method: 'GET', url: '/nearest?__proto__=1&constructor=2' })).statusCode).toBe(200);
   });
 });

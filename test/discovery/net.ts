@@ -162,7 +162,7 @@ export async function rawPublisher(exchange: string) {
   await ch.assertExchange(exchange, SHOAL_EXCHANGE_TYPE, { durable: false });
   return async (
     body: Buffer | string | object,
-    opts: { key?: HmacKey; headers?: Record<string, string>; routingKey?: string } = {},
+    opts: { key?: HmacKey; headers?: Record<string, unknown>; routingKey?: string } = {},
   ) => {
     const b = Buffer.isBuffer(body)
       ? body
@@ -189,6 +189,8 @@ export const TEST_DISCOVERY_DEFAULTS = {
   floodBurst: 10,
   floodPerSecond: 1,
   trustProxy: false,
+  // The tests run caches on 127.0.0.1; test/discovery/admission.test.ts covers the refusal.
+  allowHostAddresses: true,
   reconnectMaxMs: 1000,
 } satisfies Partial<DiscoveryOptions>;
 

@@ -31,3 +31,28 @@ describe('HMAC over the exact body bytes', () => {
     expect(verify(body, undefined, keys).state).toBe('unsigned');
   });
 });
+
+describe('a signature header that is not text', () => {
+  const key = parseHmacKey('shared-secret-0123456789');
+  const keys = new Map([[key.id, key]]);
+  const body = Buffer.from('{}');
+  it.each([
+    ['a number', 12345],
+    ['a table', { a: 1 }],
+    ['an array', ['sha256=00']],
+    ['void', null],
+    ['a boolean', true],
+  ])('is a bad signature when it is %s, never "unsigned"', (_what, value) => {
+    expect(verify(body, { [SIGNATURE_HEADER]: value }, keys).state).toBe('bad-signature');
+  });
+  it('a key id that is not text is a bad signature too', () => {
+    const headers = { ...sign(body, key), [KEY_ID_HEADER]: 7 };
+    expect(verify(body, headers, keys).state).toBe('bad-signature');
+  });
+  it('only an absent header means unsigned, whatever Object.prototype holds', () => {
+    expect(verify(body, {}, keys).state).toBe('unsigned');
+    expect(verify(body, JSON.parse('{"__proto__": {"x-estuary-signature": "sha256=00"}}'), keys).state).toBe(
+      'unsigned',
+    );
+  });
+});

@@ -87,3 +87,64 @@ describe('bad heartbeats are values, not exceptions', () => {
     if (!r.ok) expect(r.reason).toBe(reason);
   });
 });
+
+describe('heartbeats in every shape Shoal agents send', () => {
+  /** shoal-agent 1.0.2 from PyPI, python3 json.dumps, with max_load and squid_port from the conf file. */
+  const PYPI_102 =
+    '{"uuid": "5f0c1e3aa8b211f0a2a00242ac120002", "hostname": "squid.example.org", "squid_port": "3128", ' +
+    '"verified": false, "max_load": "50000", "private_ip": "10.7.0.2", "external_ip": "192.0.2.50", ' +
+    '"timestamp": 1763762000.5166442, "load": 0.0}';
+  /** hep-gc/shoal master (agent 1.0.2 there too): cache_port, cache_type, upstream. */
+  const MASTER =
+    '{"uuid": "5f0c1e3aa8b211f0a2a00242ac120002", "hostname": "squid.example.org", "cache_port": 3128, ' +
+    '"cache_type": "squid", "verified": false, "max_load": 122000, "upstream": "both", ' +
+    '"public_ip": "130.87.1.1", "timestamp": 1763762000.5, "load": 12.3}';
+  /** shoal-agent 0.9.x (python 2): options from the conf file arrive as the strings written there. */
+  const V09 =
+    '{"uuid": "5f0c1e3aa8b211f0a2a00242ac120002", "hostname": "squid.example.org", "squid_port": 3128, ' +
+    '"verified": "False", "max_load": "122000", "global_access": "True", "domain_access": "False", ' +
+    '"public_ip": "130.87.1.1", "timestamp": 1763762000.5, "load": 12}';
+
+  it.each([
+    ['PyPI 1.0.2 with conf-file strings', PYPI_102, { max_load: 50000, squid_port: 3128 }],
+    ['hep-gc/shoal master', MASTER, { max_load: 122000, cache_port: 3128 }],
+    ['0.9.x with "True"/"False"', V09, { global_access: true, domain_access: false, verified: false }],
+  ])('%s', (_name, text, want) => {
+    const r = parseHeartbeat(Buffer.from(text));
+    expect(r.ok, r.ok ? '' : r.detail).toBe(true);
+    if (r.ok) expect(r.heartbeat).toMatchObject(want);
+  });
+  it('treats a max_load or flag it cannot read as not given, as Shoal never reads them back', () => {
+    const r = parseHeartbeat(enc({ ...SHOAL_HEARTBEAT, max_load: 'lots', global_access: 'maybe' }));
+    expect(r.ok).toBe(true);
+    if (r.ok) expect([r.heartbeat.max_load, r.heartbeat.global_access]).toEqual([undefined, undefined]);
+  });
+  it('drops only the holdings that break the limits, never the heartbeat', () => {
+    const long = `${'r'.repeat(200)}.cern.ch`;
+    const r = parseHeartbeat(
+      enc({
+        ...SHOAL_HEARTBEAT,
+        [HEARTBEAT_EXTENSION_KEY]: {
+          version: 1,
+          cacheKind: 'estuary',
+          holds: {
+            bytes: 10,
+            cvmfs: [
+              { repo: long, bytes: 1 },
+              { repo: 'atlas.cern.ch', bytes: 5 },
+            ],
+            prefixes: [{ prefix: 'p'.repeat(300), bytes: 1 }, { prefix: 'bucket/data', bytes: 4 }, 'junk'],
+          },
+        },
+      }),
+    );
+    expect(r.ok, r.ok ? '' : r.detail).toBe(true);
+    if (r.ok) {
+      expect(r.heartbeat[HEARTBEAT_EXTENSION_KEY]!.holds).toEqual({
+        bytes: 10,
+        cvmfs: [{ repo: 'atlas.cern.ch', bytes: 5 }],
+        prefixes: [{ prefix: 'bucket/data', bytes: 4 }],
+      });
+    }
+  });
+});
