@@ -34,6 +34,13 @@ export const METRICS = {
     better: 'fewer upstream fetches',
     worse: 'more upstream fetches',
   },
+  /** Body bytes that crossed the site↔cloud link, as a multiple of the dataset read. */
+  linkTraffic: {
+    unit: '× dataset',
+    higherIsBetter: false,
+    better: 'less traffic over the link',
+    worse: 'more traffic over the link',
+  },
   exactClients: {
     unit: 'clients',
     higherIsBetter: true,

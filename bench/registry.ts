@@ -28,6 +28,18 @@ const OPTIONAL: readonly OptionalModule[] = [
     exportName: 'gatewayScenario',
   },
   {
+    name: 'staging',
+    summary: 'cloud workers reading a site bucket directly or through a gateway: time and link traffic',
+    file: './staging/index.ts',
+    exportName: 'stagingScenario',
+  },
+  {
+    name: 'stage',
+    summary: 'estuary stage against rclone copy and the aws CLI, up and down, speed and memory',
+    file: './staging/index.ts',
+    exportName: 'stageScenario',
+  },
+  {
     name: 'discovery',
     summary: 'heartbeat ingestion and nearest-proxy queries at 10,000 caches',
     file: './discovery/index.ts',

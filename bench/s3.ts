@@ -28,12 +28,12 @@ export const CONCURRENCY = 16;
 
 /** An SDK client set up the way S3-compatible servers need it; the test harness uses it too. */
 export function s3Client(
-  b: Pick<Backend, 'endpoint' | 'region' | 'accessKeyId' | 'secretAccessKey'>,
+  b: Pick<Backend, 'endpoint' | 'region' | 'accessKeyId' | 'secretAccessKey'> & { sessionToken?: string },
 ): S3Client {
   return new S3Client({
     endpoint: b.endpoint,
     region: b.region,
-    credentials: { accessKeyId: b.accessKeyId, secretAccessKey: b.secretAccessKey },
+    credentials: { accessKeyId: b.accessKeyId, secretAccessKey: b.secretAccessKey, sessionToken: b.sessionToken },
     forcePathStyle: true,
     // S3-compatible servers mishandle the SDK's default streaming checksums (s3rver stores the
     // aws-chunked framing, Swift answers 501); send plain bodies.
@@ -181,4 +181,14 @@ export async function putFile(
   await s3.send(
     new PutObjectCommand({ Bucket: bucket, Key: key, Body: createReadStream(path), ContentLength: bytes }),
   );
+}
+
+/** Reads every object of `keys` whole and discards the bytes; resolves with the bytes read. */
+export async function readAll(s3: S3Client, bucket: string, keys: readonly string[]): Promise<number> {
+  let bytes = 0;
+  for (const key of keys) {
+    const r = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    for await (const chunk of r.Body as AsyncIterable<Uint8Array>) bytes += chunk.length;
+  }
+  return bytes;
 }

@@ -50,6 +50,18 @@ describe.runIf(peers.ok)('estuary bench all --quick', () => {
     expect(
       fuse.measurements.find((m) => m.peer === 'rclone' && m.case === 'cp up 1×10MB')?.vsBaseline,
     ).toBeGreaterThan(0);
+    // Staging: through a gateway the link carries the dataset once, however many workers read it.
+    const staging = results.scenarios.find((s) => s.scenario === 'staging')!;
+    expect(staging.status).toBe('ok');
+    const traffic = (peer: string) => staging.measurements.find((m) => m.peer === peer && m.case.endsWith('link traffic'))!.summary.median;
+    expect(traffic('direct')).toBeGreaterThanOrEqual(2);
+    expect(traffic('estuary')).toBeLessThanOrEqual(1.05);
+    expect(traffic('estuary-warm')).toBe(0);
+    const stage = results.scenarios.find((s) => s.scenario === 'stage')!;
+    expect(Object.fromEntries(stage.peers.map((p) => [p.peer, p.status]))).toMatchObject({ estuary: 'ok', rclone: 'ok' });
+    expect(stage.measurements.filter((m) => m.peer === 'estuary').map((m) => m.case)).toEqual(
+      expect.arrayContaining(['up 10×1MB', 'down 10×1MB', 'peak memory 10×1MB']),
+    );
     // Every scenario's peers took turns, as the runner checked from the order samples arrived.
     for (const s of results.scenarios) expect(s.interleaving?.problems, s.scenario).toEqual([]);
     expect(results.load?.start).toHaveLength(3);
