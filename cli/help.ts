@@ -3,67 +3,78 @@
 import type { Command } from '../lib/command.ts';
 import { flagSynopsis } from '../lib/config/argv.ts';
 import { describeDefault, envName, type OptionTable } from '../lib/config/options.ts';
+import { wrap, wrapParagraphs } from './wrap.ts';
 
 export interface CommandEntry {
   readonly name: string;
   readonly summary: string;
 }
 
-export function topLevelHelp(commands: readonly CommandEntry[], version: string): string {
-  const width = Math.max(8, ...commands.map((c) => c.name.length));
+export function topLevelHelp(commands: readonly CommandEntry[], version: string, width = 80): string {
+  const left = Math.max(8, ...commands.map((c) => c.name.length));
   const lines = [
-    `estuary ${version}: staging and caching between research sites and clouds`,
+    ...wrap(`estuary ${version}: staging and caching between research sites and clouds`, width),
     '',
     'Usage: estuary <command> [options]',
     '',
     'Commands:',
-    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    ...commands.flatMap((c) => rows(`  ${c.name.padEnd(left)}  `, c.summary, width)),
     '',
-    "Run `estuary <command> --help` for a command's options and examples.",
-    'Options come from flags, then ESTUARY_* environment variables, then --config FILE, then defaults.',
-    'Documentation: docs/ in the package, starting with README.md.',
+    ...wrap("Run `estuary <command> --help` for a command's options and examples.", width),
+    ...wrap('Options come from flags, then ESTUARY_* environment variables, then --config FILE, then defaults.', width),
+    ...wrap('Documentation: docs/ in the package, starting with README.md.', width),
   ];
   return `${lines.join('\n')}\n`;
 }
 
-function optionLines(role: string, table: OptionTable): string[] {
-  const rows = Object.entries(table).map(([key, spec]) => {
+/** `head` then `text` wrapped beside it, continuation lines aligned under the text. */
+function rows(head: string, text: string, width: number): string[] {
+  const out = wrap(text, width, head.length, head.length);
+  out[0] = head + out[0]!.slice(head.length);
+  return out;
+}
+
+/** The left column of option rows: wider synopses go on a line of their own. */
+const OPTION_COLUMN = 34;
+
+function optionRows(pairs: readonly (readonly [string, string])[], width: number): string[] {
+  const col = OPTION_COLUMN;
+  return pairs.flatMap(([l, r]) =>
+    l.length > col ? [`  ${l}`, ...wrap(r, width, col + 4)] : rows(`  ${l.padEnd(col)}  `, r, width),
+  );
+}
+
+function optionLines(role: string, table: OptionTable, width: number): string[] {
+  const pairs = Object.entries(table).map(([key, spec]) => {
     const left = `${spec.short ? `-${spec.short}, ` : '    '}${flagSynopsis(table, key)}`;
     const dflt = describeDefault(spec);
     const right = `${spec.describe}${dflt ? ` (default ${dflt})` : ''} [${envName(role, key)}]`;
     return [left, right] as const;
   });
-  const width = Math.min(34, Math.max(...rows.map(([l]) => l.length)));
-  return rows.map(([l, r]) =>
-    l.length > width ? `  ${l}\n  ${' '.repeat(width)}  ${r}` : `  ${l.padEnd(width)}  ${r}`,
-  );
+  return optionRows(pairs, width);
 }
 
-export function commandHelp(command: Command, common: OptionTable): string {
+export function commandHelp(command: Command, common: OptionTable, width = 80): string {
   const pos = (command.positionals ?? []).map((p) => (p.optional ? `[${p.name}]` : p.name)).join(' ');
   const lines = [
-    `Usage: estuary ${command.name} [options]${pos ? ` ${pos}` : ''}`,
+    ...wrap(`Usage: estuary ${command.name} [options]${pos ? ` ${pos}` : ''}`, width, 4, 0),
     '',
-    command.summary,
+    ...wrap(command.summary, width),
     '',
-    ...command.description.trim().split('\n'),
+    ...wrapParagraphs(command.description, width),
     '',
   ];
   if (command.positionals?.length) {
-    lines.push('Arguments:', ...command.positionals.map((p) => `  ${p.name}  ${p.describe}`), '');
+    const left = Math.max(...command.positionals.map((p) => p.name.length));
+    lines.push('Arguments:', ...command.positionals.flatMap((p) => rows(`  ${p.name.padEnd(left)}  `, p.describe, width)), '');
   }
-  lines.push('Options:', ...optionLines(command.name, command.options), '');
-  lines.push(
-    'Common options:',
-    ...optionLines(command.name, common),
-    '  -c, --config FILE                   YAML or JSON file; keys as the flags, top level or under a `' +
-      command.name +
-      ':` section',
-    '      --print-config                  print the resolved configuration with where each value came from, and exit',
-    '  -h, --help                          show this help',
-    '',
-    'Examples:',
-  );
-  for (const ex of command.examples) lines.push(`  ${ex.cmd}`, `      ${ex.what}`);
+  lines.push('Options:', ...optionLines(command.name, command.options, width), '');
+  const fixed = [
+    ['-c, --config FILE', `YAML or JSON file; keys as the flags, top level or under a \`${command.name}:\` section`],
+    ['    --print-config', 'print the resolved configuration with where each value came from, and exit'],
+    ['-h, --help', 'show this help'],
+  ] as const;
+  lines.push('Common options:', ...optionLines(command.name, common, width), ...optionRows(fixed, width), '', 'Examples:');
+  for (const ex of command.examples) lines.push(`  ${ex.cmd}`, ...wrap(ex.what, width, 6));
   return `${lines.join('\n')}\n`;
 }

@@ -13,17 +13,21 @@ import { createLogger, flushLogs } from '../lib/log.ts';
 import { parseCommandArgv } from './argv.ts';
 import { commands as builtIn, type CommandEntry } from './commands.ts';
 import { commandHelp, topLevelHelp } from './help.ts';
+import { helpWidth } from './wrap.ts';
 
 export interface CliIo {
   readonly stdout: (text: string) => void;
   readonly stderr: (text: string) => void;
   readonly env: Record<string, string | undefined>;
+  /** The terminal's width when stdout is one; help wraps to it (else to 80 columns). */
+  readonly columns?: number;
 }
 
 const processIo: CliIo = {
   stdout: (t) => process.stdout.write(t),
   stderr: (t) => process.stderr.write(t),
   env: process.env,
+  columns: process.stdout.isTTY ? process.stdout.columns : undefined,
 };
 
 export function version(): string {
@@ -78,7 +82,7 @@ export function prepareCommand(command: Command, argv: readonly string[], env: C
 async function runCommand(command: Command, argv: readonly string[], io: CliIo): Promise<number> {
   const prepared = prepareCommand(command, argv, io.env);
   if (prepared.help) {
-    io.stdout(commandHelp(command, commonOptions));
+    io.stdout(commandHelp(command, commonOptions, helpWidth(io.columns)));
     return 0;
   }
   if (prepared.printConfig) {
@@ -99,7 +103,7 @@ export async function runCli(
   try {
     if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
       if (first === 'help' && rest[0]) return await runCli([rest[0], '--help'], io, registry);
-      io.stdout(topLevelHelp(registry, version()));
+      io.stdout(topLevelHelp(registry, version(), helpWidth(io.columns)));
       return 0;
     }
     if (first === '--version' || first === '-V') {
@@ -119,7 +123,8 @@ export async function runCli(
     return await runCommand(await entry.load(), rest, io);
   } catch (err) {
     if (isEstuaryError(err)) {
-      io.stderr(`estuary: ${err.message}\n`);
+      // Messages that name their command ("estuary bench: …") carry their own prefix.
+      io.stderr(err.message.startsWith('estuary ') ? `${err.message}\n` : `estuary: ${err.message}\n`);
       return err.exitCode;
     }
     io.stderr(`estuary: unexpected failure: ${oneLine(err)}\n${(err as Error)?.stack ?? ''}\n`);
