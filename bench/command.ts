@@ -15,6 +15,9 @@ import { FUSE_CASES } from './fuse/datasets.ts';
 import { availableScenarios } from './registry.ts';
 import { runBench } from './runner.ts';
 
+/** Scenarios that talk to an S3 store (the bench's own, or --endpoint for fuse). */
+const S3_SCENARIOS = ['fuse', 'staging', 'stage'];
+
 const options = {
   out: optional(
     str('DIR'),
@@ -34,21 +37,29 @@ const options = {
     str('PROFILE'),
     'local',
     'local, site-cloud (20ms RTT, 1gbit) or RTT,BANDWIDTH such as 50ms,100mbit',
+    { scope: S3_SCENARIOS },
   ),
   endpoint: optional(
     url(),
     'a real S3 endpoint instead of a local server; keys from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY',
+    { scope: ['fuse'] },
   ),
-  backend: option(oneOf(['s3rver', 'swift'] as const), 's3rver', 'the local S3 server the bench starts'),
+  backend: option(oneOf(['s3rver', 'swift'] as const), 's3rver', 'the local S3 server the bench starts', {
+    scope: S3_SCENARIOS,
+  }),
   runs: optional(int(1, 1000), 'repetitions of every case (default 3, or 1 with --quick)'),
-  bucket: option(str('NAME'), 'estuary-bench', 'the bucket the fuse scenario uses (created if missing)'),
+  bucket: option(str('NAME'), 'estuary-bench', 'the bucket the S3 scenarios use (created if missing)', {
+    scope: S3_SCENARIOS,
+  }),
   peers: optional(
     list(str('NAME')),
     'only these peers: fuse (estuary, estuary-write-back, s3fs, rclone, goofys, geesefs, mountpoint-s3; the SDK-alone reference always runs), gateway (estuary, squid, nginx, varnish)',
+    { scope: ['fuse', 'gateway'] },
   ),
   cases: optional(
     list(oneOf(FUSE_CASES)),
     'only these fuse cases: Table 1 rows (1000x1MB, 100x10MB, 10x100MB, 1x1000MB) and the metadata suite',
+    { scope: ['fuse'] },
   ),
   workDir: optional(
     str('DIR'),

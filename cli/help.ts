@@ -54,7 +54,13 @@ function optionLines(role: string, table: OptionTable, width: number): string[] 
   return optionRows(pairs, width);
 }
 
-export function commandHelp(command: Command, common: OptionTable, width = 80): string {
+/** The options that matter when the first argument is `first` (all when it is not given). */
+function scoped(table: OptionTable, first: string | undefined): OptionTable {
+  if (first === undefined || !Object.values(table).some((o) => o.scope?.includes(first))) return table;
+  return Object.fromEntries(Object.entries(table).filter(([, o]) => !o.scope || o.scope.includes(first)));
+}
+
+export function commandHelp(command: Command, common: OptionTable, width = 80, first?: string): string {
   const pos = (command.positionals ?? []).map((p) => (p.optional ? `[${p.name}]` : p.name)).join(' ');
   const lines = [
     ...wrap(`Usage: estuary ${command.name} [options]${pos ? ` ${pos}` : ''}`, width, 4, 0),
@@ -68,7 +74,9 @@ export function commandHelp(command: Command, common: OptionTable, width = 80): 
     const left = Math.max(...command.positionals.map((p) => p.name.length));
     lines.push('Arguments:', ...command.positionals.flatMap((p) => rows(`  ${p.name.padEnd(left)}  `, p.describe, width)), '');
   }
-  lines.push('Options:', ...optionLines(command.name, command.options, width), '');
+  const options = scoped(command.options, first);
+  const only = options === command.options ? '' : ` (for ${first}; \`estuary ${command.name} --help\` lists all)`;
+  lines.push(`Options${only}:`, ...optionLines(command.name, options, width), '');
   const fixed = [
     ['-c, --config FILE', `YAML or JSON file; keys as the flags, top level or under a \`${command.name}:\` section`],
     ['    --print-config', 'print the resolved configuration with where each value came from, and exit'],

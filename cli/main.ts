@@ -53,7 +53,13 @@ export function prepareCommand(command: Command, argv: readonly string[], env: C
   const table = { ...command.options, ...commonOptions } as OptionTable;
   const parsed = parseCommandArgv(`estuary ${command.name}`, table, argv);
   if (parsed.help)
-    return { help: true, printConfig: false, printed: {}, config: {} as Prepared['config'], positionals: [] };
+    return {
+      help: true,
+      printConfig: false,
+      printed: {},
+      config: {} as Prepared['config'],
+      positionals: parsed.positionals,
+    };
   const configPath = parsed.configPath ?? env.ESTUARY_CONFIG;
   const file = configPath ? readConfigFile(configPath) : undefined;
   const resolved = resolveConfig(command.name, table, { flags: parsed.flags, env, file });
@@ -82,7 +88,7 @@ export function prepareCommand(command: Command, argv: readonly string[], env: C
 async function runCommand(command: Command, argv: readonly string[], io: CliIo): Promise<number> {
   const prepared = prepareCommand(command, argv, io.env);
   if (prepared.help) {
-    io.stdout(commandHelp(command, commonOptions, helpWidth(io.columns)));
+    io.stdout(commandHelp(command, commonOptions, helpWidth(io.columns), prepared.positionals[0]));
     return 0;
   }
   if (prepared.printConfig) {

@@ -12,6 +12,11 @@ export interface OptionSpec<T> {
   readonly short?: string;
   /** Hidden from --print-config output (tokens, keys, passwords). */
   readonly secret?: boolean;
+  /**
+   * The values of the command's first argument this option matters for (bench's scenarios);
+   * `estuary bench fuse --help` then lists only these and the options without a scope.
+   */
+  readonly scope?: readonly string[];
 }
 
 // `any`: an option table holds options of any value type.
@@ -25,7 +30,7 @@ export function option<T>(
   type: ValueType<T>,
   defaultValue: T,
   describe: string,
-  extra: { short?: string; secret?: boolean } = {},
+  extra: { short?: string; secret?: boolean; scope?: readonly string[] } = {},
 ): OptionSpec<T> {
   return { type, default: defaultValue, describe, ...extra };
 }
@@ -34,7 +39,7 @@ export function option<T>(
 export function optional<T>(
   type: ValueType<T>,
   describe: string,
-  extra: { short?: string; secret?: boolean } = {},
+  extra: { short?: string; secret?: boolean; scope?: readonly string[] } = {},
 ): OptionSpec<T | undefined> {
   return {
     type: type as ValueType<T | undefined>,

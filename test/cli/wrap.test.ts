@@ -55,3 +55,20 @@ describe('--help at a terminal width', () => {
     expect(cap.err()).toBe('estuary bench: unexpected argument extra; see `estuary bench --help`\n');
   });
 });
+
+describe('bench --help per scenario', () => {
+  it('shows the options a scenario uses, and all of them without one', async () => {
+    const fuse = capture();
+    await runCli(['bench', 'fuse', '--help'], fuse.io);
+    expect(fuse.out()).toMatch(/--cases/);
+    expect(fuse.out()).toMatch(/Options \(for fuse; `estuary bench --help` lists all\)/);
+    const gateway = capture();
+    await runCli(['bench', 'gateway', '--help'], gateway.io);
+    const options = gateway.out().split('Common options:')[0]!.split('Options (')[1]!;
+    expect(options).not.toMatch(/--cases|--backend|--network/);
+    expect(options).toMatch(/--peers/);
+    const all = capture();
+    await runCli(['bench', '--help'], all.io);
+    expect(all.out()).toMatch(/--cases[^]*--peers/);
+  });
+});
