@@ -10,7 +10,7 @@ import { normaliseAddress } from './cidr.ts';
 import { discoveryErrors } from './errors.ts';
 import type { Locator } from './locator.ts';
 import type { DiscoveryMetrics } from './metrics.ts';
-import { renderPage } from './page.ts';
+import { type PageFacts, renderCachePage, renderPage } from './page.ts';
 import { ask, DEFAULT_N, MAX_N, type Question, type Want } from './query.ts';
 import type { Registry } from './registry.ts';
 import {
@@ -28,6 +28,8 @@ export interface HttpDeps {
   readonly log: Logger;
   readonly trustProxy: boolean;
   readonly health: () => Record<string, unknown>;
+  /** What the page says about discovery itself, and the heartbeats it refused lately. */
+  readonly pageFacts: () => PageFacts;
 }
 
 type Req = FastifyRequest<{
@@ -181,8 +183,13 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   app.get('/api/v1/schema', async () => apiSchemas());
 
   app.get('/', async (_req, reply: FastifyReply) =>
-    reply.type('text/html; charset=utf-8').send(renderPage(registry.values(), Date.now())),
+    reply.type('text/html; charset=utf-8').send(renderPage(registry.values(), Date.now(), deps.pageFacts())),
   );
+  app.get('/caches/:id', async (req: Req, reply: FastifyReply) => {
+    const e = registry.get(req.params.id ?? '');
+    if (!e) return reply.code(404).type('text/plain; charset=utf-8').send('no cache with that id; see / for the list\n');
+    return reply.type('text/html; charset=utf-8').send(renderCachePage(e, Date.now(), deps.pageFacts()));
+  });
 
   app.get('/metrics', async (_req, reply: FastifyReply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),

@@ -12,6 +12,7 @@ import {
   type IncomingMessage,
 } from './admission.ts';
 import { DropLog, peekSource } from './drop-log.ts';
+import type { Rejections } from './rejections.ts';
 import type { Locator } from './locator.ts';
 import type { CacheEntry, Registry } from './registry.ts';
 
@@ -33,6 +34,8 @@ export interface IngestOptions {
   /** A cache that is new, or moved, and needs verifying. */
   readonly onFresh?: (e: CacheEntry) => void;
   readonly now?: () => number;
+  /** Where refused heartbeats are remembered for the page. */
+  readonly rejections?: Rejections;
 }
 
 export type IngestResult = 'accepted' | 'goodbye' | DropReason;
@@ -62,6 +65,7 @@ export function createIngest(o: IngestOptions): (msg: IncomingMessage) => Ingest
   ): DropReason => {
     o.count(reason);
     const src = { ...(known?.hostname ? {} : peekSource(msg.body)), ...known, sender: msg.sender };
+    o.rejections?.note(src, reason, detail, t);
     const shown = dropLog.admit(src, reason, t);
     if (shown) o.log.warn({ reason, detail, ...src, ...shown }, 'heartbeat dropped');
     return reason;

@@ -1,7 +1,25 @@
-// The web page at /: every cache with status, load, location and what it holds. Plain HTML with
-// no script, so it reads in a terminal browser on a head node. Pure: entries in, text out.
+// The web pages at / and /caches/<id>: triage first (a summary line, broken and late caches at the
+// top, state in colour and in words), then recent rejections, then what discovery itself runs
+// with. Plain HTML that refreshes itself, no script, fits 1024 px; details live on each cache's
+// own page. Pure: facts in, text out (page-model.ts decides, this file draws).
 
-import { type CacheEntry, isVerified } from './registry.ts';
+import type { CacheEntry } from './registry.ts';
+import { ago, counts, holdings, intervalOf, signed, size, type State, triage, view } from './page-model.ts';
+import type { Rejection } from './rejections.ts';
+
+export interface PageFacts {
+  readonly version: string;
+  readonly exchange: string;
+  readonly broker: 'connected' | 'disconnected';
+  readonly verify: boolean;
+  readonly shoalCompat: boolean;
+  readonly testUrl: string;
+  readonly expiryMs: number;
+  readonly rejections: readonly Rejection[];
+}
+
+/** Seconds between the page's own refreshes: a heartbeat interval, so a change shows within one. */
+const REFRESH_S = 30;
 
 const esc = (s: unknown) =>
   String(s ?? '').replace(
@@ -9,73 +27,138 @@ const esc = (s: unknown) =>
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
   );
 
-function status(e: CacheEntry): string {
-  if (e.verification.state === 'failed')
-    return `verification failed (${e.verification.failures}×): ${e.verification.error ?? ''}`;
-  if (e.verification.state === 'pending') return 'not yet verified';
-  return isVerified(e) ? 'verified' : 'unverified';
-}
+const MARK: Record<State, string> = {
+  failing: '✖ failing',
+  late: '⚠ late',
+  drift: '⚠ clock',
+  pending: '… checking',
+  healthy: '✔ healthy',
+  unchecked: '○ not checked',
+};
 
-function holds(e: CacheEntry): string {
-  if (!e.holds) return '';
-  const items = [...e.holds.cvmfs.map((c) => c.repo), ...e.holds.prefixes.map((p) => p.prefix)];
-  const mib = (e.holds.bytes / 2 ** 20).toFixed(0);
-  return `${mib} MiB: ${items.slice(0, 6).join(', ')}${items.length > 6 ? ', …' : ''}`;
-}
+const STYLE = `body{font-family:system-ui,sans-serif;margin:1em;max-width:1000px;color:#222}
+table{border-collapse:collapse;width:100%;font-size:14px}td,th{border-bottom:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
+th{background:#eee}.num{text-align:right}.s-failing{background:#fdd}.s-late,.s-drift{background:#ffe9b3}.s-pending{background:#eef}
+.s-unchecked{background:#f3f3f3}.over{color:#b00;font-weight:bold}.facts{color:#555;font-size:13px}.sum{font-size:16px}
+td.wrap{word-break:break-all}`;
 
-function row(e: CacheEntry, nowMs: number): string {
-  const l = e.location;
-  const cells = [
-    e.hostname,
-    [e.publicIp ?? e.externalIp, e.privateIp].filter(Boolean).join(' / '),
-    e.port,
-    e.kind,
-    e.upstream,
-    `${Math.round(e.load)} / ${Math.round(e.maxLoad)}`,
-    [l?.city, l?.countryCode].filter(Boolean).join(', '),
-    l ? `${l.lat.toFixed(2)}, ${l.lon.toFixed(2)} (${l.source})` : 'unknown',
-    e.site ?? '',
-    `${Math.round((nowMs - e.lastActive) / 1000)} s ago`,
-    status(e),
-    e.clockInSync ? 'in sync' : `drift ${Math.round(e.skewS)} s`,
-    e.auth === 'signed' ? `signed (${e.keyId})` : 'unsigned (Shoal compatibility)',
-    e.globalAccess ? 'global' : 'site only',
-    holds(e),
-  ];
-  return `<tr>${cells.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`;
-}
-
-const HEAD = [
-  'Hostname',
-  'Addresses',
-  'Port',
-  'Kind',
-  'Upstream',
-  'Load KB/s',
-  'City',
-  'Lat, lon',
-  'Site',
-  'Last heartbeat',
-  'Status',
-  'Clock',
-  'Authentication',
-  'Access',
-  'Holds',
-];
-
-export function renderPage(entries: Iterable<CacheEntry>, nowMs: number): string {
-  const rows = [...entries].sort((a, b) => a.hostname.localeCompare(b.hostname)).map((e) => row(e, nowMs));
+function page(title: string, body: string): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>estuary discovery: caches</title>
-<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px;text-align:left}</style>
-</head><body>
-<h1>Caches (${rows.length})</h1>
-<p>Nearest-cache answers: <a href="/nearest">/nearest</a>, <a href="/nearestcvmfs">/nearestcvmfs</a>,
-<a href="/wpad.dat">/wpad.dat</a>, <a href="/api/v1/caches">/api/v1/caches</a>.</p>
-<table><thead><tr>${HEAD.map((h) => `<th>${h}</th>`).join('')}</tr></thead>
-<tbody>
-${rows.join('\n')}
-</tbody></table>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${REFRESH_S}">
+<meta name="viewport" content="width=device-width"><title>${esc(title)}</title><style>${STYLE}</style></head>
+<body>
+${body}
 </body></html>
 `;
+}
+
+function facts(f: PageFacts, nowMs: number): string {
+  const items = [
+    `estuary discovery ${f.version}`,
+    `exchange ${f.exchange} (broker ${f.broker})`,
+    f.verify ? `verifying caches by fetching ${f.testUrl}` : 'caches not checked (--no-verify)',
+    f.shoalCompat ? 'Shoal compatibility on: unsigned heartbeats accepted' : 'signed heartbeats only',
+    `caches expire ${Math.round(f.expiryMs / 1000)} s after their last heartbeat`,
+    `page at ${new Date(nowMs).toISOString().replace(/\.\d+Z$/, 'Z')}, refreshed every ${REFRESH_S} s`,
+  ];
+  return `<p class="facts">${items.map(esc).join(' · ')}</p>`;
+}
+
+function address(e: CacheEntry): string {
+  const pub = e.publicIp ?? e.externalIp;
+  const parts = [pub ? `public ${pub}` : '', e.privateIp ? `private ${e.privateIp}` : ''].filter(Boolean);
+  return `${parts.join(', ') || e.hostname}:${e.port}`;
+}
+
+function place(e: CacheEntry): string {
+  const l = e.location;
+  if (!l) return 'not placed';
+  const name = [l.city, l.countryCode].filter(Boolean).join(', ');
+  return name || `${l.lat.toFixed(1)}, ${l.lon.toFixed(1)}`;
+}
+
+function holdText(e: CacheEntry, testUrl: string, n = 3): string {
+  const h = holdings(e, testUrl);
+  if (h.length === 0) return '';
+  const total = e.holds ? size(e.holds.bytes) : '';
+  return `${total}: ${h.slice(0, n).map((x) => `${x.name} (${size(x.bytes)})`).join(', ')}${h.length > n ? ', …' : ''}`;
+}
+
+function rejectionsTable(rs: readonly Rejection[], nowMs: number): string {
+  if (rs.length === 0) return '<p>No heartbeat was refused in the last hour.</p>';
+  const rows = rs.map(
+    (r) =>
+      `<tr><td>${esc(r.reason)}</td><td class="wrap">${esc(r.hostname ?? '?')}<br><small>${esc(r.uuid ?? '')}</small></td>` +
+      `<td class="wrap">${esc(r.sender ?? '')}</td><td class="num">${r.count}</td><td>${esc(ago(nowMs - r.lastAt))}</td><td class="wrap">${esc(r.detail)}</td></tr>`,
+  );
+  return `<table><thead><tr><th>Reason</th><th>Cache</th><th>Sender</th><th>Times</th><th>Last</th><th>Detail</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+export function renderPage(entries: Iterable<CacheEntry>, nowMs: number, f: PageFacts): string {
+  const views = triage(entries, nowMs);
+  const c = counts(views);
+  const summary =
+    `<p class="sum"><b>${views.length}</b> caches: ${c.healthy} healthy, ${c.late} late, ${c.failing} failing` +
+    `${c.drift ? `, ${c.drift} with clock drift` : ''}${c.pending ? `, ${c.pending} being checked` : ''}` +
+    `${c.unchecked ? `, ${c.unchecked} not checked` : ''}; ${f.rejections.length} senders refused lately.</p>`;
+  const rows = views.map((v) => {
+    const e = v.entry;
+    const load = `<span class="${v.overloaded ? 'over' : ''}">${v.loadPercent}%</span>`;
+    return (
+      `<tr class="s-${v.state}"><td>${esc(MARK[v.state])}<br><small>${esc(v.stateText)}</small></td>` +
+      `<td class="wrap"><a href="/caches/${encodeURIComponent(e.id)}">${esc(e.hostname)}</a>` +
+      `${e.auth === 'unsigned' ? '<br><small>unsigned (Shoal compatibility)</small>' : ''}</td>` +
+      `<td class="wrap">${esc(address(e))}</td><td class="num">${load}</td><td>${esc(place(e))}</td>` +
+      `<td>${esc(ago(nowMs - e.lastActive))}</td><td class="wrap">${esc(holdText(e, f.testUrl))}</td></tr>`
+    );
+  });
+  const table =
+    views.length === 0
+      ? '<p><b>No cache has registered yet.</b> Start <code>estuary agent --amqp URL --cache-url http://127.0.0.1:3128</code> next to each cache (or a Shoal agent, with <code>--shoal-compat</code>); a cache that sends heartbeats and still does not appear is listed under “Refused heartbeats” below.</p>'
+      : `<table><thead><tr><th>State</th><th>Cache</th><th>Address</th><th class="num">Load</th><th>Location</th><th>Heartbeat</th><th>Holds</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
+  return page(
+    'estuary discovery: caches',
+    `<h1>Caches</h1>
+${facts(f, nowMs)}
+${summary}
+${table}
+<h2>Refused heartbeats</h2>
+${rejectionsTable(f.rejections, nowMs)}
+<p class="facts">Answers: <a href="/nearest">/nearest</a>, <a href="/nearestcvmfs">/nearestcvmfs</a>, <a href="/wpad.dat">/wpad.dat</a>, <a href="/api/v1/caches">/api/v1/caches</a>, <a href="/metrics">/metrics</a>.</p>`,
+  );
+}
+
+export function renderCachePage(e: CacheEntry, nowMs: number, f: PageFacts): string {
+  const v = view(e, nowMs);
+  const ver = e.verification;
+  const proxy = `http://${(e.publicIp ?? e.externalIp ?? e.privateIp ?? e.hostname).replace(/^(.*:.*)$/, '[$1]')}:${e.port}`;
+  const rows: [string, string][] = [
+    ['State', `${MARK[v.state]}: ${v.stateText}`],
+    ['Uuid', e.id],
+    ['Addresses', address(e)],
+    ['Kind, upstream', `${e.kind}, ${e.upstream}`],
+    ['Load', `${Math.round(e.load)} of ${Math.round(e.maxLoad)} KB/s (${v.loadPercent}%)${v.overloaded ? ', over its maximum' : ''}`],
+    ['Location', e.location ? `${place(e)} (${e.location.lat.toFixed(3)}, ${e.location.lon.toFixed(3)}, from ${e.location.source})` : 'not placed: ranked after every placed cache'],
+    ['Site', e.site ?? ''],
+    ['Last heartbeat', `${ago(nowMs - e.lastActive)}, every ${intervalOf(e)} s${v.missed >= 1 ? `; ${v.missed} missed` : ''}`],
+    ['Clock', e.clockInSync ? `in sync (${signed(e.skewS)} s)` : `drift ${signed(e.skewS)} s`],
+    ['Authentication', e.auth === 'signed' ? `signed with key ${e.keyId}` : 'unsigned (Shoal compatibility)'],
+    ['Access', e.globalAccess ? 'any client' : 'clients of its own network only'],
+    [
+      'Verification',
+      ver.state === 'off'
+        ? 'not checked (--no-verify)'
+        : `${ver.state}: fetched ${f.testUrl} through ${proxy}` +
+          `${ver.checkedAt ? `, last ${ago(nowMs - ver.checkedAt)}` : ', not yet'}` +
+          `${ver.ms !== undefined ? ` (${Math.round(ver.ms)} ms)` : ''}` +
+          `${ver.error ? `; error: ${ver.error}` : ''}; next check in ${Math.max(0, Math.round((ver.nextAt - nowMs) / 1000))} s`,
+    ],
+    ['Holds', holdText(e, f.testUrl, 32)],
+  ];
+  return page(
+    `estuary discovery: ${e.hostname}`,
+    `<p><a href="/">← all caches</a></p><h1>${esc(e.hostname)}</h1>
+<table class="s-${v.state}">${rows.map(([k, val]) => `<tr><th>${esc(k)}</th><td class="wrap">${esc(val)}</td></tr>`).join('')}</table>
+${facts(f, nowMs)}`,
+  );
 }

@@ -72,6 +72,8 @@ export interface CacheEntry extends Placed {
   site?: string;
   location?: Location;
   holds?: Holdings;
+  /** Seconds between the agent's heartbeats, when it says (estuary agents do). */
+  intervalS?: number;
   agentVerified?: boolean;
   verification: Verification;
   latRad?: number;
@@ -197,6 +199,7 @@ export class Registry {
       site: ext?.site ?? location?.site,
       location,
       holds: ext?.holds,
+      intervalS: ext?.intervalS,
       agentVerified: h.verified ?? ext?.selfTest?.ok,
       // A cache that moved is a different cache as far as reachability goes: test it again.
       verification:

@@ -1,6 +1,7 @@
 // Discovery assembled: consumer → ingest → registry ← HTTP, plus the sweeper and the verifier.
 // startDiscovery() is what the command runs and what tests and the benchmark start in-process.
 
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { HmacKey } from '../lib/heartbeat-auth.ts';
 import type { Logger } from '../lib/log.ts';
@@ -10,6 +11,7 @@ import { type Consumer, startConsumer } from './consumer.ts';
 import { discoveryErrors } from './errors.ts';
 import { type GeoDb, NO_GEO_DB } from './geoip.ts';
 import { buildHttp } from './http.ts';
+import { Rejections } from './rejections.ts';
 import { createIngest, startSweeper } from './ingest.ts';
 import { createLocator } from './locator.ts';
 import { createMetrics, type DiscoveryMetrics } from './metrics.ts';
@@ -50,6 +52,12 @@ export interface Discovery extends Service {
   readonly http: FastifyInstance;
 }
 
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+/** Refused heartbeats stay on the page for an hour: long enough for the next look at it. */
+const REJECTIONS_SHOWN_MS = 3_600_000;
+
 export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
   const { log } = o;
   const registry = new Registry(o.maxCaches);
@@ -64,7 +72,9 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
     concurrency: 16,
     log,
   });
+  const rejections = new Rejections();
   const ingest = createIngest({
+    rejections,
     registry,
     locator,
     policy: {
@@ -94,6 +104,16 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
     log,
     trustProxy: o.trustProxy,
     health: () => ({ amqp: consumer.isConnected() ? 'connected' : 'disconnected', caches: registry.size }),
+    pageFacts: () => ({
+      version: VERSION,
+      exchange: o.exchange,
+      broker: consumer.isConnected() ? 'connected' : 'disconnected',
+      verify: o.verify,
+      shoalCompat: o.shoalCompat,
+      testUrl: o.testUrl,
+      expiryMs: o.expiryMs,
+      rejections: rejections.recent(Date.now(), REJECTIONS_SHOWN_MS),
+    }),
   });
   let url: string;
   try {

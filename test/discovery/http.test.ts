@@ -14,6 +14,16 @@ const locator = createLocator(
   parseSiteMap('sites: [{name: KEK, lat: 36.15, lon: 140.08, cidrs: [130.87.0.0/16, 10.10.0.0/16]}]'),
   NO_GEO_DB,
 );
+const FACTS = {
+  version: '0.0.0-test',
+  exchange: 'shoal',
+  broker: 'connected' as const,
+  verify: false,
+  shoalCompat: true,
+  testUrl: 'http://cvmfs-stratum-one.cern.ch/cvmfs/cms.cern.ch/.cvmfspublished',
+  expiryMs: 180_000,
+  rejections: [],
+};
 const registry = new Registry();
 const meta = { nowMs: Date.now(), auth: 'signed' as const, skewS: 0, verify: false };
 registry.apply(
@@ -33,6 +43,7 @@ const app = buildHttp({
   log: testLog().log,
   trustProxy: false,
   health: () => ({ ok: true }),
+  pageFacts: () => FACTS,
 });
 const get = (url: string) => app.inject({ method: 'GET', url });
 
@@ -105,11 +116,12 @@ describe('REST', () => {
     expect(schema.nearest.properties.caches.items.properties.proxy.type).toBe('string');
     expect((await get('/api/v1/caches/pub')).json().cache.hostname).toBe('pub.test');
   });
-  it('the page escapes what agents send', async () => {
-    const page = (await get('/')).body;
+  it('the pages escape what agents send', async () => {
+    const page = (await get('/caches/pub')).body;
     expect(page).toContain('&lt;b&gt;KEK&lt;/b&gt;');
     expect(page).not.toContain('<b>KEK</b>');
-    expect(page).not.toContain('<script');
+    expect((await get('/')).body).not.toContain('<script');
+    expect((await get('/caches/nope')).statusCode).toBe(404);
   });
 });
 
@@ -132,6 +144,7 @@ describe('keys that come from the wire', () => {
       log: testLog().log,
       trustProxy: false,
       health: () => ({ ok: true }),
+      pageFacts: () => FACTS,
     });
     const all = (await a.inject({ method: 'GET', url: '/all' })).json() as Record<string, { hostname: string }>;
     expect(Object.values(all).map((c) => c.hostname).sort()).toEqual(
