@@ -78,8 +78,10 @@ function clientOf(req: Req): Pick<Question, 'clientIp' | 'explicit'> {
     } else ip = q.near;
   }
   if ((lat === undefined) !== (lon === undefined)) throw discoveryErrors.badQuery('give both lat and lon');
-  if (ip !== undefined && isIP(normaliseAddress(ip)) === 0)
-    throw discoveryErrors.badQuery(`"${ip}" is not an IP address`);
+  if (ip !== undefined && isIP(normaliseAddress(ip)) === 0) {
+    const hint = q.near === ip ? ': near takes an IP address or LAT,LON such as 36.1,140.1' : '';
+    throw discoveryErrors.badQuery(`"${ip}" is not an IP address${hint}`);
+  }
   const clientIp = normaliseAddress(ip ?? req.ip);
   return { clientIp, ...(lat !== undefined && lon !== undefined ? { explicit: { lat, lon } } : {}) };
 }

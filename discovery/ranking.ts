@@ -52,6 +52,9 @@ export function cost(distanceKm: number, load: number, maxLoad: number): number 
   return (distanceKm / (EARTH_RADIUS_KM * Math.PI)) * DISTANCE_WEIGHT + loadTerm * (1 - DISTANCE_WEIGHT);
 }
 
+/** Added to an unplaced cache's cost: larger than any placed cache's cost can be in practice. */
+const UNPLACED_PENALTY = 1e9;
+
 /** What ranking needs from a cache, with the trigonometry done once per heartbeat. */
 export interface Placed {
   readonly load: number;
@@ -101,7 +104,11 @@ export function rankNearest<T extends Placed>(
     }
     // An unplaced cache sits at the far side of the earth; an unplaced client sees no distance.
     const d = client ? (distanceKm ?? EARTH_RADIUS_KM * Math.PI) : 0;
-    const c = (d / (EARTH_RADIUS_KM * Math.PI)) * DISTANCE_WEIGHT + loadShare * (1 - DISTANCE_WEIGHT);
+    // ...and after every placed cache, however loaded: a placed cache's load term has no upper
+    // bound, so the far side of the earth alone does not keep an idle unplaced cache behind it.
+    const unplaced = client && distanceKm === undefined ? UNPLACED_PENALTY : 0;
+    const c =
+      unplaced + (d / (EARTH_RADIUS_KM * Math.PI)) * DISTANCE_WEIGHT + loadShare * (1 - DISTANCE_WEIGHT);
     if (c >= worst()) continue;
     if (!accept(item)) continue;
     let i = best.length;

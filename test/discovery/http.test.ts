@@ -110,6 +110,9 @@ describe('REST', () => {
     const byCoords = (await get('/api/v1/caches?near=36,140&n=1')).json();
     expect(byCoords.client.location).toMatchObject({ lat: 36, lon: 140, source: 'query' });
     expect(byCoords.caches).toHaveLength(1);
+    const bad = await get('/api/v1/caches?near=36');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toMatch(/LAT,LON/);
     const byIp = (await get('/api/v1/caches?near=130.87.1.1')).json();
     expect(byIp.client).toMatchObject({ site: 'KEK', location: { source: 'site-map' } });
     const schema = (await get('/api/v1/schema')).json();

@@ -51,6 +51,10 @@ describe('rankNearest', () => {
         .at(-1),
     ).toBe('nowhere');
   });
+  it('ranks an idle unplaced cache after a placed one that is over its maximum load', () => {
+    const r = rankNearest([cache('nowhere-idle', undefined, 0), cache('geneva-overloaded', GENEVA, 3000)], GENEVA, 2, () => true);
+    expect(r.map((x) => x.item.name)).toEqual(['geneva-overloaded', 'nowhere-idle']);
+  });
   it('ranks by load alone for a client it cannot place', () => {
     const loaded = [cache('busy', GENEVA, 900), cache('idle', TSUKUBA, 10)];
     expect(rankNearest(loaded, undefined, 2, () => true).map((x) => x.item.name)).toEqual(['idle', 'busy']);
