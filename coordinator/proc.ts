@@ -34,6 +34,8 @@ export function runProgram(file: string, args: readonly string[], o: ProcOptions
       clearTimeout(timer);
       resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
     });
+    // A program that exits without reading its input must not crash us with EPIPE.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(o.input ?? '');
   });
 }

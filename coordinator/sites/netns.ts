@@ -144,18 +144,23 @@ export class NetnsSite implements SiteAdapter {
     return (await this.pids(id)).length > 0 ? 'running' : 'error';
   }
 
+  /**
+   * Like a cloud's terminate: everything in the namespace is killed at once (SIGKILL), as a
+   * powered-off VM would be. A gentler SIGTERM would let slurmstepd report a running job as
+   * failed (JobLaunchFailure), where a vanished instance lets Slurm requeue it.
+   */
   async stop(id: string): Promise<void> {
-    for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+    for (let i = 0; i < 50; i++) {
       const pids = await this.pids(id);
       if (pids.length === 0) break;
       for (const pid of pids) {
         try {
-          process.kill(pid, signal);
+          process.kill(pid, 'SIGKILL');
         } catch {
           // already gone
         }
       }
-      for (let i = 0; i < 20 && (await this.pids(id)).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 100));
     }
     try {
       await ip(['link', 'del', vethName(id)]);
