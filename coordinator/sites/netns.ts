@@ -108,8 +108,10 @@ export class NetnsSite implements SiteAdapter {
   /** tbf both ways: on the host's end (to the drone) and on eth0 in the namespace (from it). */
   private async shape(ns: string, veth: string, rate: string): Promise<void> {
     const tbf = ['root', 'tbf', 'rate', rate, 'burst', '256kb', 'latency', '50ms'];
-    await runProgram('tc', ['qdisc', 'add', 'dev', veth, ...tbf]);
-    await runProgram('tc', ['-n', ns, 'qdisc', 'add', 'dev', 'eth0', ...tbf]);
+    for (const args of [['qdisc', 'add', 'dev', veth, ...tbf], ['-n', ns, 'qdisc', 'add', 'dev', 'eth0', ...tbf]]) {
+      const r = await runProgram('tc', args, { timeoutMs: 10_000 });
+      if (r.code !== 0) throw new Error(`tc ${args.join(' ')}: ${complaint(r)}`);
+    }
   }
 
   private startSlurmd(spec: DroneSpec): number {

@@ -82,8 +82,11 @@ export interface ClusterOptions {
   readonly droneCpus: number;
 }
 
+let started = 0;
+
 export async function startSlurmCluster(o: ClusterOptions): Promise<SlurmCluster> {
-  const id = `${process.pid % 100000}`;
+  // Unique per process and per call: names of bridges, namespaces and hosts never collide.
+  const id = `${process.pid % 100000}${String.fromCharCode(97 + (started++ % 26))}`;
   const dir = join(tmpdir(), `estuary-slurm-${id}-${randomBytes(3).toString('hex')}`);
   const undo: (() => Promise<void> | void)[] = [];
   const stop = async () => {
