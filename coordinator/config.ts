@@ -194,6 +194,7 @@ export function structured<T>(key: string, schema: z.ZodType<T>, placeholder: st
       const message = issue.message.replace(/"([a-z][A-Za-z]*)"/g, (_, k: string) => `"${kebab(k)}"`);
       throw coordinatorErrors.badConfig(where, message);
     },
-    format: (v) => JSON.stringify(v),
+    // Shown as the file would be written: kebab-case keys.
+    format: (v) => JSON.stringify(v).replace(/"([a-z]+[A-Z][A-Za-z]*)":/g, (_, k: string) => `"${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}":`),
   };
 }
