@@ -19,6 +19,8 @@ export class MemoryBatch implements BatchSystem {
   pending: PendingJob[] = [];
   down = false;
   integrated: string[] = [];
+  /** As in Slurm, a node deleted while its worker runs cannot register again. */
+  private readonly removed = new Set<string>();
   private readonly sites: readonly MemorySite[];
 
   constructor(sites: readonly MemorySite[]) {
@@ -33,7 +35,7 @@ export class MemoryBatch implements BatchSystem {
   private sync(): void {
     for (const site of this.sites)
       for (const [id, i] of site.instances)
-        if (i.status === 'running' && !this.nodesByName.has(id))
+        if (i.status === 'running' && !this.nodesByName.has(id) && !this.removed.has(id))
           this.nodesByName.set(id, { cpus: i.spec.cores, memoryMb: i.spec.memoryMb, alloc: 0, state: 'available' });
   }
 
@@ -72,6 +74,7 @@ export class MemoryBatch implements BatchSystem {
     if (!n) return;
     if (n.alloc > 0 && !lost) throw new Error('Requested nodes are busy');
     this.nodesByName.delete(node);
+    this.removed.add(node);
   }
 
   /** Runs pending jobs on free CPUs of available nodes; returns the placements. */
