@@ -55,12 +55,26 @@ export interface TickReport {
 
 const FINAL = new Set(['down']);
 
+/** One point per interval: jobs by state, as KEK's Figure 8 draws them, and live drones. */
+export interface TimelinePoint {
+  readonly at: number;
+  readonly pending: number;
+  readonly home: number;
+  readonly drones: number;
+  readonly live: number;
+}
+
+/** A day at the default 10 s interval; older points are dropped. */
+const TIMELINE_POINTS = 8640;
+
 export class Coordinator {
   private readonly o: CoordinatorOptions;
   private demand = new Map<string, number>();
   private nodes = new Map<string, NodeView>();
   private lastPending: PendingJob[] = [];
   last: TickReport | undefined;
+  /** Jobs by state over time, in memory (a restart starts a new picture). */
+  readonly timeline: TimelinePoint[] = [];
 
   constructor(options: CoordinatorOptions) {
     this.o = options;
@@ -105,7 +119,17 @@ export class Coordinator {
     const { batch, registry, log } = this.o;
     let batchHealthy = true;
     try {
-      [this.lastPending, this.nodes] = await Promise.all([batch.pendingJobs(), batch.nodes(this.o.prefix)]);
+      const [queue, nodes] = await Promise.all([batch.queue(this.o.prefix), batch.nodes(this.o.prefix)]);
+      this.lastPending = queue.pending;
+      this.nodes = nodes;
+      this.timeline.push({
+        at: this.o.clock.now(),
+        pending: queue.pending.length,
+        home: queue.runningAtHome,
+        drones: queue.runningOnDrones,
+        live: registry.all().filter((d) => !FINAL.has(d.state)).length,
+      });
+      if (this.timeline.length > TIMELINE_POINTS) this.timeline.splice(0, this.timeline.length - TIMELINE_POINTS);
     } catch (err) {
       batchHealthy = false;
       log.warn({ err: (err as Error).message }, 'batch system unreachable: no drone is started or stopped this interval');

@@ -101,7 +101,7 @@ export async function startCoordinator(
     onTransition: (d) => metrics.transitions.inc({ site: d.site, to: d.state }),
   });
   holder.coordinator = coordinator;
-  const http = buildHttp({ view, registry, metrics: metrics.registry });
+  const http = buildHttp({ view, timeline: () => coordinator.timeline, registry, metrics: metrics.registry });
   try {
     await http.listen({ host: config.listen.host, port: config.listen.port });
   } catch (err) {

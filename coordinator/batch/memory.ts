@@ -4,7 +4,7 @@
 
 import type { NodeView, PendingJob } from '../model.ts';
 import type { MemorySite } from '../sites/memory.ts';
-import type { BatchSystem } from './types.ts';
+import type { BatchSystem, Queue } from './types.ts';
 
 interface Node {
   cpus: number;
@@ -39,9 +39,15 @@ export class MemoryBatch implements BatchSystem {
           this.nodesByName.set(id, { cpus: i.spec.cores, memoryMb: i.spec.memoryMb, alloc: 0, state: 'available' });
   }
 
-  async pendingJobs(): Promise<PendingJob[]> {
+  async queue(prefix: string): Promise<Queue> {
     this.check();
-    return [...this.pending];
+    const running = [...this.nodesByName.entries()].filter(([name]) => name.startsWith(prefix));
+    return {
+      pending: [...this.pending],
+      runningAtHome: 0,
+      // One job per allocated CPU: the tests' jobs are single-core.
+      runningOnDrones: running.reduce((s, [, n]) => s + n.alloc, 0),
+    };
   }
 
   async nodes(prefix: string): Promise<Map<string, NodeView>> {

@@ -3,6 +3,7 @@
 
 import { parseSize } from '../../lib/config/values.ts';
 import type { NodeView, PendingJob } from '../model.ts';
+import type { Queue } from './types.ts';
 
 /** Pending reasons that are not a lack of resources: such jobs would not run on a new drone. */
 export const NOT_DEMAND = new Set([
@@ -69,18 +70,31 @@ interface SqueueJob {
   features?: string;
   comment?: string;
   submit_time?: unknown;
+  nodes?: string;
   array_job_id?: unknown;
   array_task_id?: unknown;
 }
 
 export function parsePending(json: string, partitions: readonly string[]): PendingJob[] {
+  return parseQueue(json, partitions, '\0').pending;
+}
+
+/** Pending jobs, and running ones counted by where they run (a drone's node name has `prefix`). */
+export function parseQueue(json: string, partitions: readonly string[], prefix: string): Queue {
   const doc = JSON.parse(json) as { jobs?: SqueueJob[] };
   const out: PendingJob[] = [];
+  let runningAtHome = 0;
+  let runningOnDrones = 0;
   for (const j of doc.jobs ?? []) {
-    if (j.job_state !== 'PENDING') continue;
     const parts = (j.partition ?? '').split(',');
     const partition = parts.find((p) => partitions.includes(p));
     if (!partition) continue;
+    if (j.job_state === 'RUNNING') {
+      if ((j.nodes ?? '').startsWith(prefix)) runningOnDrones++;
+      else runningAtHome++;
+      continue;
+    }
+    if (j.job_state !== 'PENDING') continue;
     if (NOT_DEMAND.has(j.state_reason ?? '')) continue;
     const cpus = num(j.cpus) ?? 1;
     const perNode = num(j.memory_per_node);
@@ -96,7 +110,7 @@ export function parsePending(json: string, partitions: readonly string[]): Pendi
       reason: j.state_reason ?? '',
     });
   }
-  return out;
+  return { pending: out, runningAtHome, runningOnDrones };
 }
 
 interface SinfoNode {

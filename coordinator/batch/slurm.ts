@@ -4,10 +4,10 @@
 
 import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
-import type { NodeView, PendingJob } from '../model.ts';
+import type { NodeView } from '../model.ts';
 import { complaint, runProgram } from '../proc.ts';
-import { parseNodes, parsePending } from './slurm-parse.ts';
-import type { BatchSystem } from './types.ts';
+import { parseNodes, parseQueue } from './slurm-parse.ts';
+import type { BatchSystem, Queue } from './types.ts';
 
 type SlurmConfig = Extract<BatchSystemConfig, { type: 'slurm' }>;
 
@@ -36,9 +36,9 @@ export class SlurmBatch implements BatchSystem {
     return r.stdout;
   }
 
-  async pendingJobs(): Promise<PendingJob[]> {
-    // squeue --json ignores -t and -p in 22.05, so filtering happens in parsePending.
-    return parsePending(await this.run('squeue', ['--json']), this.c.partitions);
+  async queue(prefix: string): Promise<Queue> {
+    // squeue --json ignores -t and -p in 22.05, so filtering happens in parseQueue.
+    return parseQueue(await this.run('squeue', ['--json']), this.c.partitions, prefix);
   }
 
   async nodes(prefix: string): Promise<Map<string, NodeView>> {

@@ -4,10 +4,18 @@
 
 import type { NodeView, PendingJob } from '../model.ts';
 
+export interface Queue {
+  /** Jobs waiting for resources in the partitions (queues) the coordinator serves. */
+  readonly pending: PendingJob[];
+  /** Running jobs of those partitions on the site's own nodes, and on drones (name prefix). */
+  readonly runningAtHome: number;
+  readonly runningOnDrones: number;
+}
+
 export interface BatchSystem {
   readonly kind: string;
-  /** Jobs waiting for resources in the partitions (queues) the coordinator serves. */
-  pendingJobs(): Promise<PendingJob[]>;
+  /** The served partitions' queue; `prefix` tells drones' nodes from the site's own. */
+  queue(prefix: string): Promise<Queue>;
   /** Every node the batch system knows whose name starts with `prefix`, by name. */
   nodes(prefix: string): Promise<Map<string, NodeView>>;
   /** The node of a drone has joined: make it schedulable at once, and tag it with the drone. */

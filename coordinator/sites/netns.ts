@@ -39,6 +39,12 @@ export class NetnsSite implements SiteAdapter {
   private readonly base: string;
   /** Serialises address picking: two deploys in one interval must not take the same one. */
   private picking: Promise<unknown> = Promise.resolve();
+  /**
+   * Addresses handed out and not yet visible in a namespace: a second deploy running while the
+   * first has not configured its address yet must not pick it again (two drones on one address
+   * lose each other's job launches).
+   */
+  private readonly reserved = new Map<string, string>();
 
   constructor(name: string, config: NetnsConfig) {
     this.name = name;
@@ -47,7 +53,7 @@ export class NetnsSite implements SiteAdapter {
   }
 
   private async usedAddresses(): Promise<Set<string>> {
-    const used = new Set<string>([this.c.gateway]);
+    const used = new Set<string>([this.c.gateway, ...this.reserved.values()]);
     const all = await ip(['-o', '-4', 'addr', 'show']);
     for (const m of all.matchAll(/inet (\d+\.\d+\.\d+\.\d+)\//g)) used.add(m[1]!);
     for (const ns of this.namespaces()) {
@@ -69,10 +75,14 @@ export class NetnsSite implements SiteAdapter {
     }
   }
 
-  private pickAddress(): Promise<string> {
+  private pickAddress(id: string): Promise<string> {
     const next = this.picking.then(async () => {
       const used = await this.usedAddresses();
-      for (let host = 10; host < 255; host++) if (!used.has(`${this.base}${host}`)) return `${this.base}${host}`;
+      for (let host = 10; host < 255; host++)
+        if (!used.has(`${this.base}${host}`)) {
+          this.reserved.set(id, `${this.base}${host}`);
+          return `${this.base}${host}`;
+        }
       throw coordinatorErrors.siteFailed(this.name, 'deploy', `no free address left in ${this.c.subnet}`);
     });
     this.picking = next.catch(() => undefined);
@@ -85,7 +95,7 @@ export class NetnsSite implements SiteAdapter {
     }
     await this.stop(spec.id); // a half-made instance from a crash: start clean
     const veth = vethName(spec.id);
-    const address = await this.pickAddress();
+    const address = await this.pickAddress(spec.id);
     try {
       await ip(['netns', 'add', spec.id]);
       await ip(['link', 'add', veth, 'type', 'veth', 'peer', 'name', `${veth}p`]);
@@ -98,6 +108,12 @@ export class NetnsSite implements SiteAdapter {
       await ip(['-n', spec.id, 'route', 'add', 'default', 'via', this.c.gateway]);
       if (this.c.bandwidth) await this.shape(spec.id, veth, this.c.bandwidth);
       const pid = this.startSlurmd(spec);
+      // nsenter joins the namespace a moment after it is spawned; until then the namespace holds
+      // no process and status() would call it failed. Return only once slurmd is inside.
+      for (let i = 0; (await this.pids(spec.id)).length === 0; i++) {
+        if (i >= 100) throw new Error('slurmd did not start in the namespace within 5 s');
+        await new Promise((r) => setTimeout(r, 50));
+      }
       return { namespace: spec.id, address, veth, pid };
     } catch (err) {
       await this.stop(spec.id);
@@ -177,6 +193,7 @@ export class NetnsSite implements SiteAdapter {
       }
     }
     rmSync(join(this.c.runDir, id), { recursive: true, force: true });
+    this.reserved.delete(id);
   }
 
   async list(prefix: string): Promise<string[]> {

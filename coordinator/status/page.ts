@@ -28,6 +28,8 @@ export function renderPage(v: StatusView): string {
 </head><body>
 <h1>estuary coordinator</h1>
 <p>Batch system: ${v.batchHealthy ? 'reachable' : '<b>unreachable</b>'} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}</p>
+<h2>Jobs by state</h2>
+<p><img src="/timeline.svg" alt="pending, running at home and in the cloud over time" width="720" height="360"></p>
 <h2>Sites</h2>
 <table><tr><th>site</th><th>drones / quota</th><th>healthy</th><th>cost so far</th></tr>${sites}</table>
 <h2>Pools</h2>

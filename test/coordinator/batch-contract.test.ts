@@ -38,7 +38,7 @@ function batchContract(name: string, make: () => Promise<Harness>) {
       const h = await make();
       const job = await h.submit();
       const pending = await eventually(async () => {
-        const p = await h.batch.pendingJobs();
+        const p = (await h.batch.queue(h.prefix)).pending;
         return p.some((j) => j.id === job) ? p : undefined;
       });
       expect(pending.find((j) => j.id === job)).toMatchObject({ cpus: 1, constraints: [['cloud']] });

@@ -4,7 +4,8 @@
 // its output, the drones are released after the idle time, and nothing is left behind. Then
 // again with a kill -9 of the coordinator mid-burst and a restart that adopts the drones.
 
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { runProgram } from '../../coordinator/proc.ts';
@@ -60,6 +61,10 @@ async function startCoordinator(): Promise<Coord> {
     const q = await cluster.slurm('squeue', ['-o', '%i %T %r %N']);
     const n = await cluster.slurm('sinfo', ['-N', '-o', '%N %T %f']);
     console.log(`coordinator output:\n${child.output().slice(-6000)}\nsqueue:\n${q.stdout}\nsinfo:\n${n.stdout}`);
+    const drones = join(cluster.dir, 'drones');
+    for (const d of existsSync(drones) ? readdirSync(drones) : [])
+      console.log(`${d} slurmd:\n${readFileSync(join(drones, d, 'slurmd.out'), 'utf8').slice(-3000)}`);
+    console.log(`slurmctld:\n${readFileSync(join(cluster.dir, 'log', 'slurmctld.log'), 'utf8').slice(-5000)}`);
   });
   const m = await child.waitFor(/"port":(\d+)/, 20_000);
   return { child, port: Number(m[1]) };
@@ -167,6 +172,14 @@ describe('estuary coordinator end to end (Slurm 22.05 + netns cloud)', () => {
     expect(hosts.filter((h) => h.startsWith('home')).length).toBeGreaterThanOrEqual(2);
     expect(hosts.filter((h) => h.startsWith(prefix)).length).toBeGreaterThan(0);
     await expectNothingLeft(c);
+    // KEK's Figure 8 for this run: jobs pending, running at home, running in the cloud.
+    const points = (await api<{ points: { pending: number; home: number; drones: number }[] }>(c, '/api/v1/timeline')).points;
+    expect(Math.max(...points.map((p) => p.pending))).toBeGreaterThan(0);
+    expect(Math.max(...points.map((p) => p.home))).toBe(2);
+    expect(Math.max(...points.map((p) => p.drones))).toBeGreaterThan(0);
+    const svg = await (await fetch(`http://127.0.0.1:${c.port}/timeline.svg`)).text();
+    expect(svg).toContain('class="series-drones"');
+    writeFileSync(join(tmpdir(), 'estuary-coordinator-e2e-figure8.svg'), svg);
     const all = (await api<{ drones: DroneRow[] }>(c, '/api/v1/drones?all=1')).drones;
     expect(all.every((d) => d.state === 'down' && d.reason.rule === 'released')).toBe(true);
     expect(all.every((d) => d.cost > 0)).toBe(true);

@@ -11,7 +11,8 @@ import { CommandSite } from '../../coordinator/sites/command.ts';
 import { MemorySite } from '../../coordinator/sites/memory.ts';
 import { NetnsSite } from '../../coordinator/sites/netns.ts';
 import type { DroneSpec, SiteAdapter } from '../../coordinator/sites/types.ts';
-import { namespacesWith, startSlurmCluster } from './helpers/slurm-cluster.ts';
+import { onTeardown } from '../helpers/cleanup.ts';
+import { killNamespace, namespacesWith, startSlurmCluster } from './helpers/slurm-cluster.ts';
 
 const prefix = `c${process.pid}-`;
 const spec = (n: number): DroneSpec => ({
@@ -55,7 +56,10 @@ function siteContract(name: string, make: () => Promise<{ site: SiteAdapter; adv
     });
     it('runs several instances side by side', async () => {
       const { site, advance } = await make();
-      await Promise.all([1, 2, 3].map((n) => site.deploy(spec(10 + n))));
+      const data = await Promise.all([1, 2, 3].map((n) => site.deploy(spec(10 + n))));
+      // Instances deployed at once never share an address (where the site hands them out).
+      const addresses = data.map((d) => d.address).filter((a) => a !== undefined);
+      expect(new Set(addresses).size).toBe(addresses.length);
       advance?.();
       for (const n of [1, 2, 3]) await until(site, spec(10 + n).id, 'running');
       expect((await site.list(prefix)).sort()).toEqual([11, 12, 13].map((n) => spec(n).id).sort());
@@ -97,6 +101,10 @@ let netns: NetnsSite | undefined;
 siteContract('netns', async () => {
   if (netns) return { site: netns };
   const cluster = await startSlurmCluster({ homeNodes: 0, droneFeatures: spec(1).features, droneCpus: 1 });
+  // Whatever a failed test left, before the cluster goes (teardowns run in reverse).
+  onTeardown(async () => {
+    for (const ns of namespacesWith(prefix)) await killNamespace(ns);
+  });
   netns = new NetnsSite(
     's',
     netnsSiteSchema.parse({

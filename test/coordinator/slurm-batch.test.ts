@@ -47,7 +47,7 @@ describe('Slurm adapter', () => {
     ]);
     const held = await cluster.sbatch(['-o', out, '-H', '--wrap', 'true']);
     const jobs = await waitFor('pending', async () => {
-      const p = await batch.pendingJobs();
+      const p = (await batch.queue(prefix)).pending;
       return p.some((j) => j.id === id) ? p : undefined;
     });
     const j = jobs.find((x) => x.id === id)!;

@@ -37,7 +37,7 @@ describe('status view', () => {
       60_000,
     );
     const html = renderPage(v);
-    expect(html).not.toContain('<img');
+    expect(html).not.toContain('<img src=x');
     expect(html).not.toContain('<b>x');
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(html).not.toMatch(/<script/i);
@@ -50,7 +50,7 @@ describe('status view', () => {
     await run(w, 7);
     const view = (all = false) => buildStatus(w.registry.all(), [{ name: 'cloud', quota: 2, costPerCoreHour: 0.05 }], () => 2, w.coordinator.last, w.clock.now(), all);
     const metrics = createMetrics(() => view());
-    const app = buildHttp({ view, registry: w.registry, metrics: metrics.registry });
+    const app = buildHttp({ view, timeline: () => w.coordinator.timeline, registry: w.registry, metrics: metrics.registry });
     const status = (await app.inject('/api/v1/status')).json();
     expect(status).toMatchObject({ version: 1, batchHealthy: true, sites: [{ name: 'cloud', quota: 2, drones: 1 }] });
     expect(status.drones[0]).toMatchObject({ id: 'es-cloud-1', state: 'available', reason: { rule: 'node-joined' } });
@@ -65,6 +65,14 @@ describe('status view', () => {
     expect(m).toContain('estuary_coordinator_drones{site="cloud",state="available"} 1');
     expect(m).toContain('estuary_coordinator_site_quota{site="cloud"} 2');
     expect(m).toContain('estuary_coordinator_batch_system_up 1');
+    const points = (await app.inject('/api/v1/timeline')).json().points as { pending: number; drones: number }[];
+    expect(points).toHaveLength(7);
+    expect(points[0]!.pending).toBe(1);
+    const svg = await app.inject('/timeline.svg');
+    expect(svg.headers['content-type']).toMatch(/image\/svg\+xml/);
+    expect(svg.body).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    for (const s of ['pending', 'home', 'drones', 'live']) expect(svg.body).toContain(`class="series-${s}"`);
+    expect(svg.body).not.toMatch(/<script/i);
     await app.close();
     w.registry.close();
   });
