@@ -33,6 +33,15 @@ function alive(pid: number): boolean {
 /** Lock files this process holds: a second open in the same process is refused too. */
 const held = new Set<string>();
 
+function releaseLock(path: string): void {
+  held.delete(path);
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
 function takeLock(path: string): void {
   if (held.has(path)) throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
   for (let attempt = 0; attempt < 2; attempt++) {
@@ -52,6 +61,8 @@ function takeLock(path: string): void {
   }
   throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
 }
+
+const isOurs = (err: unknown) => String((err as { code?: unknown }).code ?? '').startsWith('ESTUARY_');
 
 export class DroneRegistry {
   private readonly db: DatabaseSync;
@@ -78,8 +89,8 @@ export class DroneRegistry {
     try {
       takeLock(lockPath);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code) throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
-      throw err;
+      if (isOurs(err)) throw err;
+      throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
     }
     let db: DatabaseSync;
     try {
@@ -88,21 +99,17 @@ export class DroneRegistry {
       db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS drones (id TEXT PRIMARY KEY, state TEXT NOT NULL, body TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS transitions (seq INTEGER PRIMARY KEY AUTOINCREMENT, drone TEXT NOT NULL,
-          from_state TEXT, to_state TEXT NOT NULL, at INTEGER NOT NULL, reason TEXT NOT NULL);`);
+          from_state TEXT, to_state TEXT NOT NULL, at INTEGER NOT NULL, reason TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS transitions_by_drone ON transitions (drone, seq);`);
       const row = db.prepare("SELECT value FROM meta WHERE key='format'").get() as { value: string } | undefined;
       if (!row) db.prepare("INSERT INTO meta VALUES ('format', ?)").run(String(REGISTRY_FORMAT));
       else if (Number(row.value) !== REGISTRY_FORMAT) {
         db.close();
-        unlinkSync(lockPath);
         throw coordinatorErrors.registryVersion(path, Number(row.value), REGISTRY_FORMAT);
       }
     } catch (err) {
-      if ((err as { code?: string }).code?.startsWith('ESTUARY_')) throw err;
-      try {
-        unlinkSync(lockPath);
-      } catch {
-        // already gone
-      }
+      releaseLock(lockPath);
+      if (isOurs(err)) throw err;
       throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
     }
     return new DroneRegistry(db, lockPath);
@@ -163,11 +170,6 @@ export class DroneRegistry {
 
   close(): void {
     this.db.close();
-    held.delete(this.lockPath);
-    try {
-      unlinkSync(this.lockPath);
-    } catch {
-      // already gone
-    }
+    releaseLock(this.lockPath);
   }
 }

@@ -6,7 +6,7 @@ import type { TimelinePoint } from '../coordinator.ts';
 
 const W = 720;
 const H = 360;
-const M = { left: 56, right: 150, top: 36, bottom: 44 };
+const M = { left: 56, right: 180, top: 36, bottom: 44 };
 
 const SERIES = [
   { key: 'pending', label: 'pending', colour: '#d95f02', dash: '' },

@@ -179,6 +179,7 @@ describe('estuary coordinator end to end (Slurm 22.05 + netns cloud)', () => {
     expect(Math.max(...points.map((p) => p.drones))).toBeGreaterThan(0);
     const svg = await (await fetch(`http://127.0.0.1:${c.port}/timeline.svg`)).text();
     expect(svg).toContain('class="series-drones"');
+    // Kept for a look after the run (docs/COORDINATOR.md, "Status").
     writeFileSync(join(tmpdir(), 'estuary-coordinator-e2e-figure8.svg'), svg);
     const all = (await api<{ drones: DroneRow[] }>(c, '/api/v1/drones?all=1')).drones;
     expect(all.every((d) => d.state === 'down' && d.reason.rule === 'released')).toBe(true);
