@@ -4,6 +4,7 @@
 // registry before the side effect it implies, so kill -9 at any point leaves a state whose
 // actions can simply run again (coordinator/drone.ts).
 
+import { backoffDelay } from '../lib/backoff.ts';
 import type { Logger } from '../lib/log.ts';
 import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
 import type { Clock } from './clock.ts';
@@ -64,6 +65,9 @@ export interface TimelinePoint {
   readonly live: number;
 }
 
+/** A site that failed is left alone this long at most before it is asked again. */
+const SITE_BACKOFF_MAX_MS = 5 * 60_000;
+
 /** A day at the default 10 s interval; older points are dropped. */
 const TIMELINE_POINTS = 8640;
 
@@ -72,6 +76,8 @@ export class Coordinator {
   private demand = new Map<string, number>();
   private nodes = new Map<string, NodeView>();
   private lastPending: PendingJob[] = [];
+  /** Sites that failed: not asked again before `until` (exponential, from one interval). */
+  private readonly backoff = new Map<string, { attempt: number; until: number }>();
   last: TickReport | undefined;
   /** Jobs by state over time, in memory (a restart starts a new picture). */
   readonly timeline: TimelinePoint[] = [];
@@ -134,7 +140,8 @@ export class Coordinator {
       batchHealthy = false;
       log.warn({ err: (err as Error).message }, 'batch system unreachable: no drone is started or stopped this interval');
     }
-    const unhealthy = new Set<string>();
+    const now = this.o.clock.now();
+    const unhealthy = new Set([...this.backoff].filter(([, b]) => now < b.until).map(([s]) => s));
     const live = registry.all().filter((d) => !FINAL.has(d.state));
     const statuses = await Promise.all(live.map((d) => this.instanceStatus(d, unhealthy)));
     await Promise.all(
@@ -170,12 +177,26 @@ export class Coordinator {
     const site = this.o.sites.get(d.site);
     if (!site || unhealthy.has(d.site)) return 'unknown';
     try {
-      return await site.status(d.id, d.instance);
+      const status = await site.status(d.id, d.instance);
+      this.backoff.delete(d.site);
+      return status;
     } catch (err) {
       unhealthy.add(d.site);
-      this.o.log.warn({ site: d.site, err: (err as Error).message }, 'site unreachable: its drones keep their state');
+      this.siteFailed(d.site, err);
       return 'unknown';
     }
+  }
+
+  /**
+   * A failing or slow site is left alone for a while (one interval, doubling up to 5 min), so
+   * its timeouts do not slow every interval for the other sites; its drones keep their state.
+   */
+  private siteFailed(site: string, err: unknown): void {
+    const attempt = (this.backoff.get(site)?.attempt ?? 0) + 1;
+    // No jitter (random 1): one coordinator has no herd to spread.
+    const delay = backoffDelay(attempt - 1, { baseMs: this.o.intervalMs, maxMs: SITE_BACKOFF_MAX_MS }, () => 1);
+    this.backoff.set(site, { attempt, until: this.o.clock.now() + delay });
+    this.o.log.warn({ site, err: (err as Error).message, retryInS: delay / 1000 }, 'site unreachable: its drones keep their state');
   }
 
   /** Persists the step, then performs its actions; a failed action is retried next interval. */
@@ -289,6 +310,7 @@ export class Coordinator {
           this.o.registry.put(failed, this.o.clock.now());
           this.o.onTransition?.(failed, 'requested');
           this.o.log.warn({ drone: id, err: (err as Error).message }, 'site refused the drone; cleaning up');
+          this.siteFailed(dec.site, err);
         }
       }),
     );

@@ -106,8 +106,29 @@ describe('coordinator lifecycle', () => {
     expect(states(w)).toEqual({ 'es-cloud-1': 'available' });
     expect(w.coordinator.last!.unhealthySites).toEqual(['cloud']);
     w.site.down = false;
-    await run(w, 1);
+    await run(w, 10); // past the back-off (asked again 8 s after the third failure)
     expect(w.site.instances.size).toBe(2); // b runs on the first drone, c needs a second
+  });
+
+  it('backs off a failing site, then uses it again once it answers', async () => {
+    const w = world({ idleTime: 600_000 });
+    w.batch.pending = [job('a', 2)];
+    await run(w, 7);
+    let calls = 0;
+    const status = w.site.status.bind(w.site);
+    w.site.status = async (id: string) => {
+      calls++;
+      return status(id);
+    };
+    w.site.down = true;
+    await run(w, 30);
+    // Asked at 1, 2, 4, 8 and 16 intervals after each failure: 5 times in 30, not 30.
+    expect(calls).toBeLessThanOrEqual(6);
+    expect(w.coordinator.last!.unhealthySites).toEqual(['cloud']);
+    w.site.down = false;
+    await run(w, 20);
+    expect(w.coordinator.last!.unhealthySites).toEqual([]);
+    expect(states(w)).toEqual({ 'es-cloud-1': 'available' });
   });
 
   it('a restart adopts every drone, finishes their lifecycle, and stops orphans', async () => {
