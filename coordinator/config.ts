@@ -133,9 +133,29 @@ export const commandSiteSchema = keyed(z.strictObject({
   timeout: durationMs.default(60_000),
 }));
 
+export const openstackSiteSchema = keyed(z.strictObject({
+  /** Keystone v3, e.g. https://keystone.example.org:5000/v3 */
+  authUrl: z.string().url(),
+  username: z.string().min(1),
+  /** The password, or @FILE to read it from a file (kept out of the config and of `ps`). */
+  password: z.string().min(1),
+  projectName: z.string().min(1),
+  userDomainName: z.string().default('Default'),
+  projectDomainName: z.string().default('Default'),
+  /** Catalog region of the compute endpoint; the first one when unset. */
+  region: z.string().optional(),
+  flavor: z.string().min(1),
+  image: z.string().min(1),
+  network: z.string().optional(),
+  keyName: z.string().optional(),
+  /** File whose text becomes the server's user data, with {{id}}, {{features}}, {{cores}}, {{memory_mb}} filled in. */
+  userData: z.string().optional(),
+  timeout: durationMs.default(30_000),
+}));
+
 export const siteSchema = keyed(z
   .strictObject({
-    adapter: z.enum(['netns', 'command']),
+    adapter: z.enum(['netns', 'command', 'openstack']),
     /** Most drones this site may run at once, all machine types together. */
     quota: z.number().int().min(0),
     /** Drones kept even with no work (COBalD Standardiser minimum), per machine type. */
@@ -148,6 +168,7 @@ export const siteSchema = keyed(z
     minLifetime: durationMs.optional(),
     netns: netnsSiteSchema.optional(),
     command: commandSiteSchema.optional(),
+    openstack: openstackSiteSchema.optional(),
   })
   .superRefine((s, ctx) => {
     if (!s[s.adapter])

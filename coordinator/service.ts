@@ -18,6 +18,7 @@ import { firstFit } from './placement.ts';
 import { DroneRegistry } from './registry.ts';
 import { CommandSite } from './sites/command.ts';
 import { NetnsSite } from './sites/netns.ts';
+import { OpenstackSite } from './sites/openstack.ts';
 import type { SiteAdapter } from './sites/types.ts';
 import { buildHttp } from './status/http.ts';
 import { buildStatus } from './status/view.ts';
@@ -60,7 +61,14 @@ export function validate(config: CoordinatorConfig): Settings {
 export function buildSites(config: CoordinatorConfig): Map<string, SiteAdapter> {
   const out = new Map<string, SiteAdapter>();
   for (const [name, s] of Object.entries(config.sites))
-    out.set(name, s.adapter === 'netns' ? new NetnsSite(name, s.netns!) : new CommandSite(name, s.command!));
+    out.set(
+      name,
+      s.adapter === 'netns'
+        ? new NetnsSite(name, s.netns!)
+        : s.adapter === 'openstack'
+          ? new OpenstackSite(name, s.openstack!)
+          : new CommandSite(name, s.command!),
+    );
   return out;
 }
 

@@ -1,15 +1,17 @@
 // One contract, every site adapter: what the coordinator relies on when it deploys, watches,
 // stops and lists instances — idempotence above all, since a restart repeats actions.
 
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../coordinator/clock.ts';
-import { commandSiteSchema, netnsSiteSchema } from '../../coordinator/config.ts';
+import { commandSiteSchema, netnsSiteSchema, openstackSiteSchema } from '../../coordinator/config.ts';
 import { CommandSite } from '../../coordinator/sites/command.ts';
 import { MemorySite } from '../../coordinator/sites/memory.ts';
 import { NetnsSite } from '../../coordinator/sites/netns.ts';
+import { novaStatus, OpenstackSite } from '../../coordinator/sites/openstack.ts';
+import { FAKE_USER, startFakeOpenstack } from './helpers/fake-openstack.ts';
 import type { DroneSpec, SiteAdapter } from '../../coordinator/sites/types.ts';
 import { onTeardown } from '../helpers/cleanup.ts';
 import { killNamespace, namespacesWith, startSlurmCluster } from './helpers/slurm-cluster.ts';
@@ -94,6 +96,59 @@ describe('command site errors', () => {
     await expect(failing.deploy(spec(1))).rejects.toThrow(/site s: start failed: quota exceeded/);
     const slow = new CommandSite('s', commandSiteSchema.parse({ start: 'sleep 5', stop: 'true', status: 'true', timeout: '200ms' }));
     await expect(slow.deploy(spec(1))).rejects.toThrow(/no answer in 200 ms/);
+  });
+});
+
+siteContract('openstack (local Keystone v3 + Nova)', async () => {
+  const cloud = await startFakeOpenstack(150);
+  const site = new OpenstackSite('s', openstackSiteSchema.parse({
+    authUrl: cloud.authUrl,
+    username: FAKE_USER.name,
+    password: FAKE_USER.password,
+    projectName: FAKE_USER.project,
+    flavor: 'm1.small',
+    image: 'drone-image',
+  }));
+  return { site };
+});
+
+describe('openstack site', () => {
+  it('sends the documented requests, fills in the user data, and renews a revoked token once', async () => {
+    const cloud = await startFakeOpenstack(0);
+    const dir = mkdtempSync(join(tmpdir(), 'estuary-os-'));
+    writeFileSync(join(dir, 'user-data'), '#!/bin/sh\nslurmd -Z -N {{id}} --conf "CPUs={{cores}} RealMemory={{memory_mb}} Feature={{features}}"\n');
+    const pwFile = join(dir, 'pw');
+    writeFileSync(pwFile, `${FAKE_USER.password}\n`);
+    const site = new OpenstackSite('s', openstackSiteSchema.parse({
+      authUrl: cloud.authUrl, username: FAKE_USER.name, password: `@${pwFile}`, projectName: FAKE_USER.project,
+      flavor: 'm1.small', image: 'img-1', network: 'net-1', userData: join(dir, 'user-data'),
+    }));
+    const data = await site.deploy(spec(1));
+    const s = cloud.servers.get(String(data.server))!;
+    expect(s.body).toMatchObject({ name: spec(1).id, flavorRef: 'm1.small', imageRef: 'img-1', networks: [{ uuid: 'net-1' }] });
+    expect(Buffer.from(String(s.body.user_data), 'base64').toString()).toContain(`-N ${spec(1).id} --conf "CPUs=1 RealMemory=500 Feature=estuary,site_s,type_small"`);
+    cloud.revoke();
+    expect(await site.status(spec(1).id, data)).toBe('running');
+    expect(cloud.log.filter((l) => l === 'POST /v3/auth/tokens')).toHaveLength(2);
+    // A deploy repeated after a crash (no server id kept) finds the server by name.
+    expect(await site.deploy(spec(1))).toEqual(data);
+    expect(cloud.servers.size).toBe(1);
+    await site.stop(spec(1).id, {});
+    expect(cloud.servers.size).toBe(0);
+  });
+
+  it('a wrong password is a one-line site error', async () => {
+    const cloud = await startFakeOpenstack(0);
+    const site = new OpenstackSite('s', openstackSiteSchema.parse({
+      authUrl: cloud.authUrl, username: FAKE_USER.name, password: 'wrong', projectName: FAKE_USER.project, flavor: 'f', image: 'i',
+    }));
+    await expect(site.list(prefix)).rejects.toThrow(/^site s: auth failed: Keystone answered 401/);
+  });
+
+  it('maps every Nova status', () => {
+    expect(['ACTIVE', 'BUILD', 'ERROR', 'SHUTOFF', 'DELETED', 'SHELVED_OFFLOADED'].map(novaStatus)).toEqual([
+      'running', 'booting', 'error', 'stopped', 'deleted', 'stopped',
+    ]);
   });
 });
 
