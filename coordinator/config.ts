@@ -215,7 +215,8 @@ export function structured<T>(key: string, schema: z.ZodType<T>, placeholder: st
       const message = issue.message.replace(/"([a-z][A-Za-z]*)"/g, (_, k: string) => `"${kebab(k)}"`);
       throw coordinatorErrors.badConfig(where, message);
     },
-    // Shown as the file would be written: kebab-case keys.
-    format: (v) => JSON.stringify(v).replace(/"([a-z]+[A-Z][A-Za-z]*)":/g, (_, k: string) => `"${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}":`),
+    // Shown as the file would be written: kebab-case keys, and a password only as @FILE.
+    format: (v) =>
+      JSON.stringify(v, (k, x: unknown) => (k === 'password' && typeof x === 'string' && !x.startsWith('@') ? '<hidden>' : x)).replace(/"([a-z]+[A-Z][A-Za-z]*)":/g, (_, k: string) => `"${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}":`),
   };
 }

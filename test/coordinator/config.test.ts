@@ -105,6 +105,17 @@ describe('estuary coordinator config', () => {
     expect(b.err.join('')).toMatch(/no sites/);
   });
 
+  it('never prints a cloud password with --print-config', async () => {
+    const withCloud = GOOD.replace(
+      '    cloud:\n',
+      `    os:\n      adapter: openstack\n      quota: 1\n      machine-types: [small]\n      openstack: {auth-url: 'https://k.example.org/v3', username: u, password: hunter2-secret, project-name: p, flavor: f, image: i}\n    cloud:\n`,
+    );
+    const a = io();
+    expect(await runCli(['coordinator', '--config', withFile(withCloud), '--print-config'], a.io, commands)).toBe(0);
+    expect(a.out.join('')).toContain('<hidden>');
+    expect(a.out.join('')).not.toContain('hunter2');
+  });
+
   it('refuses an unknown action', async () => {
     const a = io();
     expect(await runCli(['coordinator', 'frob', '--config', withFile(GOOD)], a.io, commands)).toBe(2);
