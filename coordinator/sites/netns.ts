@@ -45,6 +45,12 @@ export class NetnsSite implements SiteAdapter {
    * lose each other's job launches).
    */
   private readonly reserved = new Map<string, string>();
+  /**
+   * Addresses are handed out round-robin, not lowest-first: slurmctld retries its kill of a lost
+   * node's jobs to that node's address, and a new drone that got the address at once received
+   * it and killed the very jobs Slurm had just requeued onto it.
+   */
+  private lastHost = 9;
 
   constructor(name: string, config: NetnsConfig) {
     this.name = name;
@@ -78,11 +84,13 @@ export class NetnsSite implements SiteAdapter {
   private pickAddress(id: string): Promise<string> {
     const next = this.picking.then(async () => {
       const used = await this.usedAddresses();
-      for (let host = 10; host < 255; host++)
-        if (!used.has(`${this.base}${host}`)) {
-          this.reserved.set(id, `${this.base}${host}`);
-          return `${this.base}${host}`;
-        }
+      for (let i = 1; i <= 245; i++) {
+        const host = 10 + ((this.lastHost - 10 + i) % 245);
+        if (used.has(`${this.base}${host}`)) continue;
+        this.lastHost = host;
+        this.reserved.set(id, `${this.base}${host}`);
+        return `${this.base}${host}`;
+      }
       throw coordinatorErrors.siteFailed(this.name, 'deploy', `no free address left in ${this.c.subnet}`);
     });
     this.picking = next.catch(() => undefined);

@@ -216,4 +216,58 @@ describe('estuary coordinator end to end (Slurm 22.05 + netns cloud)', () => {
     for (const d of detail) expect(d.transitions.filter((t) => t.to === 'requested')).toHaveLength(1);
     await c.child.stop('SIGTERM');
   }, 120_000);
+
+  it('a drone whose slurmd dies under its jobs is lost: jobs requeued by Slurm, drone replaced, nothing left', async () => {
+    const c = await startCoordinator();
+    onTestFinished(() => c.child.stop('SIGTERM').then(() => undefined));
+    const results = join(cluster.dir, 'results-c');
+    mkdirSync(results, { recursive: true });
+    const script = join(cluster.dir, 'job-c.sh');
+    // Long on its first run (it is there when slurmd dies), short once Slurm has requeued it.
+    writeFileSync(
+      script,
+      `#!/bin/sh\nif [ "\${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then sleep 1; else sleep 300; fi\necho "result $1 $(hostname) \${SLURM_RESTART_COUNT:-0}" > ${results}/$1\n`,
+      { mode: 0o755 },
+    );
+    const ids = await Promise.all([0, 1].map((i) => cluster.sbatch(['-c', '1', '--constraint=cloud', '-o', '/dev/null', script, String(i)])));
+    const victim = await waitFor(
+      'jobs on a drone',
+      async () => {
+        const r = await cluster.slurm('squeue', ['-h', '-t', 'R', '-o', '%N']);
+        const nodes = r.stdout.split('\n').filter((n) => n.startsWith(prefix));
+        return nodes.length === 2 ? nodes[0] : undefined;
+      },
+      30_000,
+    );
+    // Kill only slurmd: its jobs' slurmstepd live on, as after a crash of the daemon.
+    const pids = (await runProgram('ip', ['netns', 'pids', victim!])).stdout.split('\n').filter(Boolean);
+    for (const pid of pids)
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'slurmd') process.kill(Number(pid), 'SIGKILL');
+    // Slurm notices after SlurmdTimeout (10 s here); the coordinator then finds the node down,
+    // calls the drone lost, and sets the node DOWN and deletes it, which requeues the jobs.
+    await waitFor(
+      'drone lost',
+      async () => {
+        const d = await api<{ transitions: { to: string }[] }>(c, `/api/v1/drones/${victim}`);
+        return d.transitions.some((t) => t.to === 'lost') ? true : undefined;
+      },
+      60_000,
+    );
+    await waitFor('jobs requeued', async () => {
+      const r = await cluster.slurm('squeue', ['-h', '-j', ids.join(','), '-o', '%T %r']);
+      return r.stdout.trim().split('\n').every((l) => l === 'PENDING BeginTime') ? true : undefined;
+    }, 10_000);
+    // Slurm 22.05 holds a requeued job back for 120 s (BeginTime); an admin in a hurry, or this
+    // test, lets it go at once.
+    for (const id of ids) await cluster.slurm('scontrol', ['update', `jobid=${id}`, 'starttime=now']);
+    await waitFor('jobs done', async () => ((await jobsLeft(ids)) === 0 ? true : undefined), 60_000);
+    for (const i of [0, 1]) {
+      const [, , host, restarts] = readFileSync(join(results, String(i)), 'utf8').trim().split(' ');
+      expect(host).not.toBe(victim);
+      expect(Number(restarts)).toBeGreaterThan(0);
+    }
+    const one = await api<{ transitions: { to: string; reason: { rule: string } }[] }>(c, `/api/v1/drones/${victim}`);
+    expect(one.transitions.map((t) => t.to)).toContain('lost');
+    await expectNothingLeft(c);
+  }, 150_000);
 });

@@ -158,7 +158,7 @@ export async function startSlurmCluster(o: ClusterOptions): Promise<SlurmCluster
         'JobAcctGatherType=jobacct_gather/none',
         'AccountingStorageType=accounting_storage/none',
         'SchedulerParameters=bf_interval=1',
-        'SlurmdTimeout=20',
+        'SlurmdTimeout=10',
         'KillWait=2',
         ...homeNodes.map((n, i) => `NodeName=${n} NodeAddr=${base}${i + 2} CPUs=${homeCpus} RealMemory=1000 Feature=home State=UNKNOWN`),
         `NodeName=placeholder${id} CPUs=${o.droneCpus} RealMemory=1000 Feature=${o.droneFeatures.join(',')} State=FUTURE`,
