@@ -42,6 +42,12 @@ export const coordinatorErrors = {
       `drone registry ${path} has format ${found}, this estuary reads ${expected}; use the estuary release that wrote it`,
       2,
     ),
+  orphanedDrones: (site: string, ids: readonly string[]) =>
+    new CoordinatorError(
+      'ESTUARY_CO_SITE_REMOVED',
+      `the registry holds ${ids.length} live drone(s) at site ${site} (${ids.slice(0, 3).join(', ')}) that the config no longer describes; put the site and its machine types back (quota: 0 drains it), then remove it once its drones are down`,
+      2,
+    ),
   siteFailed: (site: string, op: string, reason: string) =>
     new CoordinatorError('ESTUARY_CO_SITE', `site ${site}: ${op} failed: ${reason}`),
   batchFailed: (op: string, reason: string) =>

@@ -89,6 +89,16 @@ export async function startCoordinator(
   const { config } = settings;
   const clock = deps.clock ?? systemClock;
   const registry = DroneRegistry.open(config.stateDir);
+  // Drones at a site the config dropped could be neither watched nor stopped: refuse to start.
+  for (const d of registry.all()) {
+    if (d.state === 'down') continue;
+    const site = config.sites[d.site];
+    if (!site || !site.machineTypes.includes(d.machineType)) {
+      const ids = registry.all().filter((x) => x.site === d.site && x.state !== 'down').map((x) => x.id);
+      registry.close();
+      throw coordinatorErrors.orphanedDrones(d.site, ids);
+    }
+  }
   const controller = makeController(config.controller);
   const coresOf = (t: string) => config.machineTypes[t]?.cores ?? 0;
   const holder: { coordinator?: Coordinator } = {};

@@ -122,3 +122,17 @@ describe('estuary coordinator config', () => {
     expect(a.err.join('')).toMatch(/unknown action "frob"/);
   });
 });
+
+describe('estuary coordinator start-up against its registry', () => {
+  it('refuses to start when live drones belong to a site the config dropped', async () => {
+    const state = mkdtempSync(join(tmpdir(), 'estuary-co-removed-'));
+    const { DroneRegistry } = await import('../../coordinator/registry.ts');
+    const r = DroneRegistry.open(state);
+    r.put({ id: 'es-gone-1', site: 'gone', machineType: 'small', state: 'available', createdAt: 0, stateSince: 0, lastBusyAt: 0, instance: {}, reason: { rule: 't' } }, 0);
+    r.close();
+    const a = io();
+    const cfg = GOOD.replace(`state-dir: ${dir}/state`, `state-dir: ${state}`).replace('interval: 5s', 'interval: 5s\n  listen: 127.0.0.1:0');
+    expect(await runCli(['coordinator', '--config', withFile(cfg)], a.io, commands)).toBe(2);
+    expect(a.err.join('')).toMatch(/^estuary: the registry holds 1 live drone\(s\) at site gone \(es-gone-1\).*quota: 0/);
+  });
+});
