@@ -216,6 +216,7 @@ export class Coordinator {
         await this.perform(next, action);
       } catch (err) {
         this.o.log.warn({ drone: d.id, action, err: (err as Error).message }, 'action failed; retried next interval');
+        if (action === 'deploy' || action === 'stop') this.siteFailed(d.site, err);
         if (action === 'deploy') return;
       }
     }
