@@ -36,6 +36,11 @@ export const commands: readonly CommandEntry[] = [
     load: async () => (await import('../discovery/client/command.ts')).command,
   },
   {
+    name: 'coordinator',
+    summary: 'burst the batch system (Slurm) into clouds with drones that join it',
+    load: async () => (await import('../coordinator/command.ts')).command,
+  },
+  {
     name: 'bench',
     summary: 'measure estuary against s3fs, rclone, Squid, nginx, Varnish and friends',
     load: async () => (await import('../bench/command.ts')).command,

@@ -44,9 +44,10 @@ function parseEnvFile(text: string): Record<string, string> {
 describe('deploy/systemd', () => {
   const env = parseEnvFile(readFileSync(new URL('estuary.env.example', dir), 'utf8'));
 
-  it('has units for agent, discovery and gateway', () => {
+  it('has units for agent, coordinator, discovery and gateway', () => {
     expect(units.sort()).toEqual([
       'estuary-agent.service',
+      'estuary-coordinator.service',
       'estuary-discovery.service',
       'estuary-gateway.service',
     ]);
@@ -81,6 +82,8 @@ describe('deploy/systemd', () => {
     }
     for (const name of [...Object.keys(env), ...Object.keys(unitEnv)]) expect(known, name).toContain(name);
     const command = await entry!.load();
-    expect(() => prepareCommand(command, argv, { ...env, ...unitEnv })).not.toThrow();
+    // A config file a unit names under /etc/estuary ships as deploy/<name>.example.yaml.
+    const local = argv.map((a) => a.replace(/^\/etc\/estuary\/([\w-]+)\.yaml$/, 'deploy/$1.example.yaml'));
+    expect(() => prepareCommand(command, local, { ...env, ...unitEnv })).not.toThrow();
   });
 });

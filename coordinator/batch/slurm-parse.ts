@@ -1,0 +1,150 @@
+// Reading Slurm 22.05's JSON (OpenAPI v0.0.38 as printed by `squeue --json` and `sinfo --json`)
+// and the job-input convention. Pure, so every odd field is tested without a cluster.
+
+import { parseSize } from '../../lib/config/values.ts';
+import type { NodeView, PendingJob } from '../model.ts';
+import type { Queue } from './types.ts';
+
+/** Pending reasons that are not a lack of resources: such jobs would not run on a new drone. */
+export const NOT_DEMAND = new Set([
+  'Dependency',
+  'DependencyNeverSatisfied',
+  'BeginTime',
+  'JobHeldUser',
+  'JobHeldAdmin',
+  'JobArrayTaskLimit',
+  'AssocGrpJobsLimit',
+  'QOSMaxJobsPerUserLimit',
+]);
+
+/** Slurm prints some numbers bare and, in later releases, as {set, infinite, number}. */
+function num(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (v && typeof v === 'object' && 'number' in v && (v as { set?: boolean }).set !== false)
+    return Number((v as { number: unknown }).number);
+  return undefined;
+}
+
+/**
+ * A job's --constraint as groups of alternatives: "cloud&site_x" → [[cloud],[site_x]],
+ * "[a|b]&c" → [[a,b],[c]]. Counts ("a*2") are ignored: a drone has the feature or not.
+ */
+export function parseConstraint(text: string | undefined | null): string[][] {
+  if (!text) return [];
+  return text
+    .replace(/[[\]()]/g, '')
+    .split(/[&,]/)
+    .map((group) => group.split('|').map((f) => f.replace(/\*\d+$/, '').trim()).filter(Boolean))
+    .filter((g) => g.length > 0);
+}
+
+/**
+ * Declared inputs: a token `estuary-inputs=URL[@SIZE],URL[@SIZE]...` anywhere in the job's
+ * --comment (so `sbatch --comment` or `#SBATCH --comment=` works with plain sbatch).
+ */
+export function parseInputs(comment: string | undefined | null): PendingJob['inputs'] {
+  const m = /(?:^|[\s;])estuary-inputs=(\S+)/.exec(comment ?? '');
+  if (!m) return [];
+  return m[1]!
+    .split(',')
+    .filter(Boolean)
+    .map((item) => {
+      const s = /^(.*)@(\d+(?:\.\d+)?[KMGT]?i?B?)$/i.exec(item);
+      if (!s) return { url: item };
+      try {
+        return { url: s[1]!, bytes: parseSize(s[2]!) };
+      } catch {
+        return { url: item };
+      }
+    });
+}
+
+interface SqueueJob {
+  job_id: number;
+  job_state: string;
+  state_reason?: string;
+  partition?: string;
+  cpus?: unknown;
+  memory_per_node?: unknown;
+  memory_per_cpu?: unknown;
+  features?: string;
+  comment?: string;
+  submit_time?: unknown;
+  nodes?: string;
+  array_job_id?: unknown;
+  array_task_id?: unknown;
+}
+
+export function parsePending(json: string, partitions: readonly string[]): PendingJob[] {
+  return parseQueue(json, partitions, '\0').pending;
+}
+
+/** Pending jobs, and running ones counted by where they run (a drone's node name has `prefix`). */
+export function parseQueue(json: string, partitions: readonly string[], prefix: string): Queue {
+  const doc = JSON.parse(json) as { jobs?: SqueueJob[] };
+  const out: PendingJob[] = [];
+  let runningAtHome = 0;
+  let runningOnDrones = 0;
+  for (const j of doc.jobs ?? []) {
+    const parts = (j.partition ?? '').split(',');
+    const partition = parts.find((p) => partitions.includes(p));
+    if (!partition) continue;
+    if (j.job_state === 'RUNNING') {
+      if ((j.nodes ?? '').startsWith(prefix)) runningOnDrones++;
+      else runningAtHome++;
+      continue;
+    }
+    if (j.job_state !== 'PENDING') continue;
+    if (NOT_DEMAND.has(j.state_reason ?? '')) continue;
+    const cpus = num(j.cpus) ?? 1;
+    const perNode = num(j.memory_per_node);
+    const perCpu = num(j.memory_per_cpu);
+    out.push({
+      id: String(j.job_id),
+      partition,
+      cpus,
+      memoryMb: perNode ?? (perCpu !== undefined ? perCpu * cpus : 0),
+      constraints: parseConstraint(j.features),
+      inputs: parseInputs(j.comment),
+      submittedAt: (num(j.submit_time) ?? 0) * 1000,
+      reason: j.state_reason ?? '',
+    });
+  }
+  return { pending: out, runningAtHome, runningOnDrones };
+}
+
+interface SinfoNode {
+  name: string;
+  state: string;
+  state_flags?: string[];
+  cpus?: unknown;
+  alloc_cpus?: unknown;
+  real_memory?: unknown;
+  alloc_memory?: unknown;
+}
+
+export function nodeStatus(n: SinfoNode): NodeView['status'] {
+  const flags = (n.state_flags ?? []).map((f) => f.toUpperCase());
+  const state = n.state.toLowerCase();
+  if (state === 'down' || state === 'error' || state === 'fail') return 'down';
+  if (state === 'future') return 'absent';
+  if (flags.includes('DRAIN')) return (num(n.alloc_cpus) ?? 0) > 0 ? 'draining' : 'drained';
+  if (state === 'unknown') return 'absent';
+  return 'available';
+}
+
+export function parseNodes(json: string, prefix: string): Map<string, NodeView> {
+  const doc = JSON.parse(json) as { nodes?: SinfoNode[] };
+  const out = new Map<string, NodeView>();
+  for (const n of doc.nodes ?? []) {
+    if (!n.name.startsWith(prefix)) continue;
+    out.set(n.name, {
+      status: nodeStatus(n),
+      cpus: num(n.cpus) ?? 0,
+      allocCpus: num(n.alloc_cpus) ?? 0,
+      memoryMb: num(n.real_memory) ?? 0,
+      allocMemoryMb: num(n.alloc_memory) ?? 0,
+    });
+  }
+  return out;
+}

@@ -1,0 +1,83 @@
+// The Slurm adapter: demand from `squeue --json`, nodes from `sinfo --json`, and the drones'
+// dynamic nodes (slurmd -Z) moved with scontrol. The facts it relies on (Slurm 22.05) are in
+// docs/COORDINATOR.md, "Slurm"; each odd step below says which one it answers.
+
+import type { BatchSystemConfig } from '../config.ts';
+import { coordinatorErrors } from '../errors.ts';
+import type { NodeView } from '../model.ts';
+import { complaint, runProgram } from '../proc.ts';
+import { parseNodes, parseQueue } from './slurm-parse.ts';
+import type { BatchSystem, Queue } from './types.ts';
+
+type SlurmConfig = Extract<BatchSystemConfig, { type: 'slurm' }>;
+
+export class SlurmBatch implements BatchSystem {
+  readonly kind = 'slurm';
+  private readonly c: SlurmConfig;
+
+  constructor(config: SlurmConfig) {
+    this.c = config;
+  }
+
+  private async run(program: string, args: readonly string[]): Promise<string> {
+    const file = this.c.binDir ? `${this.c.binDir}/${program}` : program;
+    const env = this.c.slurmConf ? { ...process.env, SLURM_CONF: this.c.slurmConf } : process.env;
+    let r;
+    try {
+      r = await runProgram(file, args, { env, timeoutMs: this.c.timeout });
+    } catch (err) {
+      throw coordinatorErrors.batchFailed(`${program} ${args[0] ?? ''}`, (err as Error).message);
+    }
+    if (r.code !== 0) {
+      const e = coordinatorErrors.batchFailed(`${program} ${args.join(' ')}`, complaint(r));
+      (e as { slurmOutput?: string }).slurmOutput = r.stderr + r.stdout;
+      throw e;
+    }
+    return r.stdout;
+  }
+
+  async queue(prefix: string): Promise<Queue> {
+    // squeue --json ignores -t and -p in 22.05, so filtering happens in parseQueue.
+    return parseQueue(await this.run('squeue', ['--json']), this.c.partitions, prefix);
+  }
+
+  async nodes(prefix: string): Promise<Map<string, NodeView>> {
+    return parseNodes(await this.run('sinfo', ['--json']), prefix);
+  }
+
+  /**
+   * Slurm 22.05 does not run the scheduler when a dynamic node registers (jobs wait for the next
+   * backfill pass, 16–27 s by default); any update of the node does. Setting its comment to the
+   * drone's tag is that update, and it names the drone in `scontrol show node`.
+   */
+  async integrate(node: string, tag: string): Promise<void> {
+    await this.run('scontrol', ['update', `nodename=${node}`, `comment=${tag}`]);
+  }
+
+  async drain(node: string, reason: string): Promise<void> {
+    try {
+      await this.run('scontrol', ['update', `nodename=${node}`, 'state=drain', `reason=${reason}`]);
+    } catch (err) {
+      if (!notFound(err)) throw err;
+    }
+  }
+
+  /**
+   * A lost node is set DOWN before the delete: Slurm then requeues its jobs within a second
+   * instead of after the ~45 s it takes to notice. A busy node refuses the delete; the caller
+   * tries again next interval.
+   */
+  async remove(node: string, lost: boolean): Promise<void> {
+    try {
+      if (lost) await this.run('scontrol', ['update', `nodename=${node}`, 'state=down', 'reason=estuary: drone lost']);
+      await this.run('scontrol', ['delete', `nodename=${node}`]);
+    } catch (err) {
+      if (!notFound(err)) throw err;
+    }
+  }
+}
+
+function notFound(err: unknown): boolean {
+  const text = `${(err as Error).message} ${(err as { slurmOutput?: string }).slurmOutput ?? ''}`;
+  return /Invalid node name|Unable to find node|not found/i.test(text);
+}

@@ -1,0 +1,33 @@
+// The batch-system adapter: the one interface through which the coordinator reads demand and
+// moves drones' nodes. Shaped after TARDIS's BatchSystemAdapter so that HTCondor fits as well as
+// Slurm (docs/COORDINATOR.md maps each method onto condor_q / condor_status / condor_drain).
+
+import type { NodeView, PendingJob } from '../model.ts';
+
+export interface Queue {
+  /** Jobs waiting for resources in the partitions (queues) the coordinator serves. */
+  readonly pending: PendingJob[];
+  /** Running jobs of those partitions on the site's own nodes, and on drones (name prefix). */
+  readonly runningAtHome: number;
+  readonly runningOnDrones: number;
+}
+
+export interface BatchSystem {
+  readonly kind: string;
+  /** The served partitions' queue; `prefix` tells drones' nodes from the site's own. */
+  queue(prefix: string): Promise<Queue>;
+  /** Every node the batch system knows whose name starts with `prefix`, by name. */
+  nodes(prefix: string): Promise<Map<string, NodeView>>;
+  /** The node of a drone has joined: make it schedulable at once, and tag it with the drone. */
+  integrate(node: string, tag: string): Promise<void>;
+  /** No new jobs on the node; running ones finish. Idempotent. */
+  drain(node: string, reason: string): Promise<void>;
+  /**
+   * Forget the node. `lost` first marks it down so the batch system requeues its jobs at once.
+   * Idempotent: a node that is not there is not an error. Throws while jobs still run on it.
+   */
+  remove(node: string, lost: boolean): Promise<void>;
+}
+
+export const ABSENT: NodeView = { status: 'absent', cpus: 0, allocCpus: 0, memoryMb: 0, allocMemoryMb: 0 };
+export const UNKNOWN_NODE: NodeView = { status: 'unknown', cpus: 0, allocCpus: 0, memoryMb: 0, allocMemoryMb: 0 };

@@ -1,0 +1,222 @@
+// The coordinator's structured configuration: machine types, sites, the batch system and the
+// controller, as zod schemas with their defaults as named constants. Scalar settings (listen
+// address, intervals, idle time) are ordinary options in options.ts; the structured ones are
+// options too, whose value type runs these schemas, so one YAML file holds everything and a
+// mistake anywhere ends start-up with one line naming the key. Pure: no I/O.
+
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { parseDuration, parseSize, ValueError, type ValueType } from '../lib/config/values.ts';
+import { coordinatorErrors } from './errors.ts';
+
+/** A duration in files: "90s", "5m", or a bare number of seconds. */
+const durationMs = z.union([z.number().nonnegative(), z.string()]).transform((v, ctx) => {
+  try {
+    return typeof v === 'number' ? Math.round(v * 1000) : parseDuration(v);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'expected a duration such as 90s, 5m or 1h' });
+    return z.NEVER;
+  }
+});
+
+/** A size in files: "8GiB", "4000MB", or a bare number of bytes. */
+const bytes = z.union([z.number().positive(), z.string()]).transform((v, ctx) => {
+  try {
+    return typeof v === 'number' ? v : parseSize(v);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'expected a size such as 4GiB or 8000MB' });
+    return z.NEVER;
+  }
+});
+
+/** YAML keys are written like flags (pending-for, cost_per_core_hour); the schemas use camelCase. */
+function camelKeys(v: unknown): unknown {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
+  return Object.fromEntries(
+    Object.entries(v as Record<string, unknown>).map(([k, x]) => [k.replace(/[-_]([a-z0-9])/g, (_, c: string) => c.toUpperCase()), x]),
+  );
+}
+/** A strict object whose keys may be written kebab-case or snake_case. */
+const keyed = <T extends z.ZodType>(schema: T) => z.preprocess(camelKeys, schema);
+
+const name = z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, 'lower-case letters, digits and -, starting with a letter');
+const feature = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . and - only');
+
+export const machineTypeSchema = keyed(z.strictObject({
+  cores: z.number().int().min(1).max(1024),
+  memory: bytes,
+  /** Extra node features, beside the site_<name> and type_<name> every drone carries. */
+  features: z.array(feature).default([]),
+}));
+export type MachineType = z.infer<typeof machineTypeSchema>;
+
+/** Defaults of each controller, from the tool it reproduces (see docs/COORDINATOR.md). */
+export const CONTROLLER_DEFAULTS = {
+  // COBalD LinearController: low_utilisation=0.5, high_allocation=0.5, rate=1 (cores per second).
+  linear: { lowUtilisation: 0.5, highAllocation: 0.5, rate: 1 },
+  // COBalD RelativeSupplyController: low_scale=0.9, high_scale=1.1.
+  relative: { lowUtilisation: 0.5, highAllocation: 0.5, lowScale: 0.9, highScale: 1.1 },
+  // LSF Resource Connector THRESHOLD: with no policy set, any pending job creates demand at once.
+  threshold: { rules: [{ jobs: 1, pendingFor: 0 }] },
+  // GlideinWMS frontend: ramp_up_attenuation=3, reserve_idle=5, max_idle=100, curb_vms_idle=5,
+  // max_vms_idle=100, relative_to_queue=1.15, old idle = idle for 10 minutes.
+  glideinwms: {
+    rampUpAttenuation: 3,
+    reserveIdle: 5,
+    maxIdle: 100,
+    curbIdle: 5,
+    maxVmsIdle: 100,
+    relativeToQueue: 1.15,
+    oldIdleAfter: 600_000,
+  },
+} as const;
+
+const unit = z.number().min(0).max(1);
+
+export const controllerSchema = keyed(z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('linear'),
+    lowUtilisation: unit.default(CONTROLLER_DEFAULTS.linear.lowUtilisation),
+    highAllocation: unit.default(CONTROLLER_DEFAULTS.linear.highAllocation),
+    rate: z.number().positive().default(CONTROLLER_DEFAULTS.linear.rate),
+  }),
+  z.strictObject({
+    type: z.literal('relative'),
+    lowUtilisation: unit.default(CONTROLLER_DEFAULTS.relative.lowUtilisation),
+    highAllocation: unit.default(CONTROLLER_DEFAULTS.relative.highAllocation),
+    lowScale: z.number().gt(0).lt(1).default(CONTROLLER_DEFAULTS.relative.lowScale),
+    highScale: z.number().gt(1).default(CONTROLLER_DEFAULTS.relative.highScale),
+  }),
+  z.strictObject({
+    type: z.literal('threshold'),
+    rules: z
+      .array(keyed(z.strictObject({ jobs: z.number().int().min(1), pendingFor: durationMs.default(0) })))
+      .min(1)
+      .default(CONTROLLER_DEFAULTS.threshold.rules.map((r) => ({ ...r }))),
+  }),
+  z.strictObject({
+    type: z.literal('glideinwms'),
+    rampUpAttenuation: z.number().min(1).default(CONTROLLER_DEFAULTS.glideinwms.rampUpAttenuation),
+    reserveIdle: z.number().int().min(0).default(CONTROLLER_DEFAULTS.glideinwms.reserveIdle),
+    maxIdle: z.number().int().min(1).default(CONTROLLER_DEFAULTS.glideinwms.maxIdle),
+    curbIdle: z.number().int().min(1).default(CONTROLLER_DEFAULTS.glideinwms.curbIdle),
+    maxVmsIdle: z.number().int().min(1).default(CONTROLLER_DEFAULTS.glideinwms.maxVmsIdle),
+    relativeToQueue: z.number().min(1).default(CONTROLLER_DEFAULTS.glideinwms.relativeToQueue),
+    oldIdleAfter: durationMs.default(CONTROLLER_DEFAULTS.glideinwms.oldIdleAfter),
+  }),
+]));
+export type ControllerConfig = z.infer<typeof controllerSchema>;
+
+export const netnsSiteSchema = keyed(z.strictObject({
+  /** Host bridge the drones' veths join; the slurmctld must listen on its address. */
+  bridge: z.string().regex(/^[A-Za-z0-9_.-]{1,15}$/, 'an interface name of at most 15 characters'),
+  /** Drone addresses are taken from this IPv4 /24 (x.y.z.0/24), .10 upwards. */
+  subnet: z.string().regex(/^\d+\.\d+\.\d+\.0\/24$/, 'an IPv4 /24 such as 10.77.0.0/24'),
+  /** The bridge's own address in that subnet: the drones' default gateway. */
+  gateway: z.string().regex(/^\d+\.\d+\.\d+\.\d+$/, 'an IPv4 address'),
+  slurmd: z.string().default('/usr/sbin/slurmd'),
+  /** slurm.conf the drones' slurmd read (the cluster's, or a copy). */
+  slurmConf: z.string(),
+  /** Where each drone keeps its spool, log and pid file (one directory per drone). */
+  runDir: z.string(),
+  /** tbf rate on each drone's veth, e.g. "1gbit": the emulated WAN link; none when unset. */
+  bandwidth: z.string().regex(/^\d+(kbit|mbit|gbit)$/, 'a rate such as 100mbit or 1gbit').optional(),
+}));
+
+export const commandSiteSchema = keyed(z.strictObject({
+  /** Each is run with /bin/sh -c and ESTUARY_DRONE_* in the environment (docs/COORDINATOR.md). */
+  start: z.string().min(1),
+  stop: z.string().min(1),
+  status: z.string().min(1),
+  /** Prints the ids of every instance the site runs for this coordinator, one a line. */
+  list: z.string().min(1).optional(),
+  timeout: durationMs.default(60_000),
+}));
+
+export const openstackSiteSchema = keyed(z.strictObject({
+  /** Keystone v3, e.g. https://keystone.example.org:5000/v3 */
+  authUrl: z.string().url(),
+  username: z.string().min(1),
+  /** The password, or @FILE to read it from a file (kept out of the config and of `ps`). */
+  password: z.string().min(1),
+  projectName: z.string().min(1),
+  userDomainName: z.string().default('Default'),
+  projectDomainName: z.string().default('Default'),
+  /** Catalog region of the compute endpoint; the first one when unset. */
+  region: z.string().optional(),
+  flavor: z.string().min(1),
+  image: z.string().min(1),
+  network: z.string().optional(),
+  keyName: z.string().optional(),
+  /** File whose text becomes the server's user data, with {{id}}, {{features}}, {{cores}}, {{memory_mb}} filled in. */
+  userData: z.string().optional(),
+  timeout: durationMs.default(30_000),
+}));
+
+export const siteSchema = keyed(z
+  .strictObject({
+    adapter: z.enum(['netns', 'command', 'openstack']),
+    /** Most drones this site may run at once, all machine types together. */
+    quota: z.number().int().min(0),
+    /** Drones kept even with no work (COBalD Standardiser minimum), per machine type. */
+    min: z.number().int().min(0).default(0),
+    machineTypes: z.array(name).min(1),
+    /** Price of one core-hour, for the cost shown beside each drone. */
+    costPerCoreHour: z.number().min(0).default(0),
+    idleTime: durationMs.optional(),
+    bootTimeout: durationMs.optional(),
+    minLifetime: durationMs.optional(),
+    netns: netnsSiteSchema.optional(),
+    command: commandSiteSchema.optional(),
+    openstack: openstackSiteSchema.optional(),
+  })
+  .superRefine((s, ctx) => {
+    if (!s[s.adapter])
+      ctx.addIssue({ code: 'custom', path: [s.adapter], message: `adapter ${s.adapter} needs a "${s.adapter}:" section` });
+  }));
+export type SiteConfig = z.infer<typeof siteSchema>;
+
+export const batchSystemSchema = keyed(z.discriminatedUnion('type', [
+  z.strictObject({
+    type: z.literal('slurm'),
+    /** Partitions whose pending jobs are demand; drones join them (the hybrid partitions). */
+    partitions: z.array(z.string().min(1)).min(1),
+    /** SLURM_CONF for squeue/sinfo/scontrol; their default when unset. */
+    slurmConf: z.string().optional(),
+    /** Directory of squeue, sinfo and scontrol; PATH when unset. */
+    binDir: z.string().optional(),
+    timeout: durationMs.default(30_000),
+  }),
+]));
+export type BatchSystemConfig = z.infer<typeof batchSystemSchema>;
+
+export const machineTypesSchema = z.record(name, machineTypeSchema);
+export const sitesSchema = z.record(name, siteSchema);
+
+/** A config option whose value is structured: YAML/JSON in a file, or YAML text in a flag/env. */
+export function structured<T>(key: string, schema: z.ZodType<T>, placeholder: string): ValueType<T> {
+  return {
+    expected: `YAML or JSON (see docs/COORDINATOR.md)`,
+    placeholder,
+    parse(raw) {
+      let value = raw;
+      if (typeof raw === 'string') {
+        try {
+          value = parseYaml(raw);
+        } catch {
+          throw new ValueError('expected YAML or JSON');
+        }
+      }
+      const r = schema.safeParse(value);
+      if (r.success) return r.data;
+      const issue = r.error.issues[0]!;
+      const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+      const where = [key, ...issue.path.map((k) => kebab(String(k)))].join('.');
+      const message = issue.message.replace(/"([a-z][A-Za-z]*)"/g, (_, k: string) => `"${kebab(k)}"`);
+      throw coordinatorErrors.badConfig(where, message);
+    },
+    // Shown as the file would be written: kebab-case keys, and a password only as @FILE.
+    format: (v) =>
+      JSON.stringify(v, (k, x: unknown) => (k === 'password' && typeof x === 'string' && !x.startsWith('@') ? '<hidden>' : x)).replace(/"([a-z]+[A-Z][A-Za-z]*)":/g, (_, k: string) => `"${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}":`),
+  };
+}

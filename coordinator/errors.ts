@@ -1,0 +1,67 @@
+// Errors a user of `estuary coordinator` can cause or meet, with stable codes listed in
+// docs/ERRORS.md. Config errors exit 2 (usage); failures of a site or the batch system are logged
+// with their code and retried, they never end the coordinator.
+
+import { EstuaryError } from '../lib/errors.ts';
+
+export class CoordinatorError extends EstuaryError {
+  constructor(code: string, message: string, exitCode = 1) {
+    super(code, message, { exitCode });
+    this.name = 'CoordinatorError';
+  }
+}
+
+export const coordinatorErrors = {
+  badConfig: (key: string, problem: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_CONFIG',
+      `coordinator config: ${key}: ${problem}; see docs/COORDINATOR.md, "Configuration"`,
+      2,
+    ),
+  noSites: () =>
+    new CoordinatorError(
+      'ESTUARY_CO_NO_SITES',
+      'coordinator config: no sites: give at least one site under `sites:` (see docs/COORDINATOR.md)',
+      2,
+    ),
+  stateDir: (path: string, reason: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_STATE_DIR',
+      `cannot use state directory ${path}: ${reason}; give a writable --state-dir`,
+      2,
+    ),
+  registryLocked: (path: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_REGISTRY_LOCKED',
+      `drone registry ${path} is in use by another coordinator (pid in ${path}.lock); run one coordinator per registry`,
+      2,
+    ),
+  registryVersion: (path: string, found: number, expected: number) =>
+    new CoordinatorError(
+      'ESTUARY_CO_REGISTRY_VERSION',
+      `drone registry ${path} has format ${found}, this estuary reads ${expected}; use the estuary release that wrote it`,
+      2,
+    ),
+  orphanedDrones: (site: string, ids: readonly string[]) =>
+    new CoordinatorError(
+      'ESTUARY_CO_SITE_REMOVED',
+      `the registry holds ${ids.length} live drone(s) at site ${site} (${ids.slice(0, 3).join(', ')}) that the config no longer describes; put the site and its machine types back (quota: 0 drains it), then remove it once its drones are down`,
+      2,
+    ),
+  siteFailed: (site: string, op: string, reason: string) =>
+    new CoordinatorError('ESTUARY_CO_SITE', `site ${site}: ${op} failed: ${reason}`),
+  batchFailed: (op: string, reason: string) =>
+    new CoordinatorError('ESTUARY_CO_BATCH', `batch system: ${op} failed: ${reason}`),
+  statusUnreachable: (url: string, reason: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_STATUS_UNREACHABLE',
+      `cannot read coordinator status at ${url}: ${reason}; is \`estuary coordinator\` running with that --listen?`,
+      2,
+    ),
+  badAction: (action: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_BAD_ACTION',
+      `unknown action "${action}"; use \`estuary coordinator\` to run or \`estuary coordinator status\``,
+      2,
+    ),
+};

@@ -1,0 +1,71 @@
+// The coordinator's Prometheus metrics, names in one place. Gauges are read from the status view
+// when scraped, so they cannot disagree with the API and the page.
+
+import { Counter, Gauge, Registry } from 'prom-client';
+import { DRONE_STATES } from './model.ts';
+import type { StatusView } from './status/view.ts';
+
+export const COORDINATOR_METRICS = {
+  /** gauge {site, state}: drones by state. */
+  drones: 'estuary_coordinator_drones',
+  /** gauge {site}: the site's quota in drones. */
+  quota: 'estuary_coordinator_site_quota',
+  /** gauge {site}: cost so far of every drone the registry holds, in the config's currency. */
+  cost: 'estuary_coordinator_site_cost',
+  /** gauge {pool}: demand in cores set by the controller. */
+  demand: 'estuary_coordinator_pool_demand_cores',
+  /** gauge {pool}: supply in cores (available drones). */
+  supply: 'estuary_coordinator_pool_supply_cores',
+  /** gauge: pending jobs the batch system reported. */
+  pending: 'estuary_coordinator_pending_jobs',
+  /** counter {site, to}: drone transitions. */
+  transitions: 'estuary_coordinator_transitions_total',
+  /** gauge: 1 while the batch system answers. */
+  batchUp: 'estuary_coordinator_batch_system_up',
+} as const;
+
+export interface CoordinatorMetrics {
+  readonly registry: Registry;
+  readonly transitions: Counter<'site' | 'to'>;
+}
+
+export function createMetrics(view: () => StatusView): CoordinatorMetrics {
+  const registry = new Registry();
+  const gauge = (name: string, help: string, labelNames: string[], set: (g: Gauge<string>, v: StatusView) => void) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      collect() {
+        this.reset();
+        set(this, view());
+      },
+    });
+  gauge(COORDINATOR_METRICS.drones, 'Drones by site and state.', ['site', 'state'], (g, v) => {
+    for (const s of v.sites)
+      for (const state of DRONE_STATES.filter((x) => x !== 'down'))
+        g.set({ site: s.name, state }, v.drones.filter((d) => d.site === s.name && d.state === state).length);
+  });
+  gauge(COORDINATOR_METRICS.quota, 'Most drones a site may run.', ['site'], (g, v) => {
+    for (const s of v.sites) g.set({ site: s.name }, s.quota);
+  });
+  gauge(COORDINATOR_METRICS.cost, 'Cost so far of the drones in the registry.', ['site'], (g, v) => {
+    for (const s of v.sites) g.set({ site: s.name }, s.cost);
+  });
+  gauge(COORDINATOR_METRICS.demand, 'Demand in cores after the standardiser.', ['pool'], (g, v) => {
+    for (const p of v.pools) g.set({ pool: p.pool }, p.demand);
+  });
+  gauge(COORDINATOR_METRICS.supply, 'Cores of available drones.', ['pool'], (g, v) => {
+    for (const p of v.pools) g.set({ pool: p.pool }, p.supply);
+  });
+  gauge(COORDINATOR_METRICS.pending, 'Pending jobs in the served partitions.', [], (g, v) => g.set(v.pendingJobs));
+  gauge(COORDINATOR_METRICS.batchUp, '1 while the batch system answers.', [], (g, v) => g.set(v.batchHealthy ? 1 : 0));
+  const transitions = new Counter({
+    name: COORDINATOR_METRICS.transitions,
+    help: 'Drone state transitions.',
+    labelNames: ['site', 'to'],
+    registers: [registry],
+  });
+  return { registry, transitions };
+}

@@ -1,0 +1,191 @@
+// The policy: from one immutable snapshot to decisions, each with its reason as data. For every
+// pool (site × machine type) it measures supply, allocation and utilisation as TARDIS does, asks
+// the pool's controller for demand, clamps it with COBalD's Standardiser (minimum, quota,
+// granularity), and then acts like COBalD's FactoryPool: start drones while their demand falls
+// short, release the least used drones while it exceeds. Drones idle past the site's idle time
+// are released too, never before their minimum lifetime. Pure: no I/O, no clock but snapshot.now.
+
+import { type Controller, type PoolState, standardise } from './controllers.ts';
+import type { Drone, DroneView, PoolView, Reason, Snapshot } from './model.ts';
+import type { Placement } from './placement.ts';
+
+export type Decision =
+  | { readonly kind: 'start'; readonly site: string; readonly machineType: string; readonly reason: Reason }
+  | { readonly kind: 'release'; readonly droneId: string; readonly reason: Reason };
+
+export interface PoolReport {
+  readonly pool: string;
+  readonly supply: number;
+  readonly demand: number;
+  readonly allocation: number;
+  readonly utilisation: number;
+  readonly pendingJobs: number;
+  readonly reason: Reason;
+}
+
+export interface PolicyResult {
+  readonly decisions: readonly Decision[];
+  readonly pools: readonly PoolReport[];
+  /** Demand per pool, handed back next interval (COBalD keeps demand on the pool). */
+  readonly demand: ReadonlyMap<string, number>;
+}
+
+export interface PolicyOptions {
+  readonly controllerFor: (pool: PoolView) => Controller;
+  readonly placement: Placement;
+  readonly intervalMs: number;
+  readonly granularity?: number;
+}
+
+const WAITING = new Set(['requested', 'booting', 'integrating']);
+
+function usage(d: DroneView): { alloc: number; util: number } {
+  const cpu = d.node.cpus > 0 ? d.node.allocCpus / d.node.cpus : 0;
+  const mem = d.node.memoryMb > 0 ? d.node.allocMemoryMb / d.node.memoryMb : 0;
+  return { alloc: Math.max(cpu, mem), util: Math.min(cpu, mem) };
+}
+
+const isAvailable = (d: DroneView) => d.drone.state === 'available' && d.node.status === 'available';
+
+export function poolState(
+  pool: PoolView,
+  snapshot: Snapshot,
+  demand: number | undefined,
+  pending: PoolState['pending'],
+  intervalMs: number,
+  maxDrones: number,
+): PoolState {
+  const available = pool.drones.filter(isAvailable);
+  const live = pool.drones.filter((d) => WAITING.has(d.drone.state) || d.drone.state === 'available');
+  const waiting = pool.drones.filter((d) => WAITING.has(d.drone.state));
+  const idle = available.filter((d) => d.node.allocCpus === 0);
+  const mean = (xs: number[]) => (xs.length === 0 ? 1 : xs.reduce((a, b) => a + b, 0) / xs.length);
+  const liveCores = live.length * pool.cores;
+  return {
+    now: snapshot.now,
+    intervalMs,
+    demand: demand ?? liveCores,
+    supply: available.length * pool.cores,
+    allocation: mean(available.map((d) => usage(d).alloc)),
+    utilisation: mean(available.map((d) => usage(d).util)),
+    cores: pool.cores,
+    maxDrones,
+    liveCores,
+    waitingCores: waiting.length * pool.cores,
+    idleCores: idle.length * pool.cores,
+    busyDrones: available.length - idle.length,
+    idleDrones: idle.length,
+    waitingDrones: waiting.length,
+    pending,
+  };
+}
+
+export function decide(
+  snapshot: Snapshot,
+  previous: ReadonlyMap<string, number>,
+  options: PolicyOptions,
+): PolicyResult {
+  const decisions: Decision[] = [];
+  const reports: PoolReport[] = [];
+  const demand = new Map<string, number>();
+  const placed = options.placement(snapshot);
+  // The quota counts every drone not yet down: one being stopped may still be billed.
+  const liveAtSite = new Map<string, number>();
+  for (const pool of snapshot.pools)
+    for (const d of pool.drones)
+      if (d.drone.state !== 'down') liveAtSite.set(pool.site, (liveAtSite.get(pool.site) ?? 0) + 1);
+
+  for (const pool of snapshot.pools) {
+    const site = snapshot.sites.find((s) => s.name === pool.site)!;
+    const pending = placed.get(pool.key) ?? [];
+    const state = poolState(pool, snapshot, previous.get(pool.key), pending, options.intervalMs, site.quota);
+    const base = {
+      pool: pool.key,
+      supply: state.supply,
+      allocation: state.allocation,
+      utilisation: state.utilisation,
+      pendingJobs: pending.length,
+    };
+    if (!snapshot.batchHealthy) {
+      // Nothing it says can be trusted: start nothing, stop nothing, keep the old demand.
+      demand.set(pool.key, state.demand);
+      reports.push({ ...base, demand: state.demand, reason: { rule: 'batch-system-unreachable' } });
+      continue;
+    }
+    const wanted = options.controllerFor(pool)(state);
+    const limits = { minimum: site.min * pool.cores, maximum: site.quota * pool.cores, granularity: options.granularity ?? 1 };
+    const idle = idleReleases(pool, snapshot, site, state, decisions);
+    // A drone idle past the idle time is one the work does not want: its cores leave the demand.
+    const target = standardise(wanted.demand - idle * pool.cores, state.supply, limits);
+    demand.set(pool.key, target);
+    const reason: Reason = { ...wanted.reason, demand: Math.round(target * 1000) / 1000, liveCores: state.liveCores };
+    reports.push({ ...base, demand: target, reason });
+    const released = idle + shrink(pool, snapshot, site, state.liveCores - idle * pool.cores - target, reason, decisions);
+    const liveCores = state.liveCores - released * pool.cores;
+    if (target > liveCores) {
+      if (!site.healthy) {
+        reports[reports.length - 1] = { ...base, demand: target, reason: { ...reason, rule: 'site-unhealthy', wanted: wanted.reason.rule } };
+        continue;
+      }
+      let missing = target - liveCores;
+      while (missing > 0 && (liveAtSite.get(pool.site) ?? 0) < site.quota) {
+        decisions.push({ kind: 'start', site: pool.site, machineType: pool.machineType, reason });
+        liveAtSite.set(pool.site, (liveAtSite.get(pool.site) ?? 0) + 1);
+        missing -= pool.cores;
+      }
+    }
+  }
+  return { decisions, pools: reports, demand };
+}
+
+const oldEnough = (d: Drone, now: number, minLifetime: number) => now - d.createdAt >= minLifetime;
+
+/** Drones idle past the site's idle time, never below the pool's minimum; returns the count. */
+function idleReleases(
+  pool: PoolView,
+  snapshot: Snapshot,
+  site: Snapshot['sites'][number],
+  state: PoolState,
+  out: Decision[],
+): number {
+  const now = snapshot.now;
+  let live = state.liveCores / pool.cores;
+  let n = 0;
+  for (const d of pool.drones.filter(isAvailable)) {
+    const idleFor = now - d.drone.lastBusyAt;
+    if (live <= site.min) break;
+    if (d.node.allocCpus !== 0 || idleFor < site.idleTime || !oldEnough(d.drone, now, site.minLifetime)) continue;
+    live--;
+    n++;
+    out.push({
+      kind: 'release',
+      droneId: d.drone.id,
+      reason: { rule: 'idle-time', idleS: Math.round(idleFor / 1000), limitS: site.idleTime / 1000 },
+    });
+  }
+  return n;
+}
+
+/** COBalD FactoryPool._shrink: least supply·utilisation first, each only if its demand fits. */
+function shrink(
+  pool: PoolView,
+  snapshot: Snapshot,
+  site: Snapshot['sites'][number],
+  excess: number,
+  reason: Reason,
+  out: Decision[],
+): number {
+  const taken = new Set(out.flatMap((d) => (d.kind === 'release' ? [d.droneId] : [])));
+  const candidates = pool.drones
+    .filter(isAvailable)
+    .filter((d) => !taken.has(d.drone.id) && oldEnough(d.drone, snapshot.now, site.minLifetime))
+    .sort((a, b) => usage(a).util - usage(b).util || a.drone.createdAt - b.drone.createdAt);
+  let n = 0;
+  for (const d of candidates) {
+    if (excess < pool.cores) break;
+    excess -= pool.cores;
+    n++;
+    out.push({ kind: 'release', droneId: d.drone.id, reason: { ...reason, rule: `${reason.rule}:shrink` } });
+  }
+  return n;
+}

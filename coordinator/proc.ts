@@ -1,0 +1,47 @@
+// Runs an external program (squeue, scontrol, ip, an admin's script) with a deadline, and hands
+// back its exit status and output. Never through a shell unless the caller asks for one.
+
+import { spawn } from 'node:child_process';
+
+export interface ProcResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface ProcOptions {
+  readonly timeoutMs?: number;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly input?: string;
+}
+
+export function runProgram(file: string, args: readonly string[], o: ProcOptions = {}): Promise<ProcResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { env: o.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${file} ${args.join(' ')}: no answer in ${o.timeoutMs} ms`));
+    }, o.timeoutMs ?? 30_000);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+    });
+    // A program that exits without reading its input must not crash us with EPIPE.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(o.input ?? '');
+  });
+}
+
+/** The first line of a failed program's complaint, for a one-line error. */
+export function complaint(r: ProcResult): string {
+  const text = (r.stderr.trim() || r.stdout.trim()).split('\n').filter(Boolean);
+  return text[text.length - 1]?.slice(0, 300) ?? `exit status ${r.code}`;
+}

@@ -1,0 +1,175 @@
+// The drone registry: every drone and every transition, in one SQLite file (node:sqlite, no
+// server). Writes are synchronous and durable (WAL with synchronous=FULL) before put() returns,
+// so "persist, then act" holds across kill -9 and power loss. One coordinator per registry: a
+// lock file holds the owner's pid, and a lock whose pid is dead is taken over (a crash).
+
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { coordinatorErrors } from './errors.ts';
+import type { Drone, DroneState, Reason } from './model.ts';
+
+/** Bump when the tables change; a registry of another format is refused, never rewritten. */
+export const REGISTRY_FORMAT = 1;
+
+export interface Transition {
+  readonly seq: number;
+  readonly droneId: string;
+  readonly from: DroneState | null;
+  readonly to: DroneState;
+  readonly at: number;
+  readonly reason: Reason;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Lock files this process holds: a second open in the same process is refused too. */
+const held = new Set<string>();
+
+function releaseLock(path: string): void {
+  held.delete(path);
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
+  }
+}
+
+function takeLock(path: string): void {
+  if (held.has(path)) throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      held.add(path);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
+        throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
+      unlinkSync(path);
+    }
+  }
+  throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
+}
+
+const isOurs = (err: unknown) => String((err as { code?: unknown }).code ?? '').startsWith('ESTUARY_');
+
+export class DroneRegistry {
+  private readonly db: DatabaseSync;
+  private readonly lockPath: string;
+  private readonly cache = new Map<string, Drone>();
+
+  private constructor(db: DatabaseSync, lockPath: string) {
+    this.db = db;
+    this.lockPath = lockPath;
+    for (const row of db.prepare('SELECT body FROM drones').all() as { body: string }[]) {
+      const d = JSON.parse(row.body) as Drone;
+      this.cache.set(d.id, d);
+    }
+  }
+
+  static open(stateDir: string): DroneRegistry {
+    const path = join(stateDir, 'drones.sqlite');
+    try {
+      mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
+    }
+    const lockPath = `${path}.lock`;
+    try {
+      takeLock(lockPath);
+    } catch (err) {
+      if (isOurs(err)) throw err;
+      throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
+    }
+    let db: DatabaseSync;
+    try {
+      db = new DatabaseSync(path);
+      db.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;');
+      db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS drones (id TEXT PRIMARY KEY, state TEXT NOT NULL, body TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS transitions (seq INTEGER PRIMARY KEY AUTOINCREMENT, drone TEXT NOT NULL,
+          from_state TEXT, to_state TEXT NOT NULL, at INTEGER NOT NULL, reason TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS transitions_by_drone ON transitions (drone, seq);`);
+      const row = db.prepare("SELECT value FROM meta WHERE key='format'").get() as { value: string } | undefined;
+      if (!row) db.prepare("INSERT INTO meta VALUES ('format', ?)").run(String(REGISTRY_FORMAT));
+      else if (Number(row.value) !== REGISTRY_FORMAT) {
+        db.close();
+        throw coordinatorErrors.registryVersion(path, Number(row.value), REGISTRY_FORMAT);
+      }
+    } catch (err) {
+      releaseLock(lockPath);
+      if (isOurs(err)) throw err;
+      throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
+    }
+    return new DroneRegistry(db, lockPath);
+  }
+
+  /** Every drone ever recorded that is not down, plus down ones still in the table. */
+  all(): Drone[] {
+    return [...this.cache.values()];
+  }
+
+  get(id: string): Drone | undefined {
+    return this.cache.get(id);
+  }
+
+  /** Next number for a drone name; never reused, so a node name never means two drones. */
+  nextSerial(): number {
+    const row = this.db.prepare("SELECT value FROM meta WHERE key='serial'").get() as { value: string } | undefined;
+    const next = (row ? Number(row.value) : 0) + 1;
+    this.db.prepare("INSERT INTO meta VALUES ('serial', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value").run(String(next));
+    return next;
+  }
+
+  /** Records the drone durably, with a transition row when its state changed. */
+  put(drone: Drone, at: number): void {
+    const before = this.cache.get(drone.id);
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      this.db
+        .prepare('INSERT INTO drones VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET state=excluded.state, body=excluded.body')
+        .run(drone.id, drone.state, JSON.stringify(drone));
+      if (!before || before.state !== drone.state)
+        this.db
+          .prepare('INSERT INTO transitions (drone, from_state, to_state, at, reason) VALUES (?, ?, ?, ?, ?)')
+          .run(drone.id, before?.state ?? null, drone.state, at, JSON.stringify(drone.reason));
+      this.db.exec('COMMIT');
+    } catch (err) {
+      this.db.exec('ROLLBACK');
+      throw err;
+    }
+    this.cache.set(drone.id, drone);
+  }
+
+  transitions(droneId?: string, limit = 1000): Transition[] {
+    const rows = (
+      droneId
+        ? this.db.prepare('SELECT * FROM transitions WHERE drone=? ORDER BY seq DESC LIMIT ?').all(droneId, limit)
+        : this.db.prepare('SELECT * FROM transitions ORDER BY seq DESC LIMIT ?').all(limit)
+    ) as { seq: number; drone: string; from_state: string | null; to_state: string; at: number; reason: string }[];
+    return rows.reverse().map((r) => ({
+      seq: r.seq,
+      droneId: r.drone,
+      from: r.from_state as DroneState | null,
+      to: r.to_state as DroneState,
+      at: r.at,
+      reason: JSON.parse(r.reason) as Reason,
+    }));
+  }
+
+  close(): void {
+    this.db.close();
+    releaseLock(this.lockPath);
+  }
+}

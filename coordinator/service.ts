@@ -1,0 +1,145 @@
+// Wiring: checks the parts of the configuration that refer to each other, builds the adapters,
+// opens the registry, reconciles with the sites, and runs the loop and the status server.
+// Stopping the coordinator leaves every drone as it is: the next start adopts them.
+
+import type { Logger } from '../lib/log.ts';
+import type { ConfigOf } from '../lib/config/options.ts';
+import type { Service } from '../lib/lifecycle.ts';
+import { SlurmBatch } from './batch/slurm.ts';
+import type { BatchSystem } from './batch/types.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { BatchSystemConfig } from './config.ts';
+import { makeController } from './controllers.ts';
+import { Coordinator, type SiteSettings } from './coordinator.ts';
+import { coordinatorErrors } from './errors.ts';
+import { createMetrics } from './metrics.ts';
+import type { coordinatorOptions } from './options.ts';
+import { firstFit } from './placement.ts';
+import { DroneRegistry } from './registry.ts';
+import { CommandSite } from './sites/command.ts';
+import { NetnsSite } from './sites/netns.ts';
+import { OpenstackSite } from './sites/openstack.ts';
+import type { SiteAdapter } from './sites/types.ts';
+import { buildHttp } from './status/http.ts';
+import { buildStatus } from './status/view.ts';
+
+export type CoordinatorConfig = ConfigOf<typeof coordinatorOptions>;
+
+export interface Settings {
+  readonly config: CoordinatorConfig;
+  readonly batchSystem: BatchSystemConfig;
+  readonly siteSettings: SiteSettings[];
+}
+
+/** Checks what the schemas cannot see alone: references between sections, and presence. */
+export function validate(config: CoordinatorConfig): Settings {
+  const sites = Object.entries(config.sites);
+  if (sites.length === 0) throw coordinatorErrors.noSites();
+  if (!config.batchSystem) throw coordinatorErrors.badConfig('batch-system', 'missing; give {type: slurm, partitions: [...]}');
+  if (!/^[a-z][a-z0-9-]{0,15}$/.test(config.prefix))
+    throw coordinatorErrors.badConfig('prefix', 'lower-case letters, digits and -, at most 16, starting with a letter');
+  const siteSettings: SiteSettings[] = [];
+  for (const [name, s] of sites) {
+    for (const t of s.machineTypes)
+      if (!config.machineTypes[t])
+        throw coordinatorErrors.badConfig(`sites.${name}.machine-types`, `unknown machine type "${t}"; define it under machine-types`);
+    if (s.min > s.quota) throw coordinatorErrors.badConfig(`sites.${name}.min`, `${s.min} is more than the quota ${s.quota}`);
+    siteSettings.push({
+      name,
+      quota: s.quota,
+      min: s.min,
+      machineTypes: s.machineTypes,
+      costPerCoreHour: s.costPerCoreHour,
+      idleTime: s.idleTime ?? config.idleTime,
+      bootTimeout: s.bootTimeout ?? config.bootTimeout,
+      minLifetime: s.minLifetime ?? config.minLifetime,
+    });
+  }
+  return { config, batchSystem: config.batchSystem, siteSettings };
+}
+
+export function buildSites(config: CoordinatorConfig): Map<string, SiteAdapter> {
+  const out = new Map<string, SiteAdapter>();
+  for (const [name, s] of Object.entries(config.sites))
+    out.set(
+      name,
+      s.adapter === 'netns'
+        ? new NetnsSite(name, s.netns!)
+        : s.adapter === 'openstack'
+          ? new OpenstackSite(name, s.openstack!)
+          : new CommandSite(name, s.command!),
+    );
+  return out;
+}
+
+export function buildBatch(c: BatchSystemConfig): BatchSystem {
+  return new SlurmBatch(c);
+}
+
+export interface Running extends Service {
+  readonly coordinator: Coordinator;
+  readonly port: number;
+}
+
+export async function startCoordinator(
+  settings: Settings,
+  log: Logger,
+  deps: { clock?: Clock; batch?: BatchSystem; sites?: Map<string, SiteAdapter> } = {},
+): Promise<Running> {
+  const { config } = settings;
+  const clock = deps.clock ?? systemClock;
+  const registry = DroneRegistry.open(config.stateDir);
+  // Drones at a site the config dropped could be neither watched nor stopped: refuse to start.
+  for (const d of registry.all()) {
+    if (d.state === 'down') continue;
+    const site = config.sites[d.site];
+    if (!site || !site.machineTypes.includes(d.machineType)) {
+      const ids = registry.all().filter((x) => x.site === d.site && x.state !== 'down').map((x) => x.id);
+      registry.close();
+      throw coordinatorErrors.orphanedDrones(d.site, ids);
+    }
+  }
+  const controller = makeController(config.controller);
+  const coresOf = (t: string) => config.machineTypes[t]?.cores ?? 0;
+  const holder: { coordinator?: Coordinator } = {};
+  const view = (includeDown = false) =>
+    buildStatus(registry.all(), settings.siteSettings, coresOf, holder.coordinator?.last, clock.now(), includeDown);
+  const metrics = createMetrics(() => view());
+  const coordinator = new Coordinator({
+    registry,
+    batch: deps.batch ?? buildBatch(settings.batchSystem),
+    sites: deps.sites ?? buildSites(config),
+    siteSettings: settings.siteSettings,
+    machineTypes: config.machineTypes,
+    policy: { controllerFor: () => controller, placement: firstFit },
+    intervalMs: config.interval,
+    clock,
+    log,
+    prefix: config.prefix,
+    onTransition: (d) => metrics.transitions.inc({ site: d.site, to: d.state }),
+  });
+  holder.coordinator = coordinator;
+  const http = buildHttp({ view, timeline: () => coordinator.timeline, registry, metrics: metrics.registry });
+  try {
+    await http.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (err) {
+    registry.close();
+    throw coordinatorErrors.badConfig('listen', `cannot listen on ${config.listen.host}:${config.listen.port}: ${(err as Error).message}`);
+  }
+  const address = http.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.listen.port;
+  log.info({ port, stateDir: config.stateDir, sites: settings.siteSettings.map((s) => s.name) }, 'coordinator listening');
+  await coordinator.reconcile();
+  const stopLoop = new AbortController();
+  const loop = coordinator.run(stopLoop.signal);
+  return {
+    coordinator,
+    port,
+    async stop() {
+      stopLoop.abort();
+      await loop;
+      await http.close();
+      registry.close();
+    },
+  };
+}

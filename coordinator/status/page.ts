@@ -1,0 +1,41 @@
+// The status page: plain HTML, no JavaScript, refreshed by a meta tag. Every value is escaped.
+
+import { reasonText, type StatusView } from './view.ts';
+
+const esc = (s: unknown) =>
+  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+export function renderPage(v: StatusView): string {
+  const sites = v.sites
+    .map((s) => `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : '<b>no</b>'}</td><td>$${s.cost.toFixed(4)}</td></tr>`)
+    .join('');
+  const pools = v.pools
+    .map(
+      (p) =>
+        `<tr><td>${esc(p.pool)}</td><td>${p.supply}</td><td>${Math.round(p.demand * 100) / 100}</td><td>${p.allocation.toFixed(2)}</td><td>${p.utilisation.toFixed(2)}</td><td>${p.pendingJobs}</td><td>${esc(reasonText(p.reason))}</td></tr>`,
+    )
+    .join('');
+  const drones = v.drones
+    .map(
+      (d) =>
+        `<tr><td>${esc(d.id)}</td><td>${esc(d.site)}</td><td>${esc(d.machineType)}</td><td>${esc(d.state)}</td><td>${d.ageS} s</td><td>$${d.cost.toFixed(4)}</td><td>${esc(reasonText(d.reason))}</td></tr>`,
+    )
+    .join('');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="10">
+<title>estuary coordinator</title>
+<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}</style>
+</head><body>
+<h1>estuary coordinator</h1>
+<p>Batch system: ${v.batchHealthy ? 'reachable' : '<b>unreachable</b>'} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}</p>
+<h2>Jobs by state</h2>
+<p><img src="/timeline.svg" alt="pending, running at home and in the cloud over time" width="720" height="360"></p>
+<h2>Sites</h2>
+<table><tr><th>site</th><th>drones / quota</th><th>healthy</th><th>cost so far</th></tr>${sites}</table>
+<h2>Pools</h2>
+<table><tr><th>pool</th><th>supply (cores)</th><th>demand</th><th>allocation</th><th>utilisation</th><th>pending jobs</th><th>last decision</th></tr>${pools}</table>
+<h2>Drones</h2>
+<table><tr><th>drone</th><th>site</th><th>type</th><th>state</th><th>age</th><th>cost so far</th><th>last decision</th></tr>${drones || '<tr><td colspan="7">no drones</td></tr>'}</table>
+</body></html>
+`;
+}

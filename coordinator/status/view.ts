@@ -1,0 +1,126 @@
+// What `status`, /api/v1, the page and /metrics show: every site and drone with its state, age,
+// cost so far and the reason of the last decision about it. Built from the registry and the
+// last interval's report; pure apart from reading them.
+
+import type { TickReport } from '../coordinator.ts';
+import type { Drone, Reason } from '../model.ts';
+
+export const API_VERSION = 1;
+
+export interface DroneStatus {
+  readonly id: string;
+  readonly site: string;
+  readonly machineType: string;
+  readonly state: string;
+  readonly ageS: number;
+  readonly inStateS: number;
+  readonly idleS: number;
+  readonly cost: number;
+  readonly reason: Reason;
+}
+
+export interface SiteStatus {
+  readonly name: string;
+  readonly quota: number;
+  readonly drones: number;
+  readonly healthy: boolean;
+  readonly cost: number;
+  readonly costPerCoreHour: number;
+}
+
+export interface StatusView {
+  readonly version: number;
+  readonly at: number;
+  readonly batchHealthy: boolean;
+  readonly pendingJobs: number;
+  readonly sites: readonly SiteStatus[];
+  readonly pools: TickReport['pools'];
+  readonly drones: readonly DroneStatus[];
+}
+
+export interface SiteInfo {
+  readonly name: string;
+  readonly quota: number;
+  readonly costPerCoreHour: number;
+}
+
+/** Cost so far: cores × price × hours from request until down (or now). */
+export function droneCost(d: Drone, cores: number, pricePerCoreHour: number, now: number): number {
+  const end = d.state === 'down' ? d.stateSince : now;
+  return Math.round(((cores * pricePerCoreHour * Math.max(0, end - d.createdAt)) / 3_600_000) * 10_000) / 10_000;
+}
+
+export function buildStatus(
+  drones: readonly Drone[],
+  sites: readonly SiteInfo[],
+  coresOf: (machineType: string) => number,
+  last: TickReport | undefined,
+  now: number,
+  includeDown = false,
+): StatusView {
+  const price = new Map(sites.map((s) => [s.name, s.costPerCoreHour]));
+  const rows = drones
+    .filter((d) => includeDown || d.state !== 'down')
+    .map((d) => ({
+      id: d.id,
+      site: d.site,
+      machineType: d.machineType,
+      state: d.state,
+      ageS: Math.round((now - d.createdAt) / 1000),
+      inStateS: Math.round((now - d.stateSince) / 1000),
+      idleS: d.state === 'available' ? Math.round((now - d.lastBusyAt) / 1000) : 0,
+      cost: droneCost(d, coresOf(d.machineType), price.get(d.site) ?? 0, now),
+      reason: d.reason,
+    }));
+  const unhealthy = new Set(last?.unhealthySites ?? []);
+  return {
+    version: API_VERSION,
+    at: now,
+    batchHealthy: last?.batchHealthy ?? true,
+    pendingJobs: last?.pending ?? 0,
+    sites: sites.map((s) => ({
+      name: s.name,
+      quota: s.quota,
+      drones: drones.filter((d) => d.site === s.name && d.state !== 'down').length,
+      healthy: !unhealthy.has(s.name),
+      costPerCoreHour: s.costPerCoreHour,
+      cost:
+        Math.round(
+          drones
+            .filter((d) => d.site === s.name)
+            .reduce((sum, d) => sum + droneCost(d, coresOf(d.machineType), s.costPerCoreHour, now), 0) * 10_000,
+        ) / 10_000,
+    })),
+    pools: last?.pools ?? [],
+    drones: rows,
+  };
+}
+
+/** A reason as one line of text: the rule, then its numbers. */
+export function reasonText(r: Reason): string {
+  const { rule, ...rest } = r;
+  const fields = Object.entries(rest)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${v}`);
+  return fields.length ? `${rule} (${fields.join(', ')})` : rule;
+}
+
+/** The terminal table `estuary coordinator status` prints. */
+export function statusTable(v: StatusView): string {
+  const lines = [
+    `batch system: ${v.batchHealthy ? 'ok' : 'UNREACHABLE'}   pending jobs: ${v.pendingJobs}`,
+    '',
+    'SITE            DRONES/QUOTA  HEALTHY  COST',
+    ...v.sites.map(
+      (s) => `${s.name.padEnd(15)} ${`${s.drones}/${s.quota}`.padEnd(13)} ${(s.healthy ? 'yes' : 'NO').padEnd(8)} $${s.cost.toFixed(4)}`,
+    ),
+    '',
+    'DRONE                 SITE        STATE        AGE     COST      LAST DECISION',
+    ...v.drones.map(
+      (d) =>
+        `${d.id.padEnd(21)} ${d.site.padEnd(11)} ${d.state.padEnd(12)} ${`${d.ageS}s`.padEnd(7)} $${d.cost.toFixed(4).padEnd(8)} ${reasonText(d.reason)}`,
+    ),
+  ];
+  if (v.drones.length === 0) lines.push('(no drones)');
+  return `${lines.join('\n')}\n`;
+}
