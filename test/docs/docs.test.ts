@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { renderConfigurationDoc } from '../../scripts/gen-config-doc.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
-const SOURCE_DIRS = ['lib', 'cli', 'gateway', 'agent', 'discovery', 'fuse', 'bench', 'stage'];
+const SOURCE_DIRS = ['lib', 'cli', 'gateway', 'agent', 'discovery', 'fuse', 'bench', 'stage', 'coordinator'];
 
 function sourceFiles(dir: string): string[] {
   let entries: string[];
@@ -28,7 +28,7 @@ describe('docs/ERRORS.md', () => {
     const codes = new Set<string>();
     for (const file of SOURCE_DIRS.flatMap((d) => sourceFiles(join(root, d)))) {
       for (const m of readFileSync(file, 'utf8').matchAll(
-        /['"`](ESTUARY_(?:CONFIG|GW|FS|DISC|AGENT|BENCH|STAGE)_[A-Z0-9_]+)['"`]/g,
+        /['"`](ESTUARY_(?:CONFIG|GW|FS|DISC|AGENT|BENCH|STAGE|CO)_[A-Z0-9_]+)['"`]/g,
       )) {
         codes.add(m[1]!);
       }
