@@ -10,7 +10,7 @@ import { option, optional } from '../lib/config/options.ts';
 import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
 import { isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
-import { FuseMount, requireLibfuse } from './adapter.ts';
+import { FuseMount, knowsCallers, requireLibfuse } from './adapter.ts';
 import { fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
 import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
@@ -169,6 +169,8 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
     const endpoint = config.endpoint ?? 'AWS S3';
     await checkMountpoint(mountpoint);
     requireLibfuse();
+    if (config.allowOther && !knowsCallers())
+      log.warn({}, 'fuse-native was not rebuilt by npm ci: files other users create belong to the mounting user');
     const ownCacheDir = config.cacheDir === undefined && !config.writeBack;
     const cacheDir =
       config.cacheDir ??
@@ -204,6 +206,7 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       // A writer that waits this long for memory moves its file to local disk instead.
       memoryWaitMs: 2000,
       writeBack: config.writeBack,
+      checkPermissions: config.allowOther,
       log,
     });
     try {

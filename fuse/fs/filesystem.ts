@@ -9,9 +9,11 @@ import { isObjectError, type ObjectClient, type ObjectHead } from '../s3/object-
 import { FS_LOG_CODES } from '../errors.ts';
 import { copyObject } from './copy.ts';
 import { EntryCache, entriesAfter } from './entry-cache.ts';
+import { KnownAttrs } from './known-attrs.ts';
 import { FsError } from './errno.ts';
 import { type Handle, type HandleSettings, LocalReadHandle, ReadHandle, WriteHandle } from './file-handle.ts';
 import { Journal } from './journal.ts';
+import type { FsLogger } from './log.ts';
 import {
   baseName,
   checkNewPath,
@@ -39,11 +41,7 @@ import { type Chunk, INITIAL_WINDOW, releaseChunks, requestAhead } from './prefe
 import { inParallel } from './staging-file.ts';
 import { UploadStreak } from './streaming-upload.ts';
 
-export interface FsLogger {
-  error(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  debug(obj: object, msg: string): void;
-}
+export type { FsLogger } from './log.ts';
 
 export interface FilesystemOptions {
   readonly client: ObjectClient;
@@ -64,7 +62,19 @@ export interface FilesystemOptions {
   readonly memoryWaitMs: number;
   /** close() returns once the file is in a crash-safe local journal; uploads follow. */
   readonly writeBack?: boolean;
+  /**
+   * The kernel checks permissions on the attributes this layer answers (--allow-other, which
+   * mounts with default_permissions): then attributes from a listing, whose mode and owner are
+   * only defaults, are never answered; the object is looked up first.
+   */
+  readonly checkPermissions?: boolean;
   readonly log: FsLogger;
+}
+
+/** Who asked for a new name: its file, directory or symlink belongs to them (as with s3fs). */
+export interface Owner {
+  readonly uid: number;
+  readonly gid: number;
 }
 
 export interface DirEntry {
@@ -101,6 +111,7 @@ export class Filesystem {
   private readonly prefix: string;
   private readonly defaults: AttrDefaults;
   private readonly cache: EntryCache;
+  private readonly known = new KnownAttrs();
   readonly budget: MemoryBudget;
   private readonly pool: BufferPool;
   private readonly settings: HandleSettings;
@@ -222,16 +233,23 @@ export class Filesystem {
     if (path === '/') return implicitDirAttr(this.defaults);
     const pending = this.writerAttr(path) ?? this.journalAttr(path);
     if (pending) return pending;
-    const cached = this.cache.get(path);
-    if (cached !== undefined) return cached;
-    const listed = this.cache.listing(parentOf(path));
-    if (listed) return listed.get(baseName(path)) ?? null;
+    let cached = this.cache.get(path);
+    if (cached === undefined) {
+      const listed = this.cache.listing(parentOf(path));
+      if (listed) cached = listed.get(baseName(path)) ?? null;
+    }
+    if (cached !== undefined && !this.unverified(cached)) return cached;
     let inflight = this.lookups.get(path);
     if (!inflight) {
       inflight = this.lookupRemote(path).finally(() => this.lookups.delete(path));
       this.lookups.set(path, inflight);
     }
     return inflight;
+  }
+
+  /** Attributes the kernel must not check permissions on: mode and owner may be defaults. */
+  private unverified(attr: Attr | null): boolean {
+    return attr !== null && this.o.checkPermissions === true && attr.fromListing === true;
   }
 
   /** HEAD the file, HEAD the directory marker and list the prefix, all at once (one round trip). */
@@ -246,12 +264,14 @@ export class Filesystem {
     let attr: Attr | null = null;
     // A directory shadows an object of the same name (documented in SEMANTICS.md).
     if (marker) attr = attrFromHead(marker, this.defaults, true);
+    // No marker: the defaults are the directory's real attributes, not a guess.
     else if (children.objects.length > 0 || children.prefixes.length > 0)
-      attr = implicitDirAttr(this.defaults);
+      attr = { ...implicitDirAttr(this.defaults), fromListing: false };
     else if (file) attr = attrFromHead(file, this.defaults, false);
     if (file && attr?.kind === 'dir')
       this.o.log.warn({ key }, 'object hidden by a directory of the same name');
     this.cache.set(path, attr);
+    if (attr) this.known.learn(path, attr);
     return attr;
   }
 
@@ -268,10 +288,12 @@ export class Filesystem {
 
   private remember(path: string, attr: Attr): void {
     this.cache.put(parentOf(path), baseName(path), path, attr);
+    this.known.learn(path, attr);
   }
 
   private forget(path: string): void {
     this.cache.remove(parentOf(path), baseName(path), path);
+    this.known.forget(path);
     this.nextFile.drop(path);
   }
 
@@ -361,16 +383,19 @@ export class Filesystem {
       for (const p of page.prefixes) {
         const name = entryName(prefix, p);
         if (name === undefined) skipped++;
-        else names.set(name, implicitDirAttr(this.defaults));
+        else {
+          const known = this.known.dir(joinPath(path, name));
+          names.set(name, known ? { ...known, fromListing: true } : implicitDirAttr(this.defaults));
+        }
       }
       for (const o of page.objects) {
         if (o.key === prefix) continue;
         const name = entryName(prefix, o.key);
         if (name === undefined) skipped++;
         else if (names.get(name)?.kind !== 'dir') {
-          // Keep what a HEAD told us (mode, owner, symlink) while the object is unchanged.
-          const known = this.cache.get(joinPath(path, name));
-          names.set(name, known && known.etag === o.etag ? known : attrFromListing(o, this.defaults));
+          // Keep what a HEAD told us (mode, owner, symlink, mtime) while the object is unchanged.
+          const known = this.known.object(joinPath(path, name), o.etag);
+          names.set(name, known ? { ...known, fromListing: true } : attrFromListing(o, this.defaults));
         }
       }
       token = page.nextToken;
@@ -379,12 +404,12 @@ export class Filesystem {
     return names;
   }
 
-  async mkdir(path: string, mode: number): Promise<void> {
+  async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
     this.refuseIfReadOnly();
     checkNewPath(this.prefix, path);
     await this.mustBeDir(parentOf(path));
     if (await this.lookup(path)) throw new FsError('EEXIST');
-    const attr: Attr = { ...this.newAttr('dir', mode), size: 0 };
+    const attr: Attr = { ...this.newAttr('dir', mode, owner), size: 0 };
     await this.client.put(`${this.key(path)}/`, Buffer.alloc(0), writeOptionsOf(attr));
     this.remember(path, attr);
     this.cache.setListing(path, new Map());
@@ -406,12 +431,12 @@ export class Filesystem {
 
   // ---- files ----
 
-  private newAttr(kind: Attr['kind'], mode: number): Attr {
+  private newAttr(kind: Attr['kind'], mode: number, owner: Owner | undefined): Attr {
     return {
       kind,
       perm: mode & 0o7777,
-      uid: this.defaults.uid,
-      gid: this.defaults.gid,
+      uid: owner?.uid ?? this.defaults.uid,
+      gid: owner?.gid ?? this.defaults.gid,
       size: 0,
       mtimeMs: Date.now(),
     };
@@ -440,11 +465,11 @@ export class Filesystem {
     for (const w of this.writersOf(path)) if (w.dirty) await this.flushWriter(w);
   }
 
-  async create(path: string, mode: number): Promise<number> {
+  async create(path: string, mode: number, owner?: Owner): Promise<number> {
     this.refuseIfReadOnly();
     checkNewPath(this.prefix, path);
     await this.mustBeDir(parentOf(path));
-    const attr = this.newAttr('file', mode);
+    const attr = this.newAttr('file', mode, owner);
     const handle = new WriteHandle(this.settings, path, this.key(path), attr, undefined);
     this.nextFile.drop(path);
     this.remember(path, attr);
@@ -663,13 +688,13 @@ export class Filesystem {
     this.forget(path);
   }
 
-  async symlink(target: string, path: string): Promise<void> {
+  async symlink(target: string, path: string, owner?: Owner): Promise<void> {
     this.refuseIfReadOnly();
     checkNewPath(this.prefix, path);
     await this.mustBeDir(parentOf(path));
     if (await this.lookup(path)) throw new FsError('EEXIST');
     const body = Buffer.from(target);
-    const attr: Attr = { ...this.newAttr('symlink', 0o777), size: body.length };
+    const attr: Attr = { ...this.newAttr('symlink', 0o777, owner), size: body.length };
     await this.client.put(this.key(path), body, writeOptionsOf(attr));
     this.remember(path, attr);
   }
@@ -797,6 +822,8 @@ export class Filesystem {
     }
     this.cache.forgetTree(from);
     this.cache.forgetTree(to);
+    this.known.forgetTree(from);
+    this.known.forgetTree(to);
     this.forget(from);
     this.remember(to, attr);
   }

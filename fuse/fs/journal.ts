@@ -15,7 +15,7 @@ import { mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
-import type { FsLogger } from './filesystem.ts';
+import type { FsLogger } from './log.ts';
 import { type StagingFile, type StagingSettings, uploadFile } from './staging-file.ts';
 
 /** The on-disk record format carries its version, so a later layout can read or refuse old ones. */
