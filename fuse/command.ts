@@ -226,12 +226,11 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       await mount.mount().catch((err: unknown) => {
         throw fsErrors.mountFailed(mountpoint, String((err as Error)?.message ?? err));
       });
-      log.info({ mountpoint, bucket, prefix, endpoint }, `mounted ${args[0]} on ${mountpoint}`);
       const watcher = watchExternalUnmount(mountpoint, () => process.kill(process.pid, 'SIGTERM'));
-      return await runUntilSignalled(
+      const running = runUntilSignalled(
         {
           stop: async (deadline) => {
-            clearInterval(watcher);
+            watcher.stop();
             await mount.detach().catch((err: unknown) => log.debug({ err: String(err) }, 'already detached'));
             await waitForOpenFiles(fs, mount, deadline, log);
             const failed = await fs.drain();
@@ -247,6 +246,10 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
         // Uploads are never cut short: the deadline only makes the log say what is still running.
         { log, shutdownTimeoutMs: config.shutdownTimeout },
       );
+      // Only now, with the signal handlers installed (synchronously, above): whoever waits for this
+      // line may send SIGTERM at once, and before the handlers it killed the process outright.
+      log.info({ mountpoint, bucket, prefix, endpoint }, `mounted ${args[0]} on ${mountpoint}`);
+      return await running;
     } catch (err) {
       if (isEstuaryError(err)) throw err;
       throw startupError(err, bucket, endpoint);
