@@ -4,7 +4,7 @@
 // sent, a truncate to a non-zero size, memory pressure — moves it to a staging file on local disk.
 // Either way flush() returns only once the bucket holds every byte, or throws.
 
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import type { Journal } from './journal.ts';
 import type { MemoryBudget } from './memory-budget.ts';
@@ -82,9 +82,9 @@ export class LocalReadHandle {
     this.fh = fh;
   }
 
-  static async open(path: string, file: string): Promise<LocalReadHandle> {
-    // Opened before the upload finishes and deletes the file, the descriptor keeps it readable.
-    return new LocalReadHandle(path, await open(file, 'r'));
+  /** `fh` is open on the journal's data file: the descriptor keeps it readable after its upload. */
+  static of(path: string, fh: FileHandle): LocalReadHandle {
+    return new LocalReadHandle(path, fh);
   }
 
   async read(offset: number, length: number): Promise<Buffer> {
@@ -116,11 +116,22 @@ export class WriteHandle {
   unlinked = false;
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(s: HandleSettings, path: string, key: string, attr: Attr, existingSize: number | undefined) {
+  /** Set by close(): nothing is read or written through this handle any more. */
+  closed = false;
+
+  constructor(
+    s: HandleSettings,
+    path: string,
+    key: string,
+    attr: Attr,
+    existingSize: number | undefined,
+    staging?: StagingFile,
+  ) {
     this.s = s;
     this.path = path;
     this.key = key;
     this.attr = attr;
+    this.staging = staging;
     this.base = existingSize ?? 0;
     this.dirty = existingSize === undefined;
     if (existingSize === undefined && !s.journal) this.stream = new StreamingUpload(s.upload, key);
@@ -176,11 +187,45 @@ export class WriteHandle {
         const buf = this.stream.bufferedBytes();
         return Buffer.from(buf.subarray(Math.min(offset, buf.length), Math.min(offset + length, buf.length)));
       }
-      if (this.stream || this.s.staging.localSource?.(this.key)) await this.toStaging();
+      if (this.stream || this.s.staging.hasLocal?.(this.key)) await this.toStaging();
       if (this.staging) return this.staging.read(offset, length);
       const end = Math.min(this.base, offset + length);
       if (offset >= end) return Buffer.alloc(0);
       return this.s.client.get(this.key, { start: offset, end });
+    });
+  }
+
+  /**
+   * Makes the handle keep its content on local disk from now on, so another opener can read it
+   * (see Filesystem.openShared). False when it cannot: closed, or parts already sent.
+   */
+  keepLocal(): Promise<boolean> {
+    return this.serial(async () => {
+      if (this.closed || (this.stream && !this.stream.unsent)) return false;
+      await this.toStaging();
+      return true;
+    });
+  }
+
+  /** Bytes of the content as this handle has it, or undefined once it no longer holds them. */
+  readLocal(offset: number, length: number): Promise<Buffer | undefined> {
+    return this.serial(async () => {
+      if (this.closed) return undefined;
+      if (this.staging) return this.staging.read(offset, length);
+      if (this.stream?.unsent) {
+        const buf = this.stream.bufferedBytes();
+        return Buffer.from(buf.subarray(Math.min(offset, buf.length), Math.min(offset + length, buf.length)));
+      }
+      return undefined;
+    });
+  }
+
+  /** A copy of the content for a second writer, or undefined when parts already left. */
+  localCopy(): Promise<StagingFile | undefined> {
+    return this.serial(async () => {
+      if (this.closed || (this.stream && !this.stream.unsent)) return undefined;
+      await this.toStaging();
+      return this.staging!.clone();
     });
   }
 
@@ -236,7 +281,10 @@ export class WriteHandle {
   }
 
   async close(): Promise<void> {
-    await this.serial(() => this.discard());
+    await this.serial(() => {
+      this.closed = true;
+      return this.discard();
+    });
   }
 
   private async finishStream(stream: StreamingUpload): Promise<string> {
@@ -283,4 +331,37 @@ export class WriteHandle {
   }
 }
 
-export type Handle = ReadHandle | LocalReadHandle | WriteHandle;
+/**
+ * A reader of a file that another handle of this mount is writing: it reads the writer's bytes
+ * while the writer holds them, and the file as closed after that (see Filesystem.openShared).
+ */
+export class WriterView {
+  readonly kind = 'read';
+  path: string;
+  private readonly writer: WriteHandle;
+  private readonly reopen: () => Promise<ReadableHandle>;
+  private after: Promise<ReadableHandle> | undefined;
+
+  constructor(path: string, writer: WriteHandle, reopen: () => Promise<ReadableHandle>) {
+    this.path = path;
+    this.writer = writer;
+    this.reopen = reopen;
+  }
+
+  async read(offset: number, length: number): Promise<Buffer> {
+    if (!this.after) {
+      const local = await this.writer.readLocal(offset, length);
+      if (local) return local;
+      this.after = this.reopen();
+    }
+    return (await this.after).read(offset, length);
+  }
+
+  async close(): Promise<void> {
+    const after = await this.after?.catch(() => undefined);
+    await after?.close();
+  }
+}
+
+export type ReadableHandle = ReadHandle | LocalReadHandle | WriteHandle | WriterView;
+export type Handle = ReadableHandle;

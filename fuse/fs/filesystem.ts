@@ -11,7 +11,14 @@ import { copyObject } from './copy.ts';
 import { EntryCache, entriesAfter } from './entry-cache.ts';
 import { KnownAttrs } from './known-attrs.ts';
 import { FsError } from './errno.ts';
-import { type Handle, type HandleSettings, LocalReadHandle, ReadHandle, WriteHandle } from './file-handle.ts';
+import {
+  type Handle,
+  type HandleSettings,
+  LocalReadHandle,
+  ReadHandle,
+  WriteHandle,
+  WriterView,
+} from './file-handle.ts';
 import { Journal } from './journal.ts';
 import type { FsLogger } from './log.ts';
 import {
@@ -155,10 +162,8 @@ export class Filesystem {
         dir: options.cacheDir,
         limit: options.stagingLimit,
         maxInFlight: options.maxInFlight,
-        localSource: (key) => {
-          const r = journal?.pending(key);
-          return r && { path: journal!.dataPath(r.id), size: r.size };
-        },
+        hasLocal: (key) => journal?.pending(key) !== undefined,
+        copyLocal: async (key, dest) => journal?.copyPending(key, dest),
       },
     };
   }
@@ -478,21 +483,24 @@ export class Filesystem {
 
   async open(path: string, flags: number): Promise<number> {
     const writing = (flags & O_ACCMODE) !== 0;
+    const truncating = writing && (flags & O_TRUNC) !== 0;
     if (writing) {
       this.refuseIfReadOnly();
       this.nextFile.drop(path);
     }
-    await this.flushWritersOf(path);
     const key = this.key(path);
+    const writer = this.writersOf(path).filter((w) => w.dirty).at(-1);
+    if (writer && !truncating) return this.openShared(path, key, writer, writing);
     const journaled = this.journal?.pending(key);
     if (journaled) {
       const attr = this.journalAttr(path)!;
-      if (!writing)
-        return this.register(await LocalReadHandle.open(path, this.journal!.dataPath(journaled.id)));
-      const truncating = (flags & O_TRUNC) !== 0;
-      return this.register(
-        new WriteHandle(this.settings, path, key, attr, truncating ? undefined : journaled.size),
-      );
+      if (writing)
+        return this.register(
+          new WriteHandle(this.settings, path, key, attr, truncating ? undefined : journaled.size),
+        );
+      const fh = await this.journal!.openPending(key);
+      if (fh) return this.register(LocalReadHandle.of(path, fh));
+      // Uploaded meanwhile: the bucket has it now.
     }
     // Close-to-open: every open asks the bucket, whatever the cache says. A reader of a file
     // known to be non-empty asks with a GET of its first bytes, which answers both at once.
@@ -501,6 +509,8 @@ export class Filesystem {
       if (fast !== undefined) return fast;
     }
     const head = await this.client.head(key);
+    // Truncating a file that is being written here for the first time, so not yet in the bucket.
+    if (!head && writer) return this.register(new WriteHandle(this.settings, path, key, writer.attr, undefined));
     if (!head) {
       const attr = await this.lookup(path);
       if (attr?.kind === 'dir') throw new FsError('EISDIR');
@@ -508,10 +518,35 @@ export class Filesystem {
       throw new FsError('ENOENT');
     }
     const attr = attrFromHead(head, this.defaults, false);
-    this.remember(path, attr);
+    if (!writer) this.remember(path, attr);
     if (!writing) return this.register(new ReadHandle(this.settings, path, key, head.size));
-    const truncating = (flags & O_TRUNC) !== 0;
     return this.register(new WriteHandle(this.settings, path, key, attr, truncating ? undefined : head.size));
+  }
+
+  /**
+   * Another handle of this mount is writing `path` and has not closed it. Its bytes must not reach
+   * the bucket before that close (a crash would leave them there as a partial object), so this
+   * open shares them instead: a reader reads through the writer while it holds them, and the file
+   * as closed after that; a writer starts from a copy of them. When the writer's stream has
+   * already sent parts (past its first 16 MiB), those bytes are nowhere to be read, and the size
+   * the kernel shows is the writer's, so the file as last closed is no consistent view either:
+   * the open is refused with EBUSY until the writer closes.
+   */
+  private async openShared(path: string, key: string, writer: WriteHandle, writing: boolean) {
+    const busy = () => new FsError('EBUSY', `${path} is being written by another process; open it after that closes`);
+    if (writing) {
+      const copy = await writer.localCopy();
+      if (!copy) throw busy();
+      return this.register(new WriteHandle(this.settings, path, key, writer.attr, copy.size, copy));
+    }
+    if (!(await writer.keepLocal())) throw busy();
+    const reopen = async () => {
+      const fh = await this.open(path, 0);
+      const h = this.handle(fh);
+      this.handles.delete(fh);
+      return h;
+    };
+    return this.register(new WriterView(path, writer, reopen));
   }
 
   /**
@@ -659,10 +694,11 @@ export class Filesystem {
 
   async truncate(path: string, size: number): Promise<void> {
     this.refuseIfReadOnly();
+    // A file open for writing takes the change with its content, and publishes both at its close:
+    // publishing now would put the writer's unfinished bytes in the bucket.
     const open = this.writersOf(path).at(-1);
     if (open) {
       await open.truncate(size);
-      await this.flushWriter(open);
       return;
     }
     const attr = await this.lookup(path);
