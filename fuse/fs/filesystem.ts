@@ -3,13 +3,14 @@
 // take absolute paths inside the mount and throw FsError (or errors toErrno() can name).
 // docs/SEMANTICS.md is the contract this file implements.
 
-import { mkdir as mkdirLocal } from 'node:fs/promises';
+import { mkdir as mkdirLocal, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isObjectError, type ObjectClient, type ObjectHead } from '../s3/object-client.ts';
 import { FS_LOG_CODES } from '../errors.ts';
 import { copyObject } from './copy.ts';
 import { EntryCache, entriesAfter } from './entry-cache.ts';
 import { KnownAttrs } from './known-attrs.ts';
+import { abortStaleUploads, removeDeadStaging, stagingDirOf } from './leftovers.ts';
 import { FsError } from './errno.ts';
 import {
   type Handle,
@@ -75,6 +76,11 @@ export interface FilesystemOptions {
    * only defaults, are never answered; the object is looked up first.
    */
   readonly checkPermissions?: boolean;
+  /**
+   * At start, multipart uploads under the prefix unfinished for longer than this are aborted:
+   * a killed mount leaves them, and they are billed. 0 or unset: never.
+   */
+  readonly abortUploadsAfterMs?: number;
   readonly log: FsLogger;
 }
 
@@ -159,7 +165,7 @@ export class Filesystem {
       upload: { ...common, streak: new UploadStreak(), maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
       staging: {
         ...common,
-        dir: options.cacheDir,
+        dir: stagingDirOf(options.cacheDir),
         limit: options.stagingLimit,
         maxInFlight: options.maxInFlight,
         hasLocal: (key) => journal?.pending(key) !== undefined,
@@ -173,11 +179,46 @@ export class Filesystem {
     return this.budget.used - this.pool.idleBytes;
   }
 
-  /** Checks the bucket and prepares the cache directory; throws what the mount should report. */
+  /**
+   * Checks the bucket, prepares the cache directory and cleans up after a mount that died (see
+   * leftovers.ts); throws what the mount should report. Stale uploads are aborted in the
+   * background: a big bucket's listing must not hold up the mount.
+   */
   async start(): Promise<void> {
     await this.client.checkBucket();
     await mkdirLocal(this.o.cacheDir, { recursive: true, mode: 0o700 });
+    const removed = await removeDeadStaging(this.o.cacheDir);
+    if (removed.dirs.length > 0)
+      this.o.log.warn(removed, 'removed staging files left by a mount that is no longer running');
+    await mkdirLocal(this.settings.staging.dir, { recursive: true, mode: 0o700 });
     await this.journal?.open();
+    const age = this.o.abortUploadsAfterMs ?? 0;
+    if (age > 0 && !this.o.readOnly) this.abortingUploads = this.abortStaleUploads(age);
+  }
+
+  /** Resolves once the start-up's abort of stale multipart uploads is done (for tests and stop). */
+  abortingUploads: Promise<void> = Promise.resolve();
+
+  private async abortStaleUploads(ageMs: number): Promise<void> {
+    try {
+      const aborted = await abortStaleUploads(this.client, this.prefix, ageMs);
+      if (aborted.length > 0)
+        this.o.log.warn(
+          { aborted: aborted.length, keys: aborted.slice(0, 20).map((u) => u.key), olderThanMs: ageMs },
+          'aborted unfinished multipart uploads left by a mount that died',
+        );
+    } catch (err) {
+      this.o.log.warn(
+        { err: String(err), prefix: this.prefix },
+        'could not list unfinished multipart uploads (the server may not support it); none aborted',
+      );
+    }
+  }
+
+  /** Removes this process's staging directory; call once every file is closed. */
+  async stop(): Promise<void> {
+    await this.abortingUploads;
+    await rm(this.settings.staging.dir, { recursive: true, force: true });
   }
 
   /** Attributes of a file whose newest content waits in the write-back journal. */

@@ -19,6 +19,7 @@ import { copyFile, type FileHandle, mkdir, open, readdir, readFile, rename, unli
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
+import { pidAlive } from './leftovers.ts';
 import type { FsLogger } from './log.ts';
 import { type StagingFile, type StagingSettings, uploadFile } from './staging-file.ts';
 
@@ -50,15 +51,6 @@ async function fsyncDir(dir: string): Promise<void> {
 }
 
 const LOCK_FILE = 'lock';
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * One mount per journal: two processes uploading and deleting the same entries would race. The

@@ -5,12 +5,13 @@
 // backup would, and must see the writer's data without it reaching the bucket.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../helpers/cleanup.ts';
 import { NODE, startChild } from '../helpers/process.ts';
 import { type S3rverServer, startS3rver } from '../helpers/s3rver.ts';
+import { startSwift, swiftAvailable } from '../helpers/swift.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { fuseAvailable, mountBucket, sh } from './mount-helpers.ts';
 import { sdkClient } from './s3/sdk.ts';
@@ -96,6 +97,9 @@ describe.runIf(fuseAvailable().ok)('a mount killed with -9 mid-write', () => {
           const code = await again.child.stop('SIGTERM', 30_000);
           expect(code, `${again.child.proc.signalCode} ${again.child.output()}`).toBe(0);
           await sh(`fusermount -uz '${again.dir}'`);
+          // The killed mount's staging file (its content so far) is removed, and said so.
+          if (point === 'big') expect(again.child.output()).toMatch(/removed staging files left by a mount/);
+          expect((await readdir(cacheDir)).filter((n) => n.startsWith('staging-'))).toEqual([]);
         }
         const stored = await client.get(name).catch(() => undefined);
         const expected = point === 'closed' ? fresh : old;
@@ -122,4 +126,38 @@ describe.runIf(fuseAvailable().ok)('a mount killed with -9 mid-write', () => {
       }
     }, 120_000);
   }
+});
+
+const swift = await swiftAvailable();
+
+describe.runIf(fuseAvailable().ok && swift.ok)('a mount killed with -9 mid-upload, on Swift', () => {
+  it('leaves a multipart upload, which the next start aborts once older than --abort-uploads-after', async () => {
+    const server = await startSwift({ buckets: ['crash'] });
+    const client = sdkClient(server, 'crash');
+    const local = await tempDir('estuary-crash-');
+    await writeFile(join(local, 'big.bin'), randomBytes(20 * MiB));
+    // Someone else's upload outside the mount's prefix must survive.
+    const outside = await client.createMultipart('elsewhere/big.bin');
+    const extra = ['--abort-uploads-after', '1s'];
+    const m = await mountBucket(server, 'crash/run', extra);
+    // One descriptor held open past the first 16 MiB part, then the mount dies.
+    const script = `const fs = require('node:fs'); const fd = fs.openSync(${JSON.stringify(`${m.dir}/big.bin`)}, 'w');
+      fs.writeSync(fd, fs.readFileSync('big.bin')); console.log('written'); setTimeout(() => {}, 60000);`;
+    const w = startChild(NODE, ['-e', script], { cwd: local });
+    await w.waitFor(/written/, 30_000);
+    await m.child.stop('SIGKILL');
+    await w.stop('SIGKILL');
+    await sh(`fusermount -uz '${m.dir}'`);
+    expect((await client.listUploads('run/')).map((u) => u.key)).toEqual(['run/big.bin']);
+    expect(await client.head('run/big.bin')).toBeUndefined();
+
+    // Swift gives the upload's start in whole seconds, rounded: wait past a second more than that.
+    await new Promise((r) => setTimeout(r, 2100));
+    const again = await mountBucket(server, 'crash/run', extra);
+    await again.child.waitFor(/aborted unfinished multipart uploads left by a mount that died/, 20_000);
+    expect(await client.listUploads('run/')).toEqual([]);
+    expect((await client.listUploads('elsewhere/')).map((u) => u.uploadId)).toEqual([outside]);
+    await client.abortMultipart('elsewhere/big.bin', outside);
+    expect(await again.child.stop('SIGTERM', 30_000)).toBe(0);
+  }, 90_000);
 });
