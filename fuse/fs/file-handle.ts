@@ -8,6 +8,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import type { Journal } from './journal.ts';
 import type { MemoryBudget } from './memory-budget.ts';
+import { FsError } from './errno.ts';
 import { type Attr, writeOptionsOf } from './metadata.ts';
 import { type Chunk, Prefetcher } from './prefetcher.ts';
 import { StagingFile, type StagingSettings } from './staging-file.ts';
@@ -27,7 +28,11 @@ export class ReadHandle {
   readonly kind = 'read';
   path: string;
   readonly size: number;
+  private readonly s: HandleSettings;
+  private readonly key: string;
   private readonly prefetcher: Prefetcher;
+  /** Set when the object was about to be deleted or replaced while this handle was open. */
+  private copy: Promise<StagingFile> | undefined;
 
   constructor(
     s: HandleSettings,
@@ -37,13 +42,29 @@ export class ReadHandle {
     first?: Buffer,
     ahead?: readonly Chunk[],
   ) {
+    this.s = s;
     this.path = path;
+    this.key = key;
     this.size = size;
     this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first, ahead);
   }
 
-  read(offset: number, length: number): Promise<Buffer> {
+  async read(offset: number, length: number): Promise<Buffer> {
+    if (this.copy) return (await this.copy).read(offset, length);
     return this.prefetcher.read(offset, length);
+  }
+
+  /**
+   * The object is about to be deleted (unlink) or replaced (rename over it) while this handle is
+   * open: as on a local filesystem, the handle keeps reading what it opened, from a local copy
+   * made now. Throws EFBIG above --staging-limit; the handle then fails once the object is gone.
+   */
+  async keepCopy(): Promise<void> {
+    this.copy ??= StagingFile.fromObject(this.s.staging, this.key, this.size);
+    await this.copy.catch((err: unknown) => {
+      this.copy = undefined;
+      throw err;
+    });
   }
 
   /** The filesystem has guessed which file this reader opens next (see next-file.ts). */
@@ -68,6 +89,7 @@ export class ReadHandle {
 
   async close(): Promise<void> {
     this.prefetcher.close();
+    await (await this.copy?.catch(() => undefined))?.close();
   }
 }
 
@@ -238,6 +260,9 @@ export class WriteHandle {
         if (this.s.journal) this.staging = await StagingFile.create(this.s.staging);
         else this.stream = new StreamingUpload(this.s.upload, this.key);
       } else {
+        if (size > this.s.staging.limit) {
+          throw new FsError('EFBIG', `${this.key}: ${size} bytes is over the staging limit of ${this.s.staging.limit}`);
+        }
         await this.toStaging();
         await this.staging!.truncate(size);
       }

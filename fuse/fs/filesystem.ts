@@ -248,6 +248,16 @@ export class Filesystem {
     return fileKey(this.prefix, path);
   }
 
+  /** Readers of `path` keep what they opened before its object goes (see ReadHandle.keepCopy). */
+  private async keepReaders(path: string): Promise<void> {
+    for (const h of this.handles.values()) {
+      if (!(h instanceof ReadHandle) || h.path !== path) continue;
+      await h.keepCopy().catch((err: unknown) =>
+        this.o.log.warn({ path, err: String(err) }, 'an open reader of a removed file cannot keep reading it'),
+      );
+    }
+  }
+
   private writersOf(path: string): WriteHandle[] {
     const out: WriteHandle[] = [];
     for (const h of this.handles.values())
@@ -761,6 +771,7 @@ export class Filesystem {
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind === 'dir') throw new FsError('EISDIR');
     for (const w of this.writersOf(path)) w.unlinked = true;
+    await this.keepReaders(path);
     await this.client.delete(this.key(path));
     this.forget(path);
   }
@@ -859,6 +870,8 @@ export class Filesystem {
       if (dst?.kind === 'dir') throw new FsError('EISDIR');
       await this.flushWritersOf(from);
       const size = (await this.lookup(from))?.size ?? src.size;
+      await this.keepReaders(from);
+      if (dst) await this.keepReaders(to);
       await copyObject(this.client, this.key(from), this.key(to), size, undefined, RENAME_PARALLEL);
       await this.client.delete(this.key(from));
       for (const w of this.writersOf(from)) {

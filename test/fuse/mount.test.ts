@@ -165,6 +165,16 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     expect(r.out.trim()).toBe('same');
   });
 
+  it('keeps reading a file removed while open, as a local filesystem does', async () => {
+    const r = await sh(
+      `cd '${m.dir}' && head -c 3000000 /dev/urandom > u.bin && md5sum < u.bin && exec 3< u.bin && rm u.bin && ` +
+        'test ! -e u.bin && md5sum <&3',
+    );
+    expect(r.code, r.out).toBe(0);
+    const [before, after] = r.out.trim().split('\n');
+    expect(after).toBe(before);
+  });
+
   it('refuses what S3 cannot hold with the documented errno', async () => {
     const long = 'n'.repeat(256);
     const r = await sh(`cd '${m.dir}' && (touch ${long} 2>&1; ln f.txt hard 2>&1; true)`);
