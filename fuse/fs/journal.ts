@@ -200,7 +200,10 @@ export class Journal {
 
   /** Resolves when no entry for a key starting with `prefix` is pending (all when omitted). */
   async settled(prefix = ''): Promise<void> {
-    while (this.queue.some((r) => r.key.startsWith(prefix))) {
+    // Also while an upload runs: its entry leaves the queue before its files are deleted.
+    const busy = () =>
+      this.queue.some((r) => r.key.startsWith(prefix)) || [...this.running].some((k) => k.startsWith(prefix));
+    while (busy()) {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
