@@ -196,10 +196,12 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     utimens: (p: string, atime: number, mtime: number, cb: Cb) =>
       reply('utimens', p, cb, () => nothing(fs.utimens(p, atime, mtime))),
     statfs: (p: string, cb: Cb) => reply('statfs', p, cb, async () => [fs.statfs()]),
-    // Hard links cannot be expressed in S3; mknod only for regular files, which create() covers.
+    // Hard links cannot be expressed in S3.
     link: (p: string, _to: string, cb: Cb) => reply('link', p, cb, async () => errnoNumber('EPERM')),
-    mknod: (p: string, _mode: number, _dev: number, cb: Cb) =>
-      reply('mknod', p, cb, async () => errnoNumber('EPERM')),
+    mknod: (p: string, mode: number, dev: number, cb: Cb) => {
+      const owner = caller();
+      reply('mknod', p, cb, () => nothing(fs.mknod(p, mode, dev, owner)));
+    },
   };
 }
 

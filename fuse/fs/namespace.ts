@@ -2,6 +2,7 @@
 // readlink, rename of files and directories, chmod, chown and utimens. See "unlink", "mkdir /
 // rmdir", "rename" and "chmod, chown, utimens" in docs/SEMANTICS.md.
 
+import type { WriteOptions } from '../s3/object-client.ts';
 import { copyObject } from './copy.ts';
 import { FsError } from './errno.ts';
 import { checkNewPath, dirPrefix, parentOf } from './keys.ts';
@@ -10,7 +11,10 @@ import {
   attrFromHead,
   implicitDirAttr,
   metadataOf,
+  S_IFMT,
+  S_IFREG,
   sameMetadata,
+  specialKindOf,
   writeOptionsOf,
 } from './metadata.ts';
 import { inParallel } from './staging-file.ts';
@@ -67,6 +71,38 @@ export class Namespace extends Writes {
     const attr: Attr = { ...this.newAttr('symlink', 0o777, owner), size: body.length };
     await this.client.put(this.key(path), body, writeOptionsOf(attr));
     this.remember(path, attr);
+  }
+
+  /**
+   * FIFOs, sockets and device nodes: an empty object whose mode carries the type, as s3fs's mknod
+   * stores them, so a bucket moves between the two. The kernel serves a FIFO or a socket itself
+   * once it exists; a device number is not kept (s3fs keeps none either). mknod of a regular file
+   * makes an empty one.
+   */
+  async mknod(path: string, mode: number, _rdev: number, owner?: Owner): Promise<void> {
+    this.refuseIfReadOnly();
+    checkNewPath(this.prefix, path);
+    await this.mustBeDir(parentOf(path));
+    if (await this.lookup(path)) throw new FsError('EEXIST');
+    const type = mode & S_IFMT;
+    const kind = type === 0 || type === S_IFREG ? 'file' : specialKindOf(mode);
+    if (!kind) throw new FsError('EINVAL', `mknod of an unknown file type ${type.toString(8)}`);
+    const attr = this.newAttr(kind, mode, owner);
+    await this.client.put(this.key(path), Buffer.alloc(0), writeOptionsOf(attr));
+    this.remember(path, attr);
+  }
+
+  /**
+   * Copy options that keep an object's mtime across a rename. An object without
+   * x-amz-meta-mtime shows its Last-Modified as mtime, which a copy would reset to the moment of
+   * the copy: so the copy then carries that time as metadata (one HEAD more). Undefined when the
+   * metadata already holds the mtime, and a plain copy keeps it.
+   */
+  protected async keepingMtime(key: string): Promise<WriteOptions | undefined> {
+    const head = await this.client.head(key);
+    if (!head || head.metadata.mtime !== undefined) return undefined;
+    const mtime = String(Math.floor(head.lastModified.getTime() / 1000));
+    return { metadata: { ...head.metadata, mtime }, contentType: head.contentType };
   }
 
   async readlink(path: string): Promise<string> {
@@ -150,7 +186,8 @@ export class Namespace extends Writes {
       const size = (await this.lookup(from))?.size ?? src.size;
       await this.keepReaders(from);
       if (dst) await this.keepReaders(to);
-      await copyObject(this.client, this.key(from), this.key(to), size, undefined, RENAME_PARALLEL);
+      const options = await this.keepingMtime(this.key(from));
+      await copyObject(this.client, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
       await this.client.delete(this.key(from));
       for (const w of this.writersOf(from)) {
         w.path = to;
@@ -178,7 +215,7 @@ export class Namespace extends Writes {
     for (const w of this.writersUnder(from)) if (w.dirty) await this.flushWriter(w);
     await inParallel(objects, RENAME_PARALLEL, async (o) => {
       const target = toPrefix + o.key.slice(fromPrefix.length);
-      await copyObject(this.client, o.key, target, o.size, undefined, RENAME_PARALLEL);
+      await copyObject(this.client, o.key, target, o.size, await this.keepingMtime(o.key), RENAME_PARALLEL);
     });
     if (!objects.some((o) => o.key === fromPrefix)) {
       await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));

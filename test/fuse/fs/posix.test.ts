@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { toErrno } from '../../../fuse/fs/errno.ts';
+import { S_IFBLK, S_IFCHR, S_IFIFO, S_IFSOCK } from '../../../fuse/fs/metadata.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
 import { MiB, makeFs, readOpened, writeFile } from './make-fs.ts';
 
@@ -51,5 +52,58 @@ describe('sizes the mount cannot hold', () => {
     expect(await errnoOf(fs.ftruncate(fh, 2 * MiB))).toBe('EFBIG');
     await fs.release(fh);
     expect(mem.objects.get('small')?.body.toString()).toBe('abc');
+  });
+});
+
+describe('special files, stored as s3fs stores them', () => {
+  it('makes FIFOs, sockets and device nodes as empty objects whose mode carries the type', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const made = [
+      ['/fifo', S_IFIFO | 0o644, 'fifo'],
+      ['/sock', S_IFSOCK | 0o755, 'socket'],
+      ['/chr', S_IFCHR | 0o600, 'chardev'],
+      ['/blk', S_IFBLK | 0o660, 'blockdev'],
+    ] as const;
+    for (const [path, mode, kind] of made) {
+      await fs.mknod(path, mode, 0, { uid: 42, gid: 43 });
+      const stored = mem.objects.get(path.slice(1));
+      expect(stored?.body.length).toBe(0);
+      expect(stored?.metadata).toMatchObject({ mode: String(mode), uid: '42', gid: '43' });
+      expect(await fs.getattr(path)).toMatchObject({ kind, perm: mode & 0o7777, uid: 42, size: 0 });
+    }
+    expect(await errnoOf(fs.mknod('/fifo', S_IFIFO | 0o644, 0))).toBe('EEXIST');
+    await fs.rename('/fifo', '/fifo2');
+    expect((await fs.getattr('/fifo2')).kind).toBe('fifo');
+    await fs.unlink('/sock');
+    expect((await fs.readdir('/')).map((e) => e.name).sort()).toEqual(['blk', 'chr', 'fifo2']);
+  });
+
+  it('shows a FIFO that s3fs stored as one', async () => {
+    const mem = new MemoryObjectClient();
+    await mem.put('from-s3fs', Buffer.alloc(0), { metadata: { mode: String(S_IFIFO | 0o640), uid: '7', gid: '8' } });
+    const fs = await makeFs(mem);
+    expect(await fs.getattr('/from-s3fs')).toMatchObject({ kind: 'fifo', perm: 0o640, uid: 7, gid: 8 });
+  });
+});
+
+describe('times', () => {
+  it('keeps the mtime through chmod, chown and rename, of files and of directories’ contents', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem, { cacheTtlMs: 0 });
+    await fs.mkdir('/d', 0o755);
+    await writeFile(fs, '/d/f', Buffer.from('x'));
+    await writeFile(fs, '/g', Buffer.from('y'));
+    // Written by the mount without an explicit mtime: the object's Last-Modified stands for it.
+    const old = new Date('2020-01-02T03:04:05Z');
+    mem.objects.get('d/f')!.lastModified = old;
+    mem.objects.get('g')!.lastModified = old;
+    expect((await fs.getattr('/g')).mtimeMs).toBe(old.getTime());
+    await fs.chmod('/g', 0o600);
+    await fs.chown('/g', 5, 6);
+    await fs.rename('/g', '/h');
+    expect(await fs.getattr('/h')).toMatchObject({ mtimeMs: old.getTime(), perm: 0o600, uid: 5 });
+    await fs.rename('/d', '/e');
+    expect((await fs.getattr('/e/f')).mtimeMs).toBe(old.getTime());
   });
 });
