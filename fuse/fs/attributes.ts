@@ -5,13 +5,16 @@
 
 import { entriesAfter } from './entry-cache.ts';
 import { FsError } from './errno.ts';
-import { baseName, dirPrefix, entryName, joinPath, parentOf } from './keys.ts';
+import { baseName, entryName, joinPath, parentOf, reachableKey, standInName } from './keys.ts';
 import { type Attr, attrFromHead, attrFromListing, implicitDirAttr } from './metadata.ts';
 import { FsCore } from './fs-core.ts';
 import type { DirEntry } from './fs-core.ts';
 
 /** Subdirectories listed ahead of a walker; see listAhead. */
 const LIST_AHEAD = 8;
+
+/** What standInName() makes. */
+const STAND_IN = /^unnamable-[0-9a-f]{12}$/;
 
 export class Attributes extends FsCore {
   async getattr(path: string): Promise<Attr> {
@@ -46,6 +49,10 @@ export class Attributes extends FsCore {
   /** HEAD the file, HEAD the directory marker and list the prefix, all at once (one round trip). */
   protected async lookupRemote(path: string): Promise<Attr | null> {
     if (Buffer.byteLength(baseName(path)) > 255) throw new FsError('ENAMETOOLONG');
+    // A stand-in name not seen yet (after a restart, say): its directory's listing defines it.
+    if (STAND_IN.test(baseName(path)) && !this.standIns.has(path)) {
+      await this.readdir(parentOf(path)).catch(() => undefined);
+    }
     const key = this.key(path);
     const [file, marker, children] = await Promise.all([
       this.client.head(key),
@@ -82,7 +89,7 @@ export class Attributes extends FsCore {
     }
     this.listAhead(path);
     const entries = new Map(names);
-    const prefix = dirPrefix(this.prefix, path);
+    const prefix = this.dirKey(path);
     for (const r of this.journal?.pendingUnder(prefix) ?? []) {
       const name = entryName(prefix, r.key);
       const attr = name === undefined ? undefined : this.journalAttr(joinPath(path, name));
@@ -149,26 +156,29 @@ export class Attributes extends FsCore {
   protected async listDir(path: string): Promise<Map<string, Attr>>;
 
   protected async listDir(path: string, onePage = false): Promise<Map<string, Attr> | undefined> {
-    const prefix = dirPrefix(this.prefix, path);
+    const prefix = this.dirKey(path);
     const names = new Map<string, Attr>();
     let skipped = 0;
+    const nameOf = (key: string): string | undefined => {
+      const name = entryName(prefix, key) ?? this.standIn(path, key.replace(/\/$/, ''));
+      if (name === undefined) skipped++;
+      return name;
+    };
     let token: string | undefined;
     do {
       const page = await this.client.list(prefix, { delimiter: '/', continuationToken: token });
       if (onePage && page.nextToken) return undefined;
       for (const p of page.prefixes) {
-        const name = entryName(prefix, p);
-        if (name === undefined) skipped++;
-        else {
+        const name = nameOf(p);
+        if (name !== undefined) {
           const known = this.known.dir(joinPath(path, name));
           names.set(name, known ? { ...known, fromListing: true } : implicitDirAttr(this.defaults));
         }
       }
       for (const o of page.objects) {
         if (o.key === prefix) continue;
-        const name = entryName(prefix, o.key);
-        if (name === undefined) skipped++;
-        else if (names.get(name)?.kind !== 'dir') {
+        const name = nameOf(o.key);
+        if (name !== undefined && names.get(name)?.kind !== 'dir') {
           // Keep what a HEAD told us (mode, owner, symlink, mtime) while the object is unchanged.
           const known = this.known.object(joinPath(path, name), o.etag);
           names.set(name, known ? { ...known, fromListing: true } : attrFromListing(o, this.defaults));
@@ -176,7 +186,26 @@ export class Attributes extends FsCore {
       }
       token = page.nextToken;
     } while (token);
-    if (skipped > 0) this.o.log.debug({ prefix, skipped }, 'keys with no POSIX name left out of a listing');
+    if (skipped > 0) this.o.log.debug({ prefix, skipped }, 'keys that are not UTF-8 left out of a listing');
     return names;
+  }
+
+  /**
+   * A stand-in name for a key no POSIX name can show (empty or `.`/`..` components, a name over
+   * 255 bytes); logged once per key, with how to reach it. Undefined for keys the listing could
+   * not give exactly (not UTF-8): no request could name them.
+   */
+  protected standIn(dir: string, key: string): string | undefined {
+    if (!reachableKey(key)) return undefined;
+    const name = standInName(key);
+    const path = joinPath(dir, name);
+    if (this.standIns.get(path) !== key) {
+      this.standIns.set(path, key);
+      this.o.log.warn(
+        { key, shownAs: path },
+        'a key no POSIX name can show is listed under a stand-in name; mv it to a proper name to use it as usual',
+      );
+    }
+    return name;
   }
 }

@@ -17,7 +17,7 @@ import { FsError } from './errno.ts';
 import { type Handle, type HandleSettings, ReadHandle, WriteHandle } from './file-handle.ts';
 import { Journal } from './journal.ts';
 import type { FsLogger } from './log.ts';
-import { baseName, dirPrefix, fileKey, normalisePrefix, parentOf } from './keys.ts';
+import { baseName, fileKey, normalisePrefix, parentOf } from './keys.ts';
 import { BufferPool } from './buffer-pool.ts';
 import { MemoryBudget } from './memory-budget.ts';
 import { type Attr, type AttrDefaults, attrFromHead } from './metadata.ts';
@@ -90,6 +90,8 @@ export class FsCore {
   protected readonly defaults: AttrDefaults;
   protected readonly cache: EntryCache;
   protected readonly known = new KnownAttrs();
+  /** Stand-in paths for keys no POSIX name can show, to those keys (without a trailing slash). */
+  protected readonly standIns = new Map<string, string>();
   readonly budget: MemoryBudget;
   protected readonly pool: BufferPool;
   protected readonly settings: HandleSettings;
@@ -204,11 +206,26 @@ export class FsCore {
   /** Waits until the journal holds nothing for `path` (or anything under it). */
   protected async settled(path: string, tree = false): Promise<void> {
     if (!this.journal) return;
-    await this.journal.settled(tree ? dirPrefix(this.prefix, path) : this.key(path));
+    await this.journal.settled(tree ? this.dirKey(path) : this.key(path));
   }
 
+  /**
+   * The key of `path`. A stand-in name for a key no POSIX name can show (see standInName), and
+   * every path under one, maps to the real key.
+   */
   protected key(path: string): string {
+    if (this.standIns.size > 0) {
+      for (let p = path; p !== '/'; p = parentOf(p)) {
+        const real = this.standIns.get(p);
+        if (real !== undefined) return real + path.slice(p.length);
+      }
+    }
     return fileKey(this.prefix, path);
+  }
+
+  /** The prefix under which a directory's children live (its marker's key). */
+  protected dirKey(path: string): string {
+    return path === '/' ? this.prefix : `${this.key(path)}/`;
   }
 
   /** Readers of `path` keep what they opened before its object goes (see ReadHandle.keepCopy). */
@@ -254,6 +271,7 @@ export class FsCore {
   protected forget(path: string): void {
     this.cache.remove(parentOf(path), baseName(path), path);
     this.known.forget(path);
+    this.standIns.delete(path);
     this.nextFile.drop(path);
   }
 

@@ -5,7 +5,7 @@
 import type { WriteOptions } from '../s3/object-client.ts';
 import { copyObject } from './copy.ts';
 import { FsError } from './errno.ts';
-import { checkNewPath, dirPrefix, parentOf } from './keys.ts';
+import { checkNewPath, parentOf } from './keys.ts';
 import {
   type Attr,
   attrFromHead,
@@ -41,7 +41,7 @@ export class Namespace extends Writes {
     if (path === '/') throw new FsError('EBUSY');
     await this.mustBeDir(path);
     await this.settled(path, true);
-    const prefix = dirPrefix(this.prefix, path);
+    const prefix = this.dirKey(path);
     const page = await this.client.list(prefix, { maxKeys: 2 });
     if (page.objects.some((o) => o.key !== prefix) || this.writersUnder(path).length > 0) {
       throw new FsError('ENOTEMPTY');
@@ -200,8 +200,8 @@ export class Namespace extends Writes {
 
   /** Copies every object under the directory, then deletes the originals: not atomic. */
   protected async renameDir(from: string, to: string, attr: Attr): Promise<void> {
-    const fromPrefix = dirPrefix(this.prefix, from);
-    const toPrefix = dirPrefix(this.prefix, to);
+    const fromPrefix = this.dirKey(from);
+    const toPrefix = this.dirKey(to);
     const objects: { key: string; size: number }[] = [];
     let token: string | undefined;
     do {

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { toErrno } from '../../../fuse/fs/errno.ts';
 import { S_IFBLK, S_IFCHR, S_IFIFO, S_IFSOCK } from '../../../fuse/fs/metadata.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
-import { MiB, makeFs, readOpened, writeFile } from './make-fs.ts';
+import { standInName } from '../../../fuse/fs/keys.ts';
+import { MiB, makeFs, quietLog, readFile, readOpened, writeFile } from './make-fs.ts';
 
 async function errnoOf(p: Promise<unknown>): Promise<string | undefined> {
   return p.then(
@@ -105,5 +106,36 @@ describe('times', () => {
     expect(await fs.getattr('/h')).toMatchObject({ mtimeMs: old.getTime(), perm: 0o600, uid: 5 });
     await fs.rename('/d', '/e');
     expect((await fs.getattr('/e/f')).mtimeMs).toBe(old.getTime());
+  });
+});
+
+describe('keys no POSIX name can show', () => {
+  it('lists them under stand-in names that read, rename and remove the real objects', async () => {
+    const mem = new MemoryObjectClient();
+    const long = `only/${'y'.repeat(300)}`;
+    await mem.put(long, Buffer.from('long'));
+    await mem.put('odd/a//b', Buffer.from('double slash'));
+    await mem.put('odd/./c', Buffer.from('dot'));
+    const warned: object[] = [];
+    const fs = await makeFs(mem, { log: { ...quietLog, warn: (obj) => warned.push(obj) } });
+    // A directory holding only such a key does not look empty, and says why rmdir refuses.
+    const only = await fs.readdir('/only');
+    expect(only.map((e) => e.name)).toEqual([standInName(long)]);
+    expect(await errnoOf(fs.rmdir('/only'))).toBe('ENOTEMPTY');
+    expect((await readFile(fs, `/only/${standInName(long)}`)).toString()).toBe('long');
+    await fs.rename(`/only/${standInName(long)}`, '/only/fine');
+    expect(mem.objects.has(long)).toBe(false);
+    expect(mem.objects.get('only/fine')?.body.toString()).toBe('long');
+    // Empty and `.` components become stand-in directories; paths under them reach the keys.
+    const slash = `/odd/a/${standInName('odd/a/')}`;
+    expect((await fs.getattr(slash)).kind).toBe('dir');
+    expect((await readFile(fs, `${slash}/b`)).toString()).toBe('double slash');
+    const dot = `/odd/${standInName('odd/.')}`;
+    expect((await fs.readdir(dot)).map((e) => e.name)).toEqual(['c']);
+    await fs.unlink(`${dot}/c`);
+    expect(mem.objects.has('odd/./c')).toBe(false);
+    // Each one is logged once, with the real key.
+    await fs.readdir('/only');
+    expect(warned.filter((w) => (w as { key?: string }).key === long)).toHaveLength(1);
   });
 });
