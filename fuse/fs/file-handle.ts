@@ -27,10 +27,12 @@ export interface HandleSettings {
 export class ReadHandle {
   readonly kind = 'read';
   path: string;
-  readonly size: number;
+  size: number;
   private readonly s: HandleSettings;
   private readonly key: string;
-  private readonly prefetcher: Prefetcher;
+  private prefetcher: Prefetcher;
+  /** Set by reload() when the new content waits in the write-back journal. */
+  private local: LocalReadHandle | undefined;
   /** Set when the object was about to be deleted or replaced while this handle was open. */
   private copy: Promise<StagingFile> | undefined;
 
@@ -51,7 +53,21 @@ export class ReadHandle {
 
   async read(offset: number, length: number): Promise<Buffer> {
     if (this.copy) return (await this.copy).read(offset, length);
+    if (this.local) return this.local.read(offset, length);
     return this.prefetcher.read(offset, length);
+  }
+
+  /**
+   * This mount has just replaced the file's content (a writer's close, a truncate): read the new
+   * one from now on, from the bucket (`size` bytes) or from the journal's file, as a reader of a
+   * local file sees every change. What was fetched ahead of the old content is dropped.
+   */
+  async reload(size: number, local?: LocalReadHandle): Promise<void> {
+    this.prefetcher.close();
+    await this.local?.close();
+    this.local = local;
+    this.size = size;
+    this.prefetcher = new Prefetcher(this.s.client, this.key, size, this.s.budget, this.s.maxReadahead);
   }
 
   /**
@@ -89,6 +105,7 @@ export class ReadHandle {
 
   async close(): Promise<void> {
     this.prefetcher.close();
+    await this.local?.close();
     await (await this.copy?.catch(() => undefined))?.close();
   }
 }
@@ -147,13 +164,11 @@ export class WriteHandle {
     key: string,
     attr: Attr,
     existingSize: number | undefined,
-    staging?: StagingFile,
   ) {
     this.s = s;
     this.path = path;
     this.key = key;
     this.attr = attr;
-    this.staging = staging;
     this.base = existingSize ?? 0;
     this.dirty = existingSize === undefined;
     if (existingSize === undefined && !s.journal) this.stream = new StreamingUpload(s.upload, key);
@@ -239,15 +254,6 @@ export class WriteHandle {
         return Buffer.from(buf.subarray(Math.min(offset, buf.length), Math.min(offset + length, buf.length)));
       }
       return undefined;
-    });
-  }
-
-  /** A copy of the content for a second writer, or undefined when parts already left. */
-  localCopy(): Promise<StagingFile | undefined> {
-    return this.serial(async () => {
-      if (this.closed || (this.stream && !this.stream.unsent)) return undefined;
-      await this.toStaging();
-      return this.staging!.clone();
     });
   }
 

@@ -14,7 +14,7 @@ import { EntryCache } from './entry-cache.ts';
 import { KnownAttrs } from './known-attrs.ts';
 import { abortStaleUploads, removeDeadStaging, stagingDirOf } from './leftovers.ts';
 import { FsError } from './errno.ts';
-import { type Handle, type HandleSettings, ReadHandle, WriteHandle } from './file-handle.ts';
+import { type Handle, type HandleSettings, LocalReadHandle, ReadHandle, WriteHandle } from './file-handle.ts';
 import { Journal } from './journal.ts';
 import type { FsLogger } from './log.ts';
 import { baseName, fileKey, normalisePrefix, parentOf } from './keys.ts';
@@ -228,6 +228,15 @@ export class FsCore {
     return path === '/' ? this.prefix : `${this.key(path)}/`;
   }
 
+  /** Readers opened before this mount replaced the content of `path` read the new content. */
+  protected async refreshReaders(path: string, size: number): Promise<void> {
+    for (const h of this.handles.values()) {
+      if (!(h instanceof ReadHandle) || h.path !== path) continue;
+      const fh = await this.journal?.openPending(this.key(path));
+      await h.reload(size, fh && LocalReadHandle.of(path, fh));
+    }
+  }
+
   /** Readers of `path` keep what they opened before its object goes (see ReadHandle.keepCopy). */
   protected async keepReaders(path: string): Promise<void> {
     for (const h of this.handles.values()) {
@@ -238,19 +247,23 @@ export class FsCore {
     }
   }
 
-  protected writersOf(path: string): WriteHandle[] {
-    const out: WriteHandle[] = [];
-    for (const h of this.handles.values())
-      if (h.kind === 'write' && h.path === path && !h.unlinked) out.push(h);
+  /**
+   * The open files being written, each once: every writable descriptor of one file shares one
+   * WriteHandle (see Reads.open), as descriptors of one inode share its content.
+   */
+  protected writers(): Set<WriteHandle> {
+    const out = new Set<WriteHandle>();
+    for (const h of this.handles.values()) if (h.kind === 'write' && !h.unlinked) out.add(h);
     return out;
+  }
+
+  protected writersOf(path: string): WriteHandle[] {
+    return [...this.writers()].filter((h) => h.path === path);
   }
 
   protected writersUnder(path: string): WriteHandle[] {
     const under = path === '/' ? '/' : `${path}/`;
-    const out: WriteHandle[] = [];
-    for (const h of this.handles.values())
-      if (h.kind === 'write' && h.path.startsWith(under) && !h.unlinked) out.push(h);
-    return out;
+    return [...this.writers()].filter((h) => h.path.startsWith(under));
   }
 
   /** An open writer's view wins over the bucket's: its size is what the writer has written. */
@@ -326,7 +339,7 @@ export class FsCore {
   /** Open files with changes not yet in the bucket. */
   get pendingUploads(): number {
     let n = 0;
-    for (const h of this.handles.values()) if (h.kind === 'write' && h.dirty && !h.unlinked) n++;
+    for (const h of this.writers()) if (h.dirty) n++;
     return n;
   }
 

@@ -25,8 +25,13 @@ export class Reads extends Attributes {
       this.nextFile.drop(path);
     }
     const key = this.key(path);
-    const writer = this.writersOf(path).filter((w) => w.dirty).at(-1);
-    if (writer && !truncating) return this.openShared(path, key, writer, writing);
+    const writer = this.writersOf(path).at(-1);
+    if (writer && writing) {
+      // One content per file, as one inode has: every writable descriptor shares the handle.
+      if (truncating) await writer.truncate(0);
+      return this.register(writer);
+    }
+    if (writer?.dirty) return this.openShared(path, writer);
     const journaled = this.journal?.pending(key);
     if (journaled) {
       const attr = this.journalAttr(path)!;
@@ -45,8 +50,6 @@ export class Reads extends Attributes {
       if (fast !== undefined) return fast;
     }
     const head = await this.client.head(key);
-    // Truncating a file that is being written here for the first time, so not yet in the bucket.
-    if (!head && writer) return this.register(new WriteHandle(this.settings, path, key, writer.attr, undefined));
     if (!head) {
       const attr = await this.lookup(path);
       if (attr?.kind === 'dir') throw new FsError('EISDIR');
@@ -60,22 +63,17 @@ export class Reads extends Attributes {
   }
 
   /**
-   * Another handle of this mount is writing `path` and has not closed it. Its bytes must not reach
-   * the bucket before that close (a crash would leave them there as a partial object), so this
-   * open shares them instead: a reader reads through the writer while it holds them, and the file
-   * as closed after that; a writer starts from a copy of them. When the writer's stream has
-   * already sent parts (past its first 16 MiB), those bytes are nowhere to be read, and the size
-   * the kernel shows is the writer's, so the file as last closed is no consistent view either:
-   * the open is refused with EBUSY until the writer closes.
+   * A reader of a file that a handle of this mount is writing and has not closed. The writer's
+   * bytes must not reach the bucket before that close (a crash would leave them there as a
+   * partial object), so the reader reads through the writer while it holds them, and the file as
+   * closed after that. When the writer's stream has already sent parts (past its first 16 MiB),
+   * those bytes are nowhere to be read, and the size the kernel shows is the writer's, so the
+   * file as last closed is no consistent view either: the open is refused with EBUSY until the
+   * writer closes. (A writable open shares the writer itself: see open().)
    */
-  protected async openShared(path: string, key: string, writer: WriteHandle, writing: boolean) {
-    const busy = () => new FsError('EBUSY', `${path} is being written by another process; open it after that closes`);
-    if (writing) {
-      const copy = await writer.localCopy();
-      if (!copy) throw busy();
-      return this.register(new WriteHandle(this.settings, path, key, writer.attr, copy.size, copy));
-    }
-    if (!(await writer.keepLocal())) throw busy();
+  protected async openShared(path: string, writer: WriteHandle) {
+    if (!(await writer.keepLocal()))
+      throw new FsError('EBUSY', `${path} is being written by another process; open it after that closes`);
     const reopen = async () => {
       const fh = await this.open(path, 0);
       const h = this.handle(fh);

@@ -5,7 +5,7 @@
 // A full cache disk surfaces as ENOSPC from write().
 
 import { randomUUID } from 'node:crypto';
-import { copyFile, type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { type BufferPool, sizeClass } from './buffer-pool.ts';
@@ -102,13 +102,6 @@ export class StagingFile {
       throw err;
     }
     return file;
-  }
-
-  /** A new staging file with the same content, for a second writer of the same file. */
-  async clone(): Promise<StagingFile> {
-    const path = join(this.s.dir, `staging-${randomUUID()}`);
-    await copyFile(this.path, path);
-    return new StagingFile(this.s, path, await open(path, 'r+'), this.size);
   }
 
   async read(offset: number, length: number): Promise<Buffer> {

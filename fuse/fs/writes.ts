@@ -49,7 +49,10 @@ export class Writes extends Reads {
   protected async flushWriter(w: WriteHandle): Promise<void> {
     try {
       const etag = await w.flush();
-      if (etag !== undefined) this.remember(w.path, { ...w.attr, size: w.size });
+      if (etag !== undefined) {
+        this.remember(w.path, { ...w.attr, size: w.size });
+        await this.refreshReaders(w.path, w.size);
+      }
     } catch (err) {
       this.logUploadFailure(w, err);
       if (err instanceof FsError && err.errno !== 'EIO') throw err;
@@ -75,7 +78,8 @@ export class Writes extends Reads {
       if (h.kind === 'write' && h.dirty) await this.flushWriter(h);
     } finally {
       this.handles.delete(fh);
-      await h.close();
+      // A WriteHandle shared by several descriptors lives until the last of them is released.
+      if (![...this.handles.values()].includes(h)) await h.close();
     }
   }
 
