@@ -5,7 +5,7 @@
 
 import { entriesAfter } from './entry-cache.ts';
 import { FsError } from './errno.ts';
-import { baseName, entryName, joinPath, parentOf, reachableKey, standInName } from './keys.ts';
+import { baseName, entryName, joinPath, NAME_MAX, parentOf, reachableKey, standInName } from './keys.ts';
 import { type Attr, attrFromHead, attrFromListing, implicitDirAttr } from './metadata.ts';
 import { FsCore } from './fs-core.ts';
 import type { DirEntry } from './fs-core.ts';
@@ -25,6 +25,9 @@ export class Attributes extends FsCore {
 
   protected async lookup(path: string): Promise<Attr | null> {
     if (path === '/') return implicitDirAttr(this.defaults);
+    // Before any cache: a cached listing would answer ENOENT for a name no file can have, and
+    // whether one is cached (more often with --write-back) must not change the errno.
+    if (Buffer.byteLength(baseName(path)) > NAME_MAX) throw new FsError('ENAMETOOLONG');
     const pending = this.writerAttr(path) ?? this.journalAttr(path);
     if (pending) return pending;
     let cached = this.cache.get(path);
@@ -48,7 +51,6 @@ export class Attributes extends FsCore {
 
   /** HEAD the file, HEAD the directory marker and list the prefix, all at once (one round trip). */
   protected async lookupRemote(path: string): Promise<Attr | null> {
-    if (Buffer.byteLength(baseName(path)) > 255) throw new FsError('ENAMETOOLONG');
     // A stand-in name not seen yet (after a restart, say): its directory's listing defines it.
     if (STAND_IN.test(baseName(path)) && !this.standIns.has(path)) {
       await this.readdir(parentOf(path)).catch(() => undefined);

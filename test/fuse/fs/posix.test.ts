@@ -139,3 +139,24 @@ describe('keys no POSIX name can show', () => {
     expect(warned.filter((w) => (w as { key?: string }).key === long)).toHaveLength(1);
   });
 });
+
+describe('names too long', () => {
+  for (const writeBack of [false, true]) {
+    it(`answer ENAMETOOLONG to every operation, listed directory or not (write-back ${writeBack})`, async () => {
+      const fs = await makeFs(new MemoryObjectClient(), { writeBack });
+      const long = `/${'n'.repeat(256)}`;
+      const ops = () => [
+        fs.getattr(long),
+        fs.open(long, 0),
+        fs.unlink(long),
+        fs.rmdir(long),
+        fs.create(long, 0o644),
+        fs.mkdir(long, 0o755),
+      ];
+      expect(await Promise.all(ops().map(errnoOf))).toEqual(Array(6).fill('ENAMETOOLONG'));
+      await fs.readdir('/');
+      expect(await Promise.all(ops().map(errnoOf))).toEqual(Array(6).fill('ENAMETOOLONG'));
+      await fs.journal?.close();
+    });
+  }
+});
