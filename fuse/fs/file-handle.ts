@@ -51,10 +51,19 @@ export class ReadHandle {
     this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first, ahead);
   }
 
+  /** Reads under way on the current prefetcher, and what to close once they are done. */
+  private reading = 0;
+  private retired: Prefetcher[] = [];
+
   async read(offset: number, length: number): Promise<Buffer> {
     if (this.copy) return (await this.copy).read(offset, length);
     if (this.local) return this.local.read(offset, length);
-    return this.prefetcher.read(offset, length);
+    this.reading++;
+    try {
+      return await this.prefetcher.read(offset, length);
+    } finally {
+      if (--this.reading === 0) for (const p of this.retired.splice(0)) p.close();
+    }
   }
 
   /**
@@ -63,7 +72,9 @@ export class ReadHandle {
    * local file sees every change. What was fetched ahead of the old content is dropped.
    */
   async reload(size: number, local?: LocalReadHandle): Promise<void> {
-    this.prefetcher.close();
+    // A read still running on the old prefetcher finishes first (see read()).
+    if (this.reading > 0) this.retired.push(this.prefetcher);
+    else this.prefetcher.close();
     await this.local?.close();
     this.local = local;
     this.size = size;
@@ -126,14 +137,24 @@ export class LocalReadHandle {
     return new LocalReadHandle(path, fh);
   }
 
+  /** Reads under way: a handle replaced while one runs (see refreshReaders) closes after it. */
+  private reading = 0;
+  private closing = false;
+
   async read(offset: number, length: number): Promise<Buffer> {
-    const buf = Buffer.allocUnsafe(length);
-    const { bytesRead } = await this.fh.read(buf, 0, length, offset);
-    return buf.subarray(0, bytesRead);
+    this.reading++;
+    try {
+      const buf = Buffer.allocUnsafe(length);
+      const { bytesRead } = await this.fh.read(buf, 0, length, offset);
+      return buf.subarray(0, bytesRead);
+    } finally {
+      if (--this.reading === 0 && this.closing) await this.fh.close();
+    }
   }
 
   async close(): Promise<void> {
-    await this.fh.close();
+    this.closing = true;
+    if (this.reading === 0) await this.fh.close();
   }
 }
 
@@ -380,17 +401,21 @@ export class WriterView {
   }
 
   async read(offset: number, length: number): Promise<Buffer> {
-    if (!this.after) {
-      const local = await this.writer.readLocal(offset, length);
-      if (local) return local;
-      this.after = this.reopen();
-    }
+    const local = await this.writer.readLocal(offset, length);
+    if (local) return local;
+    this.after ??= this.reopen();
     return (await this.after).read(offset, length);
   }
 
+  /** This mount published new content: what was reopened before shows the old one. */
+  async invalidate(): Promise<void> {
+    const after = this.after;
+    this.after = undefined;
+    await (await after?.catch(() => undefined))?.close();
+  }
+
   async close(): Promise<void> {
-    const after = await this.after?.catch(() => undefined);
-    await after?.close();
+    await this.invalidate();
   }
 }
 

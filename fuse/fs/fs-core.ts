@@ -14,7 +14,7 @@ import { EntryCache } from './entry-cache.ts';
 import { KnownAttrs } from './known-attrs.ts';
 import { abortStaleUploads, removeDeadStaging, stagingDirOf } from './leftovers.ts';
 import { FsError } from './errno.ts';
-import { type Handle, type HandleSettings, LocalReadHandle, ReadHandle, WriteHandle } from './file-handle.ts';
+import { type Handle, type HandleSettings, ReadHandle, WriteHandle } from './file-handle.ts';
 import { Journal } from './journal.ts';
 import type { FsLogger } from './log.ts';
 import { baseName, fileKey, normalisePrefix, parentOf } from './keys.ts';
@@ -226,15 +226,6 @@ export class FsCore {
   /** The prefix under which a directory's children live (its marker's key). */
   protected dirKey(path: string): string {
     return path === '/' ? this.prefix : `${this.key(path)}/`;
-  }
-
-  /** Readers opened before this mount replaced the content of `path` read the new content. */
-  protected async refreshReaders(path: string, size: number): Promise<void> {
-    for (const h of this.handles.values()) {
-      if (!(h instanceof ReadHandle) || h.path !== path) continue;
-      const fh = await this.journal?.openPending(this.key(path));
-      await h.reload(size, fh && LocalReadHandle.of(path, fh));
-    }
   }
 
   /** Readers of `path` keep what they opened before its object goes (see ReadHandle.keepCopy). */

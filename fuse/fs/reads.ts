@@ -4,7 +4,7 @@
 
 import { isObjectError, type ObjectHead } from '../s3/object-client.ts';
 import { FsError } from './errno.ts';
-import { LocalReadHandle, ReadHandle, WriteHandle, WriterView } from './file-handle.ts';
+import { type Handle, LocalReadHandle, ReadHandle, WriteHandle, WriterView } from './file-handle.ts';
 import { baseName, joinPath, parentOf } from './keys.ts';
 import { attrFromHead } from './metadata.ts';
 import { nextFileIn } from './next-file.ts';
@@ -74,13 +74,15 @@ export class Reads extends Attributes {
   protected async openShared(path: string, writer: WriteHandle) {
     if (!(await writer.keepLocal()))
       throw new FsError('EBUSY', `${path} is being written by another process; open it after that closes`);
-    const reopen = async () => {
-      const fh = await this.open(path, 0);
-      const h = this.handle(fh);
-      this.handles.delete(fh);
-      return h;
-    };
-    return this.register(new WriterView(path, writer, reopen));
+    return this.register(new WriterView(path, writer, () => this.openDetached(path)));
+  }
+
+  /** A read-only handle on `path` as it is now, not registered under any descriptor. */
+  protected async openDetached(path: string): Promise<Handle> {
+    const fh = await this.open(path, 0);
+    const h = this.handle(fh);
+    this.handles.delete(fh);
+    return h;
   }
 
   /**
@@ -142,7 +144,13 @@ export class Reads extends Attributes {
   }
 
   async read(fh: number, offset: number, length: number): Promise<Buffer> {
-    const h = this.handle(fh);
+    let h = this.handle(fh);
+    if (h instanceof ReadHandle || h instanceof LocalReadHandle) {
+      const live = await this.readThroughWriter(h.path, offset, length);
+      if (live) return live;
+      // The descriptor may have been given a fresh handle meanwhile (see refreshReaders).
+      h = this.handle(fh);
+    }
     const data = await h.read(offset, length);
     if (this.wholeFileReads >= WHOLE_FILE_STREAK && h instanceof ReadHandle && h.finishingInOrder) {
       if (!h.guessedNext) {
@@ -153,6 +161,18 @@ export class Reads extends Attributes {
       }
     }
     return data;
+  }
+
+  /**
+   * A reader opened before a writer of the same file on this host reads the writer's content
+   * while the writer holds it, as a reader of a local file sees each write. The writer keeps its
+   * content local from then on; when its parts are already streaming, the reader goes on with
+   * the file as it opened it, until the writer's close refreshes it.
+   */
+  protected async readThroughWriter(path: string, offset: number, length: number): Promise<Buffer | undefined> {
+    const writer = this.writersOf(path).find((w) => w.dirty);
+    if (!writer || !(await writer.keepLocal())) return undefined;
+    return writer.readLocal(offset, length);
   }
 
   /**

@@ -5,7 +5,7 @@
 import { isObjectError } from '../s3/object-client.ts';
 import { FS_LOG_CODES } from '../errors.ts';
 import { FsError } from './errno.ts';
-import { ReadHandle, WriteHandle } from './file-handle.ts';
+import { LocalReadHandle, ReadHandle, WriteHandle, WriterView } from './file-handle.ts';
 import { checkNewPath, parentOf } from './keys.ts';
 import { Reads } from './reads.ts';
 import type { Owner } from './fs-core.ts';
@@ -44,6 +44,25 @@ export class Writes extends Reads {
       { err, path: w.path, key: w.key, code: FS_LOG_CODES.uploadFailed },
       'upload failed: the writer gets EIO and the data is not in the bucket',
     );
+  }
+
+  /**
+   * Readers opened before this mount replaced the content of `path` (a writer's close, a
+   * truncate) read the new content from now on, as readers of a local file see every change.
+   */
+  protected async refreshReaders(path: string, size: number): Promise<void> {
+    for (const [id, h] of [...this.handles]) {
+      if (h.path !== path) continue;
+      if (h instanceof WriterView) await h.invalidate();
+      else if (h instanceof ReadHandle) {
+        const fh = await this.journal?.openPending(this.key(path));
+        await h.reload(size, fh && LocalReadHandle.of(path, fh));
+      } else if (h instanceof LocalReadHandle) {
+        // An older journal entry's file: this descriptor now reads the file as it is.
+        this.handles.set(id, await this.openDetached(path));
+        await h.close();
+      }
+    }
   }
 
   protected async flushWriter(w: WriteHandle): Promise<void> {

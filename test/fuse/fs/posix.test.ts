@@ -160,3 +160,25 @@ describe('names too long', () => {
     });
   }
 });
+
+describe('several descriptors of one file', () => {
+  for (const writeBack of [false, true]) {
+    it(`share one content, and a reader opened before sees what is written (write-back ${writeBack})`, async () => {
+      const fs = await makeFs(new MemoryObjectClient(), { writeBack });
+      await writeFile(fs, '/c', Buffer.from('old'));
+      const reader = await fs.open('/c', 0);
+      const w1 = await fs.open('/c', 2 | 0o1000); // O_RDWR | O_TRUNC
+      const w2 = await fs.open('/c', 2 | 0o2000); // O_RDWR | O_APPEND
+      await fs.write(w1, Buffer.from('new'), 0);
+      await fs.ftruncate(w2, 6);
+      // While written, and after one writer's close has published it, every descriptor agrees.
+      expect((await fs.read(reader, 0, 10)).toString()).toBe('new\0\0\0');
+      await fs.flush(w1);
+      await fs.release(w1);
+      for (const fh of [reader, w2]) expect((await fs.read(fh, 0, 10)).toString()).toBe('new\0\0\0');
+      await fs.release(w2);
+      await fs.release(reader);
+      await fs.journal?.close();
+    });
+  }
+});
