@@ -5,7 +5,7 @@
 
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import type { Filesystem } from './fs/filesystem.ts';
+import type { Filesystem, Owner } from './fs/filesystem.ts';
 import { type ErrnoName, toErrno } from './fs/errno.ts';
 import { type Attr, S_IFDIR, stMode } from './fs/metadata.ts';
 import { fsErrors } from './errors.ts';
@@ -46,11 +46,32 @@ function fuseNative(): FuseClass {
   return loaded;
 }
 
+interface Binding {
+  fuse_native_unmount(mnt: string, thread: Buffer): void;
+  /** Added by scripts/patch-fuse-native.sh: [uid, gid] of the operation being dispatched. */
+  fuse_native_caller?: () => [number, number];
+}
+
 /** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
-function binding(): { fuse_native_unmount(mnt: string, thread: Buffer): void } {
+function binding(): Binding {
   const main = require.resolve('fuse-native');
   const load = createRequire(main)('node-gyp-build') as (d: string) => ReturnType<typeof binding>;
   return load(dirname(main));
+}
+
+/**
+ * Who called the operation now being dispatched; read synchronously at the start of the handler,
+ * while the addon still holds that operation's caller. Undefined when the addon was not rebuilt
+ * with scripts/patch-fuse-native.sh: new names then belong to the mounting user.
+ */
+function caller(): Owner | undefined {
+  const ids = binding().fuse_native_caller?.();
+  return ids && { uid: ids[0], gid: ids[1] };
+}
+
+/** True when the addon can tell who called; the mount warns at start when it cannot. */
+export function knowsCallers(): boolean {
+  return typeof binding().fuse_native_caller === 'function';
 }
 
 export interface MountOptions {
@@ -133,8 +154,10 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
         ];
       }),
     open: (p: string, flags: number, cb: Cb) => reply('open', p, cb, async () => [await fs.open(p, flags)]),
-    create: (p: string, mode: number, cb: Cb) =>
-      reply('create', p, cb, async () => [await fs.create(p, mode)]),
+    create: (p: string, mode: number, cb: Cb) => {
+      const owner = caller();
+      reply('create', p, cb, async () => [await fs.create(p, mode, owner)]);
+    },
     read: (p: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>
       reply('read', p, cb, async () => {
         const data = await fs.read(fd, pos, len);
@@ -152,13 +175,18 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     ftruncate: (p: string, fd: number, size: number, cb: Cb) =>
       reply('ftruncate', p, cb, () => nothing(fs.ftruncate(fd, size))),
     unlink: (p: string, cb: Cb) => reply('unlink', p, cb, () => nothing(fs.unlink(p))),
-    mkdir: (p: string, mode: number, cb: Cb) => reply('mkdir', p, cb, () => nothing(fs.mkdir(p, mode))),
+    mkdir: (p: string, mode: number, cb: Cb) => {
+      const owner = caller();
+      reply('mkdir', p, cb, () => nothing(fs.mkdir(p, mode, owner)));
+    },
     rmdir: (p: string, cb: Cb) => reply('rmdir', p, cb, () => nothing(fs.rmdir(p))),
     rename: (from: string, to: string, cb: Cb) =>
       reply('rename', from, cb, () => nothing(fs.rename(from, to))),
     // fuse-native passes (target, linkpath).
-    symlink: (target: string, p: string, cb: Cb) =>
-      reply('symlink', p, cb, () => nothing(fs.symlink(target, p))),
+    symlink: (target: string, p: string, cb: Cb) => {
+      const owner = caller();
+      reply('symlink', p, cb, () => nothing(fs.symlink(target, p, owner)));
+    },
     readlink: (p: string, cb: Cb) => reply('readlink', p, cb, async () => [await fs.readlink(p)]),
     chmod: (p: string, mode: number, cb: Cb) => reply('chmod', p, cb, () => nothing(fs.chmod(p, mode))),
     chown: (p: string, uid: number, gid: number, cb: Cb) =>
@@ -168,10 +196,12 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     utimens: (p: string, atime: number, mtime: number, cb: Cb) =>
       reply('utimens', p, cb, () => nothing(fs.utimens(p, atime, mtime))),
     statfs: (p: string, cb: Cb) => reply('statfs', p, cb, async () => [fs.statfs()]),
-    // Hard links cannot be expressed in S3; mknod only for regular files, which create() covers.
+    // Hard links cannot be expressed in S3.
     link: (p: string, _to: string, cb: Cb) => reply('link', p, cb, async () => errnoNumber('EPERM')),
-    mknod: (p: string, _mode: number, _dev: number, cb: Cb) =>
-      reply('mknod', p, cb, async () => errnoNumber('EPERM')),
+    mknod: (p: string, mode: number, dev: number, cb: Cb) => {
+      const owner = caller();
+      reply('mknod', p, cb, () => nothing(fs.mknod(p, mode, dev, owner)));
+    },
   };
 }
 
@@ -182,11 +212,14 @@ export class FuseMount {
 
   constructor(fs: Filesystem, mountpoint: string, options: MountOptions, log: OpLogger) {
     this.mountpoint = mountpoint;
-    // big_writes is not among fuse-native's options, but rides along in the fsname option string;
-    // without it the kernel sends 4 KiB writes (about 30 MB/s at fuse-native's cost per call).
+    // big_writes and atomic_o_trunc are not among fuse-native's options, but ride along in the
+    // fsname option string. Without big_writes the kernel sends 4 KiB writes (about 30 MB/s at
+    // fuse-native's cost per call). Without atomic_o_trunc the kernel truncates a file to 0 by
+    // path before an open with O_TRUNC, which cannot be told from truncate(2) and so emptied the
+    // object at once: `cp` or `>` over a file then lost the old content until the new was closed.
     const Fuse = fuseNative();
     this.fuse = new Fuse(mountpoint, operations(fs, log, this.inFlight), {
-      fsname: `${options.source.replace(/,/g, '_')},big_writes`,
+      fsname: `${options.source.replace(/,/g, '_')},big_writes,atomic_o_trunc`,
       subtype: 'estuary',
       timeout: false,
       allowOther: options.allowOther,

@@ -2,15 +2,14 @@
 // foreground, logs "mounted", and on SIGINT/SIGTERM (or an outside `fusermount -u`) waits for
 // operations in flight — uploads included — before it unmounts and exits.
 
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import { defineCommand } from '../lib/command.ts';
 import { option, optional } from '../lib/config/options.ts';
 import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
 import { isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
-import { FuseMount, requireLibfuse } from './adapter.ts';
+import { FuseMount, knowsCallers, requireLibfuse } from './adapter.ts';
+import { defaultJournalDir, defaultStagingDir } from './cache-dir.ts';
 import { fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
 import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
@@ -39,7 +38,10 @@ export const mountOptions = {
   gid: optional(int(0, 2 ** 32 - 2, 'GID'), 'group shown for objects without gid metadata (default: yours)'),
   fileMode: option(octalMode(), 0o644, 'permissions shown for objects without mode metadata'),
   dirMode: option(octalMode(), 0o755, 'permissions shown for directories without mode metadata'),
-  cacheDir: optional(str('DIR'), 'where staging files for random writes go (default: a fresh temp dir)'),
+  cacheDir: optional(
+    str('DIR'),
+    'where staging files (and the --write-back journal) go; default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET with --write-back',
+  ),
   memoryLimit: option(size(64 * MiB), 1024 * MiB, 'hard budget for readahead and write buffers'),
   cacheTtl: option(duration(0), 60_000, 'how long names and attributes are trusted before asking again'),
   stagingLimit: option(
@@ -60,6 +62,11 @@ export const mountOptions = {
   ),
   renameDirLimit: option(int(1, 1_000_000), 1000, 'directories with more objects answer rename with EXDEV'),
   retries: option(int(1, 20), 6, 'attempts per S3 request, with backoff (503 SlowDown, resets)'),
+  abortUploadsAfter: option(
+    duration(0),
+    86_400_000,
+    "at start, abort multipart uploads under the mount's prefix unfinished for longer than this (a killed mount leaves them, and they are billed); 0: never",
+  ),
   allowOther: option(bool(), false, 'let other users use the mount (needs user_allow_other for non-root)'),
   writeBack: option(
     bool(),
@@ -67,13 +74,6 @@ export const mountOptions = {
     'close() returns once data is in a crash-safe journal under --cache-dir; uploads follow and resume after a restart',
   ),
 };
-
-/** Where --write-back keeps its journal unless --cache-dir says otherwise: it must outlive the process. */
-function defaultJournalDir(bucket: string, prefix: string): string {
-  const base = process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
-  const name = prefix ? `${bucket}-${prefix.replace(/[^A-Za-z0-9._-]/g, '_')}` : bucket;
-  return join(base, 'estuary', name);
-}
 
 interface Source {
   readonly bucket: string;
@@ -169,12 +169,10 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
     const endpoint = config.endpoint ?? 'AWS S3';
     await checkMountpoint(mountpoint);
     requireLibfuse();
-    const ownCacheDir = config.cacheDir === undefined && !config.writeBack;
+    if (config.allowOther && !knowsCallers())
+      log.warn({}, 'fuse-native was not rebuilt by npm ci: files other users create belong to the mounting user');
     const cacheDir =
-      config.cacheDir ??
-      (config.writeBack
-        ? defaultJournalDir(bucket, prefix)
-        : await mkdtemp(join(tmpdir(), 'estuary-mount-')));
+      config.cacheDir ?? (config.writeBack ? defaultJournalDir(bucket, prefix) : await defaultStagingDir());
     const client = new SdkObjectClient({
       bucket,
       endpoint: config.endpoint,
@@ -204,6 +202,8 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       // A writer that waits this long for memory moves its file to local disk instead.
       memoryWaitMs: 2000,
       writeBack: config.writeBack,
+      checkPermissions: config.allowOther,
+      abortUploadsAfterMs: config.abortUploadsAfter,
       log,
     });
     try {
@@ -223,12 +223,11 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       await mount.mount().catch((err: unknown) => {
         throw fsErrors.mountFailed(mountpoint, String((err as Error)?.message ?? err));
       });
-      log.info({ mountpoint, bucket, prefix, endpoint }, `mounted ${args[0]} on ${mountpoint}`);
       const watcher = watchExternalUnmount(mountpoint, () => process.kill(process.pid, 'SIGTERM'));
-      return await runUntilSignalled(
+      const running = runUntilSignalled(
         {
           stop: async (deadline) => {
-            clearInterval(watcher);
+            watcher.stop();
             await mount.detach().catch((err: unknown) => log.debug({ err: String(err) }, 'already detached'));
             await waitForOpenFiles(fs, mount, deadline, log);
             const failed = await fs.drain();
@@ -244,12 +243,16 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
         // Uploads are never cut short: the deadline only makes the log say what is still running.
         { log, shutdownTimeoutMs: config.shutdownTimeout },
       );
+      // Only now, with the signal handlers installed (synchronously, above): whoever waits for this
+      // line may send SIGTERM at once, and before the handlers it killed the process outright.
+      log.info({ mountpoint, bucket, prefix, endpoint }, `mounted ${args[0]} on ${mountpoint}`);
+      return await running;
     } catch (err) {
       if (isEstuaryError(err)) throw err;
       throw startupError(err, bucket, endpoint);
     } finally {
       client.destroy();
-      if (ownCacheDir) await rm(cacheDir, { recursive: true, force: true });
+      await fs.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'could not remove staging files'));
     }
   },
 });

@@ -30,16 +30,33 @@ export async function unmountPath(path: string, lazy: boolean): Promise<{ ok: bo
   return second.ok ? second : { ok: false, output: first.output || second.output };
 }
 
-/** Calls `onGone` once `path` is no longer mounted (someone ran fusermount -u or umount). */
-export function watchExternalUnmount(path: string, onGone: () => void, everyMs = 1000): NodeJS.Timeout {
+export interface UnmountWatch {
+  /** No `onGone` after this, not even from a check already under way. */
+  stop(): void;
+}
+
+/**
+ * Calls `onGone` once `path` is no longer mounted (someone ran fusermount -u or umount). Stop it
+ * before unmounting on purpose: a check that read /proc/mounts just before would otherwise
+ * report that unmount as an outside one (the mount then sent itself a second SIGTERM while
+ * shutting down, and died of it).
+ */
+export function watchExternalUnmount(path: string, onGone: () => void, everyMs = 1000): UnmountWatch {
+  let stopped = false;
   const timer = setInterval(() => {
-    isMounted(path).then((mounted) => {
-      if (!mounted) {
+    void isMounted(path).then((mounted) => {
+      if (!mounted && !stopped) {
+        stopped = true;
         clearInterval(timer);
         onGone();
       }
     });
   }, everyMs);
   timer.unref();
-  return timer;
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
 }

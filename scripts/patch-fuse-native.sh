@@ -1,23 +1,41 @@
 #!/usr/bin/env bash
-# fuse-native 2.2.6 hands utimens' access time to JavaScript twice (its C glue converts tv[0] for
-# both arguments), so every mount would store the access time as the modification time set by
-# cp -p, tar or rsync -t. This corrects that one line in the installed copy and rebuilds the addon
-# (N-API, against the libfuse the package bundles). Idempotent; run by npm's postinstall.
+# Two corrections to fuse-native 2.2.6's C glue, then a rebuild of the addon (N-API, against the
+# libfuse the package bundles). Idempotent; run by npm's postinstall.
+#  1. utimens hands JavaScript the access time twice (tv[0] converted for both arguments), so
+#     every mount would store the access time as the modification time set by cp -p, tar or
+#     rsync -t. One line is corrected.
+#  2. It never tells JavaScript who called: with allow_other a file created by another user would
+#     belong to the mounting user, who alone could then chmod it. Each operation now records the
+#     caller's uid and gid (fuse_get_context, on the FUSE thread) and the addon exports
+#     fuse_native_caller(), which answers [uid, gid] of the operation being dispatched; it is
+#     valid during the synchronous call of the operation's JavaScript handler.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=node_modules/fuse-native
 src=$dir/fuse-native.c
 [ -f "$src" ] || exit 0
-if grep -q 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' "$src" && [ -f "$dir/build/Release/fuse.node" ]; then
+if grep -q 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' "$src" && grep -q 'fuse_native_caller' "$src" &&
+  [ -f "$dir/build/Release/fuse.node" ]; then
   exit 0
 fi
 sed -i 's/FUSE_UINT64_TO_INTS_ARGV(l->atime, 5)/FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)/' "$src"
+if ! grep -q 'fuse_native_caller' "$src"; then
+  sed -i \
+    -e 's/^static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;$/&\nstatic uint32_t dispatching_uid = 0;\nstatic uint32_t dispatching_gid = 0;/' \
+    -e 's/^  int32_t res;$/&\n  uint32_t caller_uid;\n  uint32_t caller_gid;/' \
+    -e 's/^  l->op = op_##name;\\$/&\n  l->caller_uid = fuse_get_context()->uid;\\\n  l->caller_gid = fuse_get_context()->gid;\\/' \
+    -e 's/^      NAPI_MAKE_CALLBACK(env, NULL, ctx, callback, callbackArgs + 2, argv, NULL)\\$/      dispatching_uid = l->caller_uid;\\\n      dispatching_gid = l->caller_gid;\\\n&/' \
+    -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_caller) {\n  napi_value ids, uid, gid;\n  napi_create_array_with_length(env, 2, \&ids);\n  napi_create_uint32(env, dispatching_uid, \&uid);\n  napi_create_uint32(env, dispatching_gid, \&gid);\n  napi_set_element(env, ids, 0, uid);\n  napi_set_element(env, ids, 1, gid);\n  return ids;\n}\n\n&/' \
+    -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_caller)/' \
+    "$src"
+fi
 gyp="${npm_config_node_gyp:-$(dirname "$(command -v npm)")/../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js}"
 # Node's headers: where npm is told to find them (machines without internet set nodedir), else
 # node-gyp's usual download.
 nodedir="${npm_config_nodedir:-$(npm config get nodedir 2>/dev/null || true)}"
 case "$nodedir" in undefined | null) nodedir= ;; esac
 if ! (cd "$dir" && node "$gyp" rebuild ${nodedir:+--nodedir="$nodedir"} >/tmp/estuary-fuse-native-build.log 2>&1); then
-  echo "estuary: could not rebuild fuse-native with the utimens fix (log: /tmp/estuary-fuse-native-build.log);" \
-    "mounts will store access times as modification times. Install python3, make and g++, then run npm rebuild." >&2
+  echo "estuary: could not rebuild fuse-native (log: /tmp/estuary-fuse-native-build.log); mounts will store" \
+    "access times as modification times, and files created through --allow-other belong to the mounting user." \
+    "Install python3, make and g++, then run npm rebuild." >&2
 fi

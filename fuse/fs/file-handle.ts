@@ -4,10 +4,11 @@
 // sent, a truncate to a non-zero size, memory pressure — moves it to a staging file on local disk.
 // Either way flush() returns only once the bucket holds every byte, or throws.
 
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import type { Journal } from './journal.ts';
 import type { MemoryBudget } from './memory-budget.ts';
+import { FsError } from './errno.ts';
 import { type Attr, writeOptionsOf } from './metadata.ts';
 import { type Chunk, Prefetcher } from './prefetcher.ts';
 import { StagingFile, type StagingSettings } from './staging-file.ts';
@@ -26,8 +27,14 @@ export interface HandleSettings {
 export class ReadHandle {
   readonly kind = 'read';
   path: string;
-  readonly size: number;
-  private readonly prefetcher: Prefetcher;
+  size: number;
+  private readonly s: HandleSettings;
+  private readonly key: string;
+  private prefetcher: Prefetcher;
+  /** Set by reload() when the new content waits in the write-back journal. */
+  private local: LocalReadHandle | undefined;
+  /** Set when the object was about to be deleted or replaced while this handle was open. */
+  private copy: Promise<StagingFile> | undefined;
 
   constructor(
     s: HandleSettings,
@@ -37,13 +44,54 @@ export class ReadHandle {
     first?: Buffer,
     ahead?: readonly Chunk[],
   ) {
+    this.s = s;
     this.path = path;
+    this.key = key;
     this.size = size;
     this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first, ahead);
   }
 
-  read(offset: number, length: number): Promise<Buffer> {
-    return this.prefetcher.read(offset, length);
+  /** Reads under way on the current prefetcher, and what to close once they are done. */
+  private reading = 0;
+  private retired: Prefetcher[] = [];
+
+  async read(offset: number, length: number): Promise<Buffer> {
+    if (this.copy) return (await this.copy).read(offset, length);
+    if (this.local) return this.local.read(offset, length);
+    this.reading++;
+    try {
+      return await this.prefetcher.read(offset, length);
+    } finally {
+      if (--this.reading === 0) for (const p of this.retired.splice(0)) p.close();
+    }
+  }
+
+  /**
+   * This mount has just replaced the file's content (a writer's close, a truncate): read the new
+   * one from now on, from the bucket (`size` bytes) or from the journal's file, as a reader of a
+   * local file sees every change. What was fetched ahead of the old content is dropped.
+   */
+  async reload(size: number, local?: LocalReadHandle): Promise<void> {
+    // A read still running on the old prefetcher finishes first (see read()).
+    if (this.reading > 0) this.retired.push(this.prefetcher);
+    else this.prefetcher.close();
+    await this.local?.close();
+    this.local = local;
+    this.size = size;
+    this.prefetcher = new Prefetcher(this.s.client, this.key, size, this.s.budget, this.s.maxReadahead);
+  }
+
+  /**
+   * The object is about to be deleted (unlink) or replaced (rename over it) while this handle is
+   * open: as on a local filesystem, the handle keeps reading what it opened, from a local copy
+   * made now. Throws EFBIG above --staging-limit; the handle then fails once the object is gone.
+   */
+  async keepCopy(): Promise<void> {
+    this.copy ??= StagingFile.fromObject(this.s.staging, this.key, this.size);
+    await this.copy.catch((err: unknown) => {
+      this.copy = undefined;
+      throw err;
+    });
   }
 
   /** The filesystem has guessed which file this reader opens next (see next-file.ts). */
@@ -68,6 +116,8 @@ export class ReadHandle {
 
   async close(): Promise<void> {
     this.prefetcher.close();
+    await this.local?.close();
+    await (await this.copy?.catch(() => undefined))?.close();
   }
 }
 
@@ -82,19 +132,29 @@ export class LocalReadHandle {
     this.fh = fh;
   }
 
-  static async open(path: string, file: string): Promise<LocalReadHandle> {
-    // Opened before the upload finishes and deletes the file, the descriptor keeps it readable.
-    return new LocalReadHandle(path, await open(file, 'r'));
+  /** `fh` is open on the journal's data file: the descriptor keeps it readable after its upload. */
+  static of(path: string, fh: FileHandle): LocalReadHandle {
+    return new LocalReadHandle(path, fh);
   }
 
+  /** Reads under way: a handle replaced while one runs (see refreshReaders) closes after it. */
+  private reading = 0;
+  private closing = false;
+
   async read(offset: number, length: number): Promise<Buffer> {
-    const buf = Buffer.allocUnsafe(length);
-    const { bytesRead } = await this.fh.read(buf, 0, length, offset);
-    return buf.subarray(0, bytesRead);
+    this.reading++;
+    try {
+      const buf = Buffer.allocUnsafe(length);
+      const { bytesRead } = await this.fh.read(buf, 0, length, offset);
+      return buf.subarray(0, bytesRead);
+    } finally {
+      if (--this.reading === 0 && this.closing) await this.fh.close();
+    }
   }
 
   async close(): Promise<void> {
-    await this.fh.close();
+    this.closing = true;
+    if (this.reading === 0) await this.fh.close();
   }
 }
 
@@ -116,7 +176,16 @@ export class WriteHandle {
   unlinked = false;
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(s: HandleSettings, path: string, key: string, attr: Attr, existingSize: number | undefined) {
+  /** Set by close(): nothing is read or written through this handle any more. */
+  closed = false;
+
+  constructor(
+    s: HandleSettings,
+    path: string,
+    key: string,
+    attr: Attr,
+    existingSize: number | undefined,
+  ) {
     this.s = s;
     this.path = path;
     this.key = key;
@@ -176,11 +245,36 @@ export class WriteHandle {
         const buf = this.stream.bufferedBytes();
         return Buffer.from(buf.subarray(Math.min(offset, buf.length), Math.min(offset + length, buf.length)));
       }
-      if (this.stream || this.s.staging.localSource?.(this.key)) await this.toStaging();
+      if (this.stream || this.s.staging.hasLocal?.(this.key)) await this.toStaging();
       if (this.staging) return this.staging.read(offset, length);
       const end = Math.min(this.base, offset + length);
       if (offset >= end) return Buffer.alloc(0);
       return this.s.client.get(this.key, { start: offset, end });
+    });
+  }
+
+  /**
+   * Makes the handle keep its content on local disk from now on, so another opener can read it
+   * (see Filesystem.openShared). False when it cannot: closed, or parts already sent.
+   */
+  keepLocal(): Promise<boolean> {
+    return this.serial(async () => {
+      if (this.closed || (this.stream && !this.stream.unsent)) return false;
+      await this.toStaging();
+      return true;
+    });
+  }
+
+  /** Bytes of the content as this handle has it, or undefined once it no longer holds them. */
+  readLocal(offset: number, length: number): Promise<Buffer | undefined> {
+    return this.serial(async () => {
+      if (this.closed) return undefined;
+      if (this.staging) return this.staging.read(offset, length);
+      if (this.stream?.unsent) {
+        const buf = this.stream.bufferedBytes();
+        return Buffer.from(buf.subarray(Math.min(offset, buf.length), Math.min(offset + length, buf.length)));
+      }
+      return undefined;
     });
   }
 
@@ -193,6 +287,9 @@ export class WriteHandle {
         if (this.s.journal) this.staging = await StagingFile.create(this.s.staging);
         else this.stream = new StreamingUpload(this.s.upload, this.key);
       } else {
+        if (size > this.s.staging.limit) {
+          throw new FsError('EFBIG', `${this.key}: ${size} bytes is over the staging limit of ${this.s.staging.limit}`);
+        }
         await this.toStaging();
         await this.staging!.truncate(size);
       }
@@ -236,7 +333,10 @@ export class WriteHandle {
   }
 
   async close(): Promise<void> {
-    await this.serial(() => this.discard());
+    await this.serial(() => {
+      this.closed = true;
+      return this.discard();
+    });
   }
 
   private async finishStream(stream: StreamingUpload): Promise<string> {
@@ -283,4 +383,41 @@ export class WriteHandle {
   }
 }
 
-export type Handle = ReadHandle | LocalReadHandle | WriteHandle;
+/**
+ * A reader of a file that another handle of this mount is writing: it reads the writer's bytes
+ * while the writer holds them, and the file as closed after that (see Filesystem.openShared).
+ */
+export class WriterView {
+  readonly kind = 'read';
+  path: string;
+  private readonly writer: WriteHandle;
+  private readonly reopen: () => Promise<ReadableHandle>;
+  private after: Promise<ReadableHandle> | undefined;
+
+  constructor(path: string, writer: WriteHandle, reopen: () => Promise<ReadableHandle>) {
+    this.path = path;
+    this.writer = writer;
+    this.reopen = reopen;
+  }
+
+  async read(offset: number, length: number): Promise<Buffer> {
+    const local = await this.writer.readLocal(offset, length);
+    if (local) return local;
+    this.after ??= this.reopen();
+    return (await this.after).read(offset, length);
+  }
+
+  /** This mount published new content: what was reopened before shows the old one. */
+  async invalidate(): Promise<void> {
+    const after = this.after;
+    this.after = undefined;
+    await (await after?.catch(() => undefined))?.close();
+  }
+
+  async close(): Promise<void> {
+    await this.invalidate();
+  }
+}
+
+export type ReadableHandle = ReadHandle | LocalReadHandle | WriteHandle | WriterView;
+export type Handle = ReadableHandle;

@@ -9,13 +9,18 @@
 // returned, so nothing acknowledged is lost). Entries are uploaded oldest first; an entry
 // superseded by a newer one for the same key is dropped, and one key never has two uploads in
 // flight. A failed upload is retried with backoff, without end: the data was acknowledged.
+//
+// Readers of an entry's data (a reopened file, a change that starts from it) pin the entry while
+// they open or copy its file: an upload that finishes meanwhile takes the entry out of the queue
+// at once (so nobody new is offered it) but leaves its data file until the last pin is gone.
 
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, type FileHandle, mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
-import type { FsLogger } from './filesystem.ts';
+import { pidAlive } from './leftovers.ts';
+import type { FsLogger } from './log.ts';
 import { type StagingFile, type StagingSettings, uploadFile } from './staging-file.ts';
 
 /** The on-disk record format carries its version, so a later layout can read or refuse old ones. */
@@ -46,15 +51,6 @@ async function fsyncDir(dir: string): Promise<void> {
 }
 
 const LOCK_FILE = 'lock';
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * One mount per journal: two processes uploading and deleting the same entries would race. The
@@ -92,6 +88,10 @@ export class Journal {
   private readonly queue: JournalRecord[] = [];
   private readonly running = new Set<string>();
   private readonly waiters: (() => void)[] = [];
+  /** Entries whose data file someone is opening or copying, by id: see the file comment. */
+  private readonly pins = new Map<string, number>();
+  /** Uploaded entries whose data file waits for its last pin to go. */
+  private readonly unlinkWhenUnpinned = new Set<string>();
   private stopped = false;
 
   constructor(dir: string, settings: UploadSettings, log: FsLogger) {
@@ -161,13 +161,49 @@ export class Journal {
     return [...byKey.values()];
   }
 
+  /**
+   * Runs `use` on the data file of the newest pending entry for `key`, which stays on disk until
+   * `use` settles even if the upload finishes meanwhile. Undefined when nothing is pending.
+   */
+  private async withPending<T>(key: string, use: (path: string, r: JournalRecord) => Promise<T>) {
+    const r = this.pending(key);
+    if (!r) return undefined;
+    this.pins.set(r.id, (this.pins.get(r.id) ?? 0) + 1);
+    try {
+      return await use(this.dataPath(r.id), r);
+    } finally {
+      const left = this.pins.get(r.id)! - 1;
+      if (left > 0) this.pins.set(r.id, left);
+      else {
+        this.pins.delete(r.id);
+        if (this.unlinkWhenUnpinned.delete(r.id)) await unlink(this.dataPath(r.id)).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Copies the pending content of `key` to `dest`; its size, or undefined when none is pending. */
+  async copyPending(key: string, dest: string): Promise<number | undefined> {
+    return this.withPending(key, async (path, r) => {
+      await copyFile(path, dest);
+      return r.size;
+    });
+  }
+
+  /** Opens the pending content of `key`; the descriptor keeps it readable after its upload. */
+  async openPending(key: string): Promise<FileHandle | undefined> {
+    return this.withPending(key, (path) => open(path, 'r'));
+  }
+
   get size(): number {
     return this.queue.length;
   }
 
   /** Resolves when no entry for a key starting with `prefix` is pending (all when omitted). */
   async settled(prefix = ''): Promise<void> {
-    while (this.queue.some((r) => r.key.startsWith(prefix))) {
+    // Also while an upload runs: its entry leaves the queue before its files are deleted.
+    const busy = () =>
+      this.queue.some((r) => r.key.startsWith(prefix)) || [...this.running].some((k) => k.startsWith(prefix));
+    while (busy()) {
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
   }
@@ -227,10 +263,15 @@ export class Journal {
     }
   }
 
+  /**
+   * Out of the queue first, so that pending() stops offering the entry before its files go; a
+   * crash after that only uploads it once more at the next start.
+   */
   private async remove(record: JournalRecord): Promise<void> {
-    await unlink(join(this.dir, `${record.id}.json`));
-    await unlink(this.dataPath(record.id)).catch(() => undefined);
     const i = this.queue.indexOf(record);
     if (i >= 0) this.queue.splice(i, 1);
+    await unlink(join(this.dir, `${record.id}.json`));
+    if (this.pins.has(record.id)) this.unlinkWhenUnpinned.add(record.id);
+    else await unlink(this.dataPath(record.id)).catch(() => undefined);
   }
 }

@@ -2,6 +2,7 @@
 // under `PREFIX/`; a directory `/a/b` is the key prefix `PREFIX/a/b/`, its marker object the key
 // `PREFIX/a/b/` itself (s3fs's convention), and a file `/a/b/c` the key `PREFIX/a/b/c`.
 
+import { createHash } from 'node:crypto';
 import { S3_LIMITS } from '../s3/object-client.ts';
 import { FsError } from './errno.ts';
 
@@ -58,4 +59,18 @@ export function entryName(listedPrefix: string, key: string): string | undefined
   if (rest === '.' || rest === '..' || rest.includes('\0') || rest.includes('\uFFFD')) return undefined;
   if (Buffer.byteLength(rest) > NAME_MAX) return undefined;
   return rest;
+}
+
+/**
+ * The name under which a directory shows a key that entryName() cannot name, so the directory
+ * does not look empty (and then refuse rmdir) and the object can be read, renamed to a proper
+ * name, or removed. The same for the same key, and not a name anyone would pick.
+ */
+export function standInName(key: string): string {
+  return `unnamable-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+}
+
+/** A key the listing gave with U+FFFD for bytes that were not UTF-8: its real bytes are unknown. */
+export function reachableKey(key: string): boolean {
+  return !key.includes('\uFFFD');
 }

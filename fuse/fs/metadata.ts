@@ -2,7 +2,9 @@
 // by one can be mounted by the other: `x-amz-meta-mode` is the whole st_mode in decimal (type bits
 // included), `x-amz-meta-uid`/`-gid` decimal ids, `x-amz-meta-mtime` seconds since the epoch.
 // A directory marker is the key `dir/` with content type application/x-directory; a symlink is an
-// object whose body is the target and whose mode has the S_IFLNK type. Pure: no I/O.
+// object whose body is the target and whose mode has the S_IFLNK type. FIFOs, sockets and device
+// nodes are empty objects whose mode carries their type, as s3fs's mknod stores them (it keeps no
+// device number, and neither do we). Pure: no I/O.
 
 import type { ObjectHead, ObjectInfo, WriteOptions } from '../s3/object-client.ts';
 
@@ -10,10 +12,30 @@ export const S_IFMT = 0o170000;
 export const S_IFREG = 0o100000;
 export const S_IFDIR = 0o040000;
 export const S_IFLNK = 0o120000;
+export const S_IFIFO = 0o010000;
+export const S_IFSOCK = 0o140000;
+export const S_IFCHR = 0o020000;
+export const S_IFBLK = 0o060000;
 
 export const DIRECTORY_CONTENT_TYPE = 'application/x-directory';
 
-export type Kind = 'file' | 'dir' | 'symlink';
+/** Special files: what mknod makes besides regular files. */
+export type SpecialKind = 'fifo' | 'socket' | 'chardev' | 'blockdev';
+export type Kind = 'file' | 'dir' | 'symlink' | SpecialKind;
+
+const SPECIAL_BITS: Record<SpecialKind, number> = {
+  fifo: S_IFIFO,
+  socket: S_IFSOCK,
+  chardev: S_IFCHR,
+  blockdev: S_IFBLK,
+};
+
+/** The special kind a mode's type bits name, if any. */
+export function specialKindOf(mode: number): SpecialKind | undefined {
+  const type = mode & S_IFMT;
+  for (const [kind, bits] of Object.entries(SPECIAL_BITS)) if (bits === type) return kind as SpecialKind;
+  return undefined;
+}
 
 export interface Attr {
   readonly kind: Kind;
@@ -38,7 +60,9 @@ export interface AttrDefaults {
 }
 
 export function typeBits(kind: Kind): number {
-  return kind === 'dir' ? S_IFDIR : kind === 'symlink' ? S_IFLNK : S_IFREG;
+  if (kind === 'dir') return S_IFDIR;
+  if (kind === 'symlink') return S_IFLNK;
+  return kind === 'file' ? S_IFREG : SPECIAL_BITS[kind];
 }
 
 export function stMode(attr: Attr): number {
@@ -82,6 +106,7 @@ export function attrFromHead(head: ObjectHead, defaults: AttrDefaults, isMarker:
   if (isMarker || head.contentType === DIRECTORY_CONTENT_TYPE) kind = 'dir';
   else if (mode !== undefined && (mode & S_IFMT) === S_IFLNK) kind = 'symlink';
   else if (mode !== undefined && (mode & S_IFMT) === S_IFDIR) kind = 'dir';
+  else if (mode !== undefined) kind = specialKindOf(mode) ?? 'file';
   const perm = mode !== undefined ? mode & 0o7777 : kind === 'dir' ? defaults.dirMode : defaults.fileMode;
   return {
     kind,

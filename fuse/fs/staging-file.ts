@@ -5,7 +5,7 @@
 // A full cache disk surfaces as ENOSPC from write().
 
 import { randomUUID } from 'node:crypto';
-import { copyFile, type FileHandle, open, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { type BufferPool, sizeClass } from './buffer-pool.ts';
@@ -23,9 +23,12 @@ export interface StagingSettings {
   readonly maxInFlight: number;
   /**
    * With --write-back, the newest content of a key may be in the local journal rather than in
-   * the bucket: this names that file, so a change starts from it instead of the stale object.
+   * the bucket, so a change starts from it instead of the stale object. `hasLocal` says whether
+   * there is such content now; `copyLocal` copies it to `dest` and answers its size, or answers
+   * undefined when there is none any more (its upload finished: the bucket has it).
    */
-  readonly localSource?: (key: string) => { path: string; size: number } | undefined;
+  readonly hasLocal?: (key: string) => boolean;
+  readonly copyLocal?: (key: string, dest: string) => Promise<number | undefined>;
 }
 
 /** Runs `fn` over `items` with at most `limit` running at once. */
@@ -71,11 +74,10 @@ export class StagingFile {
 
   /** Downloads `key` (of `size` bytes) into a new staging file. */
   static async fromObject(s: StagingSettings, key: string, size: number): Promise<StagingFile> {
-    const local = s.localSource?.(key);
-    if (local) {
+    if (s.copyLocal) {
       const path = join(s.dir, `staging-${randomUUID()}`);
-      await copyFile(local.path, path);
-      return new StagingFile(s, path, await open(path, 'r+'), local.size);
+      const localSize = await s.copyLocal(key, path);
+      if (localSize !== undefined) return new StagingFile(s, path, await open(path, 'r+'), localSize);
     }
     if (size > s.limit) {
       throw new FsError(

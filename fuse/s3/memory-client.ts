@@ -11,6 +11,7 @@ import {
   type ObjectClient,
   ObjectError,
   type ObjectHead,
+  type PendingUpload,
   type ObjectInfo,
   type Progress,
   S3_LIMITS,
@@ -29,6 +30,7 @@ interface Upload {
   key: string;
   parts: Map<number, { body: Buffer; etag: string }>;
   options: WriteOptions;
+  initiated: Date;
 }
 
 const DEFAULT_MAX_KEYS = 1000;
@@ -176,7 +178,7 @@ export class MemoryObjectClient implements ObjectClient {
   async createMultipart(key: string, options: WriteOptions = {}): Promise<string> {
     this.count('createMultipart');
     const id = randomUUID();
-    this.uploads.set(id, { key, parts: new Map(), options });
+    this.uploads.set(id, { key, parts: new Map(), options, initiated: new Date() });
     return id;
   }
 
@@ -239,6 +241,13 @@ export class MemoryObjectClient implements ObjectClient {
   async abortMultipart(_key: string, uploadId: string): Promise<void> {
     this.count('abortMultipart');
     this.uploads.delete(uploadId);
+  }
+
+  async listUploads(prefix: string): Promise<PendingUpload[]> {
+    this.count('listUploads');
+    return [...this.uploads]
+      .filter(([, u]) => u.key.startsWith(prefix))
+      .map(([uploadId, u]) => ({ key: u.key, uploadId, initiated: u.initiated }));
   }
 
   async checkBucket(): Promise<void> {

@@ -46,6 +46,13 @@ export interface ByteRange {
 /** See ObjectClient.get: `body[0, filled)` is final; the rest is still arriving. */
 export type Progress = (body: Buffer, filled: number) => void;
 
+/** A multipart upload that was started and neither completed nor aborted. */
+export interface PendingUpload {
+  readonly key: string;
+  readonly uploadId: string;
+  readonly initiated: Date;
+}
+
 export interface CompletedPart {
   readonly partNumber: number;
   readonly etag: string;
@@ -94,6 +101,8 @@ export interface ObjectClient {
   ): Promise<{ etag: string }>;
   /** Best effort: some servers (s3rver) do not implement it. */
   abortMultipart(key: string, uploadId: string): Promise<void>;
+  /** Unfinished multipart uploads of keys starting with `prefix`; s3rver answers with an error. */
+  listUploads(prefix: string): Promise<PendingUpload[]>;
   /** Resolves when the bucket exists and the credentials may read it. */
   checkBucket(): Promise<void>;
 }

@@ -18,6 +18,7 @@ import {
   type GetObjectCommandOutput,
   HeadBucketCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -33,6 +34,7 @@ import {
   ObjectError,
   type ObjectErrorKind,
   type ObjectHead,
+  type PendingUpload,
   type Progress,
   type WriteOptions,
 } from './object-client.ts';
@@ -308,6 +310,30 @@ export class SdkObjectClient implements ObjectClient {
         prefixes: (r.CommonPrefixes ?? []).map((p) => p.Prefix ?? ''),
         nextToken: r.IsTruncated ? r.NextContinuationToken : undefined,
       };
+    });
+  }
+
+  listUploads(prefix: string): Promise<PendingUpload[]> {
+    return this.call(prefix, async () => {
+      const out: PendingUpload[] = [];
+      let keyMarker: string | undefined;
+      let uploadIdMarker: string | undefined;
+      for (;;) {
+        const r = await this.s3.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            KeyMarker: keyMarker,
+            UploadIdMarker: uploadIdMarker,
+          }),
+        );
+        for (const u of r.Uploads ?? []) {
+          if (u.Key && u.UploadId) out.push({ key: u.Key, uploadId: u.UploadId, initiated: u.Initiated ?? new Date(0) });
+        }
+        if (!r.IsTruncated) return out;
+        keyMarker = r.NextKeyMarker;
+        uploadIdMarker = r.NextUploadIdMarker;
+      }
     });
   }
 

@@ -9,6 +9,7 @@ import type {
   ListPage,
   ObjectClient,
   ObjectHead,
+  PendingUpload,
   Progress,
   WriteOptions,
 } from './object-client.ts';
@@ -95,6 +96,10 @@ export abstract class WrappingClient implements ObjectClient {
   async abortMultipart(key: string, uploadId: string): Promise<void> {
     await this.before('abortMultipart', key, 0);
     return this.inner.abortMultipart(key, uploadId);
+  }
+  async listUploads(prefix: string): Promise<PendingUpload[]> {
+    await this.before('listUploads', prefix, 0);
+    return this.inner.listUploads(prefix);
   }
   async checkBucket(): Promise<void> {
     await this.before('checkBucket', '', 0);

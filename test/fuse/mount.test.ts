@@ -165,6 +165,30 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     expect(r.out.trim()).toBe('same');
   });
 
+  it('keeps reading a file removed while open, as a local filesystem does', async () => {
+    const r = await sh(
+      `cd '${m.dir}' && head -c 3000000 /dev/urandom > u.bin && md5sum < u.bin && exec 3< u.bin && rm u.bin && ` +
+        'test ! -e u.bin && md5sum <&3',
+    );
+    expect(r.code, r.out).toBe(0);
+    const [before, after] = r.out.trim().split('\n');
+    expect(after).toBe(before);
+  });
+
+  it('makes, lists, renames and removes FIFOs and device nodes, stored with s3fs mode metadata', async () => {
+    const r = await sh(
+      [
+        `cd '${m.dir}'`,
+        'mkdir sp && mkfifo -m 640 sp/fifo && mknod -m 600 sp/null c 1 3',
+        'mv sp/fifo sp/pipe',
+        'stat -c "%n %F %a" sp/pipe sp/null',
+        'rm sp/pipe sp/null && rmdir sp && echo removed',
+      ].join(' && '),
+    );
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toBe('sp/pipe fifo 640\nsp/null character special file 600\nremoved\n');
+  });
+
   it('refuses what S3 cannot hold with the documented errno', async () => {
     const long = 'n'.repeat(256);
     const r = await sh(`cd '${m.dir}' && (touch ${long} 2>&1; ln f.txt hard 2>&1; true)`);

@@ -4,9 +4,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FaultInjectingClient } from '../../../fuse/s3/fault-client.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
+import { type Operation, WrappingClient } from '../../../fuse/s3/wrapping-client.ts';
 import { startChild } from '../../helpers/process.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { MiB, makeFs, readFile, writeFile as writeFsFile } from './make-fs.ts';
+
+const jitter = () => new Promise((r) => setTimeout(r, Math.random() * 3));
+
+/** Uploads that take a random 0–3 ms, so their ends fall anywhere among other operations. */
+class JitterClient extends WrappingClient {
+  protected async before(op: Operation): Promise<void> {
+    if (op === 'put') await jitter();
+  }
+}
 
 describe('write-back journal', () => {
   it('acknowledges close from local disk, serves the file, and uploads once the store is back', async () => {
@@ -76,5 +86,37 @@ describe('write-back journal', () => {
     await fs.journalSettled();
     expect(mem.objects.get('v')?.body.toString()).toBe('second+more');
     expect(mem.calls.get('put')).toBe(1);
+  });
+
+  it('serves a file reopened while its upload finishes: never ENOENT, never EIO (stress)', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(new JitterClient(mem), { writeBack: true });
+    let failures = 0;
+    for (let i = 0; i < 120; i++) {
+      const text = `version ${i}`;
+      await writeFsFile(fs, '/r', Buffer.from(text));
+      // Two openers race the upload that this close started: a reader, and a writer that appends
+      // (which starts from a copy of the journaled content).
+      const results = await Promise.allSettled([
+        jitter().then(() => readFile(fs, '/r')),
+        (async () => {
+          await jitter();
+          const fh = await fs.open('/r', 2);
+          try {
+            await fs.write(fh, Buffer.from('+'), text.length);
+            await fs.flush(fh);
+          } finally {
+            await fs.release(fh);
+          }
+        })(),
+      ]);
+      for (const r of results) if (r.status === 'rejected') failures++;
+      const read = results[0].status === 'fulfilled' ? results[0].value.toString() : '';
+      expect([text, `${text}+`]).toContain(read);
+      expect((await readFile(fs, '/r')).toString()).toBe(`${text}+`);
+    }
+    expect(failures).toBe(0);
+    await fs.journalSettled();
+    expect(mem.objects.get('r')?.body.toString()).toBe('version 119+');
   });
 });

@@ -16,6 +16,8 @@ export interface ContractTarget {
   partCopy: boolean;
   /** A ranged GET of an empty object is answered (s3rver drops the connection). */
   emptyRangeGet: boolean;
+  /** ListMultipartUploads works (s3rver does not implement it). */
+  listsUploads: boolean;
 }
 
 const MiB = 2 ** 20;
@@ -50,6 +52,22 @@ export function objectClientContract(name: string, make: () => Promise<ContractT
       expect(h?.contentType).toBe('x/y');
       expect(h?.etag).toMatch(/^[0-9a-f]{32}$/);
       expect((await c.get('a/one.bin')).equals(body)).toBe(true);
+    });
+
+    it('lists unfinished multipart uploads under a prefix, and no longer an aborted one', async () => {
+      const before = Date.now() - 60_000;
+      const id = await c.createMultipart('mp/left.bin');
+      const other = await c.createMultipart('elsewhere/left.bin');
+      if (!t.listsUploads) {
+        await expect(c.listUploads('mp/')).rejects.toThrow();
+      } else {
+        const listed = await c.listUploads('mp/');
+        expect(listed.map((u) => [u.key, u.uploadId])).toEqual([['mp/left.bin', id]]);
+        expect(listed[0]!.initiated.getTime()).toBeGreaterThan(before);
+      }
+      await c.abortMultipart('mp/left.bin', id);
+      await c.abortMultipart('elsewhere/left.bin', other);
+      if (t.listsUploads) expect(await c.listUploads('mp/')).toEqual([]);
     });
 
     it('says a missing key is missing', async () => {

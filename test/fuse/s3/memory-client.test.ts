@@ -6,4 +6,5 @@ objectClientContract('in-memory', async () => ({
   awsMultipartEtags: true,
   partCopy: true,
   emptyRangeGet: true,
+  listsUploads: true,
 }));

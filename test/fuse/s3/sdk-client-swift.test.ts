@@ -17,6 +17,7 @@ describe.runIf(swift.ok)('Swift s3api', () => {
       awsMultipartEtags: true,
       partCopy: true,
       emptyRangeGet: true,
+      listsUploads: true,
     };
   });
 });

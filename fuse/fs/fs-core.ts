@@ -1,0 +1,341 @@
+// The state every part of the filesystem shares, and the small helpers they all use: the object
+// client, the entry cache and what HEADs taught us, the memory budget, the open handles and the
+// write-back journal; start-up (and its cleanup after a crash) and shutdown. The operations are
+// split by the semantics they implement, one file each, stacked on this one:
+//   attributes.ts (lookup, getattr, readdir) <- reads.ts (open, read) <- writes.ts (create,
+//   write, flush and close, truncate) <- namespace.ts (mkdir, rmdir, unlink, symlink, rename,
+//   chmod/chown/utimens) = Filesystem (filesystem.ts).
+// Each layer calls only the ones below it.
+
+import { mkdir as mkdirLocal, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type ObjectClient } from '../s3/object-client.ts';
+import { EntryCache } from './entry-cache.ts';
+import { KnownAttrs } from './known-attrs.ts';
+import { abortStaleUploads, removeDeadStaging, stagingDirOf } from './leftovers.ts';
+import { FsError } from './errno.ts';
+import { type Handle, type HandleSettings, ReadHandle, WriteHandle } from './file-handle.ts';
+import { Journal } from './journal.ts';
+import type { FsLogger } from './log.ts';
+import { baseName, fileKey, normalisePrefix, parentOf } from './keys.ts';
+import { BufferPool } from './buffer-pool.ts';
+import { MemoryBudget } from './memory-budget.ts';
+import { type Attr, type AttrDefaults, attrFromHead } from './metadata.ts';
+import { NextFilePrefetch } from './next-file.ts';
+import { UploadStreak } from './streaming-upload.ts';
+
+/** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
+const STATFS_BLOCKS = 2 ** 32 - 1;
+
+export interface FilesystemOptions {
+  readonly client: ObjectClient;
+  /** Key prefix the mount shows (BUCKET/PREFIX); empty for the whole bucket. */
+  readonly prefix: string;
+  readonly readOnly: boolean;
+  readonly defaults: Omit<AttrDefaults, 'mountedAtMs'>;
+  readonly cacheTtlMs: number;
+  readonly memoryLimit: number;
+  /** Where staging files go; created if missing. */
+  readonly cacheDir: string;
+  readonly stagingLimit: number;
+  readonly firstPartSize: number;
+  readonly maxInFlight: number;
+  readonly maxReadahead: number;
+  /** Directory renames copy every object; above this many, rename answers EXDEV (mv then copies). */
+  readonly renameDirLimit: number;
+  readonly memoryWaitMs: number;
+  /** close() returns once the file is in a crash-safe local journal; uploads follow. */
+  readonly writeBack?: boolean;
+  /**
+   * The kernel checks permissions on the attributes this layer answers (--allow-other, which
+   * mounts with default_permissions): then attributes from a listing, whose mode and owner are
+   * only defaults, are never answered; the object is looked up first.
+   */
+  readonly checkPermissions?: boolean;
+  /**
+   * At start, multipart uploads under the prefix unfinished for longer than this are aborted:
+   * a killed mount leaves them, and they are billed. 0 or unset: never.
+   */
+  readonly abortUploadsAfterMs?: number;
+  readonly log: FsLogger;
+}
+
+/** Who asked for a new name: its file, directory or symlink belongs to them (as with s3fs). */
+export interface Owner {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+export interface DirEntry {
+  readonly name: string;
+  readonly attr: Attr;
+}
+
+export interface StatFs {
+  readonly bsize: number;
+  readonly frsize: number;
+  readonly blocks: number;
+  readonly bfree: number;
+  readonly bavail: number;
+  readonly files: number;
+  readonly ffree: number;
+  readonly favail: number;
+  readonly namemax: number;
+}
+
+export class FsCore {
+  protected readonly o: FilesystemOptions;
+  protected readonly client: ObjectClient;
+  protected readonly prefix: string;
+  protected readonly defaults: AttrDefaults;
+  protected readonly cache: EntryCache;
+  protected readonly known = new KnownAttrs();
+  /** Stand-in paths for keys no POSIX name can show, to those keys (without a trailing slash). */
+  protected readonly standIns = new Map<string, string>();
+  readonly budget: MemoryBudget;
+  protected readonly pool: BufferPool;
+  protected readonly settings: HandleSettings;
+  protected readonly handles = new Map<number, Handle>();
+  protected readonly lookups = new Map<string, Promise<Attr | null>>();
+  readonly journal: Journal | undefined;
+  protected nextHandle = 1;
+  /** Read handles closed in a row that had read their whole file without a seek. */
+  protected wholeFileReads = 0;
+  /** Listings asked for ahead of a walker, until they arrive; see listAhead. */
+  protected readonly listingsAhead = new Map<string, Promise<Map<string, Attr> | undefined>>();
+  readonly nextFile: NextFilePrefetch;
+
+  constructor(options: FilesystemOptions) {
+    this.o = options;
+    this.client = options.client;
+    this.prefix = normalisePrefix(options.prefix);
+    this.defaults = { ...options.defaults, mountedAtMs: Date.now() };
+    this.cache = new EntryCache(options.cacheTtlMs);
+    this.budget = new MemoryBudget(options.memoryLimit);
+    const pool = new BufferPool(this.budget);
+    this.pool = pool;
+    this.nextFile = new NextFilePrefetch(options.client, this.budget, options.maxReadahead);
+    const common = { client: options.client, pool, firstPartSize: options.firstPartSize };
+    const journal = options.writeBack
+      ? new Journal(
+          join(options.cacheDir, 'journal'),
+          { ...common, maxInFlight: options.maxInFlight },
+          options.log,
+        )
+      : undefined;
+    this.journal = journal;
+    this.settings = {
+      client: options.client,
+      budget: this.budget,
+      maxReadahead: options.maxReadahead,
+      journal,
+      upload: { ...common, streak: new UploadStreak(), maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
+      staging: {
+        ...common,
+        dir: stagingDirOf(options.cacheDir),
+        limit: options.stagingLimit,
+        maxInFlight: options.maxInFlight,
+        hasLocal: (key) => journal?.pending(key) !== undefined,
+        copyLocal: async (key, dest) => journal?.copyPending(key, dest),
+      },
+    };
+  }
+
+  /** Budget held by buffers someone is using, leaving out part buffers idle in the pool. */
+  get memoryInUse(): number {
+    return this.budget.used - this.pool.idleBytes;
+  }
+
+  /**
+   * Checks the bucket, prepares the cache directory and cleans up after a mount that died (see
+   * leftovers.ts); throws what the mount should report. Stale uploads are aborted in the
+   * background: a big bucket's listing must not hold up the mount.
+   */
+  async start(): Promise<void> {
+    await this.client.checkBucket();
+    await mkdirLocal(this.o.cacheDir, { recursive: true, mode: 0o700 });
+    const removed = await removeDeadStaging(this.o.cacheDir);
+    if (removed.dirs.length > 0)
+      this.o.log.warn(removed, 'removed staging files left by a mount that is no longer running');
+    await mkdirLocal(this.settings.staging.dir, { recursive: true, mode: 0o700 });
+    await this.journal?.open();
+    const age = this.o.abortUploadsAfterMs ?? 0;
+    if (age > 0 && !this.o.readOnly) this.abortingUploads = this.abortStaleUploads(age);
+  }
+
+  /** Resolves once the start-up's abort of stale multipart uploads is done (for tests and stop). */
+  abortingUploads: Promise<void> = Promise.resolve();
+
+  protected async abortStaleUploads(ageMs: number): Promise<void> {
+    try {
+      const aborted = await abortStaleUploads(this.client, this.prefix, ageMs);
+      if (aborted.length > 0)
+        this.o.log.warn(
+          { aborted: aborted.length, keys: aborted.slice(0, 20).map((u) => u.key), olderThanMs: ageMs },
+          'aborted unfinished multipart uploads left by a mount that died',
+        );
+    } catch (err) {
+      this.o.log.warn(
+        { err: String(err), prefix: this.prefix },
+        'could not list unfinished multipart uploads (the server may not support it); none aborted',
+      );
+    }
+  }
+
+  /** Removes this process's staging directory; call once every file is closed. */
+  async stop(): Promise<void> {
+    await this.abortingUploads;
+    await rm(this.settings.staging.dir, { recursive: true, force: true });
+  }
+
+  /** Attributes of a file whose newest content waits in the write-back journal. */
+  protected journalAttr(path: string): Attr | undefined {
+    const r = this.journal?.pending(this.key(path));
+    if (!r) return undefined;
+    const head = {
+      key: r.key,
+      size: r.size,
+      etag: '',
+      lastModified: new Date(r.createdMs),
+      metadata: r.options.metadata ?? {},
+      contentType: r.options.contentType,
+    };
+    return attrFromHead(head, this.defaults, false);
+  }
+
+  /** Waits until the journal holds nothing for `path` (or anything under it). */
+  protected async settled(path: string, tree = false): Promise<void> {
+    if (!this.journal) return;
+    await this.journal.settled(tree ? this.dirKey(path) : this.key(path));
+  }
+
+  /**
+   * The key of `path`. A stand-in name for a key no POSIX name can show (see standInName), and
+   * every path under one, maps to the real key.
+   */
+  protected key(path: string): string {
+    if (this.standIns.size > 0) {
+      for (let p = path; p !== '/'; p = parentOf(p)) {
+        const real = this.standIns.get(p);
+        if (real !== undefined) return real + path.slice(p.length);
+      }
+    }
+    return fileKey(this.prefix, path);
+  }
+
+  /** The prefix under which a directory's children live (its marker's key). */
+  protected dirKey(path: string): string {
+    return path === '/' ? this.prefix : `${this.key(path)}/`;
+  }
+
+  /** Readers of `path` keep what they opened before its object goes (see ReadHandle.keepCopy). */
+  protected async keepReaders(path: string): Promise<void> {
+    for (const h of this.handles.values()) {
+      if (!(h instanceof ReadHandle) || h.path !== path) continue;
+      await h.keepCopy().catch((err: unknown) =>
+        this.o.log.warn({ path, err: String(err) }, 'an open reader of a removed file cannot keep reading it'),
+      );
+    }
+  }
+
+  /**
+   * The open files being written, each once: every writable descriptor of one file shares one
+   * WriteHandle (see Reads.open), as descriptors of one inode share its content.
+   */
+  protected writers(): Set<WriteHandle> {
+    const out = new Set<WriteHandle>();
+    for (const h of this.handles.values()) if (h.kind === 'write' && !h.unlinked) out.add(h);
+    return out;
+  }
+
+  protected writersOf(path: string): WriteHandle[] {
+    return [...this.writers()].filter((h) => h.path === path);
+  }
+
+  protected writersUnder(path: string): WriteHandle[] {
+    const under = path === '/' ? '/' : `${path}/`;
+    return [...this.writers()].filter((h) => h.path.startsWith(under));
+  }
+
+  /** An open writer's view wins over the bucket's: its size is what the writer has written. */
+  protected writerAttr(path: string): Attr | undefined {
+    const w = this.writersOf(path).at(-1);
+    return w ? { ...w.attr, size: w.size } : undefined;
+  }
+
+  protected refuseIfReadOnly(): void {
+    if (this.o.readOnly) throw new FsError('EROFS');
+  }
+
+  protected remember(path: string, attr: Attr): void {
+    this.cache.put(parentOf(path), baseName(path), path, attr);
+    this.known.learn(path, attr);
+  }
+
+  protected forget(path: string): void {
+    this.cache.remove(parentOf(path), baseName(path), path);
+    this.known.forget(path);
+    this.standIns.delete(path);
+    this.nextFile.drop(path);
+  }
+
+  protected newAttr(kind: Attr['kind'], mode: number, owner: Owner | undefined): Attr {
+    return {
+      kind,
+      perm: mode & 0o7777,
+      uid: owner?.uid ?? this.defaults.uid,
+      gid: owner?.gid ?? this.defaults.gid,
+      size: 0,
+      mtimeMs: Date.now(),
+    };
+  }
+
+  protected register(handle: Handle): number {
+    const id = this.nextHandle++;
+    this.handles.set(id, handle);
+    return id;
+  }
+
+  protected handle(fh: number): Handle {
+    const h = this.handles.get(fh);
+    if (!h) throw new FsError('EBADF');
+    return h;
+  }
+
+  protected writer(fh: number): WriteHandle {
+    const h = this.handle(fh);
+    if (h.kind !== 'write') throw new FsError('EBADF');
+    return h;
+  }
+
+  statfs(): StatFs {
+    return {
+      bsize: 4096,
+      frsize: 4096,
+      blocks: STATFS_BLOCKS,
+      bfree: STATFS_BLOCKS,
+      bavail: STATFS_BLOCKS,
+      files: STATFS_BLOCKS,
+      ffree: STATFS_BLOCKS,
+      favail: STATFS_BLOCKS,
+      namemax: 255,
+    };
+  }
+
+  /** Files open now, and how many of them hold changes not yet in the bucket. */
+  get openFiles(): { open: number; dirty: number } {
+    return { open: this.handles.size, dirty: this.pendingUploads };
+  }
+
+  /** Open files with changes not yet in the bucket. */
+  get pendingUploads(): number {
+    let n = 0;
+    for (const h of this.writers()) if (h.dirty) n++;
+    return n;
+  }
+
+  /** Resolves when the write-back journal has uploaded everything (at once without one). */
+  async journalSettled(): Promise<void> {
+    await this.journal?.settled();
+  }
+}

@@ -1,0 +1,235 @@
+// Changes to names and to the metadata stored with them: mkdir, rmdir, unlink, symlink and
+// readlink, rename of files and directories, chmod, chown and utimens. See "unlink", "mkdir /
+// rmdir", "rename" and "chmod, chown, utimens" in docs/SEMANTICS.md.
+
+import type { WriteOptions } from '../s3/object-client.ts';
+import { copyObject } from './copy.ts';
+import { FsError } from './errno.ts';
+import { checkNewPath, parentOf } from './keys.ts';
+import {
+  type Attr,
+  attrFromHead,
+  implicitDirAttr,
+  metadataOf,
+  S_IFMT,
+  S_IFREG,
+  sameMetadata,
+  specialKindOf,
+  writeOptionsOf,
+} from './metadata.ts';
+import { inParallel } from './staging-file.ts';
+import { Writes } from './writes.ts';
+import type { Owner } from './fs-core.ts';
+
+/** Parallel copies during a directory rename. */
+const RENAME_PARALLEL = 8;
+
+export class Namespace extends Writes {
+  async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
+    this.refuseIfReadOnly();
+    checkNewPath(this.prefix, path);
+    await this.mustBeDir(parentOf(path));
+    if (await this.lookup(path)) throw new FsError('EEXIST');
+    const attr: Attr = { ...this.newAttr('dir', mode, owner), size: 0 };
+    await this.client.put(`${this.key(path)}/`, Buffer.alloc(0), writeOptionsOf(attr));
+    this.remember(path, attr);
+    this.cache.setListing(path, new Map());
+  }
+
+  async rmdir(path: string): Promise<void> {
+    this.refuseIfReadOnly();
+    if (path === '/') throw new FsError('EBUSY');
+    await this.mustBeDir(path);
+    await this.settled(path, true);
+    const prefix = this.dirKey(path);
+    const page = await this.client.list(prefix, { maxKeys: 2 });
+    if (page.objects.some((o) => o.key !== prefix) || this.writersUnder(path).length > 0) {
+      throw new FsError('ENOTEMPTY');
+    }
+    await this.client.delete(prefix);
+    this.forget(path);
+  }
+
+  async unlink(path: string): Promise<void> {
+    this.refuseIfReadOnly();
+    await this.settled(path);
+    const attr = await this.lookup(path);
+    if (!attr) throw new FsError('ENOENT');
+    if (attr.kind === 'dir') throw new FsError('EISDIR');
+    for (const w of this.writersOf(path)) w.unlinked = true;
+    await this.keepReaders(path);
+    await this.client.delete(this.key(path));
+    this.forget(path);
+  }
+
+  async symlink(target: string, path: string, owner?: Owner): Promise<void> {
+    this.refuseIfReadOnly();
+    checkNewPath(this.prefix, path);
+    await this.mustBeDir(parentOf(path));
+    if (await this.lookup(path)) throw new FsError('EEXIST');
+    const body = Buffer.from(target);
+    const attr: Attr = { ...this.newAttr('symlink', 0o777, owner), size: body.length };
+    await this.client.put(this.key(path), body, writeOptionsOf(attr));
+    this.remember(path, attr);
+  }
+
+  /**
+   * FIFOs, sockets and device nodes: an empty object whose mode carries the type, as s3fs's mknod
+   * stores them, so a bucket moves between the two. The kernel serves a FIFO or a socket itself
+   * once it exists; a device number is not kept (s3fs keeps none either). mknod of a regular file
+   * makes an empty one.
+   */
+  async mknod(path: string, mode: number, _rdev: number, owner?: Owner): Promise<void> {
+    this.refuseIfReadOnly();
+    checkNewPath(this.prefix, path);
+    await this.mustBeDir(parentOf(path));
+    if (await this.lookup(path)) throw new FsError('EEXIST');
+    const type = mode & S_IFMT;
+    const kind = type === 0 || type === S_IFREG ? 'file' : specialKindOf(mode);
+    if (!kind) throw new FsError('EINVAL', `mknod of an unknown file type ${type.toString(8)}`);
+    const attr = this.newAttr(kind, mode, owner);
+    await this.client.put(this.key(path), Buffer.alloc(0), writeOptionsOf(attr));
+    this.remember(path, attr);
+  }
+
+  /**
+   * Copy options that keep an object's mtime across a rename. An object without
+   * x-amz-meta-mtime shows its Last-Modified as mtime, which a copy would reset to the moment of
+   * the copy: so the copy then carries that time as metadata (one HEAD more). Undefined when the
+   * metadata already holds the mtime, and a plain copy keeps it.
+   */
+  protected async keepingMtime(key: string): Promise<WriteOptions | undefined> {
+    const head = await this.client.head(key);
+    if (!head || head.metadata.mtime !== undefined) return undefined;
+    const mtime = String(Math.floor(head.lastModified.getTime() / 1000));
+    return { metadata: { ...head.metadata, mtime }, contentType: head.contentType };
+  }
+
+  async readlink(path: string): Promise<string> {
+    const attr = await this.lookup(path);
+    if (!attr) throw new FsError('ENOENT');
+    if (attr.kind !== 'symlink') throw new FsError('EINVAL');
+    return (await this.client.get(this.key(path))).toString();
+  }
+
+  async chmod(path: string, mode: number): Promise<void> {
+    await this.setMeta(path, (a) => ({ ...a, perm: mode & 0o7777 }));
+  }
+
+  async chown(path: string, uid: number, gid: number): Promise<void> {
+    // -1 (as an unsigned 32-bit number from the kernel) means "leave unchanged".
+    const keep = (v: number) => v === -1 || v === 0xffffffff;
+    await this.setMeta(path, (a) => ({ ...a, uid: keep(uid) ? a.uid : uid, gid: keep(gid) ? a.gid : gid }));
+  }
+
+  async utimens(path: string, _atimeMs: number, mtimeMs: number): Promise<void> {
+    await this.setMeta(path, (a) => ({ ...a, mtimeMs }), true);
+  }
+
+  /**
+   * Mode, owner and times live in object metadata, which S3 can only replace by copying the object
+   * onto itself. A file still open for writing takes the change with its upload instead.
+   */
+  protected async setMeta(path: string, change: (a: Attr) => Attr, setsMtime = false): Promise<void> {
+    this.refuseIfReadOnly();
+    if (path === '/') return;
+    await this.settled(path);
+    const writers = this.writersOf(path);
+    if (writers.some((w) => w.dirty)) {
+      for (const w of writers) {
+        w.attr = change(w.attr);
+        if (setsMtime) w.mtimeSet = true;
+      }
+      return;
+    }
+    const attr = await this.lookup(path);
+    if (!attr) throw new FsError('ENOENT');
+    const key = attr.kind === 'dir' ? `${this.key(path)}/` : this.key(path);
+    const head = await this.client.head(key);
+    const current = head ? attrFromHead(head, this.defaults, attr.kind === 'dir') : attr;
+    const next = change(current);
+    if (head && sameMetadata(current, next)) return;
+    if (!head && attr.kind === 'dir') {
+      await this.client.put(key, Buffer.alloc(0), writeOptionsOf(next));
+    } else if (!head) {
+      throw new FsError('ENOENT');
+    } else {
+      const options = { metadata: { ...head.metadata, ...metadataOf(next) }, contentType: head.contentType };
+      await copyObject(this.client, key, key, head.size, options, RENAME_PARALLEL);
+    }
+    // Handles still open (closed but not yet released) must not show the old attributes.
+    for (const w of writers) w.attr = { ...next, size: w.size };
+    this.remember(path, next);
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    this.refuseIfReadOnly();
+    if (from === to) return;
+    checkNewPath(this.prefix, to);
+    // Everything under `from` must be in the bucket before it is copied server-side.
+    await this.flushWritersOf(from);
+    for (const w of this.writersUnder(from)) if (w.dirty) await this.flushWriter(w);
+    await this.settled(from, true);
+    await this.settled(from);
+    const src = await this.lookup(from);
+    if (!src) throw new FsError('ENOENT');
+    await this.mustBeDir(parentOf(to));
+    const dst = await this.lookup(to);
+    if (src.kind === 'dir') {
+      if (to.startsWith(`${from}/`)) throw new FsError('EINVAL');
+      if (dst && dst.kind !== 'dir') throw new FsError('ENOTDIR');
+      if (dst && (await this.readdir(to)).length > 0) throw new FsError('ENOTEMPTY');
+      await this.renameDir(from, to, src);
+    } else {
+      if (dst?.kind === 'dir') throw new FsError('EISDIR');
+      await this.flushWritersOf(from);
+      const size = (await this.lookup(from))?.size ?? src.size;
+      await this.keepReaders(from);
+      if (dst) await this.keepReaders(to);
+      const options = await this.keepingMtime(this.key(from));
+      await copyObject(this.client, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
+      await this.client.delete(this.key(from));
+      for (const w of this.writersOf(from)) {
+        w.path = to;
+        w.key = this.key(to);
+      }
+      this.forget(from);
+      this.remember(to, src);
+    }
+  }
+
+  /** Copies every object under the directory, then deletes the originals: not atomic. */
+  protected async renameDir(from: string, to: string, attr: Attr): Promise<void> {
+    const fromPrefix = this.dirKey(from);
+    const toPrefix = this.dirKey(to);
+    const objects: { key: string; size: number }[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.list(fromPrefix, { continuationToken: token });
+      objects.push(...page.objects);
+      if (objects.length > this.o.renameDirLimit) {
+        throw new FsError('EXDEV', `${from} holds more than ${this.o.renameDirLimit} objects`);
+      }
+      token = page.nextToken;
+    } while (token);
+    for (const w of this.writersUnder(from)) if (w.dirty) await this.flushWriter(w);
+    await inParallel(objects, RENAME_PARALLEL, async (o) => {
+      const target = toPrefix + o.key.slice(fromPrefix.length);
+      await copyObject(this.client, o.key, target, o.size, await this.keepingMtime(o.key), RENAME_PARALLEL);
+    });
+    if (!objects.some((o) => o.key === fromPrefix)) {
+      await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));
+    }
+    await this.client.deleteMany(objects.map((o) => o.key));
+    for (const w of this.writersUnder(from)) {
+      w.path = to + w.path.slice(from.length);
+      w.key = this.key(w.path);
+    }
+    this.cache.forgetTree(from);
+    this.cache.forgetTree(to);
+    this.known.forgetTree(from);
+    this.known.forgetTree(to);
+    this.forget(from);
+    this.remember(to, attr);
+  }
+}

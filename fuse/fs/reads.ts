@@ -1,0 +1,192 @@
+// Opening files, and reading them: close-to-open consistency (every open asks the bucket), the
+// one-round-trip open of a reader, readahead across files, and an open of a file another handle
+// of this mount is writing. See "open" and "read" in docs/SEMANTICS.md.
+
+import { isObjectError, type ObjectHead } from '../s3/object-client.ts';
+import { FsError } from './errno.ts';
+import { type Handle, LocalReadHandle, ReadHandle, WriteHandle, WriterView } from './file-handle.ts';
+import { baseName, joinPath, parentOf } from './keys.ts';
+import { attrFromHead } from './metadata.ts';
+import { nextFileIn } from './next-file.ts';
+import { type Chunk, INITIAL_WINDOW, releaseChunks, requestAhead } from './prefetcher.ts';
+import { Attributes } from './attributes.ts';
+
+const O_ACCMODE = 3;
+const O_TRUNC = 0o1000;
+/** Whole-file reads in a row after which open() fetches a file's rest with its first bytes. */
+const WHOLE_FILE_STREAK = 2;
+
+export class Reads extends Attributes {
+  async open(path: string, flags: number): Promise<number> {
+    const writing = (flags & O_ACCMODE) !== 0;
+    const truncating = writing && (flags & O_TRUNC) !== 0;
+    if (writing) {
+      this.refuseIfReadOnly();
+      this.nextFile.drop(path);
+    }
+    const key = this.key(path);
+    const writer = this.writersOf(path).at(-1);
+    if (writer && writing) {
+      // One content per file, as one inode has: every writable descriptor shares the handle.
+      if (truncating) await writer.truncate(0);
+      return this.register(writer);
+    }
+    if (writer?.dirty) return this.openShared(path, writer);
+    const journaled = this.journal?.pending(key);
+    if (journaled) {
+      const attr = this.journalAttr(path)!;
+      if (writing)
+        return this.register(
+          new WriteHandle(this.settings, path, key, attr, truncating ? undefined : journaled.size),
+        );
+      const fh = await this.journal!.openPending(key);
+      if (fh) return this.register(LocalReadHandle.of(path, fh));
+      // Uploaded meanwhile: the bucket has it now.
+    }
+    // Close-to-open: every open asks the bucket, whatever the cache says. A reader of a file
+    // known to be non-empty asks with a GET of its first bytes, which answers both at once.
+    if (!writing) {
+      const fast = await this.openForReading(path, key);
+      if (fast !== undefined) return fast;
+    }
+    const head = await this.client.head(key);
+    if (!head) {
+      const attr = await this.lookup(path);
+      if (attr?.kind === 'dir') throw new FsError('EISDIR');
+      this.cache.set(path, null);
+      throw new FsError('ENOENT');
+    }
+    const attr = attrFromHead(head, this.defaults, false);
+    if (!writer) this.remember(path, attr);
+    if (!writing) return this.register(new ReadHandle(this.settings, path, key, head.size));
+    return this.register(new WriteHandle(this.settings, path, key, attr, truncating ? undefined : head.size));
+  }
+
+  /**
+   * A reader of a file that a handle of this mount is writing and has not closed. The writer's
+   * bytes must not reach the bucket before that close (a crash would leave them there as a
+   * partial object), so the reader reads through the writer while it holds them, and the file as
+   * closed after that. When the writer's stream has already sent parts (past its first 16 MiB),
+   * those bytes are nowhere to be read, and the size the kernel shows is the writer's, so the
+   * file as last closed is no consistent view either: the open is refused with EBUSY until the
+   * writer closes. (A writable open shares the writer itself: see open().)
+   */
+  protected async openShared(path: string, writer: WriteHandle) {
+    if (!(await writer.keepLocal()))
+      throw new FsError('EBUSY', `${path} is being written by another process; open it after that closes`);
+    return this.register(new WriterView(path, writer, () => this.openDetached(path)));
+  }
+
+  /** A read-only handle on `path` as it is now, not registered under any descriptor. */
+  protected async openDetached(path: string): Promise<Handle> {
+    const fh = await this.open(path, 0);
+    const h = this.handle(fh);
+    this.handles.delete(fh);
+    return h;
+  }
+
+  /**
+   * Opens for reading with one round trip: a ranged GET that also brings size, ETag and metadata.
+   * Skipped (undefined) for files believed empty — s3rver drops a ranged GET of an empty object —
+   * and when the memory budget has no room for the first chunk.
+   */
+  protected async openForReading(path: string, key: string): Promise<number | undefined> {
+    const known = this.cache.get(path) ?? this.cache.listing(parentOf(path))?.get(baseName(path));
+    const guessedUpTo = this.nextFile.guessedUpTo(path);
+    if (guessedUpTo !== undefined) {
+      // The rest of the window is asked for now, inside the open, so that it travels while the
+      // HEAD checks the guess instead of after the first read; both go if the check fails.
+      const more =
+        known?.kind === 'file' && known.size > guessedUpTo
+          ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, guessedUpTo)
+          : [];
+      const guessed = await this.nextFile.take(path, () => this.client.head(key));
+      // `more` was sized from the listing: it fits only an object of that size.
+      if (guessed && guessed.head.size === known?.size)
+        return this.readHandleFrom(path, key, guessed, [...guessed.ahead, ...more]);
+      releaseChunks(more, this.budget);
+      if (guessed) return this.readHandleFrom(path, key, guessed, guessed.ahead);
+    }
+    if (known?.kind !== 'file' || known.size === 0) return undefined;
+    if (!this.budget.tryAcquire(INITIAL_WINDOW)) return undefined;
+    // After whole-file reads, the rest of the file is asked for alongside its first bytes.
+    let ahead =
+      this.wholeFileReads >= WHOLE_FILE_STREAK && known.size > INITIAL_WINDOW
+        ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead)
+        : [];
+    let got: { body: Buffer; head: ObjectHead };
+    try {
+      got = await this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
+    } catch (err) {
+      this.budget.release(INITIAL_WINDOW);
+      releaseChunks(ahead, this.budget);
+      if (isObjectError(err, 'not-found')) return undefined;
+      throw err;
+    }
+    this.budget.release(INITIAL_WINDOW - got.body.length);
+    if (got.head.size !== known.size) {
+      // Replaced since it was listed: what was asked for ahead may belong to the old object.
+      releaseChunks(ahead, this.budget);
+      ahead = [];
+    }
+    return this.readHandleFrom(path, key, got, ahead);
+  }
+
+  /** A read handle starting with a fetched first window; the head refreshes what we know. */
+  protected readHandleFrom(
+    path: string,
+    key: string,
+    got: { body: Buffer; head: ObjectHead },
+    ahead: readonly Chunk[],
+  ): number {
+    this.remember(path, attrFromHead(got.head, this.defaults, false));
+    return this.register(new ReadHandle(this.settings, path, key, got.head.size, got.body, ahead));
+  }
+
+  async read(fh: number, offset: number, length: number): Promise<Buffer> {
+    let h = this.handle(fh);
+    if (h instanceof ReadHandle || h instanceof LocalReadHandle) {
+      const live = await this.readThroughWriter(h.path, offset, length);
+      if (live) return live;
+      // The descriptor may have been given a fresh handle meanwhile (see refreshReaders).
+      h = this.handle(fh);
+    }
+    const data = await h.read(offset, length);
+    if (this.wholeFileReads >= WHOLE_FILE_STREAK && h instanceof ReadHandle && h.finishingInOrder) {
+      if (!h.guessedNext) {
+        h.guessedNext = true;
+        h.next = this.guessNext(h.path, h.windowPastEnd);
+      } else if (h.next !== undefined) {
+        this.nextFile.reach(h.next, h.windowPastEnd);
+      }
+    }
+    return data;
+  }
+
+  /**
+   * A reader opened before a writer of the same file on this host reads the writer's content
+   * while the writer holds it, as a reader of a local file sees each write. The writer keeps its
+   * content local from then on; when its parts are already streaming, the reader goes on with
+   * the file as it opened it, until the writer's close refreshes it.
+   */
+  protected async readThroughWriter(path: string, offset: number, length: number): Promise<Buffer | undefined> {
+    const writer = this.writersOf(path).find((w) => w.dirty);
+    if (!writer || !(await writer.keepLocal())) return undefined;
+    return writer.readLocal(offset, length);
+  }
+
+  /**
+   * Starts fetching the file after `path` in its directory's cached listing, its first `reach`
+   * bytes at least; returns its path. See next-file.ts.
+   */
+  protected guessNext(path: string, reach: number): string | undefined {
+    const dir = parentOf(path);
+    const listing = this.cache.listing(dir);
+    const name = listing && nextFileIn(listing, baseName(path));
+    if (name === undefined) return undefined;
+    const next = joinPath(dir, name);
+    if (this.writersOf(next).length > 0 || this.journal?.pending(this.key(next))) return undefined;
+    this.nextFile.start(next, this.key(next), listing!.get(name)!.size, reach);
+    return next;
+  }
+}
