@@ -40,7 +40,7 @@ const STYLE = `body{font-family:system-ui,sans-serif;margin:1em;max-width:1000px
 table{border-collapse:collapse;width:100%;font-size:14px}td,th{border-bottom:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#eee}.num{text-align:right}.s-failing{background:#fdd}.s-late,.s-drift{background:#ffe9b3}.s-pending{background:#eef}
 .s-unchecked{background:#f3f3f3}.over{color:#b00;font-weight:bold}.facts{color:#555;font-size:13px}.sum{font-size:16px}
-td.wrap{word-break:break-all}`;
+td.wrap{overflow-wrap:anywhere}`;
 
 function page(title: string, body: string): string {
   return `<!doctype html>
@@ -64,10 +64,14 @@ function facts(f: PageFacts, nowMs: number): string {
   return `<p class="facts">${items.map(esc).join(' · ')}</p>`;
 }
 
-function address(e: CacheEntry): string {
+function addressParts(e: CacheEntry): string[] {
   const pub = e.publicIp ?? e.externalIp;
   const parts = [pub ? `public ${pub}` : '', e.privateIp ? `private ${e.privateIp}` : ''].filter(Boolean);
-  return `${parts.join(', ') || e.hostname}:${e.port}`;
+  return parts.length ? parts : [e.hostname];
+}
+
+function address(e: CacheEntry): string {
+  return `${addressParts(e).join(', ')}, port ${e.port}`;
 }
 
 function place(e: CacheEntry): string {
@@ -108,7 +112,7 @@ export function renderPage(entries: Iterable<CacheEntry>, nowMs: number, f: Page
       `<tr class="s-${v.state}"><td>${esc(MARK[v.state])}<br><small>${esc(v.stateText)}</small></td>` +
       `<td class="wrap"><a href="/caches/${encodeURIComponent(e.id)}">${esc(e.hostname)}</a>` +
       `${e.auth === 'unsigned' ? '<br><small>unsigned (Shoal compatibility)</small>' : ''}</td>` +
-      `<td class="wrap">${esc(address(e))}</td><td class="num">${load}</td><td>${esc(place(e))}</td>` +
+      `<td>${addressParts(e).map(esc).join('<br>')}<br><small>port ${e.port}</small></td><td class="num">${load}</td><td>${esc(place(e))}</td>` +
       `<td>${esc(ago(nowMs - e.lastActive))}</td><td class="wrap">${esc(holdText(e, f.testUrl))}</td></tr>`
     );
   });
