@@ -21,7 +21,7 @@ export const stageOptions = {
   endpoint: optional(url(), 'S3 endpoint: a gateway (http://gateway:3128) or a store; AWS when unset'),
   region: option(str('REGION'), 'us-east-1', 'S3 region used for signing'),
   credentials: optional(str('FILE'), 'credential JSON from estuary gateway credentials issue; else AWS_* variables or AWS_PROFILE'),
-  parallel: option(int(1, 256), 4, 'files copied at once'),
+  parallel: option(int(1, 256), 8, 'files copied at once'),
   partSize: option(size(5 * MiB, 5 * 2 ** 30), 16 * MiB, 'multipart part size; files up to this size go in one PUT'),
   partParallel: option(int(1, 64), 4, 'parts of one file uploaded at once'),
   stateDir: option(str('DIR'), '~/.cache/estuary/stage', 'where interrupted transfers remember their finished parts'),

@@ -86,21 +86,36 @@ export class Store {
     }
   }
 
-  /** Bytes [start, end) of `key`, failing if the object is no longer the one with `etag`. */
-  async read(key: string, start: number, end: number, etag?: string): Promise<Readable> {
-    const r = await this.#s3.send(
-      new GetObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Range: end > start ? `bytes=${start}-${end - 1}` : undefined,
-        IfMatch: etag,
-      }),
-    );
-    return r.Body as Readable;
+  /**
+   * `key` from byte `from` on. With `etag`, only if the object is still that one: undefined when
+   * it changed (the caller starts over). Says what the object is: ETag, whole size, recorded hash.
+   */
+  async read(
+    key: string,
+    from: number,
+    etag?: string,
+  ): Promise<{ body: Readable; etag: string; size: number; sha256?: string } | undefined> {
+    try {
+      const r = await this.#s3.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: from > 0 ? `bytes=${from}-` : undefined, IfMatch: etag }),
+      );
+      const total = /\/(\d+)$/.exec(r.ContentRange ?? '')?.[1];
+      return {
+        body: r.Body as Readable,
+        etag: r.ETag ?? '',
+        size: total !== undefined ? Number(total) : (r.ContentLength ?? 0),
+        sha256: r.Metadata?.sha256,
+      };
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (etag && (status === 412 || (err as { name?: string }).name === 'PreconditionFailed')) return undefined;
+      throw err;
+    }
   }
 
-  async put(key: string, file: string, size: number, sha256: string): Promise<void> {
-    await this.#s3.send(
+  /** One PUT; resolves with the ETag the store gave it. */
+  async put(key: string, file: string, size: number, sha256: string): Promise<string | undefined> {
+    const r = await this.#s3.send(
       new PutObjectCommand({
         Bucket: this.bucket,
         Key: key,
@@ -109,6 +124,7 @@ export class Store {
         Metadata: { sha256 },
       }),
     );
+    return r.ETag;
   }
 
   async createUpload(key: string, sha256: string): Promise<string> {

@@ -90,10 +90,12 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
 }
 
 async function upload(l: LocalEntry, store: Store, key: string, journal: Journal, o: TransferOptions, summary: Summary): Promise<void> {
-  const { sha256 } = await hashFile(l.path);
+  const { sha256, md5 } = await hashFile(l.path);
   if (l.size <= o.partSize) {
-    await store.put(key, l.path, l.size, sha256);
+    const etag = await store.put(key, l.path, l.size, sha256);
     o.onBytes(l.size);
+    // A single-part ETag is the MD5 of what the store received: verified without asking again.
+    if (etagMd5(etag) === md5) return;
   } else {
     await multipart(l, store, key, sha256, journal, o, summary);
   }
@@ -175,17 +177,23 @@ async function download(r: RemoteEntry, store: Store, root: string, journal: Jou
   if (!dest) throw new Error(`key ${r.key} would land outside ${root}; not written`);
   const partial = `${dest}${PARTIAL_SUFFIX}`;
   await mkdir(dirname(dest), { recursive: true });
-  const head = await store.head(r.key);
-  if (!head) throw new Error('the object vanished from the store');
-  const etag = head.etag ?? '';
+  // Resume a partial file only if the object is still the one it was started from (If-Match).
   const st = journal.download(r.rel);
-  let from = 0;
-  if (st && st.etag === etag && st.size === head.size) from = Math.min(head.size, await stat(partial).then((s) => s.size, () => 0));
-  if (from === 0) await rm(partial, { force: true });
-  else {
-    summary.resumedBytes += from;
+  let from = st ? await stat(partial).then((s) => s.size, () => 0) : 0;
+  // A partial file as long as the object (killed between the last byte and the rename): the
+  // range would be empty, so fetch it again whole rather than trust bytes never verified.
+  if (st && from >= st.size) from = 0;
+  let got = from > 0 ? await store.read(r.key, from, st!.etag) : undefined;
+  if (!got) {
+    from = 0;
+    await rm(partial, { force: true });
+    got = await store.read(r.key, 0);
+    if (!got) throw new Error('the object vanished from the store');
   }
-  await journal.setDownload(r.rel, { etag, size: head.size });
+  summary.resumedBytes += from;
+  // Only files worth resuming are journalled: a small one is cheaper to fetch again.
+  const journalled = got.size > o.partSize;
+  if (journalled) await journal.setDownload(r.rel, { etag: got.etag, size: got.size });
   const sha = createHash('sha256');
   const md5 = createHash('md5');
   if (from > 0) {
@@ -194,32 +202,28 @@ async function download(r: RemoteEntry, store: Store, root: string, journal: Jou
       md5.update(c as Buffer);
     }
   }
-  if (from < head.size || head.size === 0) {
-    const body = await store.read(r.key, from, head.size, etag || undefined);
-    const hashing = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        sha.update(chunk);
-        md5.update(chunk);
-        o.onBytes(chunk.length);
-        cb(null, chunk);
-      },
-    });
-    await pipeline(body, hashing, createWriteStream(partial, { flags: from > 0 ? 'r+' : 'w', start: from }));
-  }
+  const hashing = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      sha.update(chunk);
+      md5.update(chunk);
+      o.onBytes(chunk.length);
+      cb(null, chunk);
+    },
+  });
+  await pipeline(got.body, hashing, createWriteStream(partial, { flags: from > 0 ? 'r+' : 'w', start: from }));
   const size = (await stat(partial)).size;
   const gotSha = sha.digest('hex');
   const gotMd5 = md5.digest('hex');
-  const wantMd5 = etagMd5(etag);
-  if (size !== head.size) throw new Error(`got ${size} of ${head.size} bytes; run again to resume`);
-  if ((head.sha256 && head.sha256 !== gotSha) || (!head.sha256 && wantMd5 && wantMd5 !== gotMd5)) {
+  const wantMd5 = etagMd5(got.etag);
+  if (size !== got.size) throw new Error(`got ${size} of ${got.size} bytes; run again to resume`);
+  if ((got.sha256 && got.sha256 !== gotSha) || (!got.sha256 && wantMd5 && wantMd5 !== gotMd5)) {
     await rm(partial, { force: true });
-    await journal.setDownload(r.rel, undefined);
+    if (journalled) await journal.setDownload(r.rel, undefined);
     throw new Error('content does not match the checksum the store holds; the partial file was removed');
   }
   const fh = await open(partial, 'r');
   await fh.sync();
   await fh.close();
   await rename(partial, dest);
-  await journal.setDownload(r.rel, undefined);
+  if (journalled) await journal.setDownload(r.rel, undefined);
 }
-

@@ -370,7 +370,7 @@ for (const [name, start, available] of stores) {
 
     // s3rver keeps whatever part of a body arrived when its client is cut off (a store bug: S3 and
     // Swift store nothing of an incomplete request), so this one runs against Swift only.
-    it.runIf(name === 'Swift')('leaves the old object in the store when the gateway dies mid-upload, and the client sees an error', async () => {
+    (name === 'Swift' ? it : () => undefined)('leaves the old object in the store when the gateway dies mid-upload, and the client sees an error', async () => {
       const old = Buffer.from('the old object');
       await direct.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kill/up', Body: old }));
       const gw = await startGatewayProcess(args);
