@@ -1,5 +1,6 @@
 // Time, taken as a parameter. Policy and drone logic read `clock.now()` and never Date.now() or a
 // timer, so the same code runs in production, in unit tests and in a simulator on virtual time.
+import { sleep } from '../lib/backoff.ts';
 
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
@@ -10,17 +11,7 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms, signal) =>
-    new Promise((resolve) => {
-      if (signal?.aborted) return resolve();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      }
-      signal?.addEventListener('abort', done, { once: true });
-    }),
+  sleep: (ms, signal) => sleep(ms, signal),
 };
 
 /** A clock that moves only when told to: for tests and simulation. */

@@ -6,18 +6,9 @@ import { connect } from 'amqplib';
 import { Pool } from 'undici';
 import { type HmacKey, sign } from '../../lib/heartbeat-auth.ts';
 import { HEARTBEAT_EXTENSION_KEY, SHOAL_EXCHANGE_TYPE } from '../../lib/heartbeat.ts';
+import { seeded } from '../../lib/seeded.ts';
 
-/** A deterministic pseudo-random sequence, so two runs place caches and clients alike. */
-export function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seeded };
 
 export function fakeHeartbeat(i: number, rnd: () => number): Buffer {
   return Buffer.from(

@@ -5,17 +5,8 @@
 // from it) and sees `run42/` there, but no name outside its scopes. Pure.
 
 import { allowed, type Scope } from './credentials.ts';
+import { unescapeXml } from './route.ts';
 
-function unescapeXml(s: string): string {
-  return s
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&quot;/g, '"')
-    .replace(/&apos;/g, "'")
-    .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
-    .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCodePoint(parseInt(h, 16)))
-    .replace(/&amp;/g, '&');
-}
 
 /** Whether the credential may see a listed name: readable itself, or an ancestor of a scope. */
 function visible(scopes: readonly Scope[], bucket: string, name: string, isPrefix: boolean): boolean {

@@ -103,20 +103,19 @@ export function parseCopySource(v: string): { bucket: string; rawKey: string; ke
 
 /** The <Key> elements of an XML body (DeleteObjects requests, ListObjectsV2 answers), unescaped. */
 export function xmlKeys(xml: string): string[] {
-  const keys: string[] = [];
-  for (const m of xml.matchAll(/<Key>([^<]*)<\/Key>/g)) {
-    keys.push(
-      m[1]!
-        .replace(/&lt;/g, '<')
-        .replace(/&gt;/g, '>')
-        .replace(/&quot;/g, '"')
-        .replace(/&apos;/g, "'")
-        .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
-        .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCodePoint(parseInt(h, 16)))
-        .replace(/&amp;/g, '&'),
-    );
-  }
-  return keys;
+  return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => unescapeXml(m[1]!));
+}
+
+/** Text of an XML element as S3 writes it, entities resolved. */
+export function unescapeXml(s: string): string {
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
+    .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCodePoint(parseInt(h, 16)))
+    .replace(/&amp;/g, '&');
 }
 
 /** The continuation token of a truncated ListObjectsV2 answer, if any. */

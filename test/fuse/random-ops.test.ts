@@ -18,6 +18,7 @@ import { runTeardowns } from '../helpers/cleanup.ts';
 import { startS3rver } from '../helpers/s3rver.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { fuseAvailable, mountBucket, sh } from './mount-helpers.ts';
+import { seeded } from '../../lib/seeded.ts';
 
 afterAll(runTeardowns);
 
@@ -26,17 +27,6 @@ const SEED = Number(process.env.ESTUARY_RANDOM_SEED ?? Date.now() % 1_000_000);
 const NAMES = ['a', 'b', 'c', 'd/e', 'd/f'];
 const MAX_SIZE = 300 * 1024;
 
-/** mulberry32: a small seeded generator, so a failing sequence can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 interface Open {
   readonly name: string;
@@ -85,7 +75,7 @@ async function runSequence(
   log: string[],
   mountLog: () => string,
 ): Promise<void> {
-  const rand = prng(seed);
+  const rand = seeded(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const int = (n: number) => Math.floor(rand() * n);
   const roots = [oracle, mnt] as const;

@@ -10,18 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { send } from './helpers/client.ts';
 import { startGatewayProcess } from './helpers/gateway.ts';
 import { startOrigin, type Route } from './helpers/origin.ts';
+import { seeded } from '../../lib/seeded.ts';
 
-/** mulberry32: a small seeded generator, so a failing mix can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function bodyOf(i: number): Buffer {
   const size = [512, 40_000, 300_000, 2_000_000][i % 4]!;
@@ -108,7 +98,7 @@ describe('chaos', async () => {
       ]);
       const o = origin.url;
       const host = `Host: ${new URL(o).host}\r\n`;
-      const rand = prng(4242 + workers);
+      const rand = seeded(4242 + workers);
       // Warm up so the baseline includes what a running gateway normally holds.
       for (let i = 0; i < OBJECTS; i++) await send(gw.url, `${o}/obj/${i}`);
       const baseline = rssMiB(gw.child.pid);

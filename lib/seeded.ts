@@ -1,0 +1,13 @@
+// A small seeded pseudo-random generator (mulberry32): benchmarks place the same caches twice,
+// randomized tests replay a failing sequence from its seed. Not for anything secret.
+
+export function seeded(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
