@@ -56,7 +56,8 @@ export function holdingsFrom(s: GatewaySummary): { holds: Holdings; left: number
   const left = s.cvmfs.length - cvmfs.length + (s.prefixes.length - prefixes.length);
   return {
     holds: {
-      bytes: byteCount(s.cache.memoryBytes + s.cache.diskBytes),
+      // The memory tier holds copies of disk entries: counting both would count them twice.
+      bytes: byteCount(s.cache.diskBytes),
       cvmfs: cvmfs.slice(0, MAX_HOLDINGS).map((c) => ({ repo: c.repo, bytes: byteCount(c.bytes) })),
       prefixes: prefixes
         .slice(0, MAX_HOLDINGS)

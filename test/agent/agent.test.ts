@@ -85,7 +85,7 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
       bytesSent: 0,
       summary: {
         version: 1,
-        cache: { memoryBytes: 1000, diskBytes: 9000, objects: 3 },
+        cache: { memoryBytes: 1000, diskBytes: 10_000, objects: 3 }, // memory holds copies of disk entries
         cvmfs: [{ repo: 'atlas.cern.ch', bytes: 8000 }],
         prefixes: [{ prefix: 's3.example.org/bucket', bytes: 2000 }],
       },
@@ -136,7 +136,7 @@ describe.runIf(rabbit.ok)('agent → RabbitMQ → discovery → REST', () => {
       bytesSent: 0,
       summary: {
         version: 1,
-        cache: { memoryBytes: 10, diskBytes: 0, objects: 2 },
+        cache: { memoryBytes: 10, diskBytes: 10, objects: 2 },
         cvmfs: [
           { repo: long, bytes: 5 },
           { repo: 'atlas.cern.ch', bytes: 5 },
