@@ -90,8 +90,9 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
 }
 
 async function upload(l: LocalEntry, store: Store, key: string, journal: Journal, o: TransferOptions, summary: Summary): Promise<void> {
-  const { sha256, md5 } = await hashFile(l.path);
-  if (l.size <= o.partSize) {
+  const single = l.size <= o.partSize;
+  const { sha256, md5 } = await hashFile(l.path, single);
+  if (single) {
     const etag = await store.put(key, l.path, l.size, sha256);
     o.onBytes(l.size);
     // A single-part ETag is the MD5 of what the store received: verified without asking again.
