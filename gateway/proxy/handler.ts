@@ -15,11 +15,10 @@ import { invalidatedKeys } from '../cache/invalidation.ts';
 import { varyMatches } from '../cache/key.ts';
 import { findVariant } from '../cache/variants.ts';
 import { parseCacheControl } from '../http/cache-control.ts';
-import { endToEnd, type HeaderMap } from '../http/headers.ts';
 import { isForwardable, isSafe } from '../http/methods.ts';
 import type { HashRing } from '../ring.ts';
 import type { UpstreamResponse } from '../upstream.ts';
-import { classifyError, dropBody, UpstreamFailure } from '../upstream.ts';
+import { classifyError, UpstreamFailure } from '../upstream.ts';
 import {
   type FetchDeps,
   prefetch,
@@ -29,6 +28,7 @@ import {
   staleUsable,
 } from './fetcher.ts';
 import { forwardInterim } from './interim.ts';
+import { relay, upstreamHeaders } from './relay.ts';
 import {
   cacheStatusOf,
   fillHeaders,
@@ -330,29 +330,6 @@ export class ProxyHandler {
     });
   }
 
-  /** Headers for the upstream request; a target that signs (S3) gets them signed for `method`. */
-  #upstreamHeaders(
-    req: IncomingMessage,
-    drop: readonly string[],
-    target?: Target,
-    method = 'GET',
-  ): Record<string, string | string[]> {
-    const h = this.#forwardedHeaders(req, drop);
-    return target?.sign ? target.sign(method, h) : h;
-  }
-
-  #forwardedHeaders(req: IncomingMessage, drop: readonly string[]): Record<string, string | string[]> {
-    const h = endToEnd(req.headers as HeaderMap);
-    for (const k of drop) delete h[k];
-    delete h['x-estuary-peer'];
-    const addr = (req.socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-    const xff = req.headers['x-forwarded-for'];
-    h['x-forwarded-for'] = xff ? `${Array.isArray(xff) ? xff.join(', ') : xff}, ${addr}` : addr;
-    const via = req.headers.via;
-    h.via = via ? `${via}, 1.1 ${NAME}` : `1.1 ${NAME}`;
-    return h;
-  }
-
   /** Not stored, not shared: this request alone goes upstream and its answer goes back as it is. */
   async #pass(
     req: IncomingMessage,
@@ -397,38 +374,16 @@ export class ProxyHandler {
   }
 
   #relay(res: ServerResponse, up: UpstreamResponse, cacheStatus: string): Promise<void> {
-    if (res.destroyed) {
-      // The client left while we waited for the upstream; free the upstream connection.
-      dropBody(up.body);
-      return Promise.resolve();
-    }
-    const headers = endToEnd(up.headers as HeaderMap);
-    headers['cache-status'] = cacheStatus;
-    noteCacheStatus(res, cacheStatus);
-    res.writeHead(up.statusCode, headers);
-    return new Promise((resolve) => {
-      up.body.on('data', (chunk: Buffer) => {
-        this.#d.metrics.bytesIn.inc(chunk.length);
-        this.#d.metrics.bytesOut.inc(chunk.length);
-        if (!res.write(chunk)) {
-          up.body.pause();
-          res.once('drain', () => up.body.resume());
-        }
-      });
-      up.body.on('end', () => {
-        res.end();
-        resolve();
-      });
-      up.body.on('error', () => {
-        // Cut rather than end: an incomplete body must look incomplete to the client.
-        res.destroy();
-        resolve();
-      });
-      res.on('close', () => {
-        dropBody(up.body);
-        resolve();
-      });
-    });
+    return relay(res, up, cacheStatus, this.#d.metrics);
+  }
+
+  #upstreamHeaders(
+    req: IncomingMessage,
+    drop: readonly string[],
+    target?: Target,
+    method = 'GET',
+  ): Record<string, string | string[]> {
+    return upstreamHeaders(req, drop, target, method);
   }
 
   /**
