@@ -153,9 +153,27 @@ export const openstackSiteSchema = keyed(z.strictObject({
   timeout: durationMs.default(30_000),
 }));
 
+export const ec2SiteSchema = keyed(z.strictObject({
+  region: z.string().min(1),
+  /** Another EC2-compatible endpoint (a private cloud's, or moto's in tests); AWS's when unset. */
+  endpoint: z.string().url().optional(),
+  imageId: z.string().min(1),
+  instanceType: z.string().min(1),
+  subnetId: z.string().optional(),
+  securityGroupIds: z.array(z.string().min(1)).optional(),
+  keyName: z.string().optional(),
+  /** Spot instances: cheaper, and EC2 may reclaim them (the drone is then drained and replaced). */
+  spot: z.boolean().default(false),
+  /** Highest spot price per hour, in dollars as text ("0.05"); the on-demand price when unset. */
+  maxPrice: z.string().optional(),
+  /** File whose text becomes the user data, with {{id}}, {{features}}, {{cores}}, {{memory_mb}} filled in. */
+  userData: z.string().optional(),
+  timeout: durationMs.default(30_000),
+}));
+
 export const siteSchema = keyed(z
   .strictObject({
-    adapter: z.enum(['netns', 'command', 'openstack']),
+    adapter: z.enum(['netns', 'command', 'openstack', 'ec2']),
     /** Most drones this site may run at once, all machine types together. */
     quota: z.number().int().min(0),
     /** Drones kept even with no work (COBalD Standardiser minimum), per machine type. */
@@ -169,6 +187,7 @@ export const siteSchema = keyed(z
     netns: netnsSiteSchema.optional(),
     command: commandSiteSchema.optional(),
     openstack: openstackSiteSchema.optional(),
+    ec2: ec2SiteSchema.optional(),
   })
   .superRefine((s, ctx) => {
     if (!s[s.adapter])

@@ -18,6 +18,7 @@ import { firstFit } from './placement.ts';
 import { DroneRegistry } from './registry.ts';
 import { CommandSite } from './sites/command.ts';
 import { NetnsSite } from './sites/netns.ts';
+import { Ec2Site } from './sites/ec2.ts';
 import { OpenstackSite } from './sites/openstack.ts';
 import type { SiteAdapter } from './sites/types.ts';
 import { buildHttp } from './status/http.ts';
@@ -67,7 +68,9 @@ export function buildSites(config: CoordinatorConfig): Map<string, SiteAdapter> 
         ? new NetnsSite(name, s.netns!)
         : s.adapter === 'openstack'
           ? new OpenstackSite(name, s.openstack!)
-          : new CommandSite(name, s.command!),
+          : s.adapter === 'ec2'
+            ? new Ec2Site(name, s.ec2!)
+            : new CommandSite(name, s.command!),
     );
   return out;
 }

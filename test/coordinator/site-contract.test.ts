@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../coordinator/clock.ts';
-import { commandSiteSchema, netnsSiteSchema, openstackSiteSchema } from '../../coordinator/config.ts';
+import { commandSiteSchema, ec2SiteSchema, netnsSiteSchema, openstackSiteSchema } from '../../coordinator/config.ts';
+import { ec2Status, Ec2Site } from '../../coordinator/sites/ec2.ts';
+import { startMoto } from './helpers/moto.ts';
 import { CommandSite } from '../../coordinator/sites/command.ts';
 import { MemorySite } from '../../coordinator/sites/memory.ts';
 import { NetnsSite } from '../../coordinator/sites/netns.ts';
@@ -148,6 +150,36 @@ describe('openstack site', () => {
   it('maps every Nova status', () => {
     expect(['ACTIVE', 'BUILD', 'ERROR', 'SHUTOFF', 'DELETED', 'SHELVED_OFFLOADED'].map(novaStatus)).toEqual([
       'running', 'booting', 'error', 'stopped', 'deleted', 'stopped',
+    ]);
+  });
+});
+
+// moto accepts any keys; the SDK's chain reads them from the environment, as on a real host.
+process.env.AWS_ACCESS_KEY_ID ??= 'testing';
+process.env.AWS_SECRET_ACCESS_KEY ??= 'testing';
+const moto = await startMoto();
+const ec2 = (extra: Record<string, unknown> = {}) =>
+  new Ec2Site('s', ec2SiteSchema.parse({ region: 'us-east-1', endpoint: moto, imageId: 'ami-12c6146b', instanceType: 't3.micro', ...extra }));
+
+if (moto) siteContract('ec2 (moto server)', async () => ({ site: ec2() }));
+
+describe.runIf(moto !== undefined)('ec2 site', () => {
+  it('tags instances with their drone, finds them again after a crash, and asks for spot when told to', async () => {
+    const site = ec2({ spot: true, maxPrice: '0.05' });
+    const a = spec(21);
+    const data = await site.deploy(a);
+    expect(String(data.instance)).toMatch(/^i-/);
+    // A deploy repeated with no instance id kept finds the same instance by its tag.
+    expect(await site.deploy(a)).toEqual(data);
+    expect(await site.status(a.id, {})).toBe('running');
+    await site.stop(a.id, {});
+    expect(await site.status(a.id, data)).toBe('deleted');
+  });
+
+  it('reports a spot instance EC2 reclaims as stopped, so its drone drains', () => {
+    expect(ec2Status({ State: { Name: 'running' }, StateReason: { Code: 'Server.SpotInstanceTermination' } })).toBe('stopped');
+    expect(['pending', 'running', 'stopping', 'shutting-down', 'terminated'].map((n) => ec2Status({ State: { Name: n as never } }))).toEqual([
+      'booting', 'running', 'stopped', 'stopped', 'deleted',
     ]);
   });
 });

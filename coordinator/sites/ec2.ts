@@ -1,0 +1,174 @@
+// The `ec2` site: drones are EC2 instances, on-demand or spot. The only file of the coordinator
+// that talks to EC2 (the AWS SDK). Each instance is tagged with its drone id, and RunInstances
+// carries the id as its ClientToken, so a deploy repeated after a crash finds or returns the same
+// instance instead of starting a second one. The image's user data starts the worker (slurmd -Z
+// with the drone's features); the adapter creates, watches and terminates. A spot instance that
+// EC2 reclaims (state reason Server.SpotInstanceTermination, or shutting down on its own) is
+// reported stopped, which drains the drone and lets the coordinator replace it.
+
+import { readFileSync } from 'node:fs';
+import {
+  DescribeInstancesCommand,
+  EC2Client,
+  type Filter,
+  type Instance,
+  RunInstancesCommand,
+  TerminateInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import type { z } from 'zod';
+import type { ec2SiteSchema } from '../config.ts';
+import { coordinatorErrors } from '../errors.ts';
+import type { InstanceStatus } from '../model.ts';
+import type { DroneSpec, InstanceData, SiteAdapter } from './types.ts';
+
+type Ec2Config = z.infer<typeof ec2SiteSchema>;
+
+/** The tag holding the drone id (also the instance's Name, for the console). */
+const DRONE_TAG = 'estuary-drone';
+/** Instances in these states still exist, as far as the coordinator is concerned. */
+const LIVE_STATES = ['pending', 'running', 'stopping', 'stopped', 'shutting-down'];
+
+/** EC2 instance state (and why it changed) → TARDIS's resource status. */
+export function ec2Status(i: Pick<Instance, 'State' | 'StateReason'>): Exclude<InstanceStatus, 'unknown'> {
+  const reclaimed = i.StateReason?.Code === 'Server.SpotInstanceTermination';
+  switch (i.State?.Name) {
+    case 'pending':
+      return 'booting';
+    case 'running':
+      return reclaimed ? 'stopped' : 'running';
+    case 'terminated':
+      return 'deleted';
+    default: // stopping, stopped, shutting-down
+      return 'stopped';
+  }
+}
+
+export class Ec2Site implements SiteAdapter {
+  readonly name: string;
+  private readonly c: Ec2Config;
+  private readonly ec2: EC2Client;
+
+  constructor(name: string, config: Ec2Config) {
+    this.name = name;
+    this.c = config;
+    // Keys come from the SDK's chain: AWS_* variables, AWS_PROFILE, the instance role.
+    this.ec2 = new EC2Client({ region: config.region, endpoint: config.endpoint, maxAttempts: 3 });
+  }
+
+  private fail(op: string, err: unknown): Error {
+    return coordinatorErrors.siteFailed(this.name, op, (err as Error).message ?? String(err));
+  }
+
+  private async describe(op: string, filters: Filter[], ids?: string[]): Promise<Instance[]> {
+    const out: Instance[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const r = await this.ec2.send(
+          new DescribeInstancesCommand({ Filters: filters, InstanceIds: ids, NextToken: token }),
+          { abortSignal: AbortSignal.timeout(this.c.timeout) },
+        );
+        for (const res of r.Reservations ?? []) out.push(...(res.Instances ?? []));
+        token = r.NextToken;
+      } while (token);
+    } catch (err) {
+      if ((err as { name?: string }).name === 'InvalidInstanceID.NotFound') return [];
+      throw this.fail(op, err);
+    }
+    return out;
+  }
+
+  private async byDrone(op: string, id: string): Promise<Instance | undefined> {
+    const found = await this.describe(op, [
+      { Name: `tag:${DRONE_TAG}`, Values: [id] },
+      { Name: 'instance-state-name', Values: LIVE_STATES },
+    ]);
+    return found[0];
+  }
+
+  private userData(spec: DroneSpec): string | undefined {
+    if (!this.c.userData) return undefined;
+    let text: string;
+    try {
+      text = readFileSync(this.c.userData, 'utf8');
+    } catch (err) {
+      throw this.fail('deploy', new Error(`cannot read user data ${this.c.userData}: ${(err as Error).message}`));
+    }
+    const filled = text
+      .replaceAll('{{id}}', spec.id)
+      .replaceAll('{{features}}', spec.features.join(','))
+      .replaceAll('{{cores}}', String(spec.cores))
+      .replaceAll('{{memory_mb}}', String(spec.memoryMb));
+    return Buffer.from(filled).toString('base64');
+  }
+
+  async deploy(spec: DroneSpec): Promise<InstanceData> {
+    const existing = await this.byDrone('deploy', spec.id);
+    if (existing?.InstanceId) return { instance: existing.InstanceId };
+    const tags = [
+      { Key: 'Name', Value: spec.id },
+      { Key: DRONE_TAG, Value: spec.id },
+      { Key: 'estuary-site', Value: spec.site },
+      { Key: 'estuary-type', Value: spec.machineType },
+    ];
+    try {
+      const r = await this.ec2.send(
+        new RunInstancesCommand({
+          ClientToken: spec.id,
+          ImageId: this.c.imageId,
+          InstanceType: this.c.instanceType as never,
+          MinCount: 1,
+          MaxCount: 1,
+          KeyName: this.c.keyName,
+          SubnetId: this.c.subnetId,
+          SecurityGroupIds: this.c.securityGroupIds,
+          UserData: this.userData(spec),
+          TagSpecifications: [{ ResourceType: 'instance', Tags: tags }],
+          InstanceMarketOptions: this.c.spot
+            ? { MarketType: 'spot', SpotOptions: { SpotInstanceType: 'one-time', MaxPrice: this.c.maxPrice } }
+            : undefined,
+        }),
+        { abortSignal: AbortSignal.timeout(this.c.timeout) },
+      );
+      const id = r.Instances?.[0]?.InstanceId;
+      if (!id) throw new Error('RunInstances returned no instance');
+      return { instance: id };
+    } catch (err) {
+      throw this.fail('deploy', err);
+    }
+  }
+
+  async status(id: string, data: InstanceData): Promise<Exclude<InstanceStatus, 'unknown'>> {
+    const found =
+      typeof data.instance === 'string'
+        ? (await this.describe('status', [], [data.instance]))[0]
+        : await this.byDrone('status', id);
+    return found ? ec2Status(found) : 'deleted';
+  }
+
+  async stop(id: string, data: InstanceData): Promise<void> {
+    const instance = typeof data.instance === 'string' ? data.instance : (await this.byDrone('stop', id))?.InstanceId;
+    if (!instance) return;
+    try {
+      await this.ec2.send(new TerminateInstancesCommand({ InstanceIds: [instance] }), {
+        abortSignal: AbortSignal.timeout(this.c.timeout),
+      });
+    } catch (err) {
+      if ((err as { name?: string }).name === 'InvalidInstanceID.NotFound') return;
+      throw this.fail('stop', err);
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const found = await this.describe('list', [
+      { Name: 'tag-key', Values: [DRONE_TAG] },
+      { Name: 'instance-state-name', Values: LIVE_STATES },
+    ]);
+    const ids = found.map((i) => i.Tags?.find((t) => t.Key === DRONE_TAG)?.Value ?? '');
+    return [...new Set(ids.filter((n) => n.startsWith(prefix)))];
+  }
+
+  async close(): Promise<void> {
+    this.ec2.destroy();
+  }
+}
