@@ -3,6 +3,7 @@
 // with. Plain HTML that refreshes itself, no script, fits 1024 px; details live on each cache's
 // own page. Pure: facts in, text out (page-model.ts decides, this file draws).
 
+import { esc, htmlPage } from '../lib/page.ts';
 import type { CacheEntry } from './registry.ts';
 import { ago, counts, holdings, intervalOf, signed, size, type State, triage, view } from './page-model.ts';
 import type { Rejection } from './rejections.ts';
@@ -21,12 +22,6 @@ export interface PageFacts {
 /** Seconds between the page's own refreshes: a heartbeat interval, so a change shows within one. */
 const REFRESH_S = 30;
 
-const esc = (s: unknown) =>
-  String(s ?? '').replace(
-    /[&<>"']/g,
-    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-  );
-
 const MARK: Record<State, string> = {
   failing: '✖ failing',
   late: '⚠ late',
@@ -36,20 +31,8 @@ const MARK: Record<State, string> = {
   unchecked: '○ not checked',
 };
 
-const STYLE = `body{font-family:system-ui,sans-serif;margin:1em;max-width:1000px;color:#222}
-table{border-collapse:collapse;width:100%;font-size:14px}td,th{border-bottom:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
-th{background:#eee}.num{text-align:right}.s-failing{background:#fdd}.s-late,.s-drift{background:#ffe9b3}.s-pending{background:#eef}
-.s-unchecked{background:#f3f3f3}.over{color:#b00;font-weight:bold}.facts{color:#555;font-size:13px}.sum{font-size:16px}
-td.wrap{overflow-wrap:anywhere}`;
-
 function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="${REFRESH_S}">
-<meta name="viewport" content="width=device-width"><title>${esc(title)}</title><style>${STYLE}</style></head>
-<body>
-${body}
-</body></html>
-`;
+  return htmlPage(title, body, REFRESH_S);
 }
 
 function facts(f: PageFacts, nowMs: number): string {

@@ -1,9 +1,10 @@
 // The status page: plain HTML, no JavaScript, refreshed by a meta tag. Every value is escaped.
 
+import { esc, htmlPage } from '../../lib/page.ts';
 import { reasonText, type StatusView } from './view.ts';
 
-const esc = (s: unknown) =>
-  String(s).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+/** Seconds between the page's own refreshes: the coordinator decides about this often. */
+const REFRESH_S = 10;
 
 export function renderPage(v: StatusView): string {
   const sites = v.sites
@@ -18,16 +19,13 @@ export function renderPage(v: StatusView): string {
   const drones = v.drones
     .map(
       (d) =>
-        `<tr><td>${esc(d.id)}</td><td>${esc(d.site)}</td><td>${esc(d.machineType)}</td><td>${esc(d.state)}</td><td>${d.ageS} s</td><td>$${d.cost.toFixed(4)}</td><td>${esc(reasonText(d.reason))}</td></tr>`,
+        `<tr class="s-${esc(d.state)}"><td class="wrap">${esc(d.id)}</td><td>${esc(d.site)}</td><td>${esc(d.machineType)}</td><td>${esc(d.state)}</td><td>${d.ageS} s</td><td>$${d.cost.toFixed(4)}</td><td>${esc(reasonText(d.reason))}</td></tr>`,
     )
     .join('');
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="10">
-<title>estuary coordinator</title>
-<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}</style>
-</head><body>
-<h1>estuary coordinator</h1>
-<p>Batch system: ${v.batchHealthy ? 'reachable' : '<b>unreachable</b>'} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}</p>
+  return htmlPage(
+    'estuary coordinator',
+    `<h1>estuary coordinator</h1>
+<p class="facts">Batch system: ${v.batchHealthy ? 'reachable' : '<b>unreachable</b>'} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}, refreshed every ${REFRESH_S} s</p>
 <h2>Jobs by state</h2>
 <p><img src="/timeline.svg" alt="pending, running at home and in the cloud over time" width="720" height="360"></p>
 <h2>Sites</h2>
@@ -35,7 +33,7 @@ export function renderPage(v: StatusView): string {
 <h2>Pools</h2>
 <table><tr><th>pool</th><th>supply (cores)</th><th>demand</th><th>allocation</th><th>utilisation</th><th>pending jobs</th><th>last decision</th></tr>${pools}</table>
 <h2>Drones</h2>
-<table><tr><th>drone</th><th>site</th><th>type</th><th>state</th><th>age</th><th>cost so far</th><th>last decision</th></tr>${drones || '<tr><td colspan="7">no drones</td></tr>'}</table>
-</body></html>
-`;
+<table><tr><th>drone</th><th>site</th><th>type</th><th>state</th><th>age</th><th>cost so far</th><th>last decision</th></tr>${drones || '<tr><td colspan="7">no drones</td></tr>'}</table>`,
+    REFRESH_S,
+  );
 }
