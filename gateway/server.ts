@@ -190,7 +190,6 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     heuristicMaxS: Math.floor(config.heuristicMax / 1000),
     staleIfErrorS: Math.floor(config.staleIfError / 1000),
     targetedCacheControl: config.targetedCacheControl,
-    clientAcl,
     destAcl,
     rings,
     peers: config.peers.length > 0 ? { ring: new HashRing(config.peers), self: config.peerSelf! } : undefined,

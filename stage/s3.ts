@@ -1,8 +1,7 @@
 // The only file of `estuary stage` that talks S3 (the AWS SDK): listing, heads, ranged reads, and
 // multipart uploads whose parts the caller tracks itself (so a transfer resumes after a crash).
 
-import { createReadStream } from 'node:fs';
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,

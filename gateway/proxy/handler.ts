@@ -1,12 +1,11 @@
-// The request state machine: admission (client ACL, method, body rules), target resolution,
+// The request state machine: admission (method, body rules; clients were checked at accept), target resolution,
 // peer routing, then for GET/HEAD a cache lookup, a fill (leader or joiner) or a pass-through,
 // and for unsafe methods a pass-through that invalidates what it changed.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
-import type { ClientAcl, DestAcl } from '../acl.ts';
+import type { DestAcl } from '../acl.ts';
 import type { Found } from '../cache/cache.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
@@ -57,7 +56,6 @@ const FILL_DROPPED = [
 ];
 
 export interface HandlerDeps extends FetchDeps {
-  readonly clientAcl: ClientAcl;
   readonly destAcl: DestAcl;
   readonly rings: readonly Ring[];
   readonly peers?: { readonly ring: HashRing; readonly self: string };
@@ -67,23 +65,12 @@ export interface HandlerDeps extends FetchDeps {
 export class ProxyHandler {
   readonly #d: HandlerDeps;
   readonly #log: Logger;
-  /** A connection's address never changes: check it once per socket, not once per request. */
-  readonly #allowedSockets = new WeakMap<Socket, boolean>();
   /** Resolved targets of recent request lines; hot objects are asked for again and again. */
   readonly #targets = new LRUCache<string, TargetResult>({ max: TARGET_CACHE_ENTRIES });
 
   constructor(deps: HandlerDeps) {
     this.#d = deps;
     this.#log = deps.log;
-  }
-
-  #clientAllowed(socket: Socket): boolean {
-    let ok = this.#allowedSockets.get(socket);
-    if (ok === undefined) {
-      ok = this.#d.clientAcl.allows(socket.remoteAddress);
-      this.#allowedSockets.set(socket, ok);
-    }
-    return ok;
   }
 
   /** resolveTarget is pure in (URL, Host) for a given configuration, so its answers can be kept. */
@@ -127,14 +114,7 @@ export class ProxyHandler {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const d = this.#d;
     const method = req.method ?? '';
-    if (!this.#clientAllowed(req.socket)) {
-      return sendError(
-        res,
-        403,
-        'http_request_denied',
-        'client address not in the allow-list (--allow-client)',
-      );
-    }
+    // --allow-client was checked when the connection was accepted (server.ts).
     if (!isForwardable(method)) {
       return sendError(res, 501, 'http_request_error', `method ${method} is not supported`);
     }

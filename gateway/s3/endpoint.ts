@@ -12,7 +12,7 @@ import type { ProxyHandler } from '../proxy/handler.ts';
 import type { Target } from '../proxy/target.ts';
 import { classifyError, type Upstreams } from '../upstream.ts';
 import { allowed, checkToken, type Claims } from './credentials.ts';
-import { sendS3Error } from './errors.ts';
+import { type S3ErrorCode, sendS3Error } from './errors.ts';
 import { filterListing } from './listing.ts';
 import { bucketOf, nextToken, parseCopySource, routeS3, type S3Route, xmlKeys } from './route.ts';
 import { uriEncode } from './sigv4.ts';
@@ -36,6 +36,9 @@ export interface S3EndpointOptions {
   readonly upstreams: Upstreams;
   readonly log: Logger;
 }
+
+/** Answers a refused request with an S3 error, having logged it. */
+type Deny = (code: S3ErrorCode, message: string) => void;
 
 /** One prefetch request lists at most this many objects of a prefix. */
 const MAX_PREFETCH_LISTED = 100_000;
@@ -74,9 +77,9 @@ export class S3Endpoint {
     const path = qi === -1 ? url : url.slice(0, qi);
     const query = qi === -1 ? '' : url.slice(qi + 1);
     const addressed = bucketOf(path, req.headers.host, this.#names)!;
-    const route = routeS3(req.method ?? '', addressed.bucket, addressed.rest, query, req.headers);
+    const route = routeS3(req.method ?? '', addressed.bucket, addressed.rest, query);
     const resource = `/${addressed.bucket}/${addressed.rest}`;
-    const deny = (code: Parameters<typeof sendS3Error>[1], message: string) => {
+    const deny: Deny = (code, message) => {
       this.#o.log.info({ client: req.socket?.remoteAddress, method: req.method, resource, query, code }, `S3 request refused: ${message}`);
       req.resume();
       sendS3Error(res, code, message, resource);
@@ -152,7 +155,7 @@ export class S3Endpoint {
     req: IncomingMessage,
     path: string,
     query: string,
-    deny: (code: Parameters<typeof sendS3Error>[1], message: string) => void,
+    deny: Deny,
   ): Claims | undefined {
     if (/(^|&)X-Amz-(Algorithm|Signature)=/i.test(query)) {
       deny('AccessDenied', 'query-string (presigned) authentication is not accepted by this gateway');
@@ -214,7 +217,7 @@ export class S3Endpoint {
     route: S3Route,
     claims: Claims,
     target: Target,
-    deny: (code: Parameters<typeof sendS3Error>[1], message: string) => void,
+    deny: Deny,
   ): Promise<void> {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -239,7 +242,7 @@ export class S3Endpoint {
     route: S3Route,
     claims: Claims,
     target: Target,
-    deny: (code: Parameters<typeof sendS3Error>[1], message: string) => void,
+    deny: Deny,
   ): Promise<void> {
     const answer = await this.#exchange(req, target, 'GET');
     if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');

@@ -59,7 +59,6 @@ export function routeS3(
   bucket: string,
   rawKey: string,
   query: string,
-  headers: Readonly<Record<string, unknown>>,
 ): S3Route | { readonly error: string } {
   const key = decodeKey(rawKey);
   if (key === undefined) return { error: 'the object key is not valid percent-encoding' };
@@ -87,7 +86,6 @@ export function routeS3(
       if (sub.length === 0 || q.has('uploadId')) return route('write', key, true);
       return route('refused', key, true);
     default:
-      void headers;
       return route('refused', key, true);
   }
 }

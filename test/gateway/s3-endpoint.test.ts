@@ -136,6 +136,17 @@ for (const [name, start, available] of stores) {
       expect(await codeOf(rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/v' })))).toBe('NoSuchKey');
     });
 
+    it('answers virtual-host addressing (bucket.gateway/key) like path style', async () => {
+      const { send } = await import('./helpers/client.ts');
+      const { sign } = await import('../../gateway/s3/sigv4.ts');
+      const c = creds([{ bucket: BUCKET, prefix: 'run42/', write: false }]);
+      const host = `${BUCKET}.gateway.test:${new URL(gw.url).port}`;
+      const headers = sign({ method: 'GET', path: '/run42/a%20b%2Bc.txt', query: '', headers: { 'x-amz-security-token': c.sessionToken }, host }, c, 'us-east-1', 'UNSIGNED-PAYLOAD', Date.now());
+      const r = await send(gw.url, '/run42/a%20b%2Bc.txt', { headers });
+      expect(r.status, r.body.toString()).toBe(200);
+      expect(r.body.toString()).toBe('hello estuary');
+    });
+
     it('revalidates by ETag after --s3-revalidate when the object changed at the store', async () => {
       await rw.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/changing', Body: 'old' }));
       expect(await text((await rw.send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/changing' }))).Body)).toBe('old');
