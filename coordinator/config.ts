@@ -121,6 +121,12 @@ export const netnsSiteSchema = keyed(z.strictObject({
   runDir: z.string(),
   /** tbf rate on each drone's veth, e.g. "1gbit": the emulated WAN link; none when unset. */
   bandwidth: z.string().regex(/^\d+(kbit|mbit|gbit)$/, 'a rate such as 100mbit or 1gbit').optional(),
+  /**
+   * Run inside each instance before its slurmd, like a cloud image's user data (mounts, caches):
+   * with ESTUARY_DRONE_*, ESTUARY_DRONE_ADDRESS and ESTUARY_DRONE_DIR (the instance's own
+   * directory, deleted with it) set; a non-zero exit fails the instance.
+   */
+  boot: z.string().min(1).optional(),
 }));
 
 export const commandSiteSchema = keyed(z.strictObject({

@@ -11,6 +11,7 @@ import type { commandSiteSchema } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { InstanceStatus } from '../model.ts';
 import { complaint, runProgram } from '../proc.ts';
+import { droneEnv } from './env.ts';
 import type { DroneSpec, InstanceData, SiteAdapter } from './types.ts';
 
 type CommandConfig = z.infer<typeof commandSiteSchema>;
@@ -42,13 +43,7 @@ export class CommandSite implements SiteAdapter {
   }
 
   async deploy(spec: DroneSpec): Promise<InstanceData> {
-    const out = await this.sh('start', this.c.start, {
-      ...this.env(spec.id),
-      ESTUARY_DRONE_TYPE: spec.machineType,
-      ESTUARY_DRONE_CORES: String(spec.cores),
-      ESTUARY_DRONE_MEMORY_MB: String(spec.memoryMb),
-      ESTUARY_DRONE_FEATURES: spec.features.join(','),
-    });
+    const out = await this.sh('start', this.c.start, { ...this.env(spec.id), ...droneEnv(spec), ESTUARY_DRONE_SITE: this.name });
     const data: Record<string, string> = {};
     for (const line of out.split('\n')) {
       const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/.exec(line.trim());

@@ -4,7 +4,7 @@
 // on each veth when `bandwidth` is set. Everything a deploy creates is undone by stop(), and a
 // deploy that fails half-way undoes what it did.
 //
-// slurmd is started with nsenter (net) + unshare (uts), not `ip netns exec`: the latter remounts
+// slurmd is started with nsenter (net) + unshare (uts, mount), not `ip netns exec`: the latter remounts
 // /sys, and slurmd then dies for want of /sys/fs/cgroup. Each slurmd has its own spool, log and
 // pid file under runDir/<id> (slurm.conf uses %n), or a new slurmd would kill the previous one.
 
@@ -16,6 +16,7 @@ import type { z } from 'zod';
 import type { netnsSiteSchema } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import { complaint, runProgram } from '../proc.ts';
+import { droneEnv } from './env.ts';
 import type { DroneSpec, InstanceData, SiteAdapter } from './types.ts';
 
 type NetnsConfig = z.infer<typeof netnsSiteSchema>;
@@ -115,7 +116,7 @@ export class NetnsSite implements SiteAdapter {
       await ip(['-n', spec.id, 'link', 'set', 'lo', 'up']);
       await ip(['-n', spec.id, 'route', 'add', 'default', 'via', this.c.gateway]);
       if (this.c.bandwidth) await this.shape(spec.id, veth, this.c.bandwidth);
-      const pid = this.startSlurmd(spec);
+      const pid = this.startSlurmd(spec, address);
       // nsenter joins the namespace a moment after it is spawned; until then the namespace holds
       // no process and status() would call it failed. Return only once slurmd is inside.
       for (let i = 0; (await this.pids(spec.id)).length === 0; i++) {
@@ -138,18 +139,26 @@ export class NetnsSite implements SiteAdapter {
     }
   }
 
-  private startSlurmd(spec: DroneSpec): number {
+  private startSlurmd(spec: DroneSpec, address: string): number {
     const dir = join(this.c.runDir, spec.id);
     mkdirSync(dir, { recursive: true });
     const out = openSync(join(dir, 'slurmd.out'), 'a');
     const conf = `CPUs=${spec.cores} RealMemory=${spec.memoryMb} Feature=${spec.features.join(',')}`;
-    // The host name is set in a fresh UTS namespace, then slurmd replaces the shell: the
-    // namespace's processes are slurmd and its jobs, nothing else.
-    const script = 'hostname "$1" && exec "$2" -D -Z -N "$1" --conf "$3"';
+    // The host name is set in a fresh UTS namespace, the boot script runs (its mounts land in the
+    // instance's own mount namespace, as on a VM, and vanish with it), then slurmd replaces the
+    // shell: the namespace's processes are slurmd, its jobs and what the boot script left running.
+    const script = 'hostname "$1" && { [ -z "$4" ] || "$4"; } && exec "$2" -D -Z -N "$1" --conf "$3"';
     const child = spawn(
       'nsenter',
-      [`--net=${join(NETNS_DIR, spec.id)}`, 'unshare', '--uts', '--', 'sh', '-c', script, 'sh', spec.id, this.c.slurmd, conf],
-      { detached: true, stdio: ['ignore', out, out], env: { ...process.env, SLURM_CONF: this.c.slurmConf } },
+      [
+        `--net=${join(NETNS_DIR, spec.id)}`, 'unshare', '--uts', '--mount', '--propagation', 'private', '--',
+        'sh', '-c', script, 'sh', spec.id, this.c.slurmd, conf, this.c.boot ?? '',
+      ],
+      {
+        detached: true,
+        stdio: ['ignore', out, out],
+        env: { ...process.env, ...droneEnv(spec), ESTUARY_DRONE_ADDRESS: address, ESTUARY_DRONE_DIR: dir, SLURM_CONF: this.c.slurmConf },
+      },
     );
     closeSync(out);
     child.unref();
