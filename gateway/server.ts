@@ -55,6 +55,10 @@ const REFUSAL =
   `Connection: close\r\n\r\n${REFUSAL_TEXT}`;
 /** A refused client that does not close its side is cut after this long. */
 const REFUSED_LINGER_MS = 5000;
+/** How long a worker waits for the primary to answer a claim before it fetches on its own. */
+const CLAIM_DEADLINE_MS = 5000;
+/** A followed fill may be silent for the upstream's own limits plus this, then it is given up. */
+const FOLLOW_SLACK_MS = 10_000;
 const OVERLOADED_TEXT = 'too many connections to this gateway (--max-connections); retry shortly\n';
 const OVERLOADED =
   'HTTP/1.1 503 Service Unavailable\r\n' +
@@ -164,7 +168,14 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     diskBytes: () => (!worker || worker.diskMetrics ? disk.bytes : 0),
     diskObjects: () => (!worker || worker.diskMetrics ? disk.count : 0),
   });
-  const coordinator = worker ? new WorkerCoordinator(cache, worker.send) : undefined;
+  const coordinator = worker
+    ? new WorkerCoordinator(cache, worker.send, {
+        claimDeadlineMs: CLAIM_DEADLINE_MS,
+        followSilenceMs: Math.max(config.responseTimeout, config.idleTimeout) + FOLLOW_SLACK_MS,
+        onStall: (what, key) =>
+          log.warn({ key, what }, what === 'claim' ? 'no answer from the primary to a claim; fetching here' : 'a fill followed in another worker went silent; fetching here'),
+      })
+    : undefined;
   if (coordinator) {
     cache.coordinator = coordinator;
     process.on('message', (m) => coordinator.onMessage(m));

@@ -11,9 +11,27 @@ import { isToWorker, type ToPrimary, type ToWorker } from './messages.ts';
 
 /** Progress goes to followers at most every 256 KiB: a message per body chunk would cost more than it helps. */
 const PROGRESS_STEP = 256 * 1024;
+/** ...or at least every second while bytes arrive, so a slow fill never looks silent to followers. */
+const PROGRESS_EVERY_MS = 1000;
+
+export interface CoordinatorLimits {
+  /**
+   * A claim the primary has not answered in this time is taken as this worker's own: it fetches
+   * by itself rather than let its clients wait on a message that may never come.
+   */
+  readonly claimDeadlineMs: number;
+  /**
+   * A followed fill that has said nothing for this long (longer than the upstream may stay
+   * silent) is given up: its readers fetch for themselves, and the gateway says so in its log.
+   */
+  readonly followSilenceMs: number;
+  readonly onStall?: (what: 'claim' | 'follow', key: string) => void;
+}
 
 interface Follow {
   readonly fill: Fill;
+  /** Fires when the leader has been silent for followSilenceMs. */
+  watchdog?: NodeJS.Timeout;
   /** Events are applied one after another; opening a file is asynchronous. */
   chain: Promise<void>;
   opened: boolean;
@@ -26,28 +44,43 @@ export class WorkerCoordinator implements Coordinator {
   readonly #claims = new Map<number, (m: Extract<ToWorker, { t: 'claimed' }>) => void>();
   readonly #follows = new Map<string, Follow>();
   readonly #metrics = new Map<number, (text: string) => void>();
+  readonly #limits: CoordinatorLimits;
   #nextId = 1;
 
-  constructor(cache: Cache, send: (m: ToPrimary) => void) {
+  constructor(cache: Cache, send: (m: ToPrimary) => void, limits: CoordinatorLimits) {
     this.#cache = cache;
     this.#send = send;
+    this.#limits = limits;
     cache.disk.onEvict = (key, path) => send({ t: 'evicted', key, path });
   }
 
   claim(key: string): Promise<{ role: 'leader' | 'join'; snapshot?: unknown }> {
     const id = this.#nextId++;
     return new Promise((resolve) => {
-      this.#claims.set(id, (m) => resolve({ role: m.role, snapshot: m }));
+      const deadline = setTimeout(() => {
+        // A late answer finds nothing to resolve. Leading here is safe even if the primary made
+        // us a follower: it ignores our events, and the events it relays find no follow here.
+        this.#claims.delete(id);
+        this.#limits.onStall?.('claim', key);
+        resolve({ role: 'leader' });
+      }, this.#limits.claimDeadlineMs);
+      deadline.unref();
+      this.#claims.set(id, (m) => {
+        clearTimeout(deadline);
+        resolve({ role: m.role, snapshot: m });
+      });
       this.#send({ t: 'claim', id, key });
     });
   }
 
   lead(fill: Fill): void {
     let sent = 0;
+    let sentAt = Date.now();
     fill.observer = (ev: FillEvent) => {
       if (ev.type === 'progress') {
-        if (ev.written - sent < PROGRESS_STEP) return;
+        if (ev.written - sent < PROGRESS_STEP && Date.now() - sentAt < PROGRESS_EVERY_MS) return;
         sent = ev.written;
+        sentAt = Date.now();
       }
       this.#send({ t: 'fill', key: fill.key, ev });
     };
@@ -57,6 +90,7 @@ export class WorkerCoordinator implements Coordinator {
     const snap = snapshot as Extract<ToWorker, { t: 'claimed' }> | undefined;
     const f: Follow = { fill, chain: Promise.resolve(), opened: false, written: 0 };
     this.#follows.set(fill.key, f);
+    this.#watch(f);
     if (snap?.streaming) this.#apply(f, snap.streaming);
     if (snap?.written) this.#apply(f, { type: 'progress', written: snap.written });
   }
@@ -114,7 +148,24 @@ export class WorkerCoordinator implements Coordinator {
     }
   }
 
+  /** (Re)arms the follow's watchdog: every event from the leader proves it is alive. */
+  #watch(f: Follow): void {
+    clearTimeout(f.watchdog);
+    f.watchdog = setTimeout(() => {
+      if (this.#follows.get(f.fill.key) !== f) return;
+      this.#limits.onStall?.('follow', f.fill.key);
+      this.#end(f, () =>
+        f.fill.finish(
+          'failed',
+          new UpstreamFailure('proxy_internal_error', 502, 'the worker fetching this went silent', true),
+        ),
+      );
+    }, this.#limits.followSilenceMs);
+    f.watchdog.unref();
+  }
+
   #apply(f: Follow, ev: FillEvent): void {
+    this.#watch(f);
     f.chain = f.chain
       .then(() => this.#step(f, ev))
       .catch(() => {
@@ -169,7 +220,8 @@ export class WorkerCoordinator implements Coordinator {
   }
 
   #end(f: Follow, finish: () => void): void {
-    this.#follows.delete(f.fill.key);
+    clearTimeout(f.watchdog);
+    if (this.#follows.get(f.fill.key) === f) this.#follows.delete(f.fill.key);
     finish();
     this.#cache.endFill(f.fill);
   }

@@ -1,0 +1,87 @@
+// The worker side of a multi-worker gateway must never leave a client waiting on a message that
+// does not come: a claim the primary does not answer, or a followed fill whose leader went
+// silent, is given up after its limit and the worker fetches by itself.
+
+import { describe, expect, it, vi } from 'vitest';
+import type { Cache } from '../../gateway/cache/cache.ts';
+import { Fill, type FillEvent } from '../../gateway/cache/fill.ts';
+import { WorkerCoordinator } from '../../gateway/cluster/coordinator.ts';
+import type { ToPrimary } from '../../gateway/cluster/messages.ts';
+import { UpstreamFailure } from '../../gateway/upstream.ts';
+
+function setup(sent: ToPrimary[] = []) {
+  const stalls: string[] = [];
+  const ended: Fill[] = [];
+  const cache = { disk: {}, endFill: (f: Fill) => ended.push(f) } as unknown as Cache;
+  const c = new WorkerCoordinator(cache, (m) => sent.push(m), {
+    claimDeadlineMs: 50,
+    followSilenceMs: 200,
+    onStall: (what, key) => stalls.push(`${what} ${key}`),
+  });
+  return { c, stalls, ended, sent };
+}
+
+describe('WorkerCoordinator limits', () => {
+  it('leads by itself when the primary does not answer a claim in time', async () => {
+    const { c, stalls } = setup();
+    const t = Date.now();
+    expect((await c.claim('k1')).role).toBe('leader');
+    expect(Date.now() - t).toBeGreaterThanOrEqual(45);
+    expect(stalls).toEqual(['claim k1']);
+  });
+
+  it('takes the primary’s answer when it comes in time, and ignores one that comes late', async () => {
+    const { c, sent, stalls } = setup();
+    const p = c.claim('k2');
+    const claim = sent[0] as Extract<ToPrimary, { t: 'claim' }>;
+    c.onMessage({ t: 'claimed', id: claim.id, role: 'join' });
+    expect((await p).role).toBe('join');
+    const late = c.claim('k3');
+    expect((await late).role).toBe('leader');
+    c.onMessage({ t: 'claimed', id: (sent[1] as { id: number }).id, role: 'join' }); // nothing to resolve
+    expect(stalls).toEqual(['claim k3']);
+  });
+
+  it('gives up a followed fill whose leader says nothing, as a failure the reader may pass through', async () => {
+    const { c, stalls, ended } = setup();
+    const fill = new Fill('k4');
+    c.follow(fill, undefined);
+    await new Promise((r) => setTimeout(r, 120));
+    c.onMessage({ t: 'fill', key: 'k4', ev: { type: 'progress', written: 10 } }); // alive: rearmed
+    await new Promise((r) => setTimeout(r, 120));
+    expect(fill.state).toBe('pending');
+    await new Promise((r) => setTimeout(r, 150));
+    expect(fill.state).toBe('failed');
+    expect(fill.error).toBeInstanceOf(UpstreamFailure);
+    expect((fill.error as UpstreamFailure).passable).toBe(true);
+    expect(stalls).toEqual(['follow k4']);
+    expect(ended).toEqual([fill]);
+  });
+
+  it('a followed fill that ends in time is not touched afterwards', async () => {
+    const { c, stalls } = setup();
+    const fill = new Fill('k5');
+    c.follow(fill, undefined);
+    c.onMessage({ t: 'fill', key: 'k5', ev: { type: 'pass' } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(fill.state).toBe('pass');
+    expect(stalls).toEqual([]);
+  });
+
+  it('a leader reports progress at least every second while bytes arrive, however few', () => {
+    vi.useFakeTimers();
+    try {
+      const { c, sent } = setup();
+      const fill = new Fill('k6');
+      c.lead(fill);
+      fill.progress(100);
+      expect(sent.filter((m) => m.t === 'fill')).toEqual([]);
+      vi.advanceTimersByTime(1100);
+      fill.progress(100);
+      const events = sent.filter((m): m is Extract<ToPrimary, { t: 'fill' }> => m.t === 'fill').map((m) => m.ev as FillEvent);
+      expect(events).toEqual([{ type: 'progress', written: 200 }]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
