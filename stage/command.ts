@@ -57,7 +57,7 @@ export const command = defineCommand({
     if (direction !== 'in' && direction !== 'out') throw stageErrors.arguments(`unknown direction ${verb}; use in, out or sync`);
     const remote = direction === 'in' ? srcS3 : dstS3;
     const localDir = resolve(direction === 'in' ? dst : src);
-    if (!remote) throw stageErrors.arguments(`${direction === 'in' ? src : dst} is not s3://BUCKET/PREFIX`);
+    if (!remote) throw stageErrors.arguments(`${direction === 'in' ? src : dst} is not s3://BUCKET/PREFIX (a bucket name is 3 to 63 lower-case letters, digits, dots and hyphens)`);
     if ((direction === 'in' ? dstS3 : srcS3) !== undefined) throw stageErrors.arguments('one side must be a local directory');
     if (direction === 'out') {
       const st = await stat(localDir).catch((err: NodeJS.ErrnoException) => {

@@ -135,5 +135,8 @@ describe('estuary stage', async () => {
     const both = await run(['sync', 's3://kek-data/a/', 's3://kek-data/b/']);
     expect(both.code).toBe(2);
     expect(both.out).toMatch(/one side must be a local directory/);
+    const short = await run(['out', '/tmp', 's3://b/x/']);
+    expect(short.code).toBe(2);
+    expect(short.out).toMatch(/s3:\/\/b\/x\/ is not s3:\/\/BUCKET\/PREFIX \(a bucket name is 3 to 63/);
   });
 });
