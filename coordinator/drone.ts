@@ -51,6 +51,9 @@ export function step(d: Drone, o: Observation, now: number, t: Timing): Step {
   const timedOut = () => to(d, 'error', { rule: 'boot-timeout', ageS: Math.round(age / 1000), limitS: t.bootTimeout / 1000 }, ['remove-node', 'stop']);
   // While the site cannot be asked, nothing is concluded about the instance.
   if (instance === 'unknown' && d.state !== 'available' && d.state !== 'draining') return stay(d);
+  // Taken back before it ran a job: give it up at once and let a new drone take its place.
+  if (instance === 'interrupting' && (d.state === 'requested' || d.state === 'booting' || d.state === 'integrating'))
+    return to(d, 'error', { rule: 'site-error', instance }, d.state === 'integrating' ? ['remove-node', 'stop'] : ['stop']);
   switch (d.state) {
     case 'requested':
       if (instance === 'booting') return to(d, 'booting', { rule: 'site-accepted' });
@@ -77,6 +80,10 @@ export function step(d: Drone, o: Observation, now: number, t: Timing): Step {
         return to(d, 'lost', { rule: 'instance-gone', instance }, ['remove-node', 'stop']);
       if (node.status === 'down' || node.status === 'absent')
         return to(d, 'lost', { rule: 'node-gone', node: node.status }, ['remove-node', 'stop']);
+      // The site takes the instance back soon: no new jobs; running ones finish if time allows
+      // (or are requeued by the batch system when the instance goes).
+      if (instance === 'interrupting')
+        return to(d, 'draining', { rule: 'interruption-notice' }, ['drain'], busyAt);
       // Drained by hand (scontrol update state=drain): honour it, as TARDIS honours a remote drain.
       if (node.status === 'draining' || node.status === 'drained')
         return to(d, 'draining', { rule: 'drained-outside' }, [], busyAt);

@@ -38,8 +38,12 @@ export interface Drone {
   readonly reason: Reason;
 }
 
-/** What a site says about one instance (TARDIS's ResourceStatus, plus "unknown" on API failure). */
-export type InstanceStatus = 'booting' | 'running' | 'stopped' | 'deleted' | 'error' | 'unknown';
+/**
+ * What a site says about one instance (TARDIS's ResourceStatus, plus "unknown" on API failure).
+ * "interrupting": still running, but the site has announced it takes the instance back soon (an
+ * EC2 spot interruption notice, a preemption warning): the drone drains while it still can.
+ */
+export type InstanceStatus = 'booting' | 'running' | 'interrupting' | 'stopped' | 'deleted' | 'error' | 'unknown';
 
 /** What the batch system says about one drone's node (TARDIS's MachineStatus, finer). */
 export type NodeStatus = 'absent' | 'available' | 'draining' | 'drained' | 'down' | 'unknown';

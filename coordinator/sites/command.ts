@@ -16,7 +16,7 @@ import type { DroneSpec, InstanceData, SiteAdapter } from './types.ts';
 
 type CommandConfig = z.infer<typeof commandSiteSchema>;
 
-const STATUSES = new Set(['booting', 'running', 'stopped', 'deleted', 'error']);
+const STATUSES = new Set(['booting', 'running', 'interrupting', 'stopped', 'deleted', 'error']);
 
 export class CommandSite implements SiteAdapter {
   readonly name: string;

@@ -4,11 +4,14 @@
 // instance instead of starting a second one. The image's user data starts the worker (slurmd -Z
 // with the drone's features); the adapter creates, watches and terminates. A spot instance that
 // EC2 reclaims (state reason Server.SpotInstanceTermination, or shutting down on its own) is
-// reported stopped, which drains the drone and lets the coordinator replace it.
+// reported stopped, and the coordinator replaces the drone. Two minutes before, EC2 marks the
+// spot request (status marked-for-termination, -stop or -hibernation): that is reported as
+// "interrupting", and the drone drains while it still can.
 
 import { readFileSync } from 'node:fs';
 import {
   DescribeInstancesCommand,
+  DescribeSpotInstanceRequestsCommand,
   EC2Client,
   type Filter,
   type Instance,
@@ -41,6 +44,14 @@ export function ec2Status(i: Pick<Instance, 'State' | 'StateReason'>): Exclude<I
     default: // stopping, stopped, shutting-down
       return 'stopped';
   }
+}
+
+/** Spot request status codes of EC2's two-minute interruption notice (the Spot request status reference). */
+const NOTICE_CODES = new Set(['marked-for-termination', 'marked-for-stop', 'marked-for-hibernation']);
+
+/** A running spot instance whose request carries an interruption notice is interrupting. */
+export function spotNotice(code: string | undefined): boolean {
+  return code !== undefined && NOTICE_CODES.has(code);
 }
 
 export class Ec2Site implements SiteAdapter {
@@ -143,7 +154,24 @@ export class Ec2Site implements SiteAdapter {
       typeof data.instance === 'string'
         ? (await this.describe('status', [], [data.instance]))[0]
         : await this.byDrone('status', id);
-    return found ? ec2Status(found) : 'deleted';
+    if (!found) return 'deleted';
+    const status = ec2Status(found);
+    if (status !== 'running' || !found.SpotInstanceRequestId) return status;
+    return (await this.spotCode(found.SpotInstanceRequestId)) ? 'interrupting' : 'running';
+  }
+
+  /** True when EC2 has announced it takes this spot request's instance back. */
+  private async spotCode(request: string): Promise<boolean> {
+    try {
+      const r = await this.ec2.send(new DescribeSpotInstanceRequestsCommand({ SpotInstanceRequestIds: [request] }), {
+        abortSignal: AbortSignal.timeout(this.c.timeout),
+      });
+      return spotNotice(r.SpotInstanceRequests?.[0]?.Status?.Code);
+    } catch (err) {
+      // A request EC2 no longer knows says nothing about the instance, which is running.
+      if ((err as { name?: string }).name === 'InvalidSpotInstanceRequestID.NotFound') return false;
+      throw this.fail('status', err);
+    }
   }
 
   async stop(id: string, data: InstanceData): Promise<void> {

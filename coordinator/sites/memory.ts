@@ -63,6 +63,12 @@ export class MemorySite implements SiteAdapter {
     return [...this.instances.keys()].filter((id) => id.startsWith(prefix));
   }
 
+  /** Test helper: the site announces it takes the instance back soon (a spot interruption notice). */
+  interrupt(id: string): void {
+    const i = this.instances.get(id);
+    if (i) i.status = 'interrupting';
+  }
+
   /** Test helper: the instance dies under the coordinator. */
   kill(id: string): void {
     this.instances.delete(id);

@@ -81,6 +81,31 @@ describe('coordinator lifecycle', () => {
     expect(w.registry.get('es-cloud-2')?.state).toBeDefined();
   });
 
+  it('drains a drone whose instance gets an interruption notice, and replaces one interrupted while booting', async () => {
+    const w = world({ quota: 2 });
+    w.batch.pending = [job('a', 2), job('b', 2), job('c', 2)];
+    await run(w, 7);
+    const placed = w.batch.schedule();
+    expect(placed).toHaveLength(2);
+    w.site.interrupt('es-cloud-1');
+    await run(w, 1);
+    expect(w.registry.get('es-cloud-1')!.state).toBe('draining');
+    expect(w.registry.get('es-cloud-1')!.reason.rule).toBe('interruption-notice');
+    expect(w.batch.schedule()).toEqual([]); // a draining node takes no new job
+    // The running job finishes before the instance goes; then the drone is released.
+    w.batch.finish('es-cloud-1', 2);
+    await run(w, 2);
+    expect(['stopping', 'down']).toContain(w.registry.get('es-cloud-1')!.state);
+    // A drone still booting when the notice comes is given up and replaced.
+    w.batch.pending = [job('d', 2)];
+    await run(w, 2);
+    const booting = Object.entries(states(w)).find(([, s]) => s === 'booting' || s === 'requested')?.[0];
+    expect(booting).toBeDefined();
+    w.site.interrupt(booting!);
+    await run(w, 2);
+    expect(w.registry.transitions(booting!).map((t) => t.to)).toContain('error');
+  });
+
   it('starts and stops nothing while the batch system is down', async () => {
     const w = world({ idleTime: 1000 });
     w.batch.pending = [job('a', 2)];
