@@ -1,9 +1,9 @@
 // End to end with data, as a site would run it: a real Slurm cluster with two one-CPU home nodes,
 // an s3rver bucket at home, and a netns cloud site (quota 3) behind an emulated link. Inside the
 // cloud site run an estuary gateway serving the bucket (S3 endpoint, issued credentials) and an
-// estuary agent that registers it with discovery over AMQP. Each drone's boot script mounts the
-// bucket through that gateway with `estuary mount`, in the drone's own mount namespace; the home
-// nodes use a mount of the bucket made directly. 40 jobs read an input from the bucket and write
+// estuary agent that registers it with discovery over AMQP. Each drone's boot script asks discovery
+// for its nearest cache and mounts the bucket through it with `estuary mount`, in the drone's own
+// mount namespace; the home nodes use a mount of the bucket made directly. 40 jobs read an input from the bucket and write
 // a result back through the same path. Every result must be right, some must have run in the
 // cloud, the cloud's reads must have come through its gateway, and nothing may be left behind.
 
@@ -170,8 +170,12 @@ set -e
 # The instance's mount namespace began as a copy of the host's: drop the home mount there first.
 umount -l ${mnt} 2>/dev/null || true
 export AWS_REGION=us-east-1
-"${NODE}" "${BIN}" mount ${BUCKET} ${mnt} --endpoint http://${svcIp}:8080 --cache-dir "$ESTUARY_DRONE_DIR/mount" \\
-  --log-format json > "$ESTUARY_DRONE_DIR/mount.log" 2>&1 &
+# The nearest cache, as a worker node finds it: ask discovery (the first proxy it offers).
+gw=$("${NODE}" "${BIN}" discover --server http://${cluster.gateway}:${discoveryPort} --upstream any --no-test --log-level error | sed 's/[;|].*//')
+echo "nearest cache: $gw" > "$ESTUARY_DRONE_DIR/mount.log"
+case "$gw" in http://*) ;; *) echo "discovery offered no cache" >&2; exit 1 ;; esac
+"${NODE}" "${BIN}" mount ${BUCKET} ${mnt} --endpoint "$gw" --cache-dir "$ESTUARY_DRONE_DIR/mount" \\
+  --log-format json >> "$ESTUARY_DRONE_DIR/mount.log" 2>&1 &
 for i in $(seq 1 100); do
   grep -q '"msg":"mounted ' "$ESTUARY_DRONE_DIR/mount.log" && exit 0
   sleep 0.2
