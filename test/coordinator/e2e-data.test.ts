@@ -18,7 +18,7 @@ import { isMounted } from '../../fuse/mount-table.ts';
 import { onTeardown } from '../helpers/cleanup.ts';
 import { NODE, startChild, type Child } from '../helpers/process.ts';
 import { fuseAvailable } from '../fuse/mount-helpers.ts';
-import { killNamespace, namespacesWith, startSlurmCluster, type SlurmCluster } from './helpers/slurm-cluster.ts';
+import { killNamespace, namespacesWith, startSlurmCluster, type SlurmCluster, writeCoordinatorConfig } from './helpers/slurm-cluster.ts';
 
 const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
 const id = process.pid % 100000;
@@ -185,28 +185,7 @@ exit 1
 `,
     { mode: 0o755 },
   );
-  configPath = join(dir, 'coordinator.yaml');
-  writeFileSync(
-    configPath,
-    `coordinator:
-  listen: 127.0.0.1:0
-  state-dir: ${dir}/coordinator
-  interval: 1s
-  idle-time: 4s
-  boot-timeout: 40s
-  prefix: ${prefix}
-  batch-system: {type: slurm, partitions: [hybrid], slurm-conf: ${cluster.conf}}
-  machine-types:
-    small: {cores: 2, memory: 1000MiB, features: [cloud]}
-  sites:
-    cloud:
-      adapter: netns
-      quota: 3
-      machine-types: [small]
-      cost-per-core-hour: 0.04
-      netns: {bridge: ${cluster.bridge}, subnet: ${cluster.subnet}, gateway: ${cluster.gateway}, slurm-conf: ${cluster.conf}, run-dir: ${dir}/drones, bandwidth: 1gbit, boot: ${boot}}
-`,
-  );
+  configPath = writeCoordinatorConfig(cluster, { prefix, quota: 3, bootTimeout: '40s', boot });
 }, 120_000);
 
 async function gatewayMetric(name: string): Promise<number> {

@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'v
 import { runProgram } from '../../coordinator/proc.ts';
 import { NODE, startChild, type Child } from '../helpers/process.ts';
 import { onTeardown } from '../helpers/cleanup.ts';
-import { killNamespace, namespacesWith, startSlurmCluster, type SlurmCluster } from './helpers/slurm-cluster.ts';
+import { killNamespace, namespacesWith, startSlurmCluster, type SlurmCluster, writeCoordinatorConfig } from './helpers/slurm-cluster.ts';
 
 const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
 const prefix = `e${process.pid % 100000}-`;
@@ -26,28 +26,7 @@ beforeAll(async () => {
   onTeardown(async () => {
     for (const ns of namespacesWith(prefix)) await killNamespace(ns);
   });
-  configPath = join(cluster.dir, 'coordinator.yaml');
-  writeFileSync(
-    configPath,
-    `coordinator:
-  listen: 127.0.0.1:0
-  state-dir: ${cluster.dir}/coordinator
-  interval: 1s
-  idle-time: 4s
-  boot-timeout: 30s
-  prefix: ${prefix}
-  batch-system: {type: slurm, partitions: [hybrid], slurm-conf: ${cluster.conf}}
-  machine-types:
-    small: {cores: 2, memory: 1000MiB, features: [cloud]}
-  sites:
-    cloud:
-      adapter: netns
-      quota: ${QUOTA}
-      machine-types: [small]
-      cost-per-core-hour: 0.04
-      netns: {bridge: ${cluster.bridge}, subnet: ${cluster.subnet}, gateway: ${cluster.gateway}, slurm-conf: ${cluster.conf}, run-dir: ${cluster.dir}/drones, bandwidth: 1gbit}
-`,
-  );
+  configPath = writeCoordinatorConfig(cluster, { prefix, quota: QUOTA, bootTimeout: '30s' });
 }, 60_000);
 
 interface Coord {

@@ -225,3 +225,37 @@ export function namespacesWith(prefix: string): string[] {
   if (!existsSync('/run/netns')) return [];
   return readdirSync('/run/netns').filter((n) => n.startsWith(prefix));
 }
+
+/**
+ * Writes a coordinator config for this cluster with one netns cloud site of 2-core drones (1 s
+ * interval, 4 s idle time, as the end to end tests want them); returns its path.
+ */
+export function writeCoordinatorConfig(
+  cluster: SlurmCluster,
+  o: { prefix: string; quota: number; bootTimeout: string; boot?: string },
+): string {
+  const path = join(cluster.dir, 'coordinator.yaml');
+  const boot = o.boot ? `, boot: ${o.boot}` : '';
+  writeFileSync(
+    path,
+    `coordinator:
+  listen: 127.0.0.1:0
+  state-dir: ${cluster.dir}/coordinator
+  interval: 1s
+  idle-time: 4s
+  boot-timeout: ${o.bootTimeout}
+  prefix: ${o.prefix}
+  batch-system: {type: slurm, partitions: [hybrid], slurm-conf: ${cluster.conf}}
+  machine-types:
+    small: {cores: 2, memory: 1000MiB, features: [cloud]}
+  sites:
+    cloud:
+      adapter: netns
+      quota: ${o.quota}
+      machine-types: [small]
+      cost-per-core-hour: 0.04
+      netns: {bridge: ${cluster.bridge}, subnet: ${cluster.subnet}, gateway: ${cluster.gateway}, slurm-conf: ${cluster.conf}, run-dir: ${cluster.dir}/drones, bandwidth: 1gbit${boot}}
+`,
+  );
+  return path;
+}
