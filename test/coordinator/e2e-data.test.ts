@@ -18,6 +18,7 @@ import { isMounted } from '../../fuse/mount-table.ts';
 import { onTeardown } from '../helpers/cleanup.ts';
 import { NODE, startChild, type Child } from '../helpers/process.ts';
 import { fuseAvailable } from '../fuse/mount-helpers.ts';
+import { metric, serviceHost } from './helpers/cloud-services.ts';
 import { killNamespace, namespacesWith, startSlurmCluster, type SlurmCluster, writeCoordinatorConfig } from './helpers/slurm-cluster.ts';
 
 const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
@@ -52,34 +53,6 @@ async function waitFor<T>(what: string, f: () => Promise<T | undefined>, ms: num
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 250));
   }
-}
-
-/** A namespace on the cluster's bridge at `ip`, with its link to home shaped to `rate`. */
-async function serviceNamespace(name: string, ip: string, rate: string): Promise<void> {
-  const veth = `vs${id}`.slice(0, 13);
-  await sh('ip', ['netns', 'add', name]);
-  onTeardown(async () => {
-    await killNamespace(name);
-    await runProgram('ip', ['link', 'del', veth]);
-  });
-  await sh('ip', ['link', 'add', veth, 'type', 'veth', 'peer', 'name', `${veth}p`]);
-  await sh('ip', ['link', 'set', `${veth}p`, 'netns', name]);
-  await sh('ip', ['-n', name, 'link', 'set', `${veth}p`, 'name', 'eth0']);
-  await sh('ip', ['link', 'set', veth, 'master', cluster.bridge, 'up']);
-  await sh('ip', ['-n', name, 'addr', 'add', `${ip}/24`, 'dev', 'eth0']);
-  await sh('ip', ['-n', name, 'link', 'set', 'eth0', 'up']);
-  await sh('ip', ['-n', name, 'link', 'set', 'lo', 'up']);
-  for (const args of [['dev', veth], ['-n', name, 'dev', 'eth0']]) {
-    const [pre, dev] = args[0] === '-n' ? [args.slice(0, 2), args.slice(2)] : [[], args];
-    await sh('tc', [...pre, 'qdisc', 'add', ...dev, 'root', 'tbf', 'rate', rate, 'burst', '256kb', 'latency', '50ms']);
-  }
-}
-
-/** Runs `estuary ARGS` inside the service namespace. */
-function inService(args: readonly string[], env: NodeJS.ProcessEnv = {}): Child {
-  return startChild('nsenter', [`--net=/run/netns/${SVC}`, NODE, BIN, ...args, '--log-format', 'json'], {
-    env: { ...process.env, ...env },
-  });
 }
 
 beforeAll(async () => {
@@ -124,24 +97,22 @@ beforeAll(async () => {
   discoveryPort = Number((await discovery.waitFor(/"url":"http:\/\/[^"]*:(\d+)"/, 20_000))[1]);
 
   // The cloud site's services: gateway (S3 endpoint for the bucket) and its agent.
-  await serviceNamespace(SVC, svcIp, '200mbit');
+  const svc = await serviceHost(cluster, SVC, svcIp, '200mbit');
   writeFileSync(join(dir, 'issuer.key'), ISSUER, { mode: 0o600 });
   writeFileSync(
     join(dir, 'store-keys.json'),
     JSON.stringify({ default: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', region: 'us-east-1' } }),
     { mode: 0o600 },
   );
-  gatewayChild = inService([
+  gatewayChild = svc.estuary([
     'gateway', '--listen', `${svcIp}:8080`, '--s3', `${BUCKET}=${s3url}`, '--s3-issuer-key-file', join(dir, 'issuer.key'),
     '--s3-credentials', join(dir, 'store-keys.json'), '--cache-dir', join(dir, 'gw-cache'), '--allow-dest', `${cluster.gateway}`,
   ]);
-  onTeardown(() => gatewayChild.stop('SIGTERM', 5000).then(() => undefined));
   await gatewayChild.waitFor(/"listen":"/, 20_000);
-  const agent = inService(
+  svc.estuary(
     ['agent', '--cache-url', `http://${svcIp}:8080`, '--site', 'cloud', '--public-ip', svcIp, '--interface', 'eth0', '--interval', '2s', '--hostname', 'gw.cloud'],
     { ESTUARY_AMQP: `amqp://${amqpUser}:${amqpPass}@${cluster.gateway}:5672`, ESTUARY_AGENT_EXCHANGE: exchange, ESTUARY_AGENT_HMAC_KEY: hmac },
   );
-  onTeardown(() => agent.stop('SIGTERM', 5000).then(() => undefined));
 
   // Home nodes read and write the bucket through a mount made directly to the store.
   mnt = join(dir, 'data');
@@ -189,10 +160,7 @@ exit 1
 }, 120_000);
 
 async function gatewayMetric(name: string): Promise<number> {
-  const text = await fetch(`http://${svcIp}:8080/metrics`).then((r) => r.text());
-  let sum = 0;
-  for (const line of text.split('\n')) if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.split(' ').pop());
-  return sum;
+  return metric(`http://${svcIp}:8080/metrics`, name);
 }
 
 function startCoordinator(): { child: Child; port: Promise<number> } {
