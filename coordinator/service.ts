@@ -8,11 +8,12 @@ import type { Service } from '../lib/lifecycle.ts';
 import { SlurmBatch } from './batch/slurm.ts';
 import type { BatchSystem } from './batch/types.ts';
 import { systemClock, type Clock } from './clock.ts';
-import type { BatchSystemConfig } from './config.ts';
+import type { BatchSystemConfig, SiteConfig, StorageConfig } from './config.ts';
 import { makeController } from './controllers.ts';
 import { Coordinator, type SiteSettings } from './coordinator.ts';
 import { coordinatorErrors } from './errors.ts';
 import { createMetrics } from './metrics.ts';
+import type { SiteCost } from './model.ts';
 import type { coordinatorOptions } from './options.ts';
 import { firstFit } from './placement.ts';
 import { DroneRegistry } from './registry.ts';
@@ -45,18 +46,45 @@ export function validate(config: CoordinatorConfig): Settings {
       if (!config.machineTypes[t])
         throw coordinatorErrors.badConfig(`sites.${name}.machine-types`, `unknown machine type "${t}"; define it under machine-types`);
     if (s.min > s.quota) throw coordinatorErrors.badConfig(`sites.${name}.min`, `${s.min} is more than the quota ${s.quota}`);
+    for (const loc of Object.keys(s.links))
+      if (!config.storage[loc])
+        throw coordinatorErrors.badConfig(`sites.${name}.links.${loc}`, `unknown storage location "${loc}"; define it under storage`);
     siteSettings.push({
       name,
       quota: s.quota,
       min: s.min,
       machineTypes: s.machineTypes,
       costPerCoreHour: s.costPerCoreHour,
+      cost: siteCost(s, config.storage),
       idleTime: s.idleTime ?? config.idleTime,
       bootTimeout: s.bootTimeout ?? config.bootTimeout,
       minLifetime: s.minLifetime ?? config.minLifetime,
     });
   }
   return { config, batchSystem: config.batchSystem, siteSettings };
+}
+
+/**
+ * The site's cost model as the policy reads it: a link to every storage location, each value the
+ * site's `links` entry, else the location's egress price and the site's bandwidth and round trip.
+ */
+export function siteCost(s: SiteConfig, storage: Readonly<Record<string, StorageConfig>>): SiteCost {
+  const link = { egressPerGb: 0, bandwidthBps: s.bandwidth, rttMs: s.rtt };
+  const links = Object.fromEntries(
+    Object.entries(storage).map(([loc, st]) => {
+      const l = s.links[loc];
+      return [loc, { egressPerGb: l?.egressPerGb ?? st.egressPerGb, bandwidthBps: l?.bandwidth ?? s.bandwidth, rttMs: l?.rtt ?? s.rtt }];
+    }),
+  );
+  return {
+    ...(s.spotPerCoreHour !== undefined ? { spotPerCoreHour: s.spotPerCoreHour } : {}),
+    spotInterruptionRate: s.spotInterruptionRate,
+    egressPerGb: s.egressPerGb,
+    link,
+    links,
+    bootLatencyMs: s.bootLatency,
+    ...(s.budgetPerDay !== undefined ? { budgetPerDay: s.budgetPerDay } : {}),
+  };
 }
 
 export function buildSites(config: CoordinatorConfig): Map<string, SiteAdapter> {
