@@ -128,6 +128,7 @@ export const controllerSchema = keyed(z.discriminatedUnion('type', [
   }),
 ]));
 export type ControllerConfig = z.infer<typeof controllerSchema>;
+export type EstuaryConfig = Extract<ControllerConfig, { type: 'estuary' }>;
 
 export const netnsSiteSchema = keyed(z.strictObject({
   /** Host bridge the drones' veths join; the slurmctld must listen on its address. */

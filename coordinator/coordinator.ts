@@ -9,6 +9,9 @@ import type { Logger } from '../lib/log.ts';
 import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
 import type { Clock } from './clock.ts';
 import type { MachineType } from './config.ts';
+import { costSince, dayStart, dronePrice } from './cost.ts';
+import { type DataSource, noData } from './data.ts';
+import { DataCache } from './data-cache.ts';
 import { type Action, release, step, type Step } from './drone.ts';
 import {
   type Drone,
@@ -20,6 +23,7 @@ import {
   type PoolView,
   type SiteView,
   type Snapshot,
+  type StorageLocation,
 } from './model.ts';
 import { decide, type Decision, type PolicyOptions, type PoolReport } from './policy.ts';
 import type { DroneRegistry } from './registry.ts';
@@ -43,6 +47,12 @@ export interface CoordinatorOptions {
   readonly prefix: string;
   /** Called after each persisted state change (metrics). */
   readonly onTransition?: (drone: Drone, from: Drone['state'] | null) => void;
+  /** Where the data is (holdings, sizes, pre-warming); nothing known by default. */
+  readonly data?: DataSource;
+  /** Storage locations, for the cost of moving inputs. */
+  readonly storage?: readonly StorageLocation[];
+  /** Spot pools beside on-demand ones at sites with a spot price (estuary's policy buys both). */
+  readonly markets?: boolean;
 }
 
 export interface TickReport {
@@ -52,6 +62,8 @@ export interface TickReport {
   readonly pending: number;
   readonly pools: readonly PoolReport[];
   readonly decisions: readonly Decision[];
+  /** Inputs each site's cache was asked to fetch this interval. */
+  readonly prewarmed: Readonly<Record<string, readonly string[]>>;
 }
 
 const FINAL = new Set(['down']);
@@ -76,6 +88,7 @@ export class Coordinator {
   private demand = new Map<string, number>();
   private nodes = new Map<string, NodeView>();
   private lastPending: PendingJob[] = [];
+  private readonly data: DataCache;
   /** Sites that failed: not asked again before `until` (exponential, from one interval). */
   private readonly backoff = new Map<string, { attempt: number; until: number }>();
   last: TickReport | undefined;
@@ -84,6 +97,7 @@ export class Coordinator {
 
   constructor(options: CoordinatorOptions) {
     this.o = options;
+    this.data = new DataCache(options.data ?? noData, options.log);
   }
 
   get registry(): DroneRegistry {
@@ -136,6 +150,7 @@ export class Coordinator {
         live: registry.all().filter((d) => !FINAL.has(d.state)).length,
       });
       if (this.timeline.length > TIMELINE_POINTS) this.timeline.splice(0, this.timeline.length - TIMELINE_POINTS);
+      await this.data.refresh(queue.pending);
     } catch (err) {
       batchHealthy = false;
       log.warn({ err: (err as Error).message }, 'batch system unreachable: no drone is started or stopped this interval');
@@ -153,7 +168,12 @@ export class Coordinator {
     const snapshot = this.snapshot(batchHealthy, unhealthy);
     const result = decide(snapshot, this.demand, { ...this.o.policy, intervalMs: this.o.intervalMs });
     this.demand = new Map(result.demand);
+    // The caches start fetching while the drones boot, so the first jobs start hot.
+    const prewarmed = batchHealthy ? this.data.prewarm(result.prewarm, snapshot.now) : new Map();
     await this.act(result.decisions);
+    for (const p of result.pools)
+      if (p.reason.why && result.decisions.some((d) => d.kind === 'start' && p.pool === poolKey(d.site, d.machineType, d.market)))
+        log.info({ pool: p.pool, reason: p.reason }, String(p.reason.why));
     this.last = {
       at: snapshot.now,
       batchHealthy,
@@ -161,6 +181,7 @@ export class Coordinator {
       pending: snapshot.pending.length,
       pools: result.pools,
       decisions: result.decisions,
+      prewarmed: Object.fromEntries(prewarmed),
     };
     return this.last;
   }
@@ -250,33 +271,48 @@ export class Coordinator {
       cores: type.cores,
       memoryMb: Math.floor(type.memory / 1_048_576),
       features: droneFeatures(d.site, d.machineType, type.features),
+      ...(d.market ? { market: d.market } : {}),
     };
   }
 
   snapshot(batchHealthy: boolean, unhealthy: ReadonlySet<string>): Snapshot {
-    const drones = this.o.registry.all().filter((d) => !FINAL.has(d.state));
+    const all = this.o.registry.all();
+    const drones = all.filter((d) => !FINAL.has(d.state));
+    const now = this.o.clock.now();
     const pools: PoolView[] = [];
     for (const site of this.o.siteSettings)
       for (const type of site.machineTypes) {
         const mt = this.o.machineTypes[type]!;
-        pools.push({
-          key: poolKey(site.name, type),
-          site: site.name,
-          machineType: type,
-          cores: mt.cores,
-          memoryMb: Math.floor(mt.memory / 1_048_576),
-          features: droneFeatures(site.name, type, mt.features),
-          drones: drones
-            .filter((d) => d.site === site.name && d.machineType === type)
-            .map((drone) => ({ drone, node: batchHealthy ? (this.nodes.get(drone.id) ?? ABSENT) : UNKNOWN_NODE })),
-        });
+        const markets = this.o.markets && site.cost?.spotPerCoreHour !== undefined ? (['on-demand', 'spot'] as const) : (['on-demand'] as const);
+        for (const market of markets)
+          pools.push({
+            key: poolKey(site.name, type, market),
+            site: site.name,
+            machineType: type,
+            ...(market === 'spot' ? { market } : {}),
+            cores: mt.cores,
+            memoryMb: Math.floor(mt.memory / 1_048_576),
+            features: droneFeatures(site.name, type, mt.features),
+            drones: drones
+              // Without spot pools every drone of the type counts in its one pool.
+              .filter((d) => d.site === site.name && d.machineType === type && (markets.length === 1 || (d.market === 'spot') === (market === 'spot')))
+              .map((drone) => ({ drone, node: batchHealthy ? (this.nodes.get(drone.id) ?? ABSENT) : UNKNOWN_NODE })),
+          });
       }
+    const today = dayStart(now);
+    const spent = (site: SiteView) =>
+      all
+        .filter((d) => d.site === site.name)
+        .reduce((sum, d) => sum + costSince(d, this.o.machineTypes[d.machineType]?.cores ?? 0, dronePrice(site, d), today, now), 0);
     return {
-      now: this.o.clock.now(),
+      now,
       batchHealthy,
       pending: this.lastPending,
-      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name) })),
+      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name), spentToday: spent({ ...s, healthy: true }) })),
       pools,
+      ...(this.o.storage ? { storage: this.o.storage } : {}),
+      holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
+      sizes: new Map(this.data.sizes),
     };
   }
 
@@ -294,6 +330,7 @@ export class Coordinator {
           id,
           site: dec.site,
           machineType: dec.machineType,
+          ...(dec.market ? { market: dec.market } : {}),
           state: 'requested',
           createdAt: now,
           stateSince: now,

@@ -13,7 +13,9 @@ import { makeController } from './controllers.ts';
 import { Coordinator, type SiteSettings } from './coordinator.ts';
 import { coordinatorErrors } from './errors.ts';
 import { createMetrics } from './metrics.ts';
-import type { SiteCost } from './model.ts';
+import type { DataSource } from './data.ts';
+import { estuaryPlan } from './estuary-policy.ts';
+import type { SiteCost, Snapshot, StorageLocation } from './model.ts';
 import type { coordinatorOptions } from './options.ts';
 import { firstFit } from './placement.ts';
 import { DroneRegistry } from './registry.ts';
@@ -87,6 +89,10 @@ export function siteCost(s: SiteConfig, storage: Readonly<Record<string, Storage
   };
 }
 
+export function storageLocations(storage: Readonly<Record<string, StorageConfig>>): StorageLocation[] {
+  return Object.entries(storage).map(([name, st]) => ({ name, urls: st.urls, egressPerGb: st.egressPerGb }));
+}
+
 export function buildSites(config: CoordinatorConfig): Map<string, SiteAdapter> {
   const out = new Map<string, SiteAdapter>();
   for (const [name, s] of Object.entries(config.sites))
@@ -115,7 +121,7 @@ export interface Running extends Service {
 export async function startCoordinator(
   settings: Settings,
   log: Logger,
-  deps: { clock?: Clock; batch?: BatchSystem; sites?: Map<string, SiteAdapter> } = {},
+  deps: { clock?: Clock; batch?: BatchSystem; sites?: Map<string, SiteAdapter>; data?: DataSource } = {},
 ): Promise<Running> {
   const { config } = settings;
   const clock = deps.clock ?? systemClock;
@@ -131,6 +137,8 @@ export async function startCoordinator(
     }
   }
   const controller = makeController(config.controller);
+  const c = config.controller;
+  const plan = c.type === 'estuary' ? (snapshot: Snapshot) => estuaryPlan(snapshot, c) : undefined;
   const coresOf = (t: string) => config.machineTypes[t]?.cores ?? 0;
   const holder: { coordinator?: Coordinator } = {};
   const view = (includeDown = false) =>
@@ -142,7 +150,10 @@ export async function startCoordinator(
     sites: deps.sites ?? buildSites(config),
     siteSettings: settings.siteSettings,
     machineTypes: config.machineTypes,
-    policy: { controllerFor: () => controller, placement: firstFit },
+    policy: { controllerFor: () => controller, placement: firstFit, ...(plan ? { plan, runtimeMs: c.type === 'estuary' ? c.runtime : undefined } : {}) },
+    markets: c.type === 'estuary',
+    storage: storageLocations(config.storage),
+    ...(deps.data ? { data: deps.data } : {}),
     intervalMs: config.interval,
     clock,
     log,

@@ -42,8 +42,8 @@ describe('Slurm adapter', () => {
     const out = `${cluster.dir}/out/%j.out`;
     await cluster.sbatch(['-o', out, '-c', '1', '--wrap', 'sleep 4']); // takes the home node
     const id = await cluster.sbatch([
-      '-o', out, '-c', '2', '--mem=300', '--constraint=cloud&site_cloud',
-      '--comment', 'run 42 estuary-inputs=s3://kek/run42@40GB,cvmfs://atlas.cern.ch', '--wrap', 'sleep 3',
+      '-o', out, '-c', '2', '--mem=300', '--constraint=cloud&site_cloud', '--time=20',
+      '--comment', 'run 42 estuary-inputs=s3://kek/run42@40GB,cvmfs://atlas.cern.ch estuary-outputs=250MB', '--wrap', 'sleep 3',
     ]);
     const held = await cluster.sbatch(['-o', out, '-H', '--wrap', 'true']);
     const jobs = await waitFor('pending', async () => {
@@ -51,7 +51,7 @@ describe('Slurm adapter', () => {
       return p.some((j) => j.id === id) ? p : undefined;
     });
     const j = jobs.find((x) => x.id === id)!;
-    expect(j).toMatchObject({ partition: 'hybrid', cpus: 2, memoryMb: 300, constraints: [['cloud'], ['site_cloud']] });
+    expect(j).toMatchObject({ partition: 'hybrid', cpus: 2, memoryMb: 300, constraints: [['cloud'], ['site_cloud']], timeLimitMs: 1_200_000, outputBytes: 250e6 });
     expect(j.inputs).toEqual([{ url: 's3://kek/run42', bytes: 40e9 }, { url: 'cvmfs://atlas.cern.ch' }]);
     expect(Math.abs(j.submittedAt - Date.now())).toBeLessThan(60_000);
     expect(jobs.map((x) => x.id)).not.toContain(held); // a held job is not demand
