@@ -337,6 +337,7 @@ export class Coordinator {
           lastBusyAt: now,
           instance: {},
           reason: dec.reason,
+          startReason: dec.reason,
         };
         this.o.registry.put(drone, now);
         this.o.onTransition?.(drone, null);

@@ -66,6 +66,8 @@ interface PoolState {
   newDrones: number;
   reserved: number;
   readonly prewarm: Set<string>;
+  /** A new drone was wanted here but the daily budget held it back. */
+  budgetHeld: boolean;
   /** Jobs that could run nowhere, by why this pool refused them. */
   readonly unplaced: Map<string, number>;
   /** How every pool looked for the first job placed here: the alternatives in the reason. */
@@ -130,7 +132,7 @@ function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView): PoolStat
       slots.add(Array.from({ length: pool.cores }, () => at));
     }
   }
-  return { pool, slots, jobs: [], newDrones: 0, reserved: 0, prewarm: new Set(), unplaced: new Map(), computeCost: 0, inputCost: 0, outputCost: 0, finish: 0 };
+  return { pool, slots, jobs: [], newDrones: 0, reserved: 0, prewarm: new Set(), budgetHeld: false, unplaced: new Map(), computeCost: 0, inputCost: 0, outputCost: 0, finish: 0 };
 }
 
 /** Bytes of the job's inputs, what the site holds, what fetching the rest costs and when it is there. */
@@ -179,6 +181,7 @@ function evaluate(job: PendingJob, runMs: number, p: PoolState, s: SiteState, sn
   if (slot) options.push({ pool: p, idx: slot.idx, opens: false, finish: Math.max(slot.at, data.readyMs) + run, cost: base, compute, data, output });
   const reserve = droneBudget(s.site, p.pool.cores, p.pool.market, runMs);
   const affordable = s.budget >= reserve;
+  if (s.room > 0 && !affordable) p.budgetHeld = true;
   if (s.room > 0 && affordable && job.cpus <= p.pool.cores) {
     const boot = (p.pool.cores * price * cost.bootLatencyMs) / HOUR_MS;
     options.push({ pool: p, opens: true, finish: Math.max(cost.bootLatencyMs, data.readyMs) + run, cost: base + boot, compute: compute + boot, data, output });
@@ -251,7 +254,8 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
         : `${jobsText} need ${input} (${gb(size)} GB, ${gb(cached)} GB cached at ${site.name})`;
   const here = `${p.pool.site} ${p.pool.market === 'spot' ? 'spot' : 'on-demand'} $${price.toFixed(2)}/h${p.newDrones ? `, ${p.newDrones} new drone${p.newDrones === 1 ? '' : 's'}` : ''}`;
   const others = alternatives(p);
-  const why = n === 0 ? idleWhy(p, site) : `${need}: ${here}${others ? `; ${others}` : ''}`;
+  const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
+  const why = n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}`;
   return {
     jobs: p.jobs,
     newDrones: p.newDrones,

@@ -41,6 +41,8 @@ export interface Drone {
   /** Adapter data a restart needs (address, pid, cloud instance id), opaque to the core. */
   readonly instance: Readonly<Record<string, string | number>>;
   readonly reason: Reason;
+  /** Why the drone was started; kept through its transitions (absent in older registries). */
+  readonly startReason?: Reason;
 }
 
 /** What a site says about one instance (TARDIS's ResourceStatus, plus "unknown" on API failure). */

@@ -19,6 +19,8 @@ export interface DroneStatus {
   readonly idleS: number;
   readonly cost: number;
   readonly reason: Reason;
+  /** Why it was started (null for drones started before this was kept). */
+  readonly startReason: Reason | null;
 }
 
 export interface SiteStatus {
@@ -84,6 +86,7 @@ export function buildStatus(
       idleS: d.state === 'available' ? Math.round((now - d.lastBusyAt) / 1000) : 0,
       cost: droneCost(d, coresOf(d.machineType), priceOf(byName.get(d.site), d), now),
       reason: d.reason,
+      startReason: d.startReason ?? null,
     }));
   const unhealthy = new Set(last?.unhealthySites ?? []);
   return {
@@ -128,6 +131,11 @@ export function statusTable(v: StatusView): string {
     'SITE            DRONES/QUOTA  HEALTHY  COST',
     ...v.sites.map(
       (s) => `${s.name.padEnd(15)} ${`${s.drones}/${s.quota}`.padEnd(13)} ${(s.healthy ? 'yes' : 'NO').padEnd(8)} $${s.cost.toFixed(4)}`,
+    ),
+    '',
+    'POOL                  SUPPLY  DEMAND  PENDING  DECISION',
+    ...v.pools.map(
+      (p) => `${p.pool.padEnd(21)} ${String(p.supply).padEnd(7)} ${String(Math.round(p.demand * 100) / 100).padEnd(7)} ${String(p.pendingJobs).padEnd(8)} ${reasonText(p.reason)}`,
     ),
     '',
     'DRONE                 SITE        STATE        AGE     COST      LAST DECISION',
