@@ -83,7 +83,8 @@ export const CONTROLLER_DEFAULTS = {
   // estuary's own policy: finish the waiting work within the turnaround; a job that gives no
   // time limit is expected to run `runtime`. Both an hour: with runtime = turnaround every job
   // needs its own slot, so work of unknown length bursts as wide as quotas allow, like the others.
-  estuary: { turnaround: 3_600_000, runtime: 3_600_000 },
+  // Placed jobs are steered to their site's drones with a feature constraint (coordinator/steer.ts).
+  estuary: { turnaround: 3_600_000, runtime: 3_600_000, steer: true },
 } as const;
 
 const unit = z.number().min(0).max(1);
@@ -125,6 +126,10 @@ export const controllerSchema = keyed(z.discriminatedUnion('type', [
     turnaround: durationMs.default(CONTROLLER_DEFAULTS.estuary.turnaround),
     /** Expected run time of a job that gives no time limit. */
     runtime: durationMs.default(CONTROLLER_DEFAULTS.estuary.runtime),
+    /** Make placed jobs require their site's drones (site_<name>), so they run where placed. */
+    steer: z.boolean().default(CONTROLLER_DEFAULTS.estuary.steer),
+    /** A feature every home node carries: steered jobs may still run at home (site_x|home). */
+    homeFeature: feature.optional(),
   }),
 ]));
 export type ControllerConfig = z.infer<typeof controllerSchema>;

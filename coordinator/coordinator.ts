@@ -13,6 +13,7 @@ import { costSince, dayStart, dronePrice } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { type Action, release, step, type Step } from './drone.ts';
+import { steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
   droneFeatures,
@@ -53,6 +54,8 @@ export interface CoordinatorOptions {
   readonly storage?: readonly StorageLocation[];
   /** Spot pools beside on-demand ones at sites with a spot price (estuary's policy buys both). */
   readonly markets?: boolean;
+  /** Steer placed jobs to their site's drones (coordinator/steer.ts); off when absent. */
+  readonly steer?: { readonly homeFeature?: string };
 }
 
 export interface TickReport {
@@ -140,7 +143,8 @@ export class Coordinator {
     let batchHealthy = true;
     try {
       const [queue, nodes] = await Promise.all([batch.queue(this.o.prefix), batch.nodes(this.o.prefix)]);
-      this.lastPending = queue.pending;
+      const steer = this.o.steer;
+      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, steer.homeFeature)) : queue.pending;
       this.nodes = nodes;
       this.timeline.push({
         at: this.o.clock.now(),
@@ -171,6 +175,7 @@ export class Coordinator {
     // The caches start fetching while the drones boot, so the first jobs start hot.
     const prewarmed = batchHealthy ? this.data.prewarm(result.prewarm, snapshot.now) : new Map();
     await this.act(result.decisions);
+    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.o.steer.homeFeature);
     for (const p of result.pools)
       if (p.reason.why && result.decisions.some((d) => d.kind === 'start' && p.pool === poolKey(d.site, d.machineType, d.market)))
         log.info({ pool: p.pool, reason: p.reason }, String(p.reason.why));
@@ -314,6 +319,21 @@ export class Coordinator {
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
       sizes: new Map(this.data.sizes),
     };
+  }
+
+  /** Makes each placed job require its site's drones; a failure is retried next interval. */
+  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, homeFeature: string | undefined): Promise<void> {
+    const siteOfPool = new Map(this.o.siteSettings.flatMap((s) => s.machineTypes.flatMap((t) => [[poolKey(s.name, t), s.name], [poolKey(s.name, t, 'spot'), s.name]] as const)));
+    const placedAt = new Map<string, string>();
+    for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, siteOfPool.get(pool) ?? '');
+    for (const r of steerRequests(this.lastPending, placedAt, homeFeature)) {
+      try {
+        await this.o.batch.steer(r.jobIds, r.features);
+        this.o.log.info({ site: r.site || null, jobs: r.jobIds.length, features: r.features }, r.site ? `steered ${r.jobIds.length} job(s) to ${r.site}` : `lifted the steering of ${r.jobIds.length} job(s)`);
+      } catch (err) {
+        this.o.log.warn({ site: r.site, err: (err as Error).message }, 'cannot steer jobs; tried again next interval');
+      }
+    }
   }
 
   private async act(decisions: readonly Decision[]): Promise<void> {

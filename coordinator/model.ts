@@ -75,6 +75,8 @@ export interface PendingJob {
   readonly timeLimitMs?: number;
   readonly submittedAt: number;
   readonly reason: string;
+  /** The site this coordinator steered the job to (coordinator/steer.ts), read back from its features. */
+  readonly steeredTo?: string;
 }
 
 /** One pool: a site × machine type, the unit a controller regulates (COBalD's Pool). */

@@ -8,7 +8,7 @@
 import { type Controller, type PoolState, standardise } from './controllers.ts';
 import { budgetLeft, cents, costOf, droneBudget } from './cost.ts';
 import type { Plan } from './estuary-policy.ts';
-import type { Drone, DroneView, Market, PoolView, Reason, Snapshot } from './model.ts';
+import type { Drone, DroneView, Market, PendingJob, PoolView, Reason, Snapshot } from './model.ts';
 import type { Placement } from './placement.ts';
 
 const DEFAULT_RUNTIME_MS = 3_600_000;
@@ -32,6 +32,8 @@ export interface PolicyResult {
   readonly pools: readonly PoolReport[];
   /** Demand per pool, handed back next interval (COBalD keeps demand on the pool). */
   readonly demand: ReadonlyMap<string, number>;
+  /** The pending jobs each pool counted as demand. */
+  readonly placed: ReadonlyMap<string, readonly PendingJob[]>;
   /** Per site, inputs its cache should fetch now for the jobs placed there (estuary's policy). */
   readonly prewarm: ReadonlyMap<string, readonly string[]>;
 }
@@ -169,7 +171,7 @@ export function decide(
       }
     }
   }
-  return { decisions, pools: reports, demand, prewarm };
+  return { decisions, pools: reports, demand, prewarm, placed };
 }
 
 function overBudget(site: Snapshot['sites'][number], cost: number, reservedNow: number, wanted: Reason): Reason {

@@ -152,6 +152,7 @@ export async function startCoordinator(
     machineTypes: config.machineTypes,
     policy: { controllerFor: () => controller, placement: firstFit, ...(plan ? { plan, runtimeMs: c.type === 'estuary' ? c.runtime : undefined } : {}) },
     markets: c.type === 'estuary',
+    ...(c.type === 'estuary' && c.steer ? { steer: c.homeFeature ? { homeFeature: c.homeFeature } : {} } : {}),
     storage: storageLocations(config.storage),
     ...(deps.data ? { data: deps.data } : {}),
     intervalMs: config.interval,

@@ -53,6 +53,21 @@ function batchContract(name: string, make: () => Promise<Harness>) {
       expect((await h.batch.nodes('nobody-')).size).toBe(0);
     });
 
+    it('steers pending jobs with a feature requirement, lifts it, and skips jobs that left', async () => {
+      const h = await make();
+      const [a, b, gone] = [await h.submit(), await h.submit(), await h.submit()];
+      await h.cancel(gone);
+      const constraints = async (id: string) => (await h.batch.queue(h.prefix)).pending.find((j) => j.id === id)?.constraints;
+      await eventually(async () => ((await constraints(b)) ? true : undefined));
+      await h.batch.steer([a, gone, b], 'site_s');
+      expect(await constraints(a)).toEqual([['site_s']]);
+      expect(await constraints(b)).toEqual([['site_s']]);
+      await h.batch.steer([a], '');
+      expect(await constraints(a)).toEqual([]);
+      await h.cancel(a);
+      await h.cancel(b);
+    });
+
     it('integrates, drains and removes a node; each step idempotent', async () => {
       const h = await make();
       const id = `${h.prefix}n-2`;

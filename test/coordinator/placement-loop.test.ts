@@ -68,6 +68,7 @@ function world(sites: SiteSettings[], data: DataSource) {
     prefix: 'es-',
     data,
     markets: true,
+    steer: {},
     storage: [{ name: 'kek', urls: ['s3://kek/'], egressPerGb: 0.09 }],
   });
   const tick = async () => {
@@ -138,6 +139,28 @@ describe("estuary's policy in the control loop", () => {
     expect(statusTable(view())).toContain(now);
     expect(renderPage(view())).toContain(now);
     await app.close();
+    w.registry.close();
+  });
+
+  it('steers placed jobs to their site once, and moves them when the site falls ill', async () => {
+    const data = new FakeData();
+    const w = world([site('cheap', 0.03), site('tokyo', 0.05)], data);
+    w.batch.pending = jobs(4);
+    await w.tick();
+    expect(w.batch.steered).toEqual([{ jobIds: ['j0', 'j1', 'j2', 'j3'], features: 'site_tokyo' }]);
+    expect(w.batch.pending[0]!.constraints).toEqual([['site_tokyo']]);
+    await w.tick();
+    expect(w.batch.steered).toHaveLength(1); // read back as ours: not steered again
+    // A job with a constraint of its own is never rewritten.
+    w.batch.pending = [...w.batch.pending, { ...jobs(5)[4]!, constraints: [['cloud']] }];
+    await w.tick();
+    expect(w.batch.steered).toHaveLength(1);
+    // tokyo's API fails: its drones keep their state, new work goes to cheap, steered jobs move.
+    w.adapters.get('tokyo')!.down = true;
+    await w.tick();
+    await w.tick();
+    expect(w.batch.steered.at(-1)).toEqual({ jobIds: ['j0', 'j1', 'j2', 'j3'], features: 'site_cheap' });
+    expect(w.lines.some((l) => JSON.parse(l).msg === 'steered 4 job(s) to cheap')).toBe(true);
     w.registry.close();
   });
 

@@ -58,6 +58,25 @@ describe('Slurm adapter', () => {
     await cluster.slurm('scancel', [held]);
   });
 
+  it('steers pending jobs to a site with their features, several per call, and lifts it again', async () => {
+    const out = `${cluster.dir}/out/%j.out`;
+    // Two CPUs: no home node (one CPU) can run them, so they stay pending.
+    const a = await cluster.sbatch(['-o', out, '-c', '2', '--wrap', 'true']);
+    const b = await cluster.sbatch(['-o', out, '-c', '2', '--wrap', 'true']);
+    const gone = await cluster.sbatch(['-o', out, '-c', '2', '--wrap', 'true']);
+    await cluster.slurm('scancel', [gone]);
+    await batch.steer([a, gone, b], 'site_cloud|home');
+    const features = async (id: string) => /Features=(\S*)/.exec((await cluster.slurm('scontrol', ['show', 'job', id])).stdout)?.[1];
+    expect(await features(a)).toBe('site_cloud|home');
+    expect(await features(b)).toBe('site_cloud|home');
+    const pending = (await batch.queue(prefix)).pending;
+    expect(pending.find((j) => j.id === a)!.constraints).toEqual([['site_cloud', 'home']]);
+    await batch.steer([a], '');
+    expect(await features(a)).toBe('(null)');
+    expect((await batch.queue(prefix)).pending.find((j) => j.id === a)!.constraints).toEqual([]);
+    await cluster.slurm('scancel', [a, b]);
+  });
+
   it('a drone joins as a dynamic node, takes the job, drains, and is deleted', async () => {
     const id = `${prefix}cloud-1`;
     onTestFailed(() => site.stop(id, {}));
