@@ -103,3 +103,10 @@ export function costSince(d: Drone, cores: number, pricePerCoreHourValue: number
 /** Rounded for reasons: cents as numbers, GB to one decimal. */
 export const cents = (x: number): number => Math.round(x * 100) / 100;
 export const gb = (bytes: number): number => Math.round((bytes / GB) * 10) / 10;
+
+/** Bytes for a sentence: "40 GB", "2.5 MB", "0 B" (decimal units, as clouds bill). */
+export function bytesText(n: number): string {
+  for (const [unit, size] of [['TB', 1e12], ['GB', 1e9], ['MB', 1e6], ['kB', 1e3]] as const)
+    if (n >= size) return `${Math.round((n / size) * 10) / 10} ${unit}`;
+  return `${Math.round(n)} B`;
+}

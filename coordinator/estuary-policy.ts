@@ -19,12 +19,12 @@
 import type { EstuaryConfig } from './config.ts';
 import {
   budgetLeft,
+  bytesText,
   cents,
   costOf,
   dollars,
   droneBudget,
   expectedRunMs,
-  gb,
   HOUR_MS,
   linkTo,
   locationOf,
@@ -250,8 +250,8 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
     input === undefined
       ? `${jobsText}, no declared inputs`
       : size === undefined
-        ? `${jobsText} need ${input} (size unknown, ${gb(cached)} GB cached at ${site.name})`
-        : `${jobsText} need ${input} (${gb(size)} GB, ${gb(cached)} GB cached at ${site.name})`;
+        ? `${jobsText} need ${input} (size unknown, ${bytesText(cached)} cached at ${site.name})`
+        : `${jobsText} need ${input} (${bytesText(size)}, ${bytesText(cached)} cached at ${site.name})`;
   const here = `${p.pool.site} ${p.pool.market === 'spot' ? 'spot' : 'on-demand'} $${price.toFixed(2)}/h${p.newDrones ? `, ${p.newDrones} new drone${p.newDrones === 1 ? '' : 's'}` : ''}`;
   const others = alternatives(p);
   const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
@@ -271,7 +271,7 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
       computeCost: cents(p.computeCost),
       inputCost: cents(p.inputCost),
       outputCost: cents(p.outputCost),
-      ...(input !== undefined ? { input, inputGB: size === undefined ? undefined : gb(size), cachedGB: gb(cached) } : {}),
+      ...(input !== undefined ? { input, inputBytes: size, cachedBytes: cached } : {}),
       finishS: Math.round(p.finish / 1000),
       turnaroundS: Math.round(c.turnaround / 1000),
       ...(budgetLeft(site) !== Infinity ? { budgetLeft: cents(budgetLeft(site)) } : {}),

@@ -14,6 +14,7 @@ import { Coordinator, type SiteSettings } from './coordinator.ts';
 import { coordinatorErrors } from './errors.ts';
 import { createMetrics } from './metrics.ts';
 import type { DataSource } from './data.ts';
+import { GatewayData, type GatewayEndpoint, gatewayEndpoints } from './data-gateway.ts';
 import { estuaryPlan } from './estuary-policy.ts';
 import type { SiteCost, Snapshot, StorageLocation } from './model.ts';
 import type { coordinatorOptions } from './options.ts';
@@ -33,6 +34,8 @@ export interface Settings {
   readonly config: CoordinatorConfig;
   readonly batchSystem: BatchSystemConfig;
   readonly siteSettings: SiteSettings[];
+  /** The sites' gateways, admin tokens read: where the data is. */
+  readonly gateways: GatewayEndpoint[];
 }
 
 /** Checks what the schemas cannot see alone: references between sections, and presence. */
@@ -63,7 +66,7 @@ export function validate(config: CoordinatorConfig): Settings {
       minLifetime: s.minLifetime ?? config.minLifetime,
     });
   }
-  return { config, batchSystem: config.batchSystem, siteSettings };
+  return { config, batchSystem: config.batchSystem, siteSettings, gateways: gatewayEndpoints(config.sites) };
 }
 
 /**
@@ -154,7 +157,7 @@ export async function startCoordinator(
     markets: c.type === 'estuary',
     ...(c.type === 'estuary' && c.steer ? { steer: c.homeFeature ? { homeFeature: c.homeFeature } : {} } : {}),
     storage: storageLocations(config.storage),
-    ...(deps.data ? { data: deps.data } : {}),
+    ...(deps.data ? { data: deps.data } : settings.gateways.length ? { data: new GatewayData(settings.gateways) } : {}),
     intervalMs: config.interval,
     clock,
     log,

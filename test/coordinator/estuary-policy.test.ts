@@ -75,7 +75,7 @@ describe("estuary's policy", () => {
     expect(plan.get('tokyo/small')!.jobs).toHaveLength(10);
     expect(plan.get('cheap/small')!.jobs).toHaveLength(0);
     const r = plan.get('tokyo/small')!.reason;
-    expect(r).toMatchObject({ rule: 'estuary', pendingJobs: 10, inputGB: 40, cachedGB: 38, inputCost: 0.18, newDrones: 3 });
+    expect(r).toMatchObject({ rule: 'estuary', pendingJobs: 10, inputBytes: 40e9, cachedBytes: 38e9, inputCost: 0.18, newDrones: 3 });
     expect(r.why).toMatch(/^10 pending jobs need s3:\/\/kek\/run42 \(40 GB, 38 GB cached at tokyo\): tokyo on-demand \$0\.10\/h, 3 new drones; cheap \+\$3\.\d\d a job$/);
     expect(plan.get('tokyo/small')!.prewarm).toEqual(['s3://kek/run42']);
     // Through the policy: the starts carry the same reason, and the site is asked to pre-warm.
