@@ -92,6 +92,11 @@ export class Coordinator {
   private nodes = new Map<string, NodeView>();
   private lastPending: PendingJob[] = [];
   private readonly data: DataCache;
+  /**
+   * Jobs this coordinator steered, and where. In memory: after a restart they keep their
+   * site_<name> requirement (read as the user's), so they still run there, just not moved.
+   */
+  private readonly steered = new Map<string, string>();
   /** Sites that failed: not asked again before `until` (exponential, from one interval). */
   private readonly backoff = new Map<string, { attempt: number; until: number }>();
   last: TickReport | undefined;
@@ -144,7 +149,11 @@ export class Coordinator {
     try {
       const [queue, nodes] = await Promise.all([batch.queue(this.o.prefix), batch.nodes(this.o.prefix)]);
       const steer = this.o.steer;
-      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, steer.homeFeature)) : queue.pending;
+      if (steer) {
+        const waiting = new Set(queue.pending.map((j) => j.id));
+        for (const id of [...this.steered.keys()]) if (!waiting.has(id)) this.steered.delete(id);
+      }
+      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, steer.homeFeature, this.steered)) : queue.pending;
       this.nodes = nodes;
       this.timeline.push({
         at: this.o.clock.now(),
@@ -329,6 +338,10 @@ export class Coordinator {
     for (const r of steerRequests(this.lastPending, placedAt, homeFeature)) {
       try {
         await this.o.batch.steer(r.jobIds, r.features);
+        for (const id of r.jobIds) {
+          if (r.site) this.steered.set(id, r.site);
+          else this.steered.delete(id);
+        }
         this.o.log.info({ site: r.site || null, jobs: r.jobIds.length, features: r.features }, r.site ? `steered ${r.jobIds.length} job(s) to ${r.site}` : `lifted the steering of ${r.jobIds.length} job(s)`);
       } catch (err) {
         this.o.log.warn({ site: r.site, err: (err as Error).message }, 'cannot steer jobs; tried again next interval');

@@ -1,9 +1,10 @@
 // Steering: a job the policy placed at a site is made to require that site's drones (every drone
 // carries the feature site_<name>), so the batch system runs it there and not on whichever node
 // frees first. Only jobs that asked for no features of their own are steered: a user's
-// --constraint is never rewritten. The coordinator recognises its own steering when it reads the
-// queue back and hides it from the policy, so a job can be placed afresh each interval and moved
-// when the plan changes (a site fills up, falls ill, or runs out of budget). Pure.
+// --constraint is never rewritten. The coordinator remembers which jobs it steered where, and
+// when it reads the queue back hides exactly that steering from the policy, so a job can be
+// placed afresh each interval and moved when the plan changes (a site fills up, falls ill, or runs
+// out of budget). A user who wrote --constraint=site_x themselves is never mistaken for it. Pure.
 
 import type { PendingJob } from './model.ts';
 
@@ -16,17 +17,18 @@ export function steering(site: string, homeFeature: string | undefined): string 
 
 /**
  * The job as the policy should see it: without the one constraint group this coordinator set
- * (`site_x` or `site_x|home`), and with the site it was steered to. Any other constraint is the
- * user's and stays.
+ * (`site_x` or `site_x|home`, for a job it remembers steering to x), and with the site it was
+ * steered to. Any other constraint is the user's and stays.
  */
-export function unsteered(job: PendingJob, homeFeature: string | undefined): PendingJob {
-  if (job.constraints.length !== 1) return job;
+export function unsteered(job: PendingJob, homeFeature: string | undefined, steered: ReadonlyMap<string, string>): PendingJob {
+  const mine = steered.get(job.id);
+  if (mine === undefined || job.constraints.length !== 1) return job;
   const group = job.constraints[0]!;
   const sites = group.filter((f) => f.startsWith(SITE));
   const rest = group.filter((f) => !f.startsWith(SITE));
   const ours = sites.length === 1 && (rest.length === 0 || (homeFeature !== undefined && rest.length === 1 && rest[0] === homeFeature));
-  if (!ours) return job;
-  return { ...job, constraints: [], steeredTo: sites[0]!.slice(SITE.length) };
+  if (!ours || sites[0] !== `${SITE}${mine}`) return job;
+  return { ...job, constraints: [], steeredTo: mine };
 }
 
 export interface SteerRequest {

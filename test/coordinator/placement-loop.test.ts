@@ -151,8 +151,8 @@ describe("estuary's policy in the control loop", () => {
     expect(w.batch.pending[0]!.constraints).toEqual([['site_tokyo']]);
     await w.tick();
     expect(w.batch.steered).toHaveLength(1); // read back as ours: not steered again
-    // A job with a constraint of its own is never rewritten.
-    w.batch.pending = [...w.batch.pending, { ...jobs(5)[4]!, constraints: [['cloud']] }];
+    // A job with a constraint of its own is never rewritten, even one that looks like ours.
+    w.batch.pending = [...w.batch.pending, { ...jobs(5)[4]!, constraints: [['cloud']] }, { ...jobs(6)[5]!, constraints: [['site_tokyo']] }];
     await w.tick();
     expect(w.batch.steered).toHaveLength(1);
     // tokyo's API fails: its drones keep their state, new work goes to cheap, steered jobs move.
@@ -160,6 +160,8 @@ describe("estuary's policy in the control loop", () => {
     await w.tick();
     await w.tick();
     expect(w.batch.steered.at(-1)).toEqual({ jobIds: ['j0', 'j1', 'j2', 'j3'], features: 'site_cheap' });
+    // The user's own site_tokyo stays: never moved to cheap with the others.
+    expect(w.batch.steered.flatMap((x) => x.jobIds)).not.toContain('j5');
     expect(w.lines.some((l) => JSON.parse(l).msg === 'steered 4 job(s) to cheap')).toBe(true);
     w.registry.close();
   });
