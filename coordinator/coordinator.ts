@@ -163,11 +163,12 @@ export class Coordinator {
         live: registry.all().filter((d) => !FINAL.has(d.state)).length,
       });
       if (this.timeline.length > TIMELINE_POINTS) this.timeline.splice(0, this.timeline.length - TIMELINE_POINTS);
-      await this.data.refresh(queue.pending);
     } catch (err) {
       batchHealthy = false;
       log.warn({ err: (err as Error).message }, 'batch system unreachable: no drone is started or stopped this interval');
     }
+    // Where the pending jobs' inputs are; never throws (a failure keeps the last answer).
+    if (batchHealthy) await this.data.refresh(this.lastPending);
     const now = this.o.clock.now();
     const unhealthy = new Set([...this.backoff].filter(([, b]) => now < b.until).map(([s]) => s));
     const live = registry.all().filter((d) => !FINAL.has(d.state));
@@ -303,7 +304,9 @@ export class Coordinator {
             key: poolKey(site.name, type, market),
             site: site.name,
             machineType: type,
-            ...(market === 'spot' ? { market } : {}),
+            // With markets, on-demand is said explicitly: an ec2 site configured `spot: true`
+            // must not buy spot for a drone the policy priced on demand.
+            ...(this.o.markets ? { market } : {}),
             cores: mt.cores,
             memoryMb: Math.floor(mt.memory / 1_048_576),
             features: droneFeatures(site.name, type, mt.features),

@@ -113,6 +113,8 @@ describe("estuary's policy in the control loop", () => {
     expect(data.sizeCalls).toEqual([URL]);
     expect(first.decisions.map((d) => d.kind === 'start' && d.site)).toEqual(['tokyo', 'tokyo', 'tokyo']);
     expect(data.prewarms).toEqual([['tokyo', [URL]]]);
+    // Bought on demand, and said so to the site (an ec2 site set to spot must not buy spot here).
+    expect([...w.adapters.get('tokyo')!.instances.values()].map((i) => i.spec.market)).toEqual(['on-demand', 'on-demand', 'on-demand']);
     expect(first.prewarmed).toEqual({ tokyo: [URL] });
     const why = '10 pending jobs need s3://kek/run42 (40 GB, 38 GB cached at tokyo): tokyo on-demand $0.10/h, 3 new drones; cheap +$3.41 a job';
     expect(first.decisions[0]!.reason.why).toBe(why);
