@@ -133,6 +133,21 @@ describe("estuary's policy", () => {
     expect(fast.get('a/small')!.newDrones).toBe(10);
   });
 
+  it('counts busy cores as free after half the waiting jobs\' run time, so short jobs queue instead of buying', () => {
+    const busy: PoolView = {
+      ...pool('a'),
+      drones: [{
+        drone: { id: 'a-1', site: 'a', machineType: 'small', state: 'available', createdAt: 0, stateSince: 0, lastBusyAt: NOW, instance: {}, reason: { rule: 't' } },
+        node: { status: 'available', cpus: 2, allocCpus: 2, memoryMb: 4000, allocMemoryMb: 200 },
+      }],
+    };
+    // Two 1-minute jobs: the busy cores are expected free in 30 s, long before a new drone boots.
+    const plan = estuaryPlan(snap([site('a', 0.05)], [busy], jobs(2, { timeLimitMs: 60_000 })), estuary);
+    expect(plan.get('a/small')).toMatchObject({ newDrones: 0, jobs: [{ id: 'j0' }, { id: 'j1' }] });
+    // Two 1-hour jobs: busy for another half hour, so within the hour a new drone is needed.
+    expect(estuaryPlan(snap([site('a', 0.05)], [busy], jobs(2)), estuary).get('a/small')!.newDrones).toBe(1);
+  });
+
   it('with no declared inputs and unknown run times bursts like queue-pressure placement', () => {
     const s = snap([site('a', 0, {}, { quota: 2 }), site('b', 0, {}, { quota: 2 })], [pool('a'), pool('b')], jobs(6));
     const starts = decide(s, new Map(), withPlan).decisions.map((x) => (x.kind === 'start' ? x.site : ''));
