@@ -9,7 +9,7 @@ import type { Logger } from '../lib/log.ts';
 import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
 import type { Clock } from './clock.ts';
 import type { MachineType } from './config.ts';
-import { spentToday } from './cost.ts';
+import { locationOf, spentToday } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { type Action, release, step, type Step } from './drone.ts';
@@ -105,7 +105,7 @@ export class Coordinator {
 
   constructor(options: CoordinatorOptions) {
     this.o = options;
-    this.data = new DataCache(options.data ?? noData, options.log);
+    this.data = new DataCache(options.data ?? noData, options.log, (url) => locationOf(url, options.storage) !== undefined);
   }
 
   get registry(): DroneRegistry {
