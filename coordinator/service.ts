@@ -92,6 +92,19 @@ export function siteCost(s: SiteConfig, storage: Readonly<Record<string, Storage
   };
 }
 
+/** The sites' gateways and discovery, when any is configured; else nothing is known of data. */
+function dataSource(settings: Settings): { data?: DataSource } {
+  const { config, gateways } = settings;
+  const discovery = config.discovery
+    ? {
+        url: config.discovery,
+        sites: new Map(Object.entries(config.sites).map(([name, s]) => [name, s.discoverySite ?? name])),
+        timeoutMs: 10_000,
+      }
+    : undefined;
+  return gateways.length || discovery ? { data: new GatewayData(gateways, discovery) } : {};
+}
+
 export function storageLocations(storage: Readonly<Record<string, StorageConfig>>): StorageLocation[] {
   return Object.entries(storage).map(([name, st]) => ({ name, urls: st.urls, egressPerGb: st.egressPerGb }));
 }
@@ -157,7 +170,7 @@ export async function startCoordinator(
     markets: c.type === 'estuary',
     ...(c.type === 'estuary' && c.steer ? { steer: c.homeFeature ? { homeFeature: c.homeFeature } : {} } : {}),
     storage: storageLocations(config.storage),
-    ...(deps.data ? { data: deps.data } : settings.gateways.length ? { data: new GatewayData(settings.gateways) } : {}),
+    ...(deps.data ? { data: deps.data } : dataSource(settings)),
     intervalMs: config.interval,
     clock,
     log,
