@@ -11,6 +11,7 @@ import { makeController } from '../../coordinator/controllers.ts';
 import type { Market, PendingJob, PoolView, SiteCost, SiteView, Snapshot } from '../../coordinator/model.ts';
 import { firstFit } from '../../coordinator/placement.ts';
 import { decide } from '../../coordinator/policy.ts';
+import { policyFor } from '../../coordinator/service.ts';
 
 const NOW = 1_000 * 86_400_000 + 3_600_000;
 const GB = 1e9;
@@ -162,6 +163,17 @@ describe("estuary's policy", () => {
     const plan = estuaryPlan(s, estuary);
     expect(plan.get('campus/small')!.jobs.length).toBeGreaterThan(0);
     expect(plan.get('campus/small')!.reason.why).toMatch(/aws \+\$0\.01 a job/);
+  });
+
+  it('is selected by the one controller key, as the service and a simulator build it', () => {
+    const base = policyFor(controllerSchema.parse({ type: 'glideinwms' }));
+    expect(base).toMatchObject({ markets: false });
+    expect(base.policy.plan).toBeUndefined();
+    const ours = policyFor(controllerSchema.parse({ type: 'estuary', 'home-feature': 'home' }));
+    expect(ours).toMatchObject({ markets: true, steer: { homeFeature: 'home' }, policy: { runtimeMs: 3_600_000 } });
+    const s = snap([site('a', 0.05)], [pool('a')], jobs(1));
+    expect(ours.policy.plan!(s).get('a/small')!.newDrones).toBe(1);
+    expect(policyFor(controllerSchema.parse({ type: 'estuary', steer: false })).steer).toBeUndefined();
   });
 
   it('skips an unhealthy site and names a full one', () => {
