@@ -118,7 +118,9 @@ export function reasonText(r: Reason): string {
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${v}`);
   const numbers = fields.length ? `${rule} (${fields.join(', ')})` : rule;
-  return why === undefined ? numbers : `${String(why)} [${numbers}]`;
+  // Reasons quote job comments (declared inputs) that any batch user writes: no control
+  // characters reach the admin's terminal.
+  return (why === undefined ? numbers : `${String(why)} [${numbers}]`).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
 /** The terminal table `estuary coordinator status` prints. */
