@@ -126,6 +126,14 @@ describe("estuary's policy", () => {
     expect(estuaryPlan(risky, estuary).get('aws/small')!.jobs).toHaveLength(4);
   });
 
+  it("keeps a site's minimum on demand only, not once more on its spot pool", () => {
+    const s = snap([site('aws', 0.1, { spotPerCoreHour: 0.03 }, { min: 1 })], [pool('aws'), pool('aws', 'spot')], []);
+    const starts = decide(s, new Map(), withPlan).decisions;
+    expect(starts).toHaveLength(1);
+    expect(starts[0]).toMatchObject({ kind: 'start', site: 'aws' });
+    expect(starts[0]!.kind === 'start' && starts[0]!.market).not.toBe('spot');
+  });
+
   it('sizes the burst by the turnaround: 20 five-minute jobs fit one drone within an hour', () => {
     const s = snap([site('a', 0.05, {}, { quota: 10 })], [pool('a')], jobs(20, { timeLimitMs: 300_000 }));
     expect(estuaryPlan(s, estuary).get('a/small')!.newDrones).toBe(1);
