@@ -39,6 +39,17 @@ function camelKeys(v: unknown): unknown {
 /** A strict object whose keys may be written kebab-case or snake_case. */
 const keyed = <T extends z.ZodType>(schema: T) => z.preprocess(camelKeys, schema);
 
+/** A link rate in files: "1gbit", "100mbit", "500kbit", or a bare number of bits per second. */
+const bitsPerSecond = z.union([z.number().positive(), z.string()]).transform((v, ctx) => {
+  if (typeof v === 'number') return v;
+  const m = /^(\d+(?:\.\d+)?)(kbit|mbit|gbit)$/.exec(v);
+  if (!m) {
+    ctx.addIssue({ code: 'custom', message: 'expected a rate such as 100mbit or 1gbit' });
+    return z.NEVER;
+  }
+  return Number(m[1]) * { kbit: 1e3, mbit: 1e6, gbit: 1e9 }[m[2] as 'kbit' | 'mbit' | 'gbit'];
+});
+
 const name = z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, 'lower-case letters, digits and -, starting with a letter');
 const feature = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . and - only');
 
@@ -69,6 +80,11 @@ export const CONTROLLER_DEFAULTS = {
     relativeToQueue: 1.15,
     oldIdleAfter: 600_000,
   },
+  // estuary's own policy: finish the waiting work within the turnaround; a job that gives no
+  // time limit is expected to run `runtime`. Both an hour: with runtime = turnaround every job
+  // needs its own slot, so work of unknown length bursts as wide as quotas allow, like the others.
+  // Placed jobs are steered to their site's drones with a feature constraint (coordinator/steer.ts).
+  estuary: { turnaround: 3_600_000, runtime: 3_600_000, steer: true },
 } as const;
 
 const unit = z.number().min(0).max(1);
@@ -104,8 +120,20 @@ export const controllerSchema = keyed(z.discriminatedUnion('type', [
     relativeToQueue: z.number().min(1).default(CONTROLLER_DEFAULTS.glideinwms.relativeToQueue),
     oldIdleAfter: durationMs.default(CONTROLLER_DEFAULTS.glideinwms.oldIdleAfter),
   }),
+  z.strictObject({
+    type: z.literal('estuary'),
+    /** The waiting work should be finished within this, from now. */
+    turnaround: durationMs.default(CONTROLLER_DEFAULTS.estuary.turnaround),
+    /** Expected run time of a job that gives no time limit. */
+    runtime: durationMs.default(CONTROLLER_DEFAULTS.estuary.runtime),
+    /** Make placed jobs require their site's drones (site_<name>), so they run where placed. */
+    steer: z.boolean().default(CONTROLLER_DEFAULTS.estuary.steer),
+    /** A feature every home node carries: steered jobs may still run at home (site_x|home). */
+    homeFeature: feature.optional(),
+  }),
 ]));
 export type ControllerConfig = z.infer<typeof controllerSchema>;
+export type EstuaryConfig = Extract<ControllerConfig, { type: 'estuary' }>;
 
 export const netnsSiteSchema = keyed(z.strictObject({
   /** Host bridge the drones' veths join; the slurmctld must listen on its address. */
@@ -177,6 +205,55 @@ export const ec2SiteSchema = keyed(z.strictObject({
   timeout: durationMs.default(30_000),
 }));
 
+/**
+ * The cost model's defaults (docs/COORDINATOR.md, "The cost model", gives each source). A site
+ * with no prices costs nothing, as the core always assumed: only what an admin states is charged.
+ */
+export const COST_DEFAULTS = {
+  /** Dollars per core-hour on demand: 0, a site whose cost is already paid (home, on-premise cloud). */
+  costPerCoreHour: 0,
+  /**
+   * Spot reclaims per instance-hour. AWS's Spot Instance Advisor puts most instance types in its
+   * "<5 % per month" bucket (under 0.0001 per hour); 0.01 is deliberately pessimistic, so spot is
+   * chosen only where the saving is real even when a region is short of capacity.
+   */
+  spotInterruptionRate: 0.01,
+  /** Dollars per GB leaving a site or storage location: 0 unless stated (research networks). */
+  egressPerGb: 0,
+  /** A site's link to storage, bits per second: 1 Gbit/s, a campus or VPN uplink (the KEK–AWS VPN). */
+  bandwidth: 1e9,
+  /** Round trip to storage: 0 unless stated (netns links here add none). */
+  rtt: 0,
+  /** Request to a node taking jobs: 2 minutes, an EC2 instance with cloud-init and slurmd. */
+  bootLatency: 120_000,
+} as const;
+
+/** How a site reaches one storage location; unset values are the site's own. */
+export const linkSchema = keyed(z.strictObject({
+  /** Dollars per GB out of the storage location to this site. */
+  egressPerGb: z.number().min(0).optional(),
+  bandwidth: bitsPerSecond.optional(),
+  rtt: durationMs.optional(),
+}));
+
+/** A storage location: where the inputs under these URL prefixes live, and what leaving it costs. */
+export const storageSchema = keyed(z.strictObject({
+  urls: z.array(z.string().min(1)).min(1),
+  /** Dollars per GB out of this location to any site without its own link price. */
+  egressPerGb: z.number().min(0).default(COST_DEFAULTS.egressPerGb),
+}));
+export const storagesSchema = z.record(name, storageSchema);
+export type StorageConfig = z.infer<typeof storageSchema>;
+
+/** The site's estuary gateway, asked what it holds and told what to prefetch (docs/COORDINATOR.md). */
+export const gatewayLinkSchema = keyed(z.strictObject({
+  /** Base URL of the gateway, e.g. http://10.1.0.5:3128 */
+  url: z.string().url(),
+  /** File holding the gateway's --admin-token (needed for prefetch). */
+  tokenFile: z.string().min(1).optional(),
+  timeout: durationMs.default(10_000),
+}));
+
 export const siteSchema = keyed(z
   .strictObject({
     adapter: z.enum(['netns', 'command', 'openstack', 'ec2']),
@@ -185,8 +262,27 @@ export const siteSchema = keyed(z
     /** Drones kept even with no work (COBalD Standardiser minimum), per machine type. */
     min: z.number().int().min(0).default(0),
     machineTypes: z.array(name).min(1),
-    /** Price of one core-hour, for the cost shown beside each drone. */
-    costPerCoreHour: z.number().min(0).default(0),
+    /** Dollars per core-hour on demand: the cost shown beside each drone, and the policy's price. */
+    costPerCoreHour: z.number().min(0).default(COST_DEFAULTS.costPerCoreHour),
+    /** Dollars per core-hour on the spot market; the site offers spot only when this is set. */
+    spotPerCoreHour: z.number().min(0).optional(),
+    /** Expected spot reclaims per instance-hour. */
+    spotInterruptionRate: z.number().min(0).max(60).default(COST_DEFAULTS.spotInterruptionRate),
+    /** Dollars per GB leaving this site: results sent home. */
+    egressPerGb: z.number().min(0).default(COST_DEFAULTS.egressPerGb),
+    /** The site's link to storage locations without a `links` entry. */
+    bandwidth: bitsPerSecond.default(COST_DEFAULTS.bandwidth),
+    rtt: durationMs.default(COST_DEFAULTS.rtt),
+    /** From request until a drone's node takes jobs, as the policy plans it. */
+    bootLatency: durationMs.default(COST_DEFAULTS.bootLatency),
+    /** Dollars per UTC day; no drone is started that would take the site past it. */
+    budgetPerDay: z.number().positive().optional(),
+    /** Per storage location (by name, under `storage`): egress price, bandwidth, round trip. */
+    links: z.record(name, linkSchema).default({}),
+    /** The site's estuary gateway, for holdings and pre-warming. */
+    gateway: gatewayLinkSchema.optional(),
+    /** The site name its caches give discovery (their heartbeats' site); this site's name by default. */
+    discoverySite: z.string().min(1).max(128).optional(),
     idleTime: durationMs.optional(),
     bootTimeout: durationMs.optional(),
     minLifetime: durationMs.optional(),

@@ -3,7 +3,7 @@
 // the placement work compares estuary's own policy against them (docs/COORDINATOR.md gives the
 // formulas and the sources). Pure: every input, time included, arrives in PoolState.
 
-import type { ControllerConfig } from './config.ts';
+import { CONTROLLER_DEFAULTS, type ControllerConfig } from './config.ts';
 import type { PendingJob, Reason } from './model.ts';
 
 /** One pool as a controller sees it. Cores throughout, as TARDIS counts a drone's demand. */
@@ -151,6 +151,10 @@ export function makeController(c: ControllerConfig): Controller {
       return threshold(c);
     case 'glideinwms':
       return glideinwms(c);
+    case 'estuary':
+      // estuary's policy plans every pool's demand itself (coordinator/estuary-policy.ts); a
+      // controller is asked only for a pool the plan does not cover, and then reacts like LSF RC.
+      return threshold({ type: 'threshold', rules: CONTROLLER_DEFAULTS.threshold.rules.map((r) => ({ ...r })) });
   }
 }
 

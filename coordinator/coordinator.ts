@@ -9,7 +9,11 @@ import type { Logger } from '../lib/log.ts';
 import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
 import type { Clock } from './clock.ts';
 import type { MachineType } from './config.ts';
+import { locationOf, spentToday } from './cost.ts';
+import { type DataSource, noData } from './data.ts';
+import { DataCache } from './data-cache.ts';
 import { type Action, release, step, type Step } from './drone.ts';
+import { steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
   droneFeatures,
@@ -20,6 +24,7 @@ import {
   type PoolView,
   type SiteView,
   type Snapshot,
+  type StorageLocation,
 } from './model.ts';
 import { decide, type Decision, type PolicyOptions, type PoolReport } from './policy.ts';
 import type { DroneRegistry } from './registry.ts';
@@ -43,6 +48,14 @@ export interface CoordinatorOptions {
   readonly prefix: string;
   /** Called after each persisted state change (metrics). */
   readonly onTransition?: (drone: Drone, from: Drone['state'] | null) => void;
+  /** Where the data is (holdings, sizes, pre-warming); nothing known by default. */
+  readonly data?: DataSource;
+  /** Storage locations, for the cost of moving inputs. */
+  readonly storage?: readonly StorageLocation[];
+  /** Spot pools beside on-demand ones at sites with a spot price (estuary's policy buys both). */
+  readonly markets?: boolean;
+  /** Steer placed jobs to their site's drones (coordinator/steer.ts); off when absent. */
+  readonly steer?: { readonly homeFeature?: string };
 }
 
 export interface TickReport {
@@ -52,6 +65,8 @@ export interface TickReport {
   readonly pending: number;
   readonly pools: readonly PoolReport[];
   readonly decisions: readonly Decision[];
+  /** Inputs each site's cache was asked to fetch this interval. */
+  readonly prewarmed: Readonly<Record<string, readonly string[]>>;
 }
 
 const FINAL = new Set(['down']);
@@ -76,6 +91,12 @@ export class Coordinator {
   private demand = new Map<string, number>();
   private nodes = new Map<string, NodeView>();
   private lastPending: PendingJob[] = [];
+  private readonly data: DataCache;
+  /**
+   * Jobs this coordinator steered, and where. In memory: after a restart they keep their
+   * site_<name> requirement (read as the user's), so they still run there, just not moved.
+   */
+  private readonly steered = new Map<string, string>();
   /** Sites that failed: not asked again before `until` (exponential, from one interval). */
   private readonly backoff = new Map<string, { attempt: number; until: number }>();
   last: TickReport | undefined;
@@ -84,6 +105,7 @@ export class Coordinator {
 
   constructor(options: CoordinatorOptions) {
     this.o = options;
+    this.data = new DataCache(options.data ?? noData, options.log, (url) => locationOf(url, options.storage) !== undefined);
   }
 
   get registry(): DroneRegistry {
@@ -126,7 +148,12 @@ export class Coordinator {
     let batchHealthy = true;
     try {
       const [queue, nodes] = await Promise.all([batch.queue(this.o.prefix), batch.nodes(this.o.prefix)]);
-      this.lastPending = queue.pending;
+      const steer = this.o.steer;
+      if (steer) {
+        const waiting = new Set(queue.pending.map((j) => j.id));
+        for (const id of [...this.steered.keys()]) if (!waiting.has(id)) this.steered.delete(id);
+      }
+      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, steer.homeFeature, this.steered)) : queue.pending;
       this.nodes = nodes;
       this.timeline.push({
         at: this.o.clock.now(),
@@ -140,6 +167,8 @@ export class Coordinator {
       batchHealthy = false;
       log.warn({ err: (err as Error).message }, 'batch system unreachable: no drone is started or stopped this interval');
     }
+    // Where the pending jobs' inputs are; never throws (a failure keeps the last answer).
+    if (batchHealthy) await this.data.refresh(this.lastPending);
     const now = this.o.clock.now();
     const unhealthy = new Set([...this.backoff].filter(([, b]) => now < b.until).map(([s]) => s));
     const live = registry.all().filter((d) => !FINAL.has(d.state));
@@ -153,7 +182,13 @@ export class Coordinator {
     const snapshot = this.snapshot(batchHealthy, unhealthy);
     const result = decide(snapshot, this.demand, { ...this.o.policy, intervalMs: this.o.intervalMs });
     this.demand = new Map(result.demand);
+    // The caches start fetching while the drones boot, so the first jobs start hot.
+    const prewarmed = batchHealthy ? this.data.prewarm(result.prewarm, snapshot.now) : new Map();
     await this.act(result.decisions);
+    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.o.steer.homeFeature);
+    for (const p of result.pools)
+      if (p.reason.why && result.decisions.some((d) => d.kind === 'start' && p.pool === poolKey(d.site, d.machineType, d.market)))
+        log.info({ pool: p.pool, reason: p.reason }, String(p.reason.why));
     this.last = {
       at: snapshot.now,
       batchHealthy,
@@ -161,6 +196,7 @@ export class Coordinator {
       pending: snapshot.pending.length,
       pools: result.pools,
       decisions: result.decisions,
+      prewarmed: Object.fromEntries(prewarmed),
     };
     return this.last;
   }
@@ -250,34 +286,66 @@ export class Coordinator {
       cores: type.cores,
       memoryMb: Math.floor(type.memory / 1_048_576),
       features: droneFeatures(d.site, d.machineType, type.features),
+      ...(d.market ? { market: d.market } : {}),
     };
   }
 
   snapshot(batchHealthy: boolean, unhealthy: ReadonlySet<string>): Snapshot {
-    const drones = this.o.registry.all().filter((d) => !FINAL.has(d.state));
+    const all = this.o.registry.all();
+    const drones = all.filter((d) => !FINAL.has(d.state));
+    const now = this.o.clock.now();
     const pools: PoolView[] = [];
     for (const site of this.o.siteSettings)
       for (const type of site.machineTypes) {
         const mt = this.o.machineTypes[type]!;
-        pools.push({
-          key: poolKey(site.name, type),
-          site: site.name,
-          machineType: type,
-          cores: mt.cores,
-          memoryMb: Math.floor(mt.memory / 1_048_576),
-          features: droneFeatures(site.name, type, mt.features),
-          drones: drones
-            .filter((d) => d.site === site.name && d.machineType === type)
-            .map((drone) => ({ drone, node: batchHealthy ? (this.nodes.get(drone.id) ?? ABSENT) : UNKNOWN_NODE })),
-        });
+        const markets = this.o.markets && site.cost?.spotPerCoreHour !== undefined ? (['on-demand', 'spot'] as const) : (['on-demand'] as const);
+        for (const market of markets)
+          pools.push({
+            key: poolKey(site.name, type, market),
+            site: site.name,
+            machineType: type,
+            // With markets, on-demand is said explicitly: an ec2 site configured `spot: true`
+            // must not buy spot for a drone the policy priced on demand.
+            ...(this.o.markets ? { market } : {}),
+            cores: mt.cores,
+            memoryMb: Math.floor(mt.memory / 1_048_576),
+            features: droneFeatures(site.name, type, mt.features),
+            drones: drones
+              // Without spot pools every drone of the type counts in its one pool.
+              .filter((d) => d.site === site.name && d.machineType === type && (markets.length === 1 || (d.market === 'spot') === (market === 'spot')))
+              .map((drone) => ({ drone, node: batchHealthy ? (this.nodes.get(drone.id) ?? ABSENT) : UNKNOWN_NODE })),
+          });
       }
+    const coresOf = (t: string) => this.o.machineTypes[t]?.cores ?? 0;
     return {
-      now: this.o.clock.now(),
+      now,
       batchHealthy,
       pending: this.lastPending,
-      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name) })),
+      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name), spentToday: spentToday(all, s, coresOf, now) })),
       pools,
+      ...(this.o.storage ? { storage: this.o.storage } : {}),
+      holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
+      sizes: new Map(this.data.sizes),
     };
+  }
+
+  /** Makes each placed job require its site's drones; a failure is retried next interval. */
+  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, homeFeature: string | undefined): Promise<void> {
+    const siteOfPool = new Map(this.o.siteSettings.flatMap((s) => s.machineTypes.flatMap((t) => [[poolKey(s.name, t), s.name], [poolKey(s.name, t, 'spot'), s.name]] as const)));
+    const placedAt = new Map<string, string>();
+    for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, siteOfPool.get(pool) ?? '');
+    for (const r of steerRequests(this.lastPending, placedAt, homeFeature)) {
+      try {
+        await this.o.batch.steer(r.jobIds, r.features);
+        for (const id of r.jobIds) {
+          if (r.site) this.steered.set(id, r.site);
+          else this.steered.delete(id);
+        }
+        this.o.log.info({ site: r.site || null, jobs: r.jobIds.length, features: r.features }, r.site ? `steered ${r.jobIds.length} job(s) to ${r.site}` : `lifted the steering of ${r.jobIds.length} job(s)`);
+      } catch (err) {
+        this.o.log.warn({ site: r.site, err: (err as Error).message }, 'cannot steer jobs; tried again next interval');
+      }
+    }
   }
 
   private async act(decisions: readonly Decision[]): Promise<void> {
@@ -294,12 +362,14 @@ export class Coordinator {
           id,
           site: dec.site,
           machineType: dec.machineType,
+          ...(dec.market ? { market: dec.market } : {}),
           state: 'requested',
           createdAt: now,
           stateSince: now,
           lastBusyAt: now,
           instance: {},
           reason: dec.reason,
+          startReason: dec.reason,
         };
         this.o.registry.put(drone, now);
         this.o.onTransition?.(drone, null);

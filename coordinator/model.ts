@@ -23,11 +23,16 @@ export interface Reason {
   readonly [field: string]: string | number | boolean | undefined;
 }
 
+/** How a drone is bought: on demand (the default) or on the spot market, cheaper and reclaimable. */
+export type Market = 'on-demand' | 'spot';
+
 export interface Drone {
   /** Also the instance name at the site and the node name in the batch system. */
   readonly id: string;
   readonly site: string;
   readonly machineType: string;
+  /** Absent in drones written before markets existed: on demand. */
+  readonly market?: Market;
   readonly state: DroneState;
   readonly createdAt: number;
   readonly stateSince: number;
@@ -36,6 +41,8 @@ export interface Drone {
   /** Adapter data a restart needs (address, pid, cloud instance id), opaque to the core. */
   readonly instance: Readonly<Record<string, string | number>>;
   readonly reason: Reason;
+  /** Why the drone was started; kept through its transitions (absent in older registries). */
+  readonly startReason?: Reason;
 }
 
 /**
@@ -66,8 +73,14 @@ export interface PendingJob {
   readonly constraints: readonly (readonly string[])[];
   /** Declared inputs (s3://, cvmfs://, http(s)://), with sizes when given. */
   readonly inputs: readonly { readonly url: string; readonly bytes?: number }[];
+  /** Bytes of results the job sends home (`estuary-outputs=SIZE` in its comment), when declared. */
+  readonly outputBytes?: number;
+  /** The job's time limit (Slurm --time), when it has one: the policy's estimate of its run time. */
+  readonly timeLimitMs?: number;
   readonly submittedAt: number;
   readonly reason: string;
+  /** The site this coordinator steered the job to (coordinator/steer.ts), read back from its features. */
+  readonly steeredTo?: string;
 }
 
 /** One pool: a site × machine type, the unit a controller regulates (COBalD's Pool). */
@@ -75,6 +88,8 @@ export interface PoolView {
   readonly key: string;
   readonly site: string;
   readonly machineType: string;
+  /** Absent: on demand. Spot pools exist only where the site has a spot price and the policy buys spot. */
+  readonly market?: Market;
   readonly cores: number;
   readonly memoryMb: number;
   readonly features: readonly string[];
@@ -94,7 +109,45 @@ export interface SiteView {
   readonly idleTime: number;
   readonly minLifetime: number;
   readonly bootTimeout: number;
+  /** On-demand dollars per core-hour. */
   readonly costPerCoreHour: number;
+  /** The rest of the site's cost model; absent means the defaults (config.ts COST_DEFAULTS). */
+  readonly cost?: SiteCost;
+  /** Dollars the site's drones have cost since 00:00 UTC (filled in by the coordinator). */
+  readonly spentToday?: number;
+}
+
+/** How a site reaches one storage location. */
+export interface Link {
+  /** Dollars per GB from the storage location to the site. */
+  readonly egressPerGb: number;
+  readonly bandwidthBps: number;
+  readonly rttMs: number;
+}
+
+/** A site's prices and links, as the policy weighs them (docs/COORDINATOR.md, "The cost model"). */
+export interface SiteCost {
+  /** Dollars per core-hour on the spot market; no spot market when absent. */
+  readonly spotPerCoreHour?: number;
+  /** Expected spot reclaims per instance-hour. */
+  readonly spotInterruptionRate: number;
+  /** Dollars per GB leaving the site (results home). */
+  readonly egressPerGb: number;
+  /** Link to any storage location not in `links`. */
+  readonly link: Link;
+  /** By storage location name. */
+  readonly links: Readonly<Record<string, Link>>;
+  readonly bootLatencyMs: number;
+  /** Dollars per UTC day; unlimited when absent. */
+  readonly budgetPerDay?: number;
+}
+
+/** Where inputs live: URLs starting with one of `urls` are in this location. */
+export interface StorageLocation {
+  readonly name: string;
+  readonly urls: readonly string[];
+  /** Dollars per GB out of the location, for sites without a link price of their own. */
+  readonly egressPerGb: number;
 }
 
 /** Everything the policy may look at, frozen at one instant. */
@@ -104,10 +157,16 @@ export interface Snapshot {
   readonly pending: readonly PendingJob[];
   readonly sites: readonly SiteView[];
   readonly pools: readonly PoolView[];
+  readonly storage?: readonly StorageLocation[];
+  /** Per site: bytes its caches hold of each declared input (coordinator/data.ts). */
+  readonly holdings?: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** Sizes of declared inputs whose jobs gave none, as looked up (bytes). */
+  readonly sizes?: ReadonlyMap<string, number>;
 }
 
-export function poolKey(site: string, machineType: string): string {
-  return `${site}/${machineType}`;
+/** `site/type` for on-demand pools (as before markets), `site/type/spot` for spot ones. */
+export function poolKey(site: string, machineType: string, market?: Market): string {
+  return market === 'spot' ? `${site}/${machineType}/spot` : `${site}/${machineType}`;
 }
 
 /** Node features every drone carries, so jobs can be steered to a site or machine type. */

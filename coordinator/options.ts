@@ -4,7 +4,7 @@
 
 import { option, optional } from '../lib/config/options.ts';
 import { duration, hostPort, str, url } from '../lib/config/values.ts';
-import { batchSystemSchema, controllerSchema, machineTypesSchema, sitesSchema, structured } from './config.ts';
+import { batchSystemSchema, controllerSchema, machineTypesSchema, sitesSchema, storagesSchema, structured } from './config.ts';
 
 /** How often the loop runs. LSF RC computes demand every 30 s; 10 s reacts faster to a burst. */
 export const DEFAULT_INTERVAL_MS = 10_000;
@@ -24,10 +24,12 @@ export const coordinatorOptions = {
   controller: option(
     structured('controller', controllerSchema, 'YAML'),
     controllerSchema.parse({ type: 'threshold' }),
-    'how demand is computed: {type: threshold|linear|relative|glideinwms, ...} (docs/COORDINATOR.md)',
+    'the policy: {type: estuary|threshold|linear|relative|glideinwms, ...} (docs/COORDINATOR.md)',
   ),
   batchSystem: optional(structured('batch-system', batchSystemSchema, 'YAML'), 'the batch system: {type: slurm, partitions: [...]}'),
   machineTypes: option(structured('machine-types', machineTypesSchema, 'YAML'), {}, 'machine types by name: {cores, memory, features}'),
   sites: option(structured('sites', sitesSchema, 'YAML'), {}, 'sites by name: {adapter, quota, machine-types, ...}'),
+  storage: option(structured('storage', storagesSchema, 'YAML'), {}, 'storage locations by name: {urls: [prefixes], egress-per-gb}'),
   url: optional(url(), 'for `status`: the coordinator to ask (default: http://<listen>)'),
+  discovery: optional(url(), "estuary discovery server: what the caches of sites without a `gateway` hold (its /api/v1/registry)"),
 };

@@ -6,11 +6,15 @@
 // are released too, never before their minimum lifetime. Pure: no I/O, no clock but snapshot.now.
 
 import { type Controller, type PoolState, standardise } from './controllers.ts';
-import type { Drone, DroneView, PoolView, Reason, Snapshot } from './model.ts';
+import { budgetLeft, cents, costOf, droneBudget } from './cost.ts';
+import type { Plan } from './estuary-policy.ts';
+import type { Drone, DroneView, Market, PendingJob, PoolView, Reason, Snapshot } from './model.ts';
 import type { Placement } from './placement.ts';
 
+const DEFAULT_RUNTIME_MS = 3_600_000;
+
 export type Decision =
-  | { readonly kind: 'start'; readonly site: string; readonly machineType: string; readonly reason: Reason }
+  | { readonly kind: 'start'; readonly site: string; readonly machineType: string; readonly market?: Market; readonly reason: Reason }
   | { readonly kind: 'release'; readonly droneId: string; readonly reason: Reason };
 
 export interface PoolReport {
@@ -28,6 +32,10 @@ export interface PolicyResult {
   readonly pools: readonly PoolReport[];
   /** Demand per pool, handed back next interval (COBalD keeps demand on the pool). */
   readonly demand: ReadonlyMap<string, number>;
+  /** The pending jobs each pool counted as demand. */
+  readonly placed: ReadonlyMap<string, readonly PendingJob[]>;
+  /** Per site, inputs its cache should fetch now for the jobs placed there (estuary's policy). */
+  readonly prewarm: ReadonlyMap<string, readonly string[]>;
 }
 
 export interface PolicyOptions {
@@ -35,6 +43,13 @@ export interface PolicyOptions {
   readonly placement: Placement;
   readonly intervalMs: number;
   readonly granularity?: number;
+  /**
+   * estuary's policy (coordinator/estuary-policy.ts): when given, it places the jobs and sets
+   * every pool's demand, instead of `placement` and the controller.
+   */
+  readonly plan?: (snapshot: Snapshot) => Plan;
+  /** Run time a drone is budgeted for when its jobs give no time limit (default 1 h). */
+  readonly runtimeMs?: number;
 }
 
 const WAITING = new Set(['requested', 'booting', 'integrating']);
@@ -88,7 +103,16 @@ export function decide(
   const decisions: Decision[] = [];
   const reports: PoolReport[] = [];
   const demand = new Map<string, number>();
-  const placed = options.placement(snapshot);
+  const plan = options.plan?.(snapshot);
+  const placed = plan ? new Map([...plan].map(([k, v]) => [k, v.jobs])) : options.placement(snapshot);
+  const prewarm = new Map<string, string[]>();
+  if (plan)
+    for (const pool of snapshot.pools) {
+      const urls = plan.get(pool.key)?.prewarm ?? [];
+      if (urls.length) prewarm.set(pool.site, [...new Set([...(prewarm.get(pool.site) ?? []), ...urls])]);
+    }
+  // Dollars this interval's starts are budgeted at, per site (cost.ts droneBudget).
+  const reserved = new Map<string, number>();
   // The quota counts every drone not yet down: one being stopped may still be billed.
   const liveAtSite = new Map<string, number>();
   for (const pool of snapshot.pools)
@@ -112,8 +136,11 @@ export function decide(
       reports.push({ ...base, demand: state.demand, reason: { rule: 'batch-system-unreachable' } });
       continue;
     }
-    const wanted = options.controllerFor(pool)(state);
-    const limits = { minimum: site.min * pool.cores, maximum: site.quota * pool.cores, granularity: options.granularity ?? 1 };
+    const planned = plan?.get(pool.key);
+    const wanted = planned
+      ? { demand: state.liveCores + planned.newDrones * pool.cores, reason: planned.reason }
+      : options.controllerFor(pool)(state);
+    const limits = { minimum: minDrones(pool, site) * pool.cores, maximum: site.quota * pool.cores, granularity: options.granularity ?? 1 };
     const idle = idleReleases(pool, snapshot, site, state, decisions);
     // A drone idle past the idle time is one the work does not want: its cores leave the demand.
     const target = standardise(wanted.demand - idle * pool.cores, state.supply, limits);
@@ -128,15 +155,40 @@ export function decide(
         continue;
       }
       let missing = target - liveCores;
+      const runMs = Math.max(0, ...pending.map((j) => j.timeLimitMs ?? 0)) || (options.runtimeMs ?? DEFAULT_RUNTIME_MS);
+      const cost = planned?.droneBudget || droneBudget(site, pool.cores, pool.market, runMs);
       while (missing > 0 && (liveAtSite.get(pool.site) ?? 0) < site.quota) {
-        decisions.push({ kind: 'start', site: pool.site, machineType: pool.machineType, reason });
+        const spent = reserved.get(pool.site) ?? 0;
+        if (spent + cost > budgetLeft(site)) {
+          // Budgets are hard: say so where the start would have been.
+          reports[reports.length - 1] = { ...base, demand: target, reason: overBudget(site, cost, spent, reason) };
+          break;
+        }
+        reserved.set(pool.site, spent + cost);
+        decisions.push({ kind: 'start', site: pool.site, machineType: pool.machineType, ...(pool.market ? { market: pool.market } : {}), reason });
         liveAtSite.set(pool.site, (liveAtSite.get(pool.site) ?? 0) + 1);
         missing -= pool.cores;
       }
     }
   }
-  return { decisions, pools: reports, demand };
+  return { decisions, pools: reports, demand, prewarm, placed };
 }
+
+function overBudget(site: Snapshot['sites'][number], cost: number, reservedNow: number, wanted: Reason): Reason {
+  const budget = costOf(site).budgetPerDay ?? 0;
+  const spent = site.spentToday ?? 0;
+  return {
+    rule: 'budget',
+    why: `${site.name}: $${spent.toFixed(2)} spent today + $${reservedNow.toFixed(2)} started now + $${cost.toFixed(2)} for one more drone would pass the budget of $${budget.toFixed(2)} a day: not started`,
+    wanted: wanted.rule,
+    spentToday: cents(spent),
+    droneCost: cents(cost),
+    budgetPerDay: budget,
+  };
+}
+
+/** The site's `min` is kept on demand: a spot pool beside it would double it (and may be reclaimed). */
+const minDrones = (pool: PoolView, site: Snapshot['sites'][number]) => (pool.market === 'spot' ? 0 : site.min);
 
 const oldEnough = (d: Drone, now: number, minLifetime: number) => now - d.createdAt >= minLifetime;
 
@@ -153,7 +205,7 @@ function idleReleases(
   let n = 0;
   for (const d of pool.drones.filter(isAvailable)) {
     const idleFor = now - d.drone.lastBusyAt;
-    if (live <= site.min) break;
+    if (live <= minDrones(pool, site)) break;
     if (d.node.allocCpus !== 0 || idleFor < site.idleTime || !oldEnough(d.drone, now, site.minLifetime)) continue;
     live--;
     n++;

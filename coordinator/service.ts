@@ -8,11 +8,15 @@ import type { Service } from '../lib/lifecycle.ts';
 import { SlurmBatch } from './batch/slurm.ts';
 import type { BatchSystem } from './batch/types.ts';
 import { systemClock, type Clock } from './clock.ts';
-import type { BatchSystemConfig } from './config.ts';
+import type { BatchSystemConfig, ControllerConfig, SiteConfig, StorageConfig } from './config.ts';
 import { makeController } from './controllers.ts';
-import { Coordinator, type SiteSettings } from './coordinator.ts';
+import { Coordinator, type CoordinatorOptions, type SiteSettings } from './coordinator.ts';
 import { coordinatorErrors } from './errors.ts';
 import { createMetrics } from './metrics.ts';
+import type { DataSource } from './data.ts';
+import { GatewayData, type GatewayEndpoint, gatewayEndpoints } from './data-gateway.ts';
+import { estuaryPlan } from './estuary-policy.ts';
+import type { SiteCost, Snapshot, StorageLocation } from './model.ts';
 import type { coordinatorOptions } from './options.ts';
 import { firstFit } from './placement.ts';
 import { DroneRegistry } from './registry.ts';
@@ -30,6 +34,8 @@ export interface Settings {
   readonly config: CoordinatorConfig;
   readonly batchSystem: BatchSystemConfig;
   readonly siteSettings: SiteSettings[];
+  /** The sites' gateways, admin tokens read: where the data is. */
+  readonly gateways: GatewayEndpoint[];
 }
 
 /** Checks what the schemas cannot see alone: references between sections, and presence. */
@@ -45,18 +51,77 @@ export function validate(config: CoordinatorConfig): Settings {
       if (!config.machineTypes[t])
         throw coordinatorErrors.badConfig(`sites.${name}.machine-types`, `unknown machine type "${t}"; define it under machine-types`);
     if (s.min > s.quota) throw coordinatorErrors.badConfig(`sites.${name}.min`, `${s.min} is more than the quota ${s.quota}`);
+    for (const loc of Object.keys(s.links))
+      if (!config.storage[loc])
+        throw coordinatorErrors.badConfig(`sites.${name}.links.${loc}`, `unknown storage location "${loc}"; define it under storage`);
     siteSettings.push({
       name,
       quota: s.quota,
       min: s.min,
       machineTypes: s.machineTypes,
       costPerCoreHour: s.costPerCoreHour,
+      cost: siteCost(s, config.storage),
       idleTime: s.idleTime ?? config.idleTime,
       bootTimeout: s.bootTimeout ?? config.bootTimeout,
       minLifetime: s.minLifetime ?? config.minLifetime,
     });
   }
-  return { config, batchSystem: config.batchSystem, siteSettings };
+  return { config, batchSystem: config.batchSystem, siteSettings, gateways: gatewayEndpoints(config.sites) };
+}
+
+/**
+ * The site's cost model as the policy reads it: a link to every storage location, each value the
+ * site's `links` entry, else the location's egress price and the site's bandwidth and round trip.
+ */
+export function siteCost(s: SiteConfig, storage: Readonly<Record<string, StorageConfig>>): SiteCost {
+  const link = { egressPerGb: 0, bandwidthBps: s.bandwidth, rttMs: s.rtt };
+  const links = Object.fromEntries(
+    Object.entries(storage).map(([loc, st]) => {
+      const l = s.links[loc];
+      return [loc, { egressPerGb: l?.egressPerGb ?? st.egressPerGb, bandwidthBps: l?.bandwidth ?? s.bandwidth, rttMs: l?.rtt ?? s.rtt }];
+    }),
+  );
+  return {
+    ...(s.spotPerCoreHour !== undefined ? { spotPerCoreHour: s.spotPerCoreHour } : {}),
+    spotInterruptionRate: s.spotInterruptionRate,
+    egressPerGb: s.egressPerGb,
+    link,
+    links,
+    bootLatencyMs: s.bootLatency,
+    ...(s.budgetPerDay !== undefined ? { budgetPerDay: s.budgetPerDay } : {}),
+  };
+}
+
+/**
+ * What the `controller` setting makes of the loop: the baselines' controller with first-fit
+ * placement, or estuary's plan with spot pools and steering. Exported so that anything building a
+ * Coordinator itself (a simulator) selects policies by the same one key.
+ */
+export function policyFor(c: ControllerConfig): Pick<CoordinatorOptions, 'policy' | 'markets' | 'steer'> {
+  const controller = makeController(c);
+  if (c.type !== 'estuary') return { policy: { controllerFor: () => controller, placement: firstFit }, markets: false };
+  return {
+    policy: { controllerFor: () => controller, placement: firstFit, plan: (snapshot: Snapshot) => estuaryPlan(snapshot, c), runtimeMs: c.runtime },
+    markets: true,
+    ...(c.steer ? { steer: c.homeFeature ? { homeFeature: c.homeFeature } : {} } : {}),
+  };
+}
+
+/** The sites' gateways and discovery, when any is configured; else nothing is known of data. */
+function dataSource(settings: Settings): { data?: DataSource } {
+  const { config, gateways } = settings;
+  const discovery = config.discovery
+    ? {
+        url: config.discovery,
+        sites: new Map(Object.entries(config.sites).map(([name, s]) => [name, s.discoverySite ?? name])),
+        timeoutMs: 10_000,
+      }
+    : undefined;
+  return gateways.length || discovery ? { data: new GatewayData(gateways, discovery) } : {};
+}
+
+export function storageLocations(storage: Readonly<Record<string, StorageConfig>>): StorageLocation[] {
+  return Object.entries(storage).map(([name, st]) => ({ name, urls: st.urls, egressPerGb: st.egressPerGb }));
 }
 
 export function buildSites(config: CoordinatorConfig): Map<string, SiteAdapter> {
@@ -87,7 +152,7 @@ export interface Running extends Service {
 export async function startCoordinator(
   settings: Settings,
   log: Logger,
-  deps: { clock?: Clock; batch?: BatchSystem; sites?: Map<string, SiteAdapter> } = {},
+  deps: { clock?: Clock; batch?: BatchSystem; sites?: Map<string, SiteAdapter>; data?: DataSource } = {},
 ): Promise<Running> {
   const { config } = settings;
   const clock = deps.clock ?? systemClock;
@@ -102,7 +167,6 @@ export async function startCoordinator(
       throw coordinatorErrors.orphanedDrones(d.site, ids);
     }
   }
-  const controller = makeController(config.controller);
   const coresOf = (t: string) => config.machineTypes[t]?.cores ?? 0;
   const holder: { coordinator?: Coordinator } = {};
   const view = (includeDown = false) =>
@@ -114,7 +178,9 @@ export async function startCoordinator(
     sites: deps.sites ?? buildSites(config),
     siteSettings: settings.siteSettings,
     machineTypes: config.machineTypes,
-    policy: { controllerFor: () => controller, placement: firstFit },
+    ...policyFor(config.controller),
+    storage: storageLocations(config.storage),
+    ...(deps.data ? { data: deps.data } : dataSource(settings)),
     intervalMs: config.interval,
     clock,
     log,

@@ -12,6 +12,7 @@ import type { Metrics } from './metrics.ts';
 import { proxyStatus } from './proxy/respond.ts';
 import type { Ring } from './proxy/target.ts';
 import { MAX_PREFETCH_ITEMS, type PrefetchOutcome } from './prefetch.ts';
+import { holdingsOf } from './holdings.ts';
 import { summarise } from './summary.ts';
 
 /** Wrong tokens allowed per client address within FAILURE_WINDOW_MS before it is refused. */
@@ -50,7 +51,12 @@ export interface AdminDeps {
   readonly metricsText?: () => Promise<string>;
   readonly log: Logger;
   readonly prefetch: (urls: readonly string[]) => Promise<PrefetchOutcome[]>;
+  /** Bytes at the store under an s3:// input, when this gateway serves its bucket. */
+  readonly sizeOf?: (url: string) => Promise<{ bytes: number; objects: number } | undefined>;
 }
+
+/** Inputs one holdings request may name: a coordinator asks for the pending jobs' distinct inputs. */
+const MAX_HOLDINGS_ITEMS = 1000;
 
 function tokenMatches(expected: string, header: string | undefined): boolean {
   const got = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1] ?? '';
@@ -134,6 +140,32 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
           failed: count('failed') + count('refused'),
           results,
         };
+      });
+      // What the cache holds of each named input, and (with sizes: true) how big each s3:// input
+      // is at the store: the coordinator places work where its data is (docs/COORDINATOR.md).
+      admin.post('/holdings', async (req, reply) => {
+        const body = (req.body ?? {}) as { urls?: unknown; sizes?: unknown };
+        const urls = body.urls;
+        if (!Array.isArray(urls) || urls.length === 0 || urls.length > MAX_HOLDINGS_ITEMS || !urls.every((u) => typeof u === 'string' && u !== '')) {
+          return reply.code(400).send({
+            error: CODES.adminRequest,
+            message: `send JSON {"urls": [...], "sizes": false} with 1 to ${MAX_HOLDINGS_ITEMS} URLs or prefixes (s3://, http(s)://, cvmfs://repo)`,
+          });
+        }
+        const held = await holdingsOf(deps.cache.entries(), urls as string[]);
+        if (body.sizes !== true || !deps.sizeOf) return { holdings: held };
+        const sized = await Promise.all(
+          held.map(async (h) => {
+            if (!h.url.startsWith('s3://')) return h;
+            try {
+              const size = await deps.sizeOf!(h.url);
+              return size ? { ...h, size: size.bytes } : h;
+            } catch (err) {
+              return { ...h, sizeError: (err as Error).message };
+            }
+          }),
+        );
+        return { holdings: sized };
       });
       admin.post('/purge', async (req, reply) => {
         const body = (req.body ?? {}) as { url?: unknown; prefix?: unknown };

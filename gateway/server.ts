@@ -269,6 +269,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     metricsText: coordinator ? () => coordinator.metrics() : undefined,
     log,
     prefetch: (urls) => prefetchAll({ handler, rings, destAcl, s3 }, urls),
+    ...(s3 ? { sizeOf: (url: string) => s3.sizeOf(url) } : {}),
   });
   server.on('connect', (req, socket, head) =>
     handleConnect(

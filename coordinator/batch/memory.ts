@@ -4,6 +4,7 @@
 
 import type { NodeView, PendingJob } from '../model.ts';
 import type { MemorySite } from '../sites/memory.ts';
+import { parseConstraint } from './slurm-parse.ts';
 import type { BatchSystem, Queue } from './types.ts';
 
 interface Node {
@@ -19,6 +20,8 @@ export class MemoryBatch implements BatchSystem {
   pending: PendingJob[] = [];
   down = false;
   integrated: string[] = [];
+  /** Every steer call, in order. */
+  steered: { jobIds: string[]; features: string }[] = [];
   /** As in Slurm, a node deleted while its worker runs cannot register again. */
   private readonly removed = new Set<string>();
   private readonly sites: readonly MemorySite[];
@@ -66,6 +69,13 @@ export class MemoryBatch implements BatchSystem {
   async integrate(node: string): Promise<void> {
     this.check();
     this.integrated.push(node);
+  }
+
+  async steer(jobIds: readonly string[], features: string): Promise<void> {
+    this.check();
+    const ids = new Set(jobIds);
+    this.pending = this.pending.map((j) => (ids.has(j.id) ? { ...j, constraints: parseConstraint(features) } : j));
+    this.steered.push({ jobIds: [...jobIds], features });
   }
 
   async drain(node: string): Promise<void> {

@@ -59,6 +59,35 @@ export function parseInputs(comment: string | undefined | null): PendingJob['inp
     });
 }
 
+/**
+ * Declared results: `estuary-outputs=SIZE` (or `URL@SIZE,...`, sizes summed) in the comment,
+ * the bytes the job sends home; the policy charges them at the site's egress price.
+ */
+export function parseOutputs(comment: string | undefined | null): number | undefined {
+  const m = /(?:^|[\s;])estuary-outputs=(\S+)/.exec(comment ?? '');
+  if (!m) return undefined;
+  let total = 0;
+  for (const item of m[1]!.split(',').filter(Boolean)) {
+    const size = /(?:^|@)(\d+(?:\.\d+)?[KMGT]?i?B?)$/i.exec(item)?.[1];
+    try {
+      if (size) total += parseSize(size);
+    } catch {
+      // a malformed size counts as none, like an undeclared one
+    }
+  }
+  return total;
+}
+
+/** Slurm prints an unlimited or unset time limit as these (INFINITE and NO_VAL, 32 bit). */
+const NO_LIMIT = 0xfffffffe;
+
+/** The job's --time in ms, when it has a finite one (squeue prints minutes). */
+export function timeLimitMs(v: unknown): number | undefined {
+  if (v && typeof v === 'object' && (v as { infinite?: boolean }).infinite) return undefined;
+  const minutes = num(v);
+  return minutes === undefined || minutes <= 0 || minutes >= NO_LIMIT ? undefined : minutes * 60_000;
+}
+
 interface SqueueJob {
   job_id: number;
   job_state: string;
@@ -69,6 +98,7 @@ interface SqueueJob {
   memory_per_cpu?: unknown;
   features?: string;
   comment?: string;
+  time_limit?: unknown;
   submit_time?: unknown;
   nodes?: string;
   array_job_id?: unknown;
@@ -99,6 +129,8 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
     const cpus = num(j.cpus) ?? 1;
     const perNode = num(j.memory_per_node);
     const perCpu = num(j.memory_per_cpu);
+    const outputBytes = parseOutputs(j.comment);
+    const limit = timeLimitMs(j.time_limit);
     out.push({
       id: String(j.job_id),
       partition,
@@ -106,6 +138,8 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
       memoryMb: perNode ?? (perCpu !== undefined ? perCpu * cpus : 0),
       constraints: parseConstraint(j.features),
       inputs: parseInputs(j.comment),
+      ...(outputBytes !== undefined ? { outputBytes } : {}),
+      ...(limit !== undefined ? { timeLimitMs: limit } : {}),
       submittedAt: (num(j.submit_time) ?? 0) * 1000,
       reason: j.state_reason ?? '',
     });

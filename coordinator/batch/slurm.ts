@@ -54,6 +54,23 @@ export class SlurmBatch implements BatchSystem {
     await this.run('scontrol', ['update', `nodename=${node}`, `comment=${tag}`]);
   }
 
+  /**
+   * `scontrol update jobid=1,2,3 features=X` (an operator may change a pending job's features;
+   * an empty value clears them). scontrol takes a list of job ids, so a whole placement is a few
+   * calls, not one per job. A job that started or ended meanwhile makes scontrol complain about
+   * that job only; the others are updated, and the complaint is not an error here.
+   */
+  async steer(jobIds: readonly string[], features: string): Promise<void> {
+    for (let i = 0; i < jobIds.length; i += STEER_BATCH) {
+      const ids = jobIds.slice(i, i + STEER_BATCH);
+      try {
+        await this.run('scontrol', ['update', `jobid=${ids.join(',')}`, `features=${features}`]);
+      } catch (err) {
+        if (!jobGone(err)) throw err;
+      }
+    }
+  }
+
   async drain(node: string, reason: string): Promise<void> {
     try {
       await this.run('scontrol', ['update', `nodename=${node}`, 'state=drain', `reason=${reason}`]);
@@ -75,6 +92,14 @@ export class SlurmBatch implements BatchSystem {
       if (!notFound(err)) throw err;
     }
   }
+}
+
+/** Job ids per scontrol call: well inside any command-line limit. */
+const STEER_BATCH = 500;
+
+function jobGone(err: unknown): boolean {
+  const text = `${(err as Error).message} ${(err as { slurmOutput?: string }).slurmOutput ?? ''}`;
+  return /no longer pending|Invalid job id|already (completed|finished)/i.test(text);
 }
 
 function notFound(err: unknown): boolean {

@@ -20,6 +20,12 @@ export interface BatchSystem {
   nodes(prefix: string): Promise<Map<string, NodeView>>;
   /** The node of a drone has joined: make it schedulable at once, and tag it with the drone. */
   integrate(node: string, tag: string): Promise<void>;
+  /**
+   * Require these node features of pending jobs (Slurm's --constraint syntax: `a|b`, `a&b`), so
+   * the scheduler runs them only where the policy placed them; `''` lifts the requirement. Jobs
+   * that have started or left meanwhile are skipped, not an error.
+   */
+  steer(jobIds: readonly string[], features: string): Promise<void>;
   /** No new jobs on the node; running ones finish. Idempotent. */
   drain(node: string, reason: string): Promise<void>;
   /**

@@ -135,7 +135,8 @@ export class Ec2Site implements SiteAdapter {
           SecurityGroupIds: this.c.securityGroupIds,
           UserData: this.userData(spec),
           TagSpecifications: [{ ResourceType: 'instance', Tags: tags }],
-          InstanceMarketOptions: this.c.spot
+          // The policy's market when it chose one (estuary buys both), else the site's setting.
+          InstanceMarketOptions: (spec.market ? spec.market === 'spot' : this.c.spot)
             ? { MarketType: 'spot', SpotOptions: { SpotInstanceType: 'one-time', MaxPrice: this.c.maxPrice } }
             : undefined,
         }),

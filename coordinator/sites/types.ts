@@ -3,7 +3,7 @@
 // the drone id, which each adapter also uses as the instance's name or tag, so a coordinator
 // restarted after a crash can find an instance it asked for even if it never heard the answer.
 
-import type { InstanceStatus } from '../model.ts';
+import type { InstanceStatus, Market } from '../model.ts';
 
 export interface DroneSpec {
   readonly id: string;
@@ -13,6 +13,8 @@ export interface DroneSpec {
   readonly memoryMb: number;
   /** Node features the drone's worker must announce (site_<s>, type_<t>, ...). */
   readonly features: readonly string[];
+  /** Set when the policy chose the market; absent: the site's own setting (ec2 `spot`). */
+  readonly market?: Market;
 }
 
 /** Adapter data kept in the registry with the drone (addresses, pids, cloud ids). */

@@ -8,7 +8,13 @@ const REFRESH_S = 10;
 
 export function renderPage(v: StatusView): string {
   const sites = v.sites
-    .map((s) => `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : '<b>no</b>'}</td><td>$${s.cost.toFixed(4)}</td></tr>`)
+    .map(
+      (s) =>
+        `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : '<b>no</b>'}</td><td>$${s.costPerCoreHour}${s.spotPerCoreHour === null ? '' : ` (spot $${s.spotPerCoreHour})`}</td><td>$${s.cost.toFixed(4)}</td><td>$${s.spentToday.toFixed(2)}${s.budgetPerDay === null ? '' : ` of $${s.budgetPerDay.toFixed(2)}`}</td></tr>`,
+    )
+    .join('');
+  const prewarmed = Object.entries(v.prewarmed)
+    .map(([site, urls]) => `<li>${esc(site)}: ${urls.map(esc).join(', ')}</li>`)
     .join('');
   const pools = v.pools
     .map(
@@ -19,7 +25,7 @@ export function renderPage(v: StatusView): string {
   const drones = v.drones
     .map(
       (d) =>
-        `<tr class="s-${esc(d.state)}"><td class="wrap">${esc(d.id)}</td><td>${esc(d.site)}</td><td>${esc(d.machineType)}</td><td>${esc(d.state)}</td><td>${d.ageS} s</td><td>$${d.cost.toFixed(4)}</td><td>${esc(reasonText(d.reason))}</td></tr>`,
+        `<tr class="s-${esc(d.state)}"><td class="wrap">${esc(d.id)}</td><td>${esc(d.site)}</td><td>${esc(d.machineType)}${d.market === 'spot' ? ' (spot)' : ''}</td><td>${esc(d.state)}</td><td>${d.ageS} s</td><td>$${d.cost.toFixed(4)}</td><td>${esc(reasonText(d.reason))}</td></tr>`,
     )
     .join('');
   return htmlPage(
@@ -29,10 +35,10 @@ export function renderPage(v: StatusView): string {
 <h2>Jobs by state</h2>
 <p><img src="/timeline.svg" alt="pending, running at home and in the cloud over time" width="720" height="360"></p>
 <h2>Sites</h2>
-<table><tr><th>site</th><th>drones / quota</th><th>healthy</th><th>cost so far</th></tr>${sites}</table>
+<table><tr><th>site</th><th>drones / quota</th><th>healthy</th><th>per core-hour</th><th>cost so far</th><th>today / budget</th></tr>${sites}</table>
 <h2>Pools</h2>
 <table><tr><th>pool</th><th>supply (cores)</th><th>demand</th><th>allocation</th><th>utilisation</th><th>pending jobs</th><th>last decision</th></tr>${pools}</table>
-<h2>Drones</h2>
+${prewarmed ? `<h2>Pre-warming</h2>\n<ul>${prewarmed}</ul>\n` : ''}<h2>Drones</h2>
 <table><tr><th>drone</th><th>site</th><th>type</th><th>state</th><th>age</th><th>cost so far</th><th>last decision</th></tr>${drones || '<tr><td colspan="7">no drones</td></tr>'}</table>`,
     REFRESH_S,
   );

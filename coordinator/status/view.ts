@@ -3,7 +3,8 @@
 // last interval's report; pure apart from reading them.
 
 import type { TickReport } from '../coordinator.ts';
-import type { Drone, Reason } from '../model.ts';
+import { dronePrice, spentToday } from '../cost.ts';
+import type { Drone, Reason, SiteCost } from '../model.ts';
 
 export const API_VERSION = 1;
 
@@ -11,12 +12,15 @@ export interface DroneStatus {
   readonly id: string;
   readonly site: string;
   readonly machineType: string;
+  readonly market: string;
   readonly state: string;
   readonly ageS: number;
   readonly inStateS: number;
   readonly idleS: number;
   readonly cost: number;
   readonly reason: Reason;
+  /** Why it was started (null for drones started before this was kept). */
+  readonly startReason: Reason | null;
 }
 
 export interface SiteStatus {
@@ -26,6 +30,10 @@ export interface SiteStatus {
   readonly healthy: boolean;
   readonly cost: number;
   readonly costPerCoreHour: number;
+  readonly spotPerCoreHour: number | null;
+  /** Dollars since 00:00 UTC, and the daily budget (null: none). */
+  readonly spentToday: number;
+  readonly budgetPerDay: number | null;
 }
 
 export interface StatusView {
@@ -35,6 +43,8 @@ export interface StatusView {
   readonly pendingJobs: number;
   readonly sites: readonly SiteStatus[];
   readonly pools: TickReport['pools'];
+  /** Inputs each site's cache was last asked to fetch ahead of the drones. */
+  readonly prewarmed: TickReport['prewarmed'];
   readonly drones: readonly DroneStatus[];
 }
 
@@ -42,7 +52,11 @@ export interface SiteInfo {
   readonly name: string;
   readonly quota: number;
   readonly costPerCoreHour: number;
+  readonly cost?: SiteCost;
 }
+
+const round4 = (x: number) => Math.round(x * 10_000) / 10_000;
+const priceOf = (site: SiteInfo | undefined, d: Drone) => dronePrice(site, d);
 
 /** Cost so far: cores × price × hours from request until down (or now). */
 export function droneCost(d: Drone, cores: number, pricePerCoreHour: number, now: number): number {
@@ -58,19 +72,21 @@ export function buildStatus(
   now: number,
   includeDown = false,
 ): StatusView {
-  const price = new Map(sites.map((s) => [s.name, s.costPerCoreHour]));
+  const byName = new Map(sites.map((s) => [s.name, s]));
   const rows = drones
     .filter((d) => includeDown || d.state !== 'down')
     .map((d) => ({
       id: d.id,
       site: d.site,
       machineType: d.machineType,
+      market: d.market ?? 'on-demand',
       state: d.state,
       ageS: Math.round((now - d.createdAt) / 1000),
       inStateS: Math.round((now - d.stateSince) / 1000),
       idleS: d.state === 'available' ? Math.round((now - d.lastBusyAt) / 1000) : 0,
-      cost: droneCost(d, coresOf(d.machineType), price.get(d.site) ?? 0, now),
+      cost: droneCost(d, coresOf(d.machineType), priceOf(byName.get(d.site), d), now),
       reason: d.reason,
+      startReason: d.startReason ?? null,
     }));
   const unhealthy = new Set(last?.unhealthySites ?? []);
   return {
@@ -84,25 +100,27 @@ export function buildStatus(
       drones: drones.filter((d) => d.site === s.name && d.state !== 'down').length,
       healthy: !unhealthy.has(s.name),
       costPerCoreHour: s.costPerCoreHour,
-      cost:
-        Math.round(
-          drones
-            .filter((d) => d.site === s.name)
-            .reduce((sum, d) => sum + droneCost(d, coresOf(d.machineType), s.costPerCoreHour, now), 0) * 10_000,
-        ) / 10_000,
+      spotPerCoreHour: s.cost?.spotPerCoreHour ?? null,
+      cost: round4(drones.filter((d) => d.site === s.name).reduce((sum, d) => sum + droneCost(d, coresOf(d.machineType), priceOf(s, d), now), 0)),
+      spentToday: round4(spentToday(drones, s, coresOf, now)),
+      budgetPerDay: s.cost?.budgetPerDay ?? null,
     })),
     pools: last?.pools ?? [],
+    prewarmed: last?.prewarmed ?? {},
     drones: rows,
   };
 }
 
-/** A reason as one line of text: the rule, then its numbers. */
+/** A reason as one line of text: its sentence if it has one, the rule, then its numbers. */
 export function reasonText(r: Reason): string {
-  const { rule, ...rest } = r;
+  const { rule, why, ...rest } = r;
   const fields = Object.entries(rest)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${v}`);
-  return fields.length ? `${rule} (${fields.join(', ')})` : rule;
+  const numbers = fields.length ? `${rule} (${fields.join(', ')})` : rule;
+  // Reasons quote job comments (declared inputs) that any batch user writes: no control
+  // characters reach the admin's terminal.
+  return (why === undefined ? numbers : `${String(why)} [${numbers}]`).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
 /** The terminal table `estuary coordinator status` prints. */
@@ -113,6 +131,11 @@ export function statusTable(v: StatusView): string {
     'SITE            DRONES/QUOTA  HEALTHY  COST',
     ...v.sites.map(
       (s) => `${s.name.padEnd(15)} ${`${s.drones}/${s.quota}`.padEnd(13)} ${(s.healthy ? 'yes' : 'NO').padEnd(8)} $${s.cost.toFixed(4)}`,
+    ),
+    '',
+    'POOL                  SUPPLY  DEMAND  PENDING  DECISION',
+    ...v.pools.map(
+      (p) => `${p.pool.padEnd(21)} ${String(p.supply).padEnd(7)} ${String(Math.round(p.demand * 100) / 100).padEnd(7)} ${String(p.pendingJobs).padEnd(8)} ${reasonText(p.reason)}`,
     ),
     '',
     'DRONE                 SITE        STATE        AGE     COST      LAST DECISION',

@@ -14,7 +14,7 @@ import { classifyError, type Upstreams } from '../upstream.ts';
 import { allowed, checkToken, type Claims } from './credentials.ts';
 import { type S3ErrorCode, sendS3Error } from './errors.ts';
 import { filterListing } from './listing.ts';
-import { bucketOf, nextToken, parseCopySource, routeS3, type S3Route, xmlKeys } from './route.ts';
+import { bucketOf, nextToken, parseCopySource, routeS3, type S3Route, xmlKeys, xmlObjects } from './route.ts';
 import { uriEncode } from './sigv4.ts';
 import { parseAuthorization, sign, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
 
@@ -136,18 +136,40 @@ export class S3Endpoint {
         {},
       );
     if (m[2] !== '' && !m[2]!.endsWith('/')) return [target(m[2]!)];
-    const keys: string[] = [];
+    const keys = (await this.#list(bucket, m[2]!, url)).map((o) => o.key);
+    return keys.map(target);
+  }
+
+  /**
+   * Bytes at the store under `s3://NAME/KEY`: the object KEY, or every object under KEY/ (a
+   * dataset named without its slash), or under PREFIX/. Undefined when NAME is not served here.
+   * For the coordinator, which asks what moving an input would cost.
+   */
+  async sizeOf(url: string): Promise<{ bytes: number; objects: number } | undefined> {
+    const m = /^s3:\/\/([^/]+)\/(.*)$/.exec(url);
+    if (!m || !this.#o.buckets.has(m[1]!)) return undefined;
+    const key = m[2]!;
+    const found = (await this.#list(m[1]!, key, url)).filter(
+      (o) => key === '' || key.endsWith('/') || o.key === key || o.key.startsWith(`${key}/`),
+    );
+    return { bytes: found.reduce((s, o) => s + o.size, 0), objects: found.length };
+  }
+
+  /** Every object under `prefix` at the store (at most MAX_PREFETCH_LISTED), with its size. */
+  async #list(bucket: string, prefix: string, url: string): Promise<{ key: string; size: number }[]> {
+    const up = this.#o.buckets.get(bucket)!;
+    const out: { key: string; size: number }[] = [];
     let token: string | undefined;
     do {
-      const q = `list-type=2&prefix=${uriEncode(m[2]!)}${token ? `&continuation-token=${uriEncode(token)}` : ''}`;
-      const list = { ...this.#target({ bucket, key: '', rawKey: '', op: 'list', scopeKey: m[2]!, write: false, query: q }, up, UNSIGNED_PAYLOAD, {}) };
+      const q = `list-type=2&prefix=${uriEncode(prefix)}${token ? `&continuation-token=${uriEncode(token)}` : ''}`;
+      const list = { ...this.#target({ bucket, key: '', rawKey: '', op: 'list', scopeKey: prefix, write: false, query: q }, up, UNSIGNED_PAYLOAD, {}) };
       const res = await this.#o.upstreams.request(list.servers, { method: 'GET', path: list.path, headers: list.sign!('GET', {}), label: list.label });
       const xml = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`listing ${url} at the store answered ${res.statusCode}`);
-      keys.push(...xmlKeys(xml).filter((k) => !k.endsWith('/')));
+      out.push(...xmlObjects(xml).filter((o) => !o.key.endsWith('/')));
       token = nextToken(xml);
-    } while (token && keys.length < MAX_PREFETCH_LISTED);
-    return keys.map(target);
+    } while (token && out.length < MAX_PREFETCH_LISTED);
+    return out;
   }
 
   /** Checks the signature and the credential; on failure answers and returns undefined. */

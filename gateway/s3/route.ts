@@ -104,6 +104,14 @@ export function xmlKeys(xml: string): string[] {
   return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => unescapeXml(m[1]!));
 }
 
+/** Keys and sizes of a ListObjectsV2 answer, in order. */
+export function xmlObjects(xml: string): { key: string; size: number }[] {
+  return [...xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)].map((m) => ({
+    key: unescapeXml(/<Key>([^<]*)<\/Key>/.exec(m[1]!)?.[1] ?? ''),
+    size: Number(/<Size>(\d+)<\/Size>/.exec(m[1]!)?.[1] ?? 0),
+  }));
+}
+
 /** Text of an XML element as S3 writes it, entities resolved. */
 export function unescapeXml(s: string): string {
   return s

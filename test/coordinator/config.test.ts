@@ -72,6 +72,32 @@ describe('estuary coordinator config', () => {
     });
   });
 
+  it('reads the cost model, storage locations and the estuary policy', () => {
+    const text = GOOD.replace('type: threshold\n    rules: [{jobs: 5, pending-for: 10m}, {jobs: 1, pending-for: 60m}]', 'type: estuary\n    turnaround: 30m\n    home-feature: home')
+      .replace('  machine-types:\n', '  storage:\n    kek: {urls: [s3://kek/], egress-per-gb: 0.02}\n    aws: {urls: [s3://aws/]}\n  machine-types:\n')
+      .replace('      cost-per-core-hour: 0.05\n', '      cost-per-core-hour: 0.05\n      spot-per-core-hour: 0.015\n      spot-interruption-rate: 0.05\n      egress-per-gb: 0.09\n      bandwidth: 100mbit\n      rtt: 150ms\n      boot-latency: 90s\n      budget-per-day: 200\n      links: {aws: {egress-per-gb: 0, bandwidth: 10gbit}}\n');
+    const p = prepareCommand(command, ['--config', withFile(text)], {});
+    const s = validate(p.config as never);
+    expect(s.siteSettings[0]!.cost).toEqual({
+      spotPerCoreHour: 0.015,
+      spotInterruptionRate: 0.05,
+      egressPerGb: 0.09,
+      link: { egressPerGb: 0, bandwidthBps: 100e6, rttMs: 150 },
+      links: { kek: { egressPerGb: 0.02, bandwidthBps: 100e6, rttMs: 150 }, aws: { egressPerGb: 0, bandwidthBps: 10e9, rttMs: 150 } },
+      bootLatencyMs: 90_000,
+      budgetPerDay: 200,
+    });
+    expect((p.config as unknown as { controller: unknown }).controller).toEqual({ type: 'estuary', turnaround: 1_800_000, runtime: 3_600_000, steer: true, homeFeature: 'home' });
+  });
+
+  it('names a link to an unknown storage location and a bad rate', async () => {
+    const a = io();
+    const bad = GOOD.replace('      cost-per-core-hour: 0.05\n', '      cost-per-core-hour: 0.05\n      links: {nowhere: {rtt: 5ms}}\n');
+    expect(await runCli(['coordinator', '--config', withFile(bad)], a.io, commands)).toBe(2);
+    expect(a.err.join('')).toMatch(/^estuary: coordinator config: sites\.cloud\.links\.nowhere: unknown storage location "nowhere"; define it under storage/);
+    expect(await fails(GOOD.replace('      cost-per-core-hour: 0.05\n', '      cost-per-core-hour: 0.05\n      bandwidth: fast\n'))).toMatch(/sites\.cloud\.bandwidth: expected a rate such as 100mbit/);
+  });
+
   it('shows help with examples', async () => {
     const a = io();
     expect(await runCli(['coordinator', '--help'], a.io, commands)).toBe(0);

@@ -42,8 +42,8 @@ describe('Slurm adapter', () => {
     const out = `${cluster.dir}/out/%j.out`;
     await cluster.sbatch(['-o', out, '-c', '1', '--wrap', 'sleep 4']); // takes the home node
     const id = await cluster.sbatch([
-      '-o', out, '-c', '2', '--mem=300', '--constraint=cloud&site_cloud',
-      '--comment', 'run 42 estuary-inputs=s3://kek/run42@40GB,cvmfs://atlas.cern.ch', '--wrap', 'sleep 3',
+      '-o', out, '-c', '2', '--mem=300', '--constraint=cloud&site_cloud', '--time=20',
+      '--comment', 'run 42 estuary-inputs=s3://kek/run42@40GB,cvmfs://atlas.cern.ch estuary-outputs=250MB', '--wrap', 'sleep 3',
     ]);
     const held = await cluster.sbatch(['-o', out, '-H', '--wrap', 'true']);
     const jobs = await waitFor('pending', async () => {
@@ -51,11 +51,30 @@ describe('Slurm adapter', () => {
       return p.some((j) => j.id === id) ? p : undefined;
     });
     const j = jobs.find((x) => x.id === id)!;
-    expect(j).toMatchObject({ partition: 'hybrid', cpus: 2, memoryMb: 300, constraints: [['cloud'], ['site_cloud']] });
+    expect(j).toMatchObject({ partition: 'hybrid', cpus: 2, memoryMb: 300, constraints: [['cloud'], ['site_cloud']], timeLimitMs: 1_200_000, outputBytes: 250e6 });
     expect(j.inputs).toEqual([{ url: 's3://kek/run42', bytes: 40e9 }, { url: 'cvmfs://atlas.cern.ch' }]);
     expect(Math.abs(j.submittedAt - Date.now())).toBeLessThan(60_000);
     expect(jobs.map((x) => x.id)).not.toContain(held); // a held job is not demand
     await cluster.slurm('scancel', [held]);
+  });
+
+  it('steers pending jobs to a site with their features, several per call, and lifts it again', async () => {
+    const out = `${cluster.dir}/out/%j.out`;
+    // Two CPUs: no home node (one CPU) can run them, so they stay pending.
+    const a = await cluster.sbatch(['-o', out, '-c', '2', '--wrap', 'true']);
+    const b = await cluster.sbatch(['-o', out, '-c', '2', '--wrap', 'true']);
+    const gone = await cluster.sbatch(['-o', out, '-c', '2', '--wrap', 'true']);
+    await cluster.slurm('scancel', [gone]);
+    await batch.steer([a, gone, b], 'site_cloud|home');
+    const features = async (id: string) => /Features=(\S*)/.exec((await cluster.slurm('scontrol', ['show', 'job', id])).stdout)?.[1];
+    expect(await features(a)).toBe('site_cloud|home');
+    expect(await features(b)).toBe('site_cloud|home');
+    const pending = (await batch.queue(prefix)).pending;
+    expect(pending.find((j) => j.id === a)!.constraints).toEqual([['site_cloud', 'home']]);
+    await batch.steer([a], '');
+    expect(await features(a)).toBe('(null)');
+    expect((await batch.queue(prefix)).pending.find((j) => j.id === a)!.constraints).toEqual([]);
+    await cluster.slurm('scancel', [a, b]);
   });
 
   it('a drone joins as a dynamic node, takes the job, drains, and is deleted', async () => {

@@ -2,7 +2,7 @@
 // from what `squeue --json` and `sinfo --json` printed on this machine.
 
 import { describe, expect, it } from 'vitest';
-import { nodeStatus, parseConstraint, parseInputs, parseNodes, parsePending } from '../../coordinator/batch/slurm-parse.ts';
+import { nodeStatus, parseConstraint, parseInputs, parseNodes, parseOutputs, parsePending, timeLimitMs } from '../../coordinator/batch/slurm-parse.ts';
 
 const job = (o: object) => ({
   job_id: 7,
@@ -75,6 +75,23 @@ describe('declared inputs (--comment "estuary-inputs=...")', () => {
     expect(parseInputs('estuary-inputs=http://user@host/x')).toEqual([{ url: 'http://user@host/x' }]);
     expect(parseInputs('just a note')).toEqual([]);
     expect(parseInputs('notestuary-inputs=s3://x')).toEqual([]);
+  });
+});
+
+describe('declared outputs and time limits', () => {
+  it('sums estuary-outputs sizes, bare or after a URL', () => {
+    expect(parseOutputs('estuary-inputs=s3://x/a estuary-outputs=250MB')).toBe(250e6);
+    expect(parseOutputs('estuary-outputs=s3://home/r1@1GB,s3://home/r2@0.5GB')).toBe(1.5e9);
+    expect(parseOutputs('estuary-outputs=s3://home/r1')).toBe(0);
+    expect(parseOutputs('nothing')).toBeUndefined();
+  });
+  it('reads --time in minutes; UNLIMITED and NO_VAL are no limit', () => {
+    expect(timeLimitMs(20)).toBe(1_200_000);
+    expect(timeLimitMs({ set: true, infinite: false, number: 30 })).toBe(1_800_000);
+    expect(timeLimitMs({ set: true, infinite: true, number: 0 })).toBeUndefined();
+    expect(timeLimitMs(4294967295)).toBeUndefined();
+    expect(timeLimitMs(4294967294)).toBeUndefined();
+    expect(timeLimitMs(undefined)).toBeUndefined();
   });
 });
 

@@ -1,0 +1,327 @@
+// estuary's policy: where the waiting work runs, on how many drones, bought on which market. It
+// places the pending jobs one by one, oldest first, each where it adds the least expected cost
+// while still finishing within the turnaround:
+//
+//   compute  = cores × price × run time (spot: plus the expected rework of a reclaim, cost.ts)
+//   + boot   = a new drone's cores × price × boot latency, charged to the job that opens it
+//   + inputs = bytes of its declared inputs not cached at the site × egress price of their
+//              storage location (charged once per site: the site's cache fetches them once)
+//   + output = its declared output bytes × the site's egress price (results go home)
+//
+// and the time: a job starts when its slot is free and its inputs have crossed the site's link
+// (pre-warming starts that transfer now, during the boot), and runs its time limit or `runtime`.
+// A slot is a core of an idle or booting drone, or of a drone this plan opens (within the quota
+// and the daily budget). A job that can finish within the turnaround takes the cheapest way that
+// does; one that cannot anywhere takes the earliest finish. So a short turnaround opens many
+// drones, a long one few; work of unknown length needs a slot each and bursts as wide as quotas
+// allow, like queue-pressure placement. Pure: the snapshot is all it reads.
+
+import type { EstuaryConfig } from './config.ts';
+import {
+  budgetLeft,
+  bytesText,
+  cents,
+  costOf,
+  dollars,
+  droneBudget,
+  expectedRunMs,
+  HOUR_MS,
+  linkTo,
+  locationOf,
+  pricePerCoreHour,
+} from './cost.ts';
+import type { PendingJob, PoolView, Reason, SiteView, Snapshot } from './model.ts';
+import { fits } from './placement.ts';
+import { PoolSlots } from './slots.ts';
+
+export interface PoolPlan {
+  readonly jobs: readonly PendingJob[];
+  /** Drones this plan opens in the pool, beyond the live ones. */
+  readonly newDrones: number;
+  /** The largest budget one of those drones was reserved at (cost.ts droneBudget). */
+  readonly droneBudget: number;
+  /** Inputs of the placed jobs the site does not hold in full: its cache should fetch them now. */
+  readonly prewarm: readonly string[];
+  readonly reason: Reason;
+}
+
+export type Plan = ReadonlyMap<string, PoolPlan>;
+
+const WAITING = new Set(['requested', 'booting', 'integrating']);
+
+interface SiteState {
+  readonly site: SiteView;
+  room: number;
+  budget: number;
+  /** When each input being fetched (or held) will be at the site, ms from now. */
+  readonly ready: Map<string, number>;
+  /** When each storage link of the site is free again. */
+  readonly linkBusy: Map<string, number>;
+}
+
+interface PoolState {
+  readonly pool: PoolView;
+  readonly slots: PoolSlots;
+  readonly jobs: PendingJob[];
+  newDrones: number;
+  reserved: number;
+  readonly prewarm: Set<string>;
+  /** A new drone was wanted here but the daily budget held it back. */
+  budgetHeld: boolean;
+  /** Jobs that could run nowhere, by why this pool refused them. */
+  readonly unplaced: Map<string, number>;
+  /** How every pool looked for the first job placed here: the alternatives in the reason. */
+  first?: { evals: readonly Evaluation[]; turnaround: number; runMs: number };
+  computeCost: number;
+  inputCost: number;
+  outputCost: number;
+  finish: number;
+}
+
+interface Data {
+  bytes: number;
+  cached: number;
+  egress: number;
+  readyMs: number;
+  fetch: { url: string; at: number; link: string }[];
+}
+
+interface Evaluation {
+  readonly pool: PoolState;
+  /** Why it cannot take the job at all. */
+  readonly refused?: 'unhealthy' | 'full' | 'over budget';
+  readonly idx?: number;
+  readonly opens?: boolean;
+  readonly finish?: number;
+  readonly cost?: number;
+  readonly compute?: number;
+  readonly data?: Data;
+  readonly output?: number;
+}
+
+export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
+  const sites = new Map<string, SiteState>();
+  for (const site of snapshot.sites) {
+    const live = snapshot.pools.filter((p) => p.site === site.name).reduce((n, p) => n + p.drones.filter((d) => d.drone.state !== 'down').length, 0);
+    sites.set(site.name, { site, room: site.healthy ? Math.max(0, site.quota - live) : 0, budget: budgetLeft(site), ready: new Map(), linkBusy: new Map() });
+  }
+  const busyMs = busyFor(snapshot, c);
+  const pools = snapshot.pools.filter((p) => sites.has(p.site) && pricePerCoreHour(sites.get(p.site)!.site, p.market) !== undefined).map((pool) => poolState(pool, snapshot, sites.get(pool.site)!.site, busyMs));
+
+  for (const job of [...snapshot.pending].sort((a, b) => a.submittedAt - b.submittedAt || a.id.localeCompare(b.id))) {
+    const runMs = job.timeLimitMs ?? c.runtime;
+    const evals = pools.filter((p) => fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot));
+    const best = choose(evals, c.turnaround, runMs);
+    if (!best)
+      for (const e of evals) e.pool.unplaced.set(e.refused!, (e.pool.unplaced.get(e.refused!) ?? 0) + 1);
+    if (best) commit(job, runMs, best, sites.get(best.pool.pool.site)!, evals, c.turnaround);
+  }
+
+  return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c)]));
+}
+
+/**
+ * When a busy core is expected to be free: the batch system does not say when the job on it
+ * started, and a job in progress is halfway through on average, so half the median run time of
+ * the waiting jobs (work of the same kind, as a rule).
+ */
+function busyFor(snapshot: Snapshot, c: EstuaryConfig): number {
+  const runs = snapshot.pending.map((j) => j.timeLimitMs ?? c.runtime).sort((a, b) => a - b);
+  return runs.length ? runs[Math.floor(runs.length / 2)]! / 2 : c.runtime / 2;
+}
+
+function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView, busyMs: number): PoolState {
+  const slots = new PoolSlots();
+  const boot = costOf(site).bootLatencyMs;
+  for (const d of pool.drones) {
+    if (d.drone.state === 'available' && d.node.status === 'available') {
+      const idle = Math.max(0, d.node.cpus - d.node.allocCpus);
+      const busy = Math.max(0, Math.min(d.node.cpus, d.node.allocCpus));
+      slots.add([...Array.from({ length: idle }, () => 0), ...Array.from({ length: busy }, () => busyMs)]);
+    } else if (WAITING.has(d.drone.state)) {
+      const at = Math.max(0, boot - (snapshot.now - d.drone.createdAt));
+      slots.add(Array.from({ length: pool.cores }, () => at));
+    }
+  }
+  return { pool, slots, jobs: [], newDrones: 0, reserved: 0, prewarm: new Set(), budgetHeld: false, unplaced: new Map(), computeCost: 0, inputCost: 0, outputCost: 0, finish: 0 };
+}
+
+/** Bytes of the job's inputs, what the site holds, what fetching the rest costs and when it is there. */
+function dataAt(job: PendingJob, s: SiteState, snapshot: Snapshot): Data {
+  const held = snapshot.holdings?.get(s.site.name);
+  const out: Data = { bytes: 0, cached: 0, egress: 0, readyMs: 0, fetch: [] };
+  const busy = new Map(s.linkBusy);
+  for (const input of job.inputs) {
+    const size = input.bytes ?? snapshot.sizes?.get(input.url);
+    const has = held?.get(input.url) ?? 0;
+    if (size === undefined) {
+      out.cached += has;
+      continue;
+    }
+    out.bytes += size;
+    out.cached += Math.min(has, size);
+    const ready = s.ready.get(input.url);
+    if (ready !== undefined) {
+      out.readyMs = Math.max(out.readyMs, ready);
+      continue;
+    }
+    const missing = Math.max(0, size - has);
+    const link = linkTo(s.site, input.url, snapshot.storage);
+    const name = locationOf(input.url, snapshot.storage)?.name ?? '';
+    // One link per storage location, used one transfer after another.
+    const at = (busy.get(name) ?? 0) + (missing > 0 ? link.rttMs + ((missing * 8) / link.bandwidthBps) * 1000 : 0);
+    busy.set(name, at);
+    out.egress += dollars(missing, link.egressPerGb);
+    out.readyMs = Math.max(out.readyMs, at);
+    out.fetch.push({ url: input.url, at, link: name });
+  }
+  return out;
+}
+
+function evaluate(job: PendingJob, runMs: number, p: PoolState, s: SiteState, snapshot: Snapshot): Evaluation[] {
+  if (!s.site.healthy) return [{ pool: p, refused: 'unhealthy' }];
+  const cost = costOf(s.site);
+  const price = pricePerCoreHour(s.site, p.pool.market)!;
+  const run = expectedRunMs(runMs, p.pool.market, cost.spotInterruptionRate);
+  const data = dataAt(job, s, snapshot);
+  const compute = (job.cpus * price * run) / HOUR_MS;
+  const output = dollars(job.outputBytes ?? 0, cost.egressPerGb);
+  const base = compute + data.egress + output;
+  const options: Evaluation[] = [];
+  const slot = p.slots.best(job.cpus);
+  if (slot) options.push({ pool: p, idx: slot.idx, opens: false, finish: Math.max(slot.at, data.readyMs) + run, cost: base, compute, data, output });
+  const reserve = droneBudget(s.site, p.pool.cores, p.pool.market, runMs);
+  const affordable = s.budget >= reserve;
+  if (s.room > 0 && !affordable) p.budgetHeld = true;
+  if (s.room > 0 && affordable && job.cpus <= p.pool.cores) {
+    const boot = (p.pool.cores * price * cost.bootLatencyMs) / HOUR_MS;
+    options.push({ pool: p, opens: true, finish: Math.max(cost.bootLatencyMs, data.readyMs) + run, cost: base + boot, compute: compute + boot, data, output });
+  }
+  if (options.length === 0) return [{ pool: p, refused: s.room > 0 && !affordable ? 'over budget' : 'full' }];
+  return options;
+}
+
+/**
+ * A job that cannot finish within the turnaround anywhere may still finish up to this share of
+ * its run time after its earliest possible finish, if that is cheaper: spot's expected rework or
+ * a slower link should not decide alone once the turnaround is lost anyway.
+ */
+const LATE_TOLERANCE = 0.1;
+
+/** Of the ways to run a job: the cheapest that finishes by its deadline, the sooner on a tie. */
+function choose(evals: readonly Evaluation[], turnaround: number, runMs: number): Evaluation | undefined {
+  const open = evals.filter((e) => !e.refused);
+  if (open.length === 0) return undefined;
+  const soonest = Math.min(...open.map((e) => e.finish!));
+  const deadline = Math.max(turnaround, soonest + LATE_TOLERANCE * runMs);
+  return open
+    .filter((e) => e.finish! <= deadline)
+    .reduce((a, b) => (b.cost! < a.cost! || (b.cost === a.cost && b.finish! < a.finish!) ? b : a));
+}
+
+function commit(job: PendingJob, runMs: number, e: Evaluation, s: SiteState, evals: readonly Evaluation[], turnaround: number): void {
+  const p = e.pool;
+  let idx = e.idx;
+  if (e.opens) {
+    const boot = costOf(s.site).bootLatencyMs;
+    idx = p.slots.add(Array.from({ length: p.pool.cores }, () => boot));
+    const reserve = droneBudget(s.site, p.pool.cores, p.pool.market, runMs);
+    p.newDrones++;
+    p.reserved = Math.max(p.reserved, reserve);
+    s.room--;
+    s.budget -= reserve;
+  }
+  p.slots.assign(idx!, job.cpus, e.finish!);
+  const data = e.data!;
+  for (const f of data.fetch) {
+    s.ready.set(f.url, f.at);
+    s.linkBusy.set(f.link, Math.max(s.linkBusy.get(f.link) ?? 0, f.at));
+    if (f.at > 0) p.prewarm.add(f.url);
+  }
+  p.jobs.push(job);
+  p.first ??= { evals, turnaround, runMs };
+  p.computeCost += e.compute!;
+  p.inputCost += data.egress;
+  p.outputCost += e.output!;
+  p.finish = Math.max(p.finish, e.finish!);
+}
+
+/** Dollars for a sentence: cents, or two significant digits below a cent (egress of a few MB). */
+const money = (x: number): string => (x === 0 || x >= 0.01 ? x.toFixed(2) : x.toPrecision(2));
+
+const label = (p: PoolView) => (p.market === 'spot' ? `${p.site} spot` : p.site);
+
+function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: EstuaryConfig): PoolPlan {
+  const price = (pricePerCoreHour(site, p.pool.market) ?? 0) * p.pool.cores;
+  const counts = new Map<string, number>();
+  for (const j of p.jobs) for (const i of j.inputs) counts.set(i.url, (counts.get(i.url) ?? 0) + 1);
+  const input = [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+  const size = input === undefined ? undefined : (p.jobs.flatMap((j) => j.inputs).find((i) => i.url === input)?.bytes ?? snapshot.sizes?.get(input));
+  const cached = input === undefined ? 0 : Math.min(size ?? Infinity, snapshot.holdings?.get(site.name)?.get(input) ?? 0);
+  const n = p.jobs.length;
+  const jobsText = `${n} pending job${n === 1 ? '' : 's'}`;
+  const need =
+    input === undefined
+      ? `${jobsText}, no declared inputs`
+      : size === undefined
+        ? `${jobsText} need ${input} (size unknown, ${bytesText(cached)} cached at ${site.name})`
+        : `${jobsText} need ${input} (${bytesText(size)}, ${bytesText(cached)} cached at ${site.name})`;
+  const here = `${p.pool.site} ${p.pool.market === 'spot' ? 'spot' : 'on-demand'} $${price.toFixed(2)}/h${p.newDrones ? `, ${p.newDrones} new drone${p.newDrones === 1 ? '' : 's'}` : ''}`;
+  const others = alternatives(p);
+  const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
+  const why = n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}`;
+  return {
+    jobs: p.jobs,
+    newDrones: p.newDrones,
+    droneBudget: p.reserved,
+    prewarm: [...p.prewarm],
+    reason: {
+      rule: 'estuary',
+      why,
+      pendingJobs: n,
+      newDrones: p.newDrones,
+      market: p.pool.market ?? 'on-demand',
+      pricePerHour: cents(price),
+      computeCost: cents(p.computeCost),
+      inputCost: cents(p.inputCost),
+      outputCost: cents(p.outputCost),
+      ...(input !== undefined ? { input, inputBytes: size, cachedBytes: cached } : {}),
+      finishS: Math.round(p.finish / 1000),
+      turnaroundS: Math.round(c.turnaround / 1000),
+      ...(budgetLeft(site) !== Infinity ? { budgetLeft: cents(budgetLeft(site)) } : {}),
+    },
+  };
+}
+
+/** A pool that got no job: nothing waiting for it, or work it refused (full, over budget, unhealthy). */
+function idleWhy(p: PoolState, site: SiteView): string {
+  if (p.unplaced.size === 0) return `no pending job placed at ${label(p.pool)}`;
+  const parts = [...p.unplaced].map(([why, n]) => {
+    const jobs = `${n} pending job${n === 1 ? '' : 's'}`;
+    if (why !== 'over budget') return `${jobs} wait: ${label(p.pool)} ${why}`;
+    const drone = droneBudget(site, p.pool.cores, p.pool.market, p.first?.runMs ?? HOUR_MS);
+    const cost = costOf(site);
+    return `${jobs} wait: ${label(p.pool)} over budget ($${(site.spentToday ?? 0).toFixed(2)} spent today, a drone $${drone.toFixed(2)}, budget $${(cost.budgetPerDay ?? 0).toFixed(2)} a day)`;
+  });
+  return parts.join('; ');
+}
+
+/** How the other pools looked for this pool's first job: full, over budget, late, or dearer. */
+function alternatives(p: PoolState): string {
+  if (!p.first) return '';
+  const { evals, turnaround, runMs } = p.first;
+  const mine = choose(evals.filter((e) => e.pool === p), turnaround, runMs);
+  if (!mine) return '';
+  const out: string[] = [];
+  const seen = new Set<string>([label(p.pool)]);
+  for (const e of evals) {
+    const name = label(e.pool.pool);
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const theirs = choose(evals.filter((x) => x.pool === e.pool), turnaround, runMs);
+    if (!theirs) out.push(`${name} ${e.refused ?? 'full'}`);
+    else if (theirs.finish! > Math.max(turnaround, mine.finish! + LATE_TOLERANCE * runMs)) out.push(`${name} misses the turnaround (${Math.round(theirs.finish! / 60_000)} min)`);
+    else out.push(`${name} ${theirs.cost! >= mine.cost! ? '+' : '-'}$${money(Math.abs(theirs.cost! - mine.cost!))} a job`);
+  }
+  return out.slice(0, 4).join(', ');
+}
