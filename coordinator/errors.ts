@@ -66,4 +66,16 @@ export const coordinatorErrors = {
       `unknown action "${action}"; use \`estuary coordinator\` to run or \`estuary coordinator status\``,
       2,
     ),
+  badTrace: (file: string, where: string, problem: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_TRACE',
+      `trace ${file}: ${where}: ${problem}; see docs/BENCHMARKING.md, "Trace formats"`,
+      2,
+    ),
+  badScenario: (file: string, key: string, problem: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_SCENARIO',
+      `scenario ${file}: ${key}: ${problem}; see docs/BENCHMARKING.md, "Scenario files"`,
+      2,
+    ),
 };
