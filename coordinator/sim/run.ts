@@ -5,9 +5,6 @@
 // length. The coordinator is built exactly as `estuary coordinator` builds it from a config; the
 // policy is chosen only by the controller setting (docs/BENCHMARKING.md, "Coordinator").
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Logger } from '../../lib/log.ts';
 import { VirtualClock } from '../clock.ts';
@@ -149,8 +146,7 @@ export async function simulate(s: Scenario, controller: ControllerConfig, o: Sim
     bootTimeout: site.config.bootTimeout ?? s.bootTimeoutMs,
     minLifetime: site.config.minLifetime ?? 0,
   }));
-  const stateDir = mkdtempSync(join(process.env.ESTUARY_SIM_DIR ?? (process.platform === 'linux' ? '/dev/shm' : tmpdir()), 'estuary-sim-'));
-  const registry = DroneRegistry.open(stateDir);
+  const registry = DroneRegistry.inMemory();
   const c = controller;
   const estuary = c.type === 'estuary' ? c : undefined;
   const coordinator = new Coordinator({
@@ -236,7 +232,6 @@ export async function simulate(s: Scenario, controller: ControllerConfig, o: Sim
     }
   } finally {
     registry.close();
-    rmSync(stateDir, { recursive: true, force: true });
   }
   world.advance(clock.now());
   const waits = simJobs.map((j) => (j.firstStart! - j.submittedAt) / 1000).sort((x, y) => x - y);
