@@ -81,12 +81,16 @@ export class DroneRegistry {
   // Prepared once: put() runs for every drone whose state or idle clock moved, each interval.
   private readonly upsert: StatementSync;
   private readonly record: StatementSync;
+  private readonly begin: StatementSync;
+  private readonly commit: StatementSync;
 
   private constructor(db: DatabaseSync, lockPath: string | undefined) {
     this.db = db;
     this.lockPath = lockPath;
     this.upsert = db.prepare('INSERT INTO drones VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET state=excluded.state, body=excluded.body');
     this.record = db.prepare('INSERT INTO transitions (drone, from_state, to_state, at, reason) VALUES (?, ?, ?, ?, ?)');
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
     for (const row of db.prepare('SELECT body FROM drones').all() as { body: string }[]) {
       const d = JSON.parse(row.body) as Drone;
       this.cache.set(d.id, d);
@@ -158,12 +162,12 @@ export class DroneRegistry {
   /** Records the drone durably, with a transition row when its state changed. */
   put(drone: Drone, at: number): void {
     const before = this.cache.get(drone.id);
-    this.db.exec('BEGIN IMMEDIATE');
+    this.begin.run();
     try {
       this.upsert.run(drone.id, drone.state, JSON.stringify(drone));
       if (!before || before.state !== drone.state)
         this.record.run(drone.id, before?.state ?? null, drone.state, at, JSON.stringify(drone.reason));
-      this.db.exec('COMMIT');
+      this.commit.run();
     } catch (err) {
       this.db.exec('ROLLBACK');
       throw err;

@@ -29,7 +29,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const jobs = Number(process.argv[2] ?? 100_000);
   const drones = Number(process.argv[3] ?? 5000);
   const s = scaleScenario(jobs, drones);
+  const cpu0 = process.cpuUsage();
   const r = await simulate(s, controllerSchema.parse({ type: 'threshold' }));
+  const cpu = process.cpuUsage(cpu0);
   const mem = Math.round(process.memoryUsage().rss / 1e6);
-  process.stdout.write(`${JSON.stringify({ jobs, drones, finished: r.finished, dronesStarted: r.dronesStarted, makespanH: +(r.makespanS / 3600).toFixed(2), ticks: r.ticks, events: r.events, wallS: +(r.wallMs / 1000).toFixed(1), rssMB: mem })}\n`);
+  process.stdout.write(`${JSON.stringify({ jobs, drones, finished: r.finished, dronesStarted: r.dronesStarted, makespanH: +(r.makespanS / 3600).toFixed(2), ticks: r.ticks, events: r.events, wallS: +(r.wallMs / 1000).toFixed(1), cpuS: +((cpu.user + cpu.system) / 1e6).toFixed(1), rssMB: mem })}\n`);
 }

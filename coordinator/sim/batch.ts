@@ -53,12 +53,16 @@ export class SimBatch implements BatchSystem {
   readonly nodes_ = new Map<string, SimNode>();
   private readonly removed = new Set<string>();
   private pendingJobs: SimJob[] = [];
+  /** Jobs before this index have started: a started prefix is skipped, not copied away. */
+  private head = 0;
   private sorted = true;
   private view: PendingJob[] | undefined;
   running = { home: 0, drones: 0 };
   /** Something changed that may let a pending job start. */
   dirty = false;
   private readonly matchCache = new Map<string, boolean>();
+  /** Nodes that take jobs and have a free core: kept up to date, so scheduling never walks every node. */
+  private readonly free = new Set<SimNode>();
   /** Live instances by name: a node whose instance is gone reads as down, as in Slurm. */
   instanceAlive: (name: string) => boolean = () => true;
 
@@ -79,7 +83,9 @@ export class SimBatch implements BatchSystem {
   addNode(name: string, place: string, cpus: number, memoryMb: number, features: readonly string[], home = false): void {
     if (this.removed.has(name) || this.nodes_.has(name)) return;
     const sig = [...features].sort().join(',');
-    this.nodes_.set(name, { name, place, cpus, memoryMb, features: new Set(features), signature: sig, home, alloc: 0, allocMem: 0, state: 'available', jobs: new Set() });
+    const node: SimNode = { name, place, cpus, memoryMb, features: new Set(features), signature: sig, home, alloc: 0, allocMem: 0, state: 'available', jobs: new Set() };
+    this.nodes_.set(name, node);
+    this.free.add(node);
     this.dirty = true;
   }
 
@@ -108,12 +114,18 @@ export class SimBatch implements BatchSystem {
   }
 
   get pendingCount(): number {
-    return this.pendingJobs.length;
+    return this.pendingJobs.length - this.head;
+  }
+
+  private compact(): void {
+    if (this.head === 0) return;
+    this.pendingJobs = this.pendingJobs.slice(this.head);
+    this.head = 0;
   }
 
   async queue(prefix: string): Promise<Queue> {
     void prefix;
-    this.view ??= this.pendingJobs.map((j) => j.pending);
+    this.view ??= this.pendingJobs.slice(this.head).map((j) => j.pending);
     return { pending: this.view, runningAtHome: this.running.home, runningOnDrones: this.running.drones };
   }
 
@@ -133,18 +145,23 @@ export class SimBatch implements BatchSystem {
   async steer(jobIds: readonly string[], features: string): Promise<void> {
     const ids = new Set(jobIds);
     const constraints = parseConstraint(features);
-    for (const j of this.pendingJobs)
+    for (let k = this.head; k < this.pendingJobs.length; k++) {
+      const j = this.pendingJobs[k]!;
       if (ids.has(j.pending.id)) {
         j.constraints = constraints;
         j.pending = { ...j.pending, constraints };
       }
+    }
     this.view = undefined;
     this.dirty = true;
   }
 
   async drain(node: string): Promise<void> {
     const n = this.nodes_.get(node);
-    if (n && n.state === 'available') n.state = 'draining';
+    if (n && n.state === 'available') {
+      n.state = 'draining';
+      this.free.delete(n);
+    }
   }
 
   async remove(node: string, lost: boolean): Promise<void> {
@@ -169,6 +186,7 @@ export class SimBatch implements BatchSystem {
       this.enqueue(j);
     }
     n.jobs.clear();
+    this.free.delete(n);
     this.nodes_.delete(node);
   }
 
@@ -188,14 +206,15 @@ export class SimBatch implements BatchSystem {
     if (!this.dirty) return;
     this.dirty = false;
     if (!this.sorted) {
+      this.compact();
       this.pendingJobs.sort((a, b) => a.submittedAt - b.submittedAt);
       this.sorted = true;
     }
     // Free nodes grouped by signature: a job is checked against each group once, not each node.
     const groups = new Map<string, SimNode[]>();
     let freeCores = 0;
-    for (const n of this.nodes_.values())
-      if (n.state === 'available' && n.alloc < n.cpus && (n.home || this.instanceAlive(n.name))) {
+    for (const n of this.free)
+      if (n.home || this.instanceAlive(n.name)) {
         const g = groups.get(n.signature) ?? [];
         g.push(n);
         groups.set(n.signature, g);
@@ -204,7 +223,8 @@ export class SimBatch implements BatchSystem {
     if (freeCores === 0) return;
     const order = [...groups.values()].sort((a, b) => Number(b[0]!.home) - Number(a[0]!.home));
     const still: SimJob[] = [];
-    let i = 0;
+    const from = this.head;
+    let i = from;
     for (; i < this.pendingJobs.length && freeCores > 0; i++) {
       const j = this.pendingJobs[i]!;
       const node = this.pick(j, order);
@@ -215,9 +235,15 @@ export class SimBatch implements BatchSystem {
       freeCores -= j.trace.cpus;
       this.start(j, node);
     }
-    if (still.length + (this.pendingJobs.length - i) !== this.pendingJobs.length) {
+    if (still.length === i - from) return;
+    this.view = undefined;
+    if (still.length === 0) {
+      // The usual case: a prefix started, nothing was passed over.
+      this.head = i;
+      if (this.head > 4096 && this.head * 2 > this.pendingJobs.length) this.compact();
+    } else {
       this.pendingJobs = still.concat(this.pendingJobs.slice(i));
-      this.view = undefined;
+      this.head = 0;
     }
   }
 
@@ -239,6 +265,7 @@ export class SimBatch implements BatchSystem {
     const now = this.clock.now();
     n.alloc += j.trace.cpus;
     n.allocMem += j.trace.memoryMb;
+    if (n.alloc >= n.cpus) this.free.delete(n);
     n.jobs.add(j);
     j.node = n;
     j.startedAt = now;
@@ -261,6 +288,7 @@ export class SimBatch implements BatchSystem {
     n.alloc -= j.trace.cpus;
     n.allocMem -= j.trace.memoryMb;
     n.jobs.delete(j);
+    if (n.state === 'available') this.free.add(n);
     if (n.home) this.running.home--;
     else {
       this.running.drones--;
