@@ -63,7 +63,7 @@ export const coordinatorErrors = {
   badAction: (action: string) =>
     new CoordinatorError(
       'ESTUARY_CO_BAD_ACTION',
-      `unknown action "${action}"; use \`estuary coordinator\` to run or \`estuary coordinator status\``,
+      `unknown action "${action}"; use \`estuary coordinator\` to run, \`estuary coordinator status\`, or \`estuary coordinator simulate FILE\``,
       2,
     ),
   badTrace: (file: string, where: string, problem: string) =>
