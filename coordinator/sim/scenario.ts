@@ -105,7 +105,9 @@ export interface Scenario {
 function fail(file: string, err: z.ZodError, prefix: string[] = []): never {
   const issue = err.issues[0]!;
   const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  throw coordinatorErrors.badScenario(file, [...prefix, ...issue.path.map((p) => kebab(String(p)))].join('.') || '(top)', issue.message);
+  // Keys as the file writes them: "boot-time", not the schema's bootTime.
+  const message = issue.message.replace(/"([a-z][A-Za-z]*)"/g, (_, k: string) => `"${kebab(k)}"`);
+  throw coordinatorErrors.badScenario(file, [...prefix, ...issue.path.map((p) => kebab(String(p)))].join('.') || '(top)', message);
 }
 
 /** Reads a scenario from its text; `file` names it in errors and anchors the trace path. */
