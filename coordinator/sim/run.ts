@@ -65,6 +65,7 @@ export interface SimResult {
   readonly computeDollars: number;
   readonly egressDollars: number;
   readonly wanBytes: number;
+  readonly wanByLink: Readonly<Record<string, number>>;
   readonly dronesStarted: number;
   readonly spotReclaims: number;
   readonly apiErrors: number;
@@ -250,6 +251,7 @@ export async function simulate(s: Scenario, controller: ControllerConfig, o: Sim
     computeDollars: a.computeDollars,
     egressDollars: a.egressDollars,
     wanBytes: a.wanBytes,
+    wanByLink: { ...a.byLink },
     dronesStarted: [...sites.values()].reduce((n, site) => n + site.deploys, 0),
     spotReclaims: [...sites.values()].reduce((n, site) => n + site.reclaims, 0),
     apiErrors: [...sites.values()].reduce((n, site) => n + site.apiErrors, 0),

@@ -31,10 +31,12 @@ export interface Accounts {
   /** Paid core-milliseconds (instances from deploy to stop), and those that ran jobs. */
   paidCoreMs: number;
   busyCoreMs: number;
+  /** WAN bytes by link, "from->to" (a storage location or place, "home" for results sent home). */
+  byLink: Record<string, number>;
 }
 
 export class World {
-  readonly accounts: Accounts = { computeDollars: 0, egressDollars: 0, wanBytes: 0, paidCoreMs: 0, busyCoreMs: 0 };
+  readonly accounts: Accounts = { computeDollars: 0, egressDollars: 0, wanBytes: 0, paidCoreMs: 0, busyCoreMs: 0, byLink: {} };
   /** Per place: input URL → when it is in the cache (bytes noted for holdings). */
   readonly caches = new Map<string, Map<string, { readyAt: number; bytes: number }>>();
   private readonly links = new Map<string, LinkQueue>();
@@ -92,6 +94,7 @@ export class World {
   }
 
   private transfer(key: string, bytes: number, bandwidthBps: number, rttMs: number, now: number): number {
+    this.accounts.byLink[key] = (this.accounts.byLink[key] ?? 0) + bytes;
     const q = this.links.get(key) ?? { freeAt: 0 };
     this.links.set(key, q);
     const start = Math.max(now, q.freeAt);
