@@ -275,6 +275,8 @@ export const siteSchema = keyed(z
     links: z.record(name, linkSchema).default({}),
     /** The site's estuary gateway, for holdings and pre-warming. */
     gateway: gatewayLinkSchema.optional(),
+    /** The site name its caches give discovery (their heartbeats' site); this site's name by default. */
+    discoverySite: z.string().min(1).max(128).optional(),
     idleTime: durationMs.optional(),
     bootTimeout: durationMs.optional(),
     minLifetime: durationMs.optional(),

@@ -9,7 +9,7 @@ import type { Logger } from '../lib/log.ts';
 import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
 import type { Clock } from './clock.ts';
 import type { MachineType } from './config.ts';
-import { costSince, dayStart, dronePrice } from './cost.ts';
+import { locationOf, spentToday } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { type Action, release, step, type Step } from './drone.ts';
@@ -105,7 +105,7 @@ export class Coordinator {
 
   constructor(options: CoordinatorOptions) {
     this.o = options;
-    this.data = new DataCache(options.data ?? noData, options.log);
+    this.data = new DataCache(options.data ?? noData, options.log, (url) => locationOf(url, options.storage) !== undefined);
   }
 
   get registry(): DroneRegistry {
@@ -316,16 +316,12 @@ export class Coordinator {
               .map((drone) => ({ drone, node: batchHealthy ? (this.nodes.get(drone.id) ?? ABSENT) : UNKNOWN_NODE })),
           });
       }
-    const today = dayStart(now);
-    const spent = (site: SiteView) =>
-      all
-        .filter((d) => d.site === site.name)
-        .reduce((sum, d) => sum + costSince(d, this.o.machineTypes[d.machineType]?.cores ?? 0, dronePrice(site, d), today, now), 0);
+    const coresOf = (t: string) => this.o.machineTypes[t]?.cores ?? 0;
     return {
       now,
       batchHealthy,
       pending: this.lastPending,
-      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name), spentToday: spent({ ...s, healthy: true }) })),
+      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name), spentToday: spentToday(all, s, coresOf, now) })),
       pools,
       ...(this.o.storage ? { storage: this.o.storage } : {}),
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),

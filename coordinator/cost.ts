@@ -100,6 +100,12 @@ export function costSince(d: Drone, cores: number, pricePerCoreHourValue: number
   return end > start ? (cores * pricePerCoreHourValue * (end - start)) / HOUR_MS : 0;
 }
 
+/** Dollars a site's drones have cost since 00:00 UTC of `now`, each at its market's price. */
+export function spentToday(drones: readonly Drone[], site: Priced & { readonly name: string }, coresOf: (machineType: string) => number, now: number): number {
+  const from = dayStart(now);
+  return drones.filter((d) => d.site === site.name).reduce((sum, d) => sum + costSince(d, coresOf(d.machineType), dronePrice(site, d), from, now), 0);
+}
+
 /** Rounded for reasons: cents as numbers, GB to one decimal. */
 export const cents = (x: number): number => Math.round(x * 100) / 100;
 export const gb = (bytes: number): number => Math.round((bytes / GB) * 10) / 10;

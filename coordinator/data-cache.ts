@@ -15,15 +15,22 @@ const PREWARM_AGAIN_MS = 10 * 60_000;
 export class DataCache {
   private readonly source: DataSource;
   private readonly log: Logger;
+  /**
+   * Inputs the coordinator may size and pre-warm: those inside an admin-declared storage
+   * location. Any batch user writes the comment a job's inputs come from; without this, one
+   * could make the coordinator HEAD, and the gateways fetch, any address they can reach.
+   */
+  private readonly allowed: (url: string) => boolean;
   holdings: ReadonlyMap<string, Holdings> = new Map();
   readonly sizes = new Map<string, number>();
   /** URLs whose size cannot be known (the source said so): not asked again. */
   private readonly unknown = new Set<string>();
   private readonly asked = new Map<string, number>();
 
-  constructor(source: DataSource, log: Logger) {
+  constructor(source: DataSource, log: Logger, allowed: (url: string) => boolean) {
     this.source = source;
     this.log = log;
+    this.allowed = allowed;
   }
 
   /** Asks the source about the pending jobs' inputs; never throws. */
@@ -37,7 +44,7 @@ export class DataCache {
     }
     const unsized = [
       ...new Set(pending.flatMap((j) => j.inputs.filter((i) => i.bytes === undefined).map((i) => i.url))),
-    ].filter((u) => !this.sizes.has(u) && !this.unknown.has(u));
+    ].filter((u) => this.allowed(u) && !this.sizes.has(u) && !this.unknown.has(u));
     await Promise.all(
       unsized.slice(0, SIZES_PER_INTERVAL).map(async (url) => {
         try {
@@ -59,7 +66,7 @@ export class DataCache {
   prewarm(bySite: ReadonlyMap<string, readonly string[]>, now: number): Map<string, string[]> {
     const out = new Map<string, string[]>();
     for (const [site, urls] of bySite) {
-      const fresh = urls.filter((u) => now - (this.asked.get(`${site} ${u}`) ?? -Infinity) >= PREWARM_AGAIN_MS);
+      const fresh = urls.filter((u) => this.allowed(u) && now - (this.asked.get(`${site} ${u}`) ?? -Infinity) >= PREWARM_AGAIN_MS);
       if (fresh.length === 0) continue;
       for (const u of fresh) this.asked.set(`${site} ${u}`, now);
       out.set(site, fresh);

@@ -5,7 +5,9 @@
 //   size      http(s):// by HEAD (Content-Length); s3:// by asking a gateway that serves the
 //             bucket to list it ({urls, sizes: true}); cvmfs:// cannot be sized
 //   prewarm   POST <gateway>/estuary/v1/admin/prefetch {urls}: the gateway fetches them now
-// A site whose gateway fails keeps its last answer; the others are unaffected.
+// Sites without a gateway: what their caches told discovery (GET <discovery>/api/v1/registry,
+// the holdings each agent's heartbeat carries, summary-grained). A site whose gateway fails keeps
+// its last answer; the others are unaffected.
 
 import { readFileSync } from 'node:fs';
 import type { GatewaySummary } from '../lib/gateway-summary.ts';
@@ -65,12 +67,50 @@ export function fromSummary(summary: GatewaySummary, inputs: readonly string[]):
   return out;
 }
 
+/** Discovery, for sites without a gateway: which of its caches' `site` names each coordinator site. */
+export interface DiscoveryEndpoint {
+  readonly url: string;
+  /** Coordinator site → the site name its caches report. */
+  readonly sites: ReadonlyMap<string, string>;
+  readonly timeoutMs: number;
+}
+
+interface RegistryAnswer {
+  readonly caches: readonly { readonly site: string | null; readonly holds: Pick<GatewaySummary, 'cvmfs' | 'prefixes'> | null }[];
+}
+
 export class GatewayData implements DataSource {
   private readonly gateways: readonly GatewayEndpoint[];
+  private readonly discovery: DiscoveryEndpoint | undefined;
   private readonly last = new Map<string, Holdings>();
 
-  constructor(gateways: readonly GatewayEndpoint[]) {
+  constructor(gateways: readonly GatewayEndpoint[], discovery?: DiscoveryEndpoint) {
     this.gateways = gateways;
+    this.discovery = discovery;
+  }
+
+  /**
+   * What the caches registered with discovery hold, per coordinator site without a gateway: the
+   * most any one of its caches holds of each input (two caches may hold the same objects).
+   */
+  private async fromDiscovery(d: DiscoveryEndpoint, inputs: readonly string[]): Promise<void> {
+    const endpoint: GatewayEndpoint = { site: 'discovery', url: d.url.replace(/\/+$/, ''), timeoutMs: d.timeoutMs };
+    let answer: RegistryAnswer;
+    try {
+      answer = await this.call<RegistryAnswer>(endpoint, 'registry', '/api/v1/registry');
+    } catch (err) {
+      throw coordinatorErrors.discoveryFailed(endpoint.url, (err as Error).message.replace(/^site discovery: gateway registry failed: /, '').replace(/; check gateway\.url.*$/, ''));
+    }
+    const covered = new Set(this.gateways.map((g) => g.site));
+    for (const [site, name] of d.sites) {
+      if (covered.has(site)) continue;
+      const held = new Map<string, number>(inputs.map((u) => [u, 0]));
+      for (const c of answer.caches)
+        if (c.site === name && c.holds)
+          for (const [u, b] of fromSummary({ ...c.holds, version: 1, cache: { memoryBytes: 0, diskBytes: 0, objects: 0 } }, inputs))
+            held.set(u, Math.max(held.get(u) ?? 0, b));
+      this.last.set(site, held);
+    }
   }
 
   private async call<T>(g: GatewayEndpoint, op: string, path: string, body?: unknown, timeoutMs = g.timeoutMs): Promise<T> {
@@ -95,8 +135,11 @@ export class GatewayData implements DataSource {
 
   async holdings(inputs: readonly string[]): Promise<ReadonlyMap<string, Holdings>> {
     const failures: Error[] = [];
-    await Promise.all(
-      this.gateways.map(async (g) => {
+    const asked = this.gateways.length + (this.discovery ? 1 : 0);
+    const d = this.discovery;
+    await Promise.all([
+      ...(d ? [this.fromDiscovery(d, inputs).catch((err: Error) => void failures.push(err))] : []),
+      ...this.gateways.map(async (g) => {
         try {
           if (g.token) {
             const held = new Map<string, number>();
@@ -113,8 +156,8 @@ export class GatewayData implements DataSource {
           failures.push(err as Error);
         }
       }),
-    );
-    if (failures.length === this.gateways.length && failures.length > 0) throw failures[0]!;
+    ]);
+    if (failures.length === asked && failures.length > 0) throw failures[0]!;
     return new Map(this.last);
   }
 

@@ -54,6 +54,8 @@ export const coordinatorErrors = {
     new CoordinatorError('ESTUARY_CO_BATCH', `batch system: ${op} failed: ${reason}`),
   dataFailed: (site: string, op: string, reason: string) =>
     new CoordinatorError('ESTUARY_CO_DATA', `site ${site}: gateway ${op} failed: ${reason}; check gateway.url and gateway.token-file`),
+  discoveryFailed: (url: string, reason: string) =>
+    new CoordinatorError('ESTUARY_CO_DATA', `discovery ${url}: reading /api/v1/registry failed: ${reason}; check the coordinator's discovery URL`),
   statusUnreachable: (url: string, reason: string) =>
     new CoordinatorError(
       'ESTUARY_CO_STATUS_UNREACHABLE',

@@ -105,7 +105,8 @@ export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
     const live = snapshot.pools.filter((p) => p.site === site.name).reduce((n, p) => n + p.drones.filter((d) => d.drone.state !== 'down').length, 0);
     sites.set(site.name, { site, room: site.healthy ? Math.max(0, site.quota - live) : 0, budget: budgetLeft(site), ready: new Map(), linkBusy: new Map() });
   }
-  const pools = snapshot.pools.filter((p) => sites.has(p.site) && pricePerCoreHour(sites.get(p.site)!.site, p.market) !== undefined).map((pool) => poolState(pool, snapshot, sites.get(pool.site)!.site));
+  const busyMs = busyFor(snapshot, c);
+  const pools = snapshot.pools.filter((p) => sites.has(p.site) && pricePerCoreHour(sites.get(p.site)!.site, p.market) !== undefined).map((pool) => poolState(pool, snapshot, sites.get(pool.site)!.site, busyMs));
 
   for (const job of [...snapshot.pending].sort((a, b) => a.submittedAt - b.submittedAt || a.id.localeCompare(b.id))) {
     const runMs = job.timeLimitMs ?? c.runtime;
@@ -119,14 +120,24 @@ export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
   return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c)]));
 }
 
-function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView): PoolState {
+/**
+ * When a busy core is expected to be free: the batch system does not say when the job on it
+ * started, and a job in progress is halfway through on average, so half the median run time of
+ * the waiting jobs (work of the same kind, as a rule).
+ */
+function busyFor(snapshot: Snapshot, c: EstuaryConfig): number {
+  const runs = snapshot.pending.map((j) => j.timeLimitMs ?? c.runtime).sort((a, b) => a - b);
+  return runs.length ? runs[Math.floor(runs.length / 2)]! / 2 : c.runtime / 2;
+}
+
+function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView, busyMs: number): PoolState {
   const slots = new PoolSlots();
   const boot = costOf(site).bootLatencyMs;
   for (const d of pool.drones) {
     if (d.drone.state === 'available' && d.node.status === 'available') {
-      // Busy cores have no known end: they are not offered. Idle ones are free now.
       const idle = Math.max(0, d.node.cpus - d.node.allocCpus);
-      if (idle > 0) slots.add(Array.from({ length: idle }, () => 0));
+      const busy = Math.max(0, Math.min(d.node.cpus, d.node.allocCpus));
+      slots.add([...Array.from({ length: idle }, () => 0), ...Array.from({ length: busy }, () => busyMs)]);
     } else if (WAITING.has(d.drone.state)) {
       const at = Math.max(0, boot - (snapshot.now - d.drone.createdAt));
       slots.add(Array.from({ length: pool.cores }, () => at));
@@ -235,6 +246,9 @@ function commit(job: PendingJob, runMs: number, e: Evaluation, s: SiteState, eva
   p.finish = Math.max(p.finish, e.finish!);
 }
 
+/** Dollars for a sentence: cents, or two significant digits below a cent (egress of a few MB). */
+const money = (x: number): string => (x === 0 || x >= 0.01 ? x.toFixed(2) : x.toPrecision(2));
+
 const label = (p: PoolView) => (p.market === 'spot' ? `${p.site} spot` : p.site);
 
 function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: EstuaryConfig): PoolPlan {
@@ -307,7 +321,7 @@ function alternatives(p: PoolState): string {
     const theirs = choose(evals.filter((x) => x.pool === e.pool), turnaround, runMs);
     if (!theirs) out.push(`${name} ${e.refused ?? 'full'}`);
     else if (theirs.finish! > Math.max(turnaround, mine.finish! + LATE_TOLERANCE * runMs)) out.push(`${name} misses the turnaround (${Math.round(theirs.finish! / 60_000)} min)`);
-    else out.push(`${name} ${theirs.cost! >= mine.cost! ? '+' : '-'}$${Math.abs(theirs.cost! - mine.cost!).toFixed(2)} a job`);
+    else out.push(`${name} ${theirs.cost! >= mine.cost! ? '+' : '-'}$${money(Math.abs(theirs.cost! - mine.cost!))} a job`);
   }
   return out.slice(0, 4).join(', ');
 }

@@ -31,4 +31,5 @@ export const coordinatorOptions = {
   sites: option(structured('sites', sitesSchema, 'YAML'), {}, 'sites by name: {adapter, quota, machine-types, ...}'),
   storage: option(structured('storage', storagesSchema, 'YAML'), {}, 'storage locations by name: {urls: [prefixes], egress-per-gb}'),
   url: optional(url(), 'for `status`: the coordinator to ask (default: http://<listen>)'),
+  discovery: optional(url(), "estuary discovery server: what the caches of sites without a `gateway` hold (its /api/v1/registry)"),
 };

@@ -140,7 +140,7 @@ export function decide(
     const wanted = planned
       ? { demand: state.liveCores + planned.newDrones * pool.cores, reason: planned.reason }
       : options.controllerFor(pool)(state);
-    const limits = { minimum: site.min * pool.cores, maximum: site.quota * pool.cores, granularity: options.granularity ?? 1 };
+    const limits = { minimum: minDrones(pool, site) * pool.cores, maximum: site.quota * pool.cores, granularity: options.granularity ?? 1 };
     const idle = idleReleases(pool, snapshot, site, state, decisions);
     // A drone idle past the idle time is one the work does not want: its cores leave the demand.
     const target = standardise(wanted.demand - idle * pool.cores, state.supply, limits);
@@ -187,6 +187,9 @@ function overBudget(site: Snapshot['sites'][number], cost: number, reservedNow: 
   };
 }
 
+/** The site's `min` is kept on demand: a spot pool beside it would double it (and may be reclaimed). */
+const minDrones = (pool: PoolView, site: Snapshot['sites'][number]) => (pool.market === 'spot' ? 0 : site.min);
+
 const oldEnough = (d: Drone, now: number, minLifetime: number) => now - d.createdAt >= minLifetime;
 
 /** Drones idle past the site's idle time, never below the pool's minimum; returns the count. */
@@ -202,7 +205,7 @@ function idleReleases(
   let n = 0;
   for (const d of pool.drones.filter(isAvailable)) {
     const idleFor = now - d.drone.lastBusyAt;
-    if (live <= site.min) break;
+    if (live <= minDrones(pool, site)) break;
     if (d.node.allocCpus !== 0 || idleFor < site.idleTime || !oldEnough(d.drone, now, site.minLifetime)) continue;
     live--;
     n++;

@@ -8,9 +8,9 @@ import type { Service } from '../lib/lifecycle.ts';
 import { SlurmBatch } from './batch/slurm.ts';
 import type { BatchSystem } from './batch/types.ts';
 import { systemClock, type Clock } from './clock.ts';
-import type { BatchSystemConfig, SiteConfig, StorageConfig } from './config.ts';
+import type { BatchSystemConfig, ControllerConfig, SiteConfig, StorageConfig } from './config.ts';
 import { makeController } from './controllers.ts';
-import { Coordinator, type SiteSettings } from './coordinator.ts';
+import { Coordinator, type CoordinatorOptions, type SiteSettings } from './coordinator.ts';
 import { coordinatorErrors } from './errors.ts';
 import { createMetrics } from './metrics.ts';
 import type { DataSource } from './data.ts';
@@ -92,6 +92,34 @@ export function siteCost(s: SiteConfig, storage: Readonly<Record<string, Storage
   };
 }
 
+/**
+ * What the `controller` setting makes of the loop: the baselines' controller with first-fit
+ * placement, or estuary's plan with spot pools and steering. Exported so that anything building a
+ * Coordinator itself (a simulator) selects policies by the same one key.
+ */
+export function policyFor(c: ControllerConfig): Pick<CoordinatorOptions, 'policy' | 'markets' | 'steer'> {
+  const controller = makeController(c);
+  if (c.type !== 'estuary') return { policy: { controllerFor: () => controller, placement: firstFit }, markets: false };
+  return {
+    policy: { controllerFor: () => controller, placement: firstFit, plan: (snapshot: Snapshot) => estuaryPlan(snapshot, c), runtimeMs: c.runtime },
+    markets: true,
+    ...(c.steer ? { steer: c.homeFeature ? { homeFeature: c.homeFeature } : {} } : {}),
+  };
+}
+
+/** The sites' gateways and discovery, when any is configured; else nothing is known of data. */
+function dataSource(settings: Settings): { data?: DataSource } {
+  const { config, gateways } = settings;
+  const discovery = config.discovery
+    ? {
+        url: config.discovery,
+        sites: new Map(Object.entries(config.sites).map(([name, s]) => [name, s.discoverySite ?? name])),
+        timeoutMs: 10_000,
+      }
+    : undefined;
+  return gateways.length || discovery ? { data: new GatewayData(gateways, discovery) } : {};
+}
+
 export function storageLocations(storage: Readonly<Record<string, StorageConfig>>): StorageLocation[] {
   return Object.entries(storage).map(([name, st]) => ({ name, urls: st.urls, egressPerGb: st.egressPerGb }));
 }
@@ -139,9 +167,6 @@ export async function startCoordinator(
       throw coordinatorErrors.orphanedDrones(d.site, ids);
     }
   }
-  const controller = makeController(config.controller);
-  const c = config.controller;
-  const plan = c.type === 'estuary' ? (snapshot: Snapshot) => estuaryPlan(snapshot, c) : undefined;
   const coresOf = (t: string) => config.machineTypes[t]?.cores ?? 0;
   const holder: { coordinator?: Coordinator } = {};
   const view = (includeDown = false) =>
@@ -153,11 +178,9 @@ export async function startCoordinator(
     sites: deps.sites ?? buildSites(config),
     siteSettings: settings.siteSettings,
     machineTypes: config.machineTypes,
-    policy: { controllerFor: () => controller, placement: firstFit, ...(plan ? { plan, runtimeMs: c.type === 'estuary' ? c.runtime : undefined } : {}) },
-    markets: c.type === 'estuary',
-    ...(c.type === 'estuary' && c.steer ? { steer: c.homeFeature ? { homeFeature: c.homeFeature } : {} } : {}),
+    ...policyFor(config.controller),
     storage: storageLocations(config.storage),
-    ...(deps.data ? { data: deps.data } : settings.gateways.length ? { data: new GatewayData(settings.gateways) } : {}),
+    ...(deps.data ? { data: deps.data } : dataSource(settings)),
     intervalMs: config.interval,
     clock,
     log,

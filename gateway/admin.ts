@@ -152,7 +152,7 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
             message: `send JSON {"urls": [...], "sizes": false} with 1 to ${MAX_HOLDINGS_ITEMS} URLs or prefixes (s3://, http(s)://, cvmfs://repo)`,
           });
         }
-        const held = holdingsOf(deps.cache.entries(), urls as string[]);
+        const held = await holdingsOf(deps.cache.entries(), urls as string[]);
         if (body.sizes !== true || !deps.sizeOf) return { holdings: held };
         const sized = await Promise.all(
           held.map(async (h) => {

@@ -3,7 +3,7 @@
 // last interval's report; pure apart from reading them.
 
 import type { TickReport } from '../coordinator.ts';
-import { costSince, dayStart, dronePrice } from '../cost.ts';
+import { dronePrice, spentToday } from '../cost.ts';
 import type { Drone, Reason, SiteCost } from '../model.ts';
 
 export const API_VERSION = 1;
@@ -102,9 +102,7 @@ export function buildStatus(
       costPerCoreHour: s.costPerCoreHour,
       spotPerCoreHour: s.cost?.spotPerCoreHour ?? null,
       cost: round4(drones.filter((d) => d.site === s.name).reduce((sum, d) => sum + droneCost(d, coresOf(d.machineType), priceOf(s, d), now), 0)),
-      spentToday: round4(
-        drones.filter((d) => d.site === s.name).reduce((sum, d) => sum + costSince(d, coresOf(d.machineType), priceOf(s, d), dayStart(now), now), 0),
-      ),
+      spentToday: round4(spentToday(drones, s, coresOf, now)),
       budgetPerDay: s.cost?.budgetPerDay ?? null,
     })),
     pools: last?.pools ?? [],
@@ -120,7 +118,9 @@ export function reasonText(r: Reason): string {
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `${k}=${v}`);
   const numbers = fields.length ? `${rule} (${fields.join(', ')})` : rule;
-  return why === undefined ? numbers : `${String(why)} [${numbers}]`;
+  // Reasons quote job comments (declared inputs) that any batch user writes: no control
+  // characters reach the admin's terminal.
+  return (why === undefined ? numbers : `${String(why)} [${numbers}]`).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
 /** The terminal table `estuary coordinator status` prints. */

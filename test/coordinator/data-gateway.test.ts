@@ -134,3 +134,42 @@ describe('the gateway DataSource, against a real gateway', async () => {
     expect(second.pools.find((p) => p.pool === 'tokyo/small')!.reason.why).toMatch(/\(1 MB, 1 MB cached at tokyo\)/);
   });
 });
+
+describe('holdings from discovery, for sites without a gateway', async () => {
+  const { buildHttp } = await import('../../discovery/http.ts');
+  const { Registry } = await import('../../discovery/registry.ts');
+  const { createLocator } = await import('../../discovery/locator.ts');
+  const { createMetrics } = await import('../../discovery/metrics.ts');
+  const { NO_GEO_DB } = await import('../../discovery/geoip.ts');
+  const { parseSiteMap } = await import('../../discovery/site-map.ts');
+  const { heartbeat, testLog } = await import('../discovery/fixtures.ts');
+  const registry = new Registry();
+  const locator = createLocator(parseSiteMap('sites: []'), NO_GEO_DB);
+  const meta = { nowMs: Date.now(), auth: 'signed' as const, skewS: 0, verify: false };
+  const holds = (mb: number) => ({ bytes: mb * MB, cvmfs: [{ repo: 'atlas.cern.ch', bytes: mb * MB }], prefixes: [{ prefix: 's3://kek/run42', bytes: mb * MB }] });
+  // Two caches at KEK-CLOUD holding different amounts of the same data, one elsewhere.
+  registry.apply(heartbeat({ uuid: 'a' }, { cacheKind: 'estuary', site: 'KEK-CLOUD', holds: holds(3) }), meta, (h) => locator.cache(h));
+  registry.apply(heartbeat({ uuid: 'b' }, { cacheKind: 'estuary', site: 'KEK-CLOUD', holds: holds(2) }), meta, (h) => locator.cache(h));
+  registry.apply(heartbeat({ uuid: 'c' }, { cacheKind: 'estuary', site: 'ELSEWHERE', holds: holds(9) }), meta, (h) => locator.cache(h));
+  const app = buildHttp({
+    registry,
+    locator,
+    metrics: createMetrics(registry),
+    log: testLog().log,
+    trustProxy: false,
+    health: () => ({ ok: true }),
+    pageFacts: () => ({ version: 't', exchange: 'shoal', broker: 'connected' as const, verify: false, shoalCompat: true, testUrl: 'http://x/', expiryMs: 180_000, rejections: [] }),
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  onTeardown(() => app.close());
+  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+
+  it('reads the registry over HTTP and credits each site with the most one of its caches holds', async () => {
+    const data = new GatewayData([], { url, sites: new Map([['kek', 'KEK-CLOUD'], ['aws', 'AWS']]), timeoutMs: 5000 });
+    const h = await data.holdings(['s3://kek/run42', 'cvmfs://atlas.cern.ch', 's3://kek/run43']);
+    expect([...h.get('kek')!]).toEqual([['s3://kek/run42', 3 * MB], ['cvmfs://atlas.cern.ch', 3 * MB], ['s3://kek/run43', 0]]);
+    expect([...h.get('aws')!.values()]).toEqual([0, 0, 0]);
+    const down = new GatewayData([], { url: 'http://127.0.0.1:9', sites: new Map([['kek', 'KEK-CLOUD']]), timeoutMs: 2000 });
+    await expect(down.holdings(['s3://kek/run42'])).rejects.toThrow(/^discovery http:\/\/127\.0\.0\.1:9: reading \/api\/v1\/registry failed: .*; check the coordinator's discovery URL$/);
+  });
+});

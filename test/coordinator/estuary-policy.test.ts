@@ -11,6 +11,7 @@ import { makeController } from '../../coordinator/controllers.ts';
 import type { Market, PendingJob, PoolView, SiteCost, SiteView, Snapshot } from '../../coordinator/model.ts';
 import { firstFit } from '../../coordinator/placement.ts';
 import { decide } from '../../coordinator/policy.ts';
+import { policyFor } from '../../coordinator/service.ts';
 
 const NOW = 1_000 * 86_400_000 + 3_600_000;
 const GB = 1e9;
@@ -125,12 +126,35 @@ describe("estuary's policy", () => {
     expect(estuaryPlan(risky, estuary).get('aws/small')!.jobs).toHaveLength(4);
   });
 
+  it("keeps a site's minimum on demand only, not once more on its spot pool", () => {
+    const s = snap([site('aws', 0.1, { spotPerCoreHour: 0.03 }, { min: 1 })], [pool('aws'), pool('aws', 'spot')], []);
+    const starts = decide(s, new Map(), withPlan).decisions;
+    expect(starts).toHaveLength(1);
+    expect(starts[0]).toMatchObject({ kind: 'start', site: 'aws' });
+    expect(starts[0]!.kind === 'start' && starts[0]!.market).not.toBe('spot');
+  });
+
   it('sizes the burst by the turnaround: 20 five-minute jobs fit one drone within an hour', () => {
     const s = snap([site('a', 0.05, {}, { quota: 10 })], [pool('a')], jobs(20, { timeLimitMs: 300_000 }));
     expect(estuaryPlan(s, estuary).get('a/small')!.newDrones).toBe(1);
     const fast = estuaryPlan(s, { ...estuary, turnaround: 600_000 });
     // 10 min: boot 2 min, then one 5-minute job per core: 20 cores, quota 10 drones.
     expect(fast.get('a/small')!.newDrones).toBe(10);
+  });
+
+  it('counts busy cores as free after half the waiting jobs\' run time, so short jobs queue instead of buying', () => {
+    const busy: PoolView = {
+      ...pool('a'),
+      drones: [{
+        drone: { id: 'a-1', site: 'a', machineType: 'small', state: 'available', createdAt: 0, stateSince: 0, lastBusyAt: NOW, instance: {}, reason: { rule: 't' } },
+        node: { status: 'available', cpus: 2, allocCpus: 2, memoryMb: 4000, allocMemoryMb: 200 },
+      }],
+    };
+    // Two 1-minute jobs: the busy cores are expected free in 30 s, long before a new drone boots.
+    const plan = estuaryPlan(snap([site('a', 0.05)], [busy], jobs(2, { timeLimitMs: 60_000 })), estuary);
+    expect(plan.get('a/small')).toMatchObject({ newDrones: 0, jobs: [{ id: 'j0' }, { id: 'j1' }] });
+    // Two 1-hour jobs: busy for another half hour, so within the hour a new drone is needed.
+    expect(estuaryPlan(snap([site('a', 0.05)], [busy], jobs(2)), estuary).get('a/small')!.newDrones).toBe(1);
   });
 
   it('with no declared inputs and unknown run times bursts like queue-pressure placement', () => {
@@ -147,6 +171,17 @@ describe("estuary's policy", () => {
     const plan = estuaryPlan(s, estuary);
     expect(plan.get('campus/small')!.jobs.length).toBeGreaterThan(0);
     expect(plan.get('campus/small')!.reason.why).toMatch(/aws \+\$0\.01 a job/);
+  });
+
+  it('is selected by the one controller key, as the service and a simulator build it', () => {
+    const base = policyFor(controllerSchema.parse({ type: 'glideinwms' }));
+    expect(base).toMatchObject({ markets: false });
+    expect(base.policy.plan).toBeUndefined();
+    const ours = policyFor(controllerSchema.parse({ type: 'estuary', 'home-feature': 'home' }));
+    expect(ours).toMatchObject({ markets: true, steer: { homeFeature: 'home' }, policy: { runtimeMs: 3_600_000 } });
+    const s = snap([site('a', 0.05)], [pool('a')], jobs(1));
+    expect(ours.policy.plan!(s).get('a/small')!.newDrones).toBe(1);
+    expect(policyFor(controllerSchema.parse({ type: 'estuary', steer: false })).steer).toBeUndefined();
   });
 
   it('skips an unhealthy site and names a full one', () => {

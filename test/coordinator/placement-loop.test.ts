@@ -140,6 +140,12 @@ describe("estuary's policy in the control loop", () => {
     const now = '14 pending jobs need s3://kek/run42 (40 GB, 38 GB cached at tokyo): tokyo on-demand $0.10/h, 1 new drone';
     expect(statusTable(view())).toContain(now);
     expect(renderPage(view())).toContain(now);
+    // An input outside every storage location is neither sized nor pre-warmed: users write job
+    // comments, and the coordinator must not HEAD or have gateways fetch whatever they name.
+    w.batch.pending = [...w.batch.pending, { ...jobs(1)[0]!, id: 'x1', inputs: [{ url: 'http://169.254.169.254/latest/meta-data/' }] }];
+    await w.tick();
+    expect(data.sizeCalls).toEqual([URL]);
+    expect(data.prewarms.flatMap(([, u]) => u)).not.toContain('http://169.254.169.254/latest/meta-data/');
     await app.close();
     w.registry.close();
   });

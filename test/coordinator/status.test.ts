@@ -42,6 +42,10 @@ describe('status view', () => {
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(html).not.toMatch(/<script/i);
     expect(statusTable(v)).toMatch(/cloud +1\/3 +yes +\$0\.0033/);
+    // A job comment's escape sequence never reaches the admin's terminal.
+    const evil = buildStatus([drone({ reason: { rule: 'estuary', why: '1 pending job need s3://x/\u001b]0;pwned\u0007 (size unknown)' } })], [{ name: 'cloud', quota: 3, costPerCoreHour: 0.1 }], () => 2, undefined, 60_000);
+    expect(statusTable(evil)).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+    expect(statusTable(evil)).toContain('s3://x/?]0;pwned? (size unknown)');
   });
 
   it('serves the API, a drone with its transitions, the page and metrics', async () => {
