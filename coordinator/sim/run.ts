@@ -9,14 +9,11 @@ import { pino } from 'pino';
 import type { Logger } from '../../lib/log.ts';
 import { VirtualClock } from '../clock.ts';
 import { type ControllerConfig, controllerSchema } from '../config.ts';
-import { makeController } from '../controllers.ts';
 import { Coordinator, type SiteSettings } from '../coordinator.ts';
 import type { DataSource } from '../data.ts';
-import { estuaryPlan } from '../estuary-policy.ts';
-import type { SiteCost, Snapshot } from '../model.ts';
-import { firstFit } from '../placement.ts';
+import type { SiteCost } from '../model.ts';
 import { DroneRegistry } from '../registry.ts';
-import { siteCost, storageLocations } from '../service.ts';
+import { policyFor, siteCost, storageLocations } from '../service.ts';
 import { type JobEnd, SimBatch } from './batch.ts';
 import { EventHeap, seeded } from './heap.ts';
 import type { Scenario } from './scenario.ts';
@@ -149,21 +146,16 @@ export async function simulate(s: Scenario, controller: ControllerConfig, o: Sim
   }));
   const registry = DroneRegistry.inMemory();
   const c = controller;
-  const estuary = c.type === 'estuary' ? c : undefined;
+  // The loop's policy options exactly as `estuary coordinator` derives them from the setting.
+  // The home nodes' feature is a fact of the site, not a tuning: steered jobs may run at home.
+  const wiring = policyFor(c.type === 'estuary' ? { ...c, homeFeature: c.homeFeature ?? s.home.feature } : c);
   const coordinator = new Coordinator({
     registry,
     batch,
     sites,
     siteSettings,
     machineTypes: s.machineTypes,
-    policy: {
-      controllerFor: () => makeController(c),
-      placement: firstFit,
-      ...(estuary ? { plan: (snap: Snapshot) => estuaryPlan(snap, estuary), runtimeMs: estuary.runtime } : {}),
-    },
-    markets: estuary !== undefined,
-    // The home nodes' feature is a fact of the site, not a tuning: steered jobs may run at home.
-    ...(estuary?.steer ? { steer: { homeFeature: estuary.homeFeature ?? s.home.feature } } : {}),
+    ...wiring,
     storage,
     data,
     intervalMs: s.intervalMs,
