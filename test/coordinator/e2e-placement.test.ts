@@ -44,6 +44,12 @@ async function freeSubnet(): Promise<string> {
   throw new Error('no free /24');
 }
 
+/** Body bytes the gateway has received from the store: what crossed its site's link. */
+async function received(): Promise<number> {
+  const text = await (await fetch(`${gatewayUrl}/metrics`)).text();
+  return [...text.matchAll(/^estuary_gateway_bytes_received_total(?:\{[^}]*\})? (\d+(?:\.\d+)?(?:e\+\d+)?)$/gm)].reduce((s, m) => s + Number(m[1]), 0);
+}
+
 async function held(url: string): Promise<number> {
   const r = await fetch(`${gatewayUrl}/estuary/v1/admin/holdings`, {
     method: 'POST',
@@ -139,6 +145,7 @@ describe('estuary coordinator end to end with data-aware placement', () => {
     const port = Number((await child.waitFor(/"port":(\d+)/, 20_000))[1]);
     const api = async <T>(path: string) => (await (await fetch(`http://127.0.0.1:${port}${path}`)).json()) as T;
 
+    const before = await received();
     const results = join(cluster.dir, 'results');
     mkdirSync(results, { recursive: true });
     const script = join(cluster.dir, 'job.sh');
@@ -175,6 +182,8 @@ describe('estuary coordinator end to end with data-aware placement', () => {
     expect(onDrones.length).toBeGreaterThanOrEqual(4); // the home node takes one or two first
     expect(onDrones.every((r) => r.host.startsWith(`${prefix}near-`))).toBe(true);
     expect(Math.min(...onDrones.map((r) => r.start))).toBeGreaterThan(warmAt - 0.06);
+    // Over near's link only the missing megabyte came, once, however many jobs need the input.
+    expect(await received()).toBe(before + 1 * MB);
     // Steered: the jobs that waited required near's drones.
     const log = child.output();
     expect(log).toMatch(/"msg":"steered \d+ job\(s\) to near"/);
