@@ -61,6 +61,11 @@ const options = {
     'only these fuse cases: Table 1 rows (1000x1MB, 100x10MB, 10x100MB, 1x1000MB) and the metadata suite',
     { scope: ['fuse'] },
   ),
+  scenarioFile: optional(
+    list(str('FILE')),
+    'coordinator: only these scenario files (YAML, docs/BENCHMARKING.md "Scenario files") instead of bench/coordinator/scenarios/',
+    { scope: ['coordinator'] },
+  ),
   workDir: optional(
     str('DIR'),
     'scratch space for datasets and server data (default the system temporary directory)',
@@ -168,6 +173,7 @@ export const command = defineCommand({
           bucket: config.bucket,
           ...(config.peers ? { peers: config.peers } : {}),
           ...(config.cases ? { cases: config.cases } : {}),
+          ...(config.scenarioFile ? { scenarioFiles: config.scenarioFile.map((f) => resolve(f)) } : {}),
         },
         log,
         display,

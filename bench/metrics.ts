@@ -41,6 +41,16 @@ export const METRICS = {
     better: 'less traffic over the link',
     worse: 'more traffic over the link',
   },
+  /** Simulated time (the coordinator bench): makespan. */
+  hours: { unit: 'hours', higherIsBetter: false, ...speed },
+  /** Simulated time a job waited in the queue. */
+  minutes: { unit: 'minutes', higherIsBetter: false, better: 'shorter waits', worse: 'longer waits' },
+  /** Cloud cores paid for but running no job (booting, idle, draining). */
+  idleCoreHours: { unit: 'idle core-hours', higherIsBetter: false, better: 'less idle', worse: 'more idle' },
+  dollars: { unit: 'dollars', higherIsBetter: false, better: 'cheaper', worse: 'more expensive' },
+  /** Bytes that crossed a wide-area link (inputs fetched, results sent home), GB = 10^9 bytes. */
+  wanGB: { unit: 'GB over the WAN', higherIsBetter: false, better: 'less WAN traffic', worse: 'more WAN traffic' },
+  drones: { unit: 'drones started', higherIsBetter: false, better: 'fewer drones', worse: 'more drones' },
   exactClients: {
     unit: 'clients',
     higherIsBetter: true,

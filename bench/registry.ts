@@ -40,6 +40,12 @@ const OPTIONAL: readonly OptionalModule[] = [
     exportName: 'stageScenario',
   },
   {
+    name: 'coordinator',
+    summary: 'the coordinator simulated under LSF-RC, COBalD, GlideinWMS and estuary policies on four scenarios',
+    file: './coordinator/index.ts',
+    exportName: 'coordinatorScenario',
+  },
+  {
     name: 'discovery',
     summary: 'heartbeat ingestion and nearest-proxy queries at 10,000 caches',
     file: './discovery/index.ts',

@@ -61,6 +61,19 @@ const scenario = z.object({
   method: z.array(z.string()).default([]),
   notes: z.array(z.string()),
   load: load.optional(),
+  /** Quantities over time (bench/report/lines.ts), drawn as line charts; absent for most scenarios. */
+  series: z
+    .array(
+      z.object({
+        id: z.string().min(1),
+        title: z.string(),
+        xLabel: z.string(),
+        yLabel: z.string(),
+        x: z.array(z.number()),
+        lines: z.array(z.object({ name: z.string(), y: z.array(z.number()) })),
+      }),
+    )
+    .optional(),
   /** Whether each case's peers took turns run by run (bench/interleave.ts); absent if unchecked. */
   interleaving: z.object({ cases: z.number().int().nonnegative(), problems: z.array(z.string()) }).optional(),
 });
@@ -183,6 +196,7 @@ export function scenarioRecord(r: ScenarioResult, facts: RunFacts): ScenarioReco
     method: [...(r.method ?? [])],
     notes: [...r.notes],
     ...(facts.load ? { load: facts.load } : {}),
+    ...(r.series ? { series: r.series.map((x) => ({ ...x, x: [...x.x], lines: x.lines.map((l) => ({ ...l, y: [...l.y] })) })) } : {}),
     ...(facts.interleaving ? { interleaving: facts.interleaving } : {}),
   };
 }

@@ -4,6 +4,7 @@
 
 import type { Logger } from '../lib/log.ts';
 import type { MetricName } from './metrics.ts';
+import type { Series } from './report/lines.ts';
 
 export interface BenchContext {
   /** Reduced sizes and repetitions so every scenario finishes within the CI smoke budget. */
@@ -57,6 +58,8 @@ export interface ScenarioResult {
   /** How the figures were taken, one sentence each: what a time includes, caches dropped, ... */
   readonly method?: readonly string[];
   readonly notes: readonly string[];
+  /** Quantities over time, drawn as line charts (the coordinator's jobs by state, its cost). */
+  readonly series?: readonly Series[];
 }
 
 export type Scenario = (ctx: BenchContext) => Promise<ScenarioResult>;

@@ -19,12 +19,16 @@ and stopped after --idle-time, never before --min-lifetime, and never past a sit
 drone is in a registry under --state-dir before anything is asked of a site, so a restart adopts
 them and stops any orphan. \`estuary coordinator status\` prints sites and drones with their
 state, age, cost and the reason of the last decision. See docs/COORDINATOR.md.`,
-  positionals: [{ name: 'action', describe: 'status: print the state of a running coordinator', optional: true }],
+  positionals: [
+    { name: 'action', describe: 'status: print the state of a running coordinator; simulate FILE: run a scenario file on the simulator', optional: true },
+    { name: 'file', describe: 'for simulate: a scenario file (docs/BENCHMARKING.md, "Scenario files")', optional: true },
+  ],
   examples: [
     { cmd: 'estuary coordinator --config /etc/estuary/coordinator.yaml', what: 'run with sites, machine types and Slurm from one file' },
     { cmd: 'estuary coordinator status --config /etc/estuary/coordinator.yaml', what: 'sites and drones of the running coordinator' },
     { cmd: 'estuary coordinator status --url http://10.0.0.5:9180', what: 'ask a coordinator elsewhere' },
     { cmd: 'estuary coordinator --config coordinator.yaml --print-config', what: 'check a config without starting' },
+    { cmd: "estuary coordinator simulate bench/coordinator/scenarios/fermilab-nova.yaml --controller '{type: linear}'", what: 'what a policy would do on a scenario, simulated' },
   ],
   options: coordinatorOptions,
   async run({ config, args, log }) {
@@ -40,6 +44,12 @@ state, age, cost and the reason of the last decision. See docs/COORDINATOR.md.`,
         throw coordinatorErrors.statusUnreachable(base, (err as Error).message);
       }
       process.stdout.write(statusTable(view));
+      return 0;
+    }
+    if (action === 'simulate') {
+      if (!args[1]) throw coordinatorErrors.badScenario('(none)', 'file', 'give a scenario file: estuary coordinator simulate FILE');
+      const { simulateFile } = await import('./sim/summary.ts');
+      process.stdout.write(await simulateFile(args[1], config.controller));
       return 0;
     }
     if (action !== undefined) throw coordinatorErrors.badAction(action);

@@ -65,7 +65,19 @@ export const coordinatorErrors = {
   badAction: (action: string) =>
     new CoordinatorError(
       'ESTUARY_CO_BAD_ACTION',
-      `unknown action "${action}"; use \`estuary coordinator\` to run or \`estuary coordinator status\``,
+      `unknown action "${action}"; use \`estuary coordinator\` to run, \`estuary coordinator status\`, or \`estuary coordinator simulate FILE\``,
+      2,
+    ),
+  badTrace: (file: string, where: string, problem: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_TRACE',
+      `trace ${file}: ${where}: ${problem}; see docs/BENCHMARKING.md, "Trace formats"`,
+      2,
+    ),
+  badScenario: (file: string, key: string, problem: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_SCENARIO',
+      `scenario ${file}: ${key}: ${problem}; see docs/BENCHMARKING.md, "Scenario files"`,
       2,
     ),
 };

@@ -5,7 +5,7 @@
 
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { coordinatorErrors } from './errors.ts';
 import type { Drone, DroneState, Reason } from './model.ts';
 
@@ -62,16 +62,35 @@ function takeLock(path: string): void {
   throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
 }
 
+const TABLES = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS drones (id TEXT PRIMARY KEY, state TEXT NOT NULL, body TEXT NOT NULL);
+  CREATE TABLE IF NOT EXISTS transitions (seq INTEGER PRIMARY KEY AUTOINCREMENT, drone TEXT NOT NULL,
+    from_state TEXT, to_state TEXT NOT NULL, at INTEGER NOT NULL, reason TEXT NOT NULL);
+  CREATE INDEX IF NOT EXISTS transitions_by_drone ON transitions (drone, seq);`;
+
+function createTables(db: DatabaseSync): void {
+  db.exec(TABLES);
+}
+
 const isOurs = (err: unknown) => String((err as { code?: unknown }).code ?? '').startsWith('ESTUARY_');
 
 export class DroneRegistry {
   private readonly db: DatabaseSync;
-  private readonly lockPath: string;
+  private readonly lockPath: string | undefined;
   private readonly cache = new Map<string, Drone>();
+  // Prepared once: put() runs for every drone whose state or idle clock moved, each interval.
+  private readonly upsert: StatementSync;
+  private readonly record: StatementSync;
+  private readonly begin: StatementSync;
+  private readonly commit: StatementSync;
 
-  private constructor(db: DatabaseSync, lockPath: string) {
+  private constructor(db: DatabaseSync, lockPath: string | undefined) {
     this.db = db;
     this.lockPath = lockPath;
+    this.upsert = db.prepare('INSERT INTO drones VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET state=excluded.state, body=excluded.body');
+    this.record = db.prepare('INSERT INTO transitions (drone, from_state, to_state, at, reason) VALUES (?, ?, ?, ?, ?)');
+    this.begin = db.prepare('BEGIN IMMEDIATE');
+    this.commit = db.prepare('COMMIT');
     for (const row of db.prepare('SELECT body FROM drones').all() as { body: string }[]) {
       const d = JSON.parse(row.body) as Drone;
       this.cache.set(d.id, d);
@@ -96,11 +115,7 @@ export class DroneRegistry {
     try {
       db = new DatabaseSync(path);
       db.exec('PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;');
-      db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS drones (id TEXT PRIMARY KEY, state TEXT NOT NULL, body TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS transitions (seq INTEGER PRIMARY KEY AUTOINCREMENT, drone TEXT NOT NULL,
-          from_state TEXT, to_state TEXT NOT NULL, at INTEGER NOT NULL, reason TEXT NOT NULL);
-        CREATE INDEX IF NOT EXISTS transitions_by_drone ON transitions (drone, seq);`);
+      createTables(db);
       const row = db.prepare("SELECT value FROM meta WHERE key='format'").get() as { value: string } | undefined;
       if (!row) db.prepare("INSERT INTO meta VALUES ('format', ?)").run(String(REGISTRY_FORMAT));
       else if (Number(row.value) !== REGISTRY_FORMAT) {
@@ -113,6 +128,18 @@ export class DroneRegistry {
       throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
     }
     return new DroneRegistry(db, lockPath);
+  }
+
+  /**
+   * A registry in memory (SQLite's :memory:): the same class, tables and statements, nothing
+   * on disk and no lock. For the simulator, where durability across kill -9 has no meaning and
+   * a durable write per drone per interval would be most of the run's time.
+   */
+  static inMemory(): DroneRegistry {
+    const db = new DatabaseSync(':memory:');
+    createTables(db);
+    db.prepare("INSERT INTO meta VALUES ('format', ?)").run(String(REGISTRY_FORMAT));
+    return new DroneRegistry(db, undefined);
   }
 
   /** Every drone ever recorded that is not down, plus down ones still in the table. */
@@ -135,16 +162,12 @@ export class DroneRegistry {
   /** Records the drone durably, with a transition row when its state changed. */
   put(drone: Drone, at: number): void {
     const before = this.cache.get(drone.id);
-    this.db.exec('BEGIN IMMEDIATE');
+    this.begin.run();
     try {
-      this.db
-        .prepare('INSERT INTO drones VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET state=excluded.state, body=excluded.body')
-        .run(drone.id, drone.state, JSON.stringify(drone));
+      this.upsert.run(drone.id, drone.state, JSON.stringify(drone));
       if (!before || before.state !== drone.state)
-        this.db
-          .prepare('INSERT INTO transitions (drone, from_state, to_state, at, reason) VALUES (?, ?, ?, ?, ?)')
-          .run(drone.id, before?.state ?? null, drone.state, at, JSON.stringify(drone.reason));
-      this.db.exec('COMMIT');
+        this.record.run(drone.id, before?.state ?? null, drone.state, at, JSON.stringify(drone.reason));
+      this.commit.run();
     } catch (err) {
       this.db.exec('ROLLBACK');
       throw err;
@@ -170,6 +193,6 @@ export class DroneRegistry {
 
   close(): void {
     this.db.close();
-    releaseLock(this.lockPath);
+    if (this.lockPath) releaseLock(this.lockPath);
   }
 }

@@ -122,6 +122,7 @@ export function scenarioSection(
   out.push('How the figures were taken:', '', ...methodLines(s).map((l) => `- ${l}`), '');
   for (const chart of chartsFor(s, run)) out.push(...chartTables(s, chart, chartFile));
   if (s.notes.length > 0) out.push('Notes:', '', ...s.notes.map((n) => `- ${n}`), '');
+  for (const series of s.series ?? []) out.push(`![${series.title}](${chartFile(series.id)})`, '');
   out.push(
     '<details><summary>settings</summary>',
     '',

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Results } from '../results.ts';
 import { chartsFor } from './charts.ts';
 import { renderReport } from './markdown.ts';
+import { renderLineChart } from './lines.ts';
 import { renderBarChart } from './svg.ts';
 
 export async function writeReport(dir: string, results: Results, withJson = true): Promise<string[]> {
@@ -21,6 +22,11 @@ export async function writeReport(dir: string, results: Results, withJson = true
       written.push(file);
     }
   }
+  for (const s of results.scenarios)
+    for (const series of s.series ?? []) {
+      await writeFile(join(dir, `${series.id}.svg`), renderLineChart(series));
+      written.push(`${series.id}.svg`);
+    }
   await writeFile(
     join(dir, 'report.md'),
     renderReport(results, (id) => `${id}.svg`),
