@@ -73,9 +73,8 @@ export const DEFAULT_MAX_CONNECTIONS = 10_000;
 export const DEFAULT_S3_REVALIDATE = 60_000;
 /**
  * Aligned block of a large S3 object that a range read fetches when the object is not cached.
- * 8 MiB: over the emulated site-cloud link (docs/BENCHMARKING.md) a block of this size takes
- * about as long to transfer as a request's round trips, so readahead of one block keeps the link
- * busy, while a 4 KiB read of a cold object costs at most 8 MiB over the link.
+ * 8 MiB (measured, docs/BENCHMARKING.md "Block size"): a cold small read costs one block's transfer,
+ * doubling with the block, while sequential reads gain 25% from 4 to 8 MiB and only 6% beyond.
  */
 export const DEFAULT_S3_BLOCK = 8 * 2 ** 20;
 
