@@ -105,13 +105,18 @@ async function headObject(d: FetchDeps, target: Target): Promise<ObjectVersion |
     return undefined;
   }
   drainBody(res.body);
-  const headers = endToEnd(res.headers as HeaderMap);
+  return noteVersion(d.cache, target.key, res.statusCode, res.headers);
+}
+
+/** Remembers the version a HEAD of an S3 object answered (ours, or a client's passed through). */
+export function noteVersion(cache: Cache, key: string, status: number, raw: UpstreamResponse['headers']): ObjectVersion | undefined {
+  const headers = endToEnd(raw as HeaderMap);
   const etag = first(headers.etag);
   const size = Number(first(headers['content-length']));
-  if (res.statusCode !== 200 || !etag || !Number.isSafeInteger(size)) return undefined;
+  if (status !== 200 || !etag || !Number.isSafeInteger(size)) return undefined;
   if (/(^|,)\s*no-store\b/i.test(String(headers['cache-control'] ?? ''))) return undefined;
   const version = { etag, size, headers, at: Date.now() };
-  d.cache.objectVersions.set(target.key, version);
+  cache.objectVersions.set(key, version);
   return version;
 }
 

@@ -26,7 +26,7 @@ import {
   runFill,
   staleUsable,
 } from './fetcher.ts';
-import { serveBlocks } from './blocks.ts';
+import { noteVersion, serveBlocks } from './blocks.ts';
 import { forwardInterim } from './interim.ts';
 import { relay, upstreamHeaders } from './relay.ts';
 import {
@@ -172,7 +172,7 @@ export class ProxyHandler {
     if (reqCc.has('only-if-cached')) {
       return sendError(res, 504, 'http_request_error', 'not in cache and the request said only-if-cached');
     }
-    if (req.method === 'HEAD') return this.#pass(req, res, target, 'uri-miss', false);
+    if (req.method === 'HEAD') return this.#pass(req, res, target, 'uri-miss', false, target.lifetimeS !== undefined);
     const { fill, leader } = await d.cache.claim(target.key);
     const storedMeanwhile =
       leader && d.cache.coordinator && !noCache ? d.cache.lookup(target.key) : undefined;
@@ -320,6 +320,7 @@ export class ProxyHandler {
     target: Target,
     fwd: string,
     unsafe: boolean,
+    noteHead = false,
   ): Promise<void> {
     const d = this.#d;
     const withBody = unsafe && req.method !== 'OPTIONS';
@@ -347,6 +348,8 @@ export class ProxyHandler {
       res.off('close', onClose);
     }
     if (unsafe && up.statusCode < 400) this.#invalidateAfterUnsafe(target, up, req.headers.host);
+    // Clients HEAD an S3 object before reading it in ranges: that answer saves the block read its own.
+    if (noteHead) noteVersion(d.cache, target.key, up.statusCode, up.headers);
     return this.#relay(res, up, `${NAME}; fwd=${fwd}`);
   }
 

@@ -84,6 +84,8 @@ for (const [name, start, available] of stores) {
       s3IssuerKeyFile: flag('--s3-issuer-key-file'),
       s3Credentials: flag('--s3-credentials'),
       s3BlockSize: BLOCK,
+      // Blocks on disk only here (the two-worker suite keeps them in memory too).
+      memObjectMax: 0,
       allowDest: [],
     });
     const put = async (key: string, body: Buffer) => {
@@ -189,6 +191,17 @@ for (const [name, start, available] of stores) {
       const gets = blockGets(relay, 'blocks/abort');
       expect(gets).not.toContain('whole');
       expect(gets.length).toBe(new Set(gets).size);
+    });
+
+    it("takes the version from a client's own HEAD instead of asking again", async () => {
+      const data = randomBytes(SIZE);
+      await put('blocks/headed', data);
+      const h = sign({ method: 'HEAD', path: `/${BUCKET}/blocks/headed`, query: '', headers: { 'x-amz-security-token': cred.sessionToken }, host: new URL(gw.url).host }, cred, 'us-east-1', 'UNSIGNED-PAYLOAD', Date.now());
+      expect((await send(gw.url, `/${BUCKET}/blocks/headed`, { method: 'HEAD', headers: h })).status).toBe(200);
+      const r = await get(gw.url, 'blocks/headed', `bytes=${BLOCK}-${BLOCK + 9}`);
+      expect(r.body.equals(data.subarray(BLOCK, BLOCK + 10))).toBe(true);
+      expect(relay.count('HEAD', `/${BUCKET}/blocks/headed`)).toHaveLength(1);
+      expect(blockGets(relay, 'blocks/headed')).toEqual([`bytes=${BLOCK}-${2 * BLOCK - 1}`]);
     });
 
     it('sees a write through the gateway at the next ranged read', async () => {
