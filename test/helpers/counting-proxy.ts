@@ -1,7 +1,7 @@
 // A plain HTTP relay in front of a real store that records every request the gateway sends it
 // (method, path, Range), so tests can count upstream fetches at the origin rather than trust the
 // gateway's own metrics. A hook may run before a request is forwarded (e.g. to replace the object
-// between two block fetches). Loopback only.
+// between two block fetches), and chosen request bodies can be corrupted. Loopback only.
 
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +18,8 @@ export interface CountingProxy {
   readonly seen: Seen[];
   /** Runs before each request is forwarded; the request waits for it. */
   before?: (r: Seen) => Promise<void> | void;
+  /** Requests whose body gets its first byte flipped on the way (a link that corrupts data). */
+  alter?: (r: Seen) => boolean;
   /** Requests seen for a path (query ignored) with a method. */
   count(method: string, path: string): Seen[];
 }
@@ -44,7 +46,17 @@ export async function startCountingProxy(origin: string): Promise<CountingProxy>
           },
         );
         up.on('error', () => res.destroy());
-        req.pipe(up);
+        if (!proxy.alter?.(seen)) return void req.pipe(up);
+        let first = true;
+        req.on('data', (c: Buffer) => {
+          if (first && c.length > 0) {
+            c = Buffer.from(c);
+            c[0]! ^= 0xff;
+            first = false;
+          }
+          up.write(c);
+        });
+        req.on('end', () => up.end());
       },
       () => res.destroy(),
     );
