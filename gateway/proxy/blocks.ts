@@ -148,6 +148,8 @@ async function streamBlocks(
       const source = await next!;
       // One block ahead: it arrives while this one goes out.
       next = i < span.last ? acquire(d, target, v, i + 1, blockSize) : undefined;
+      // Awaited in the next turn, or never if this one fails: a rejection must not go unhandled.
+      next?.catch(() => undefined);
       const r = blockRange(i, blockSize, v.size);
       const from = Math.max(start, r.start) - r.start;
       const to = Math.min(end, r.end) - r.start;
