@@ -238,6 +238,30 @@ describe('aligned blocks with two workers', async () => {
   });
 });
 
+describe('aligned blocks across a kill -9 of the gateway', async () => {
+  const store = await startS3rver({ buckets: [BUCKET] });
+  const relay = await startCountingProxy(store.endpoint);
+  const args = [...(await gatewayArgs(store, relay)), '--cache-dir', await tempDir('estuary-gw-blocks-kill-')];
+
+  it('cuts the client of a block read short, keeps no partial block, and serves the range whole after a restart', async () => {
+    const data = randomBytes(SIZE);
+    await storeClient(store).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kill/blocks', Body: data }));
+    const first = await startGatewayProcess(args);
+    const reading = send(first.url, `/${BUCKET}/kill/blocks`, { headers: signed(first.url, 'kill/blocks', 'bytes=100-'), slowBytesPerMs: 1000 });
+    await new Promise((r) => setTimeout(r, 700));
+    await first.child.stop('SIGKILL');
+    const cut = await reading;
+    expect(cut.status).toBe(206);
+    expect(cut.complete).toBe(false);
+    expect(data.subarray(100, 100 + cut.body.length).equals(cut.body)).toBe(true);
+    const second = await startGatewayProcess(args);
+    const again = await get(second.url, 'kill/blocks', 'bytes=100-');
+    expect(again.complete).toBe(true);
+    expect(again.body.equals(data.subarray(100))).toBe(true);
+    expect(await second.child.stop('SIGTERM')).toBe(0);
+  });
+});
+
 describe.runIf((await import('../fuse/mount-helpers.ts')).fuseAvailable().ok)('estuary mount reading a large file through aligned blocks', async () => {
   const { runEstuary, sh } = await import('../fuse/mount-helpers.ts');
   const { isMounted } = await import('../../fuse/mount-table.ts');
