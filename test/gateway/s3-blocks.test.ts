@@ -87,6 +87,7 @@ for (const [name, start, available] of stores) {
       // Blocks on disk only here (the two-worker suite keeps them in memory too).
       memObjectMax: 0,
       allowDest: [],
+      adminToken: 'blocks-admin-token-1',
     });
     const put = async (key: string, body: Buffer) => {
       await direct.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
@@ -202,6 +203,22 @@ for (const [name, start, available] of stores) {
       expect(r.body.equals(data.subarray(BLOCK, BLOCK + 10))).toBe(true);
       expect(relay.count('HEAD', `/${BUCKET}/blocks/headed`)).toHaveLength(1);
       expect(blockGets(relay, 'blocks/headed')).toEqual([`bytes=${BLOCK}-${2 * BLOCK - 1}`]);
+    });
+
+    it('drops the blocks of a purged prefix', async () => {
+      const data = randomBytes(SIZE);
+      await put('blocks/purged', data);
+      const range = `bytes=${BLOCK - 1}-${BLOCK}`;
+      expect((await get(gw.url, 'blocks/purged', range)).body.equals(data.subarray(BLOCK - 1, BLOCK + 1))).toBe(true);
+      expect(blockGets(relay, 'blocks/purged')).toHaveLength(2);
+      const purge = await send(gw.url, '/estuary/v1/admin/purge', {
+        method: 'POST',
+        headers: { authorization: 'Bearer blocks-admin-token-1', 'content-type': 'application/json' },
+        body: JSON.stringify({ prefix: `s3://${BUCKET}/blocks/purged` }),
+      });
+      expect(purge.status).toBe(200);
+      expect((await get(gw.url, 'blocks/purged', range)).body.equals(data.subarray(BLOCK - 1, BLOCK + 1))).toBe(true);
+      expect(blockGets(relay, 'blocks/purged')).toHaveLength(4);
     });
 
     it('sees a write through the gateway at the next ranged read', async () => {
