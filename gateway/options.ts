@@ -71,6 +71,12 @@ export const DEFAULT_MAX_CONNECTIONS = 10_000;
 
 /** S3's own clients cache listings for about a minute; objects are checked by ETag as often. */
 export const DEFAULT_S3_REVALIDATE = 60_000;
+/**
+ * Aligned block of a large S3 object that a range read fetches when the object is not cached.
+ * 8 MiB (measured, docs/BENCHMARKING.md "Block size"): a cold small read costs one block's transfer,
+ * doubling with the block, while sequential reads gain 25% from 4 to 8 MiB and only 6% beyond.
+ */
+export const DEFAULT_S3_BLOCK = 8 * 2 ** 20;
 
 export interface S3BucketSpec {
   /** The bucket name clients use. */
@@ -261,6 +267,11 @@ export const gatewayOptions = {
     duration(0, 86_400_000),
     DEFAULT_S3_REVALIDATE,
     'how long a cached S3 object is served before its ETag is checked with the store',
+  ),
+  s3BlockSize: option(
+    size(0),
+    DEFAULT_S3_BLOCK,
+    'a range read of an uncached S3 object larger than this fetches only the aligned blocks of this size that cover the range (0: fetch the whole object)',
   ),
   s3MaxSkew: option(duration(1000, 3_600_000), 15 * 60_000, "largest difference between a request's signing time and the gateway clock"),
   s3Region: option(str('REGION', 'a region name'), 'us-east-1', 'region used to sign requests to the stores'),

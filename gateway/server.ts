@@ -205,6 +205,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     rings,
     peers: config.peers.length > 0 ? { ring: new HashRing(config.peers), self: config.peerSelf! } : undefined,
     accessLog: config.accessLog,
+    s3BlockSize: config.s3BlockSize,
   });
 
   const s3 = s3Keys

@@ -10,6 +10,7 @@ import { option, optional } from '../lib/config/options.ts';
 import { int, size, str, url } from '../lib/config/values.ts';
 import { stageErrors } from './errors.ts';
 import { Journal } from './local.ts';
+import { bufferCollector } from './memory.ts';
 import { parseS3Url } from './plan.ts';
 import { Progress } from './progress.ts';
 import { Store } from './s3.ts';
@@ -70,11 +71,15 @@ export const command = defineCommand({
     await journal.load();
     const store = new Store({ endpoint: config.endpoint, region: config.region, credentialsFile: config.credentials }, remote.bucket);
     const progress = new Progress(process.stderr, log);
+    const collect = bufferCollector();
     const opts = {
       parallel: config.parallel,
       partSize: config.partSize,
       partParallel: config.partParallel,
-      onBytes: (n: number) => progress.bytes(n),
+      onBytes: (n: number) => {
+        progress.bytes(n);
+        collect(n);
+      },
       onFile: (rel: string, outcome: 'copied' | 'skipped' | 'failed', detail?: string) => progress.file(rel, outcome, detail),
     };
     let summary: Summary;

@@ -2,10 +2,12 @@
 // interrupted transfer resume without sending finished parts again.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Entry } from './plan.ts';
+
+/** Read size of the hashing pass: large enough that a read costs little beside hashing it. */
+const HASH_BUFFER = 256 * 1024;
 
 export interface LocalEntry extends Entry {
   readonly path: string;
@@ -35,9 +37,20 @@ export async function walk(root: string): Promise<LocalEntry[]> {
 export async function hashFile(path: string, withMd5 = true): Promise<{ sha256: string; md5?: string }> {
   const sha = createHash('sha256');
   const md5 = withMd5 ? createHash('md5') : undefined;
-  for await (const c of createReadStream(path, { highWaterMark: 1024 * 1024 })) {
-    sha.update(c as Buffer);
-    md5?.update(c as Buffer);
+  // One buffer read into again and again: a stream would allocate a new one per read, and eight
+  // files hashed at once leave tens of MB of them for the garbage collector.
+  const buf = Buffer.allocUnsafe(HASH_BUFFER);
+  const fh = await open(path, 'r');
+  try {
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      const c = buf.subarray(0, bytesRead);
+      sha.update(c);
+      md5?.update(c);
+    }
+  } finally {
+    await fh.close();
   }
   return { sha256: sha.digest('hex'), md5: md5?.digest('hex') };
 }

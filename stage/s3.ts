@@ -1,6 +1,7 @@
 // The only file of `estuary stage` that talks S3 (the AWS SDK): listing, heads, ranged reads, and
 // multipart uploads whose parts the caller tracks itself (so a transfer resumes after a crash).
 
+import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import {
   AbortMultipartUploadCommand,
@@ -13,9 +14,46 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import type { Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { etagMd5, type Entry } from './plan.ts';
 import { stageErrors } from './errors.ts';
+
+/** Chunk of a file read for sending: 64 KiB, the socket's own write size, keeps buffers few and small. */
+const READ_CHUNK = 64 * 1024;
+
+/**
+ * The bytes [start, end) of a file as a request body, every chunk fed to `hash` (and counted) on
+ * its way out. A file that turns out shorter than that (truncated while it was being sent) fails
+ * the body and aborts the request, which would otherwise wait for ever for the missing bytes.
+ */
+function fileBody(file: string, start: number, end: number, hash: Hash, onBytes?: (n: number) => void): { body: Readable; signal: AbortSignal; failure: () => Error | undefined } {
+  const abort = new AbortController();
+  let failure: Error | undefined;
+  let sent = 0;
+  const source = createReadStream(file, { start, end: end > start ? end - 1 : undefined, highWaterMark: READ_CHUNK });
+  const body = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      sent += chunk.length;
+      onBytes?.(chunk.length);
+      cb(null, chunk);
+    },
+    flush(cb) {
+      cb(sent === end - start ? null : new Error(CHANGED));
+    },
+  });
+  const fail = (err: Error) => {
+    failure ??= err;
+    abort.abort();
+  };
+  source.on('error', (err) => body.destroy(err));
+  body.on('error', fail);
+  source.pipe(body);
+  return { body, signal: abort.signal, failure: () => failure };
+}
+
+/** What a transfer says when a file is modified under it. */
+export const CHANGED = 'the file changed while it was being uploaded; run again to copy the new content';
 
 export interface StoreOptions {
   readonly endpoint?: string;
@@ -112,18 +150,20 @@ export class Store {
     }
   }
 
-  /** One PUT; resolves with the ETag the store gave it. */
-  async put(key: string, file: string, size: number, sha256: string): Promise<string | undefined> {
-    const r = await this.#s3.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: createReadStream(file),
-        ContentLength: size,
-        Metadata: { sha256 },
-      }),
-    );
-    return r.ETag;
+  /**
+   * One PUT; resolves with the ETag the store gave it and the MD5 of the bytes sent, hashed as
+   * they went out (a single-part ETag is the MD5 of what the store received), so the file is read
+   * once for sending, not a second time to hash it.
+   */
+  async put(key: string, file: string, size: number, sha256: string, onBytes?: (n: number) => void): Promise<{ etag?: string; md5: string }> {
+    const md5 = createHash('md5');
+    const b = fileBody(file, 0, size, md5, onBytes);
+    const r = await this.#s3
+      .send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: b.body, ContentLength: size, Metadata: { sha256 } }), { abortSignal: b.signal })
+      .catch((err: unknown) => {
+        throw b.failure() ?? err;
+      });
+    return { etag: r.ETag, md5: md5.digest('hex') };
   }
 
   async createUpload(key: string, sha256: string): Promise<string> {
@@ -132,19 +172,28 @@ export class Store {
     return r.UploadId;
   }
 
-  async uploadPart(key: string, uploadId: string, n: number, file: string, start: number, end: number): Promise<string> {
-    const r = await this.#s3.send(
-      new UploadPartCommand({
-        Bucket: this.bucket,
-        Key: key,
-        UploadId: uploadId,
-        PartNumber: n,
-        Body: createReadStream(file, { start, end: end - 1 }),
-        ContentLength: end - start,
-      }),
-    );
+  /** One part; resolves with its ETag and the MD5 of the bytes sent (a part's ETag is their MD5). */
+  async uploadPart(
+    key: string,
+    uploadId: string,
+    n: number,
+    file: string,
+    range: { start: number; end: number },
+    onBytes?: (n: number) => void,
+  ): Promise<{ etag: string; md5: string }> {
+    const { start, end } = range;
+    const md5 = createHash('md5');
+    const b = fileBody(file, start, end, md5, onBytes);
+    const r = await this.#s3
+      .send(
+        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: b.body, ContentLength: end - start }),
+        { abortSignal: b.signal },
+      )
+      .catch((err: unknown) => {
+        throw b.failure() ?? err;
+      });
     if (!r.ETag) throw new Error(`the store gave no ETag for part ${n}`);
-    return r.ETag;
+    return { etag: r.ETag, md5: md5.digest('hex') };
   }
 
   async complete(key: string, uploadId: string, parts: readonly { n: number; etag: string }[]): Promise<void> {

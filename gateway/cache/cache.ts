@@ -4,6 +4,7 @@
 
 import { open } from 'node:fs/promises';
 import { LRUCache } from 'lru-cache';
+import type { ObjectVersion } from './block.ts';
 import type { DiskEntry, DiskStore } from './disk-store.ts';
 import type { EntryMeta } from './entry.ts';
 import { Fill } from './fill.ts';
@@ -34,6 +35,11 @@ export class Cache {
    * once instead of copying the body to disk again. Forgotten after an hour, as objects change.
    */
   readonly unstorable = new LRUCache<string, true>({ max: 10_000, ttl: 3_600_000 });
+  /**
+   * Versions of large S3 objects learnt for block reads (gateway/proxy/blocks.ts), dropped with
+   * the object's entry, so a write through the gateway is seen by the next ranged read.
+   */
+  readonly objectVersions = new LRUCache<string, ObjectVersion>({ max: 10_000 });
   coordinator?: Coordinator;
 
   constructor(memory: MemoryStore, disk: DiskStore) {
@@ -110,6 +116,7 @@ export class Cache {
 
   /** Invalidates in this process only (another worker already told everyone). */
   invalidateHere(key: string): boolean {
+    this.objectVersions.delete(key);
     const a = this.memory.delete(key);
     const b = this.disk.delete(key);
     return a || b;
@@ -120,6 +127,7 @@ export class Cache {
     const keys = new Set<string>();
     for (const k of this.disk.keys()) if (k.startsWith(prefix)) keys.add(k);
     for (const k of this.memory.keys()) if (k.startsWith(prefix)) keys.add(k);
+    for (const k of this.objectVersions.keys()) if (k.startsWith(prefix)) this.objectVersions.delete(k);
     for (const k of keys) this.invalidate(k);
     return keys.size;
   }

@@ -5,6 +5,7 @@
 
 import { open } from 'node:fs/promises';
 import type { Logger } from '../../lib/log.ts';
+import { isBlockOf } from '../cache/block.ts';
 import type { Cache } from '../cache/cache.ts';
 import { isDiskFull, type TempFile } from '../cache/disk-store.ts';
 import type { EntryMeta } from '../cache/entry.ts';
@@ -131,6 +132,12 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
   // S3 objects through the S3 endpoint: the request was authorised by the gateway itself and the
   // object is revalidated by ETag on a fixed interval, so only the status and no-store matter.
   if (target.lifetimeS !== undefined) decision = s3Decision(res.statusCode, resHeaders);
+  // A block answer from another version (the store ignored If-Match, as s3rver does) or a store
+  // that ignored the range is never stored, so blocks of two versions cannot meet.
+  if (target.block) {
+    const b = target.block;
+    decision = isBlockOf(res.statusCode, resHeaders, b, b) ? { store: true } : { store: false, reason: 'block-mismatch' };
+  }
   const length =
     res.headers['content-length'] !== undefined ? Number(res.headers['content-length']) : undefined;
   if (decision.store && length !== undefined && length > deps.maxObjectSize) {

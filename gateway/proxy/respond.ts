@@ -310,7 +310,7 @@ export async function streamFill(
   }
 }
 
-function drained(res: ServerResponse): Promise<void> {
+export function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     if (res.destroyed) {
       resolve();

@@ -30,6 +30,11 @@ export interface Target {
    * --s3-revalidate interval, after which the ETag is checked with the store).
    */
   readonly lifetimeS?: number;
+  /**
+   * An aligned block of a large S3 object (gateway/cache/block.ts): the answer is stored only when
+   * it is exactly this range of this version.
+   */
+  readonly block?: { readonly start: number; readonly end: number; readonly etag: string; readonly size: number };
 }
 
 export type TargetResult =

@@ -127,6 +127,35 @@ describe('estuary stage', async () => {
     expect(denied.out).toMatch(/does not allow writing kek-data\/elsewhere/);
   });
 
+  it('fails a file whose part or body arrived altered at the store, and a file changed during its upload', async () => {
+    const { startCountingProxy } = await import('../helpers/counting-proxy.ts');
+    const relay = await startCountingProxy(store.endpoint);
+    relay.alter = (r) => r.method === 'PUT' && (r.path.includes('partNumber=2') || r.path.includes('small.bin'));
+    const r = await run(['out', src, 's3://kek-data/altered/', '--endpoint', relay.url]);
+    expect(r.code, r.out).toBe(1);
+    const failed = (r.summary as unknown as { failed: { rel: string; error: string }[] }).failed;
+    expect(failed.map((f) => f.rel).sort()).toEqual(['a/b/multi.bin', 'a/small.bin']);
+    expect(failed.find((f) => f.rel === 'a/small.bin')!.error).toMatch(/arrived altered/);
+    expect(failed.find((f) => f.rel === 'a/b/multi.bin')!.error).toMatch(/part 2 arrived altered/);
+
+    relay.alter = undefined;
+    const dir = await tempDir('estuary-stage-changing-');
+    await writeFile(join(dir, 'f.bin'), randomBytes(3 * MiB));
+    await writeFile(join(dir, 'g.bin'), randomBytes(3 * MiB));
+    // While their bodies are on the way, one file is rewritten in place, the other truncated.
+    relay.before = async (seen) => {
+      if (seen.method !== 'PUT') return;
+      if (seen.path.includes('f.bin')) await writeFile(join(dir, 'f.bin'), randomBytes(3 * MiB), { flag: 'r+' });
+      else await writeFile(join(dir, 'g.bin'), randomBytes(1000));
+    };
+    const changed = await run(['out', dir, 's3://kek-data/changing/', '--endpoint', relay.url]);
+    relay.before = undefined;
+    expect(changed.code, changed.out).toBe(1);
+    const why = (changed.summary as unknown as { failed: { rel: string; error: string }[] }).failed;
+    expect(why.map((f) => f.rel).sort()).toEqual(['f.bin', 'g.bin']);
+    for (const f of why) expect(f.error).toMatch(/changed while it was being uploaded/);
+  });
+
   it('refuses bad arguments in one line with exit status 2', async () => {
     const r = await run(['out', '/nonexistent/dir', 's3://kek-data/x/']);
     expect(r.code).toBe(2);
