@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Backend } from '../backends/backend.ts';
 import { openBackend } from '../backends/index.ts';
-import { installMissing } from '../install.ts';
+import { installGoofys, installMissing } from '../install.ts';
 import { oneRound } from '../interleave.ts';
 import { LOCAL, type NetworkProfile } from '../network-profile.ts';
 import { lastLine } from '../proc.ts';
@@ -282,19 +282,31 @@ async function metadataRound(run: Run, peer: MountPeer, suite: MetadataSuite, r:
   }
 }
 
+/** What a skipped peer's reason adds: how to get it, or why --install-peers cannot. */
+const INSTALL_HINTS: Readonly<Record<string, string>> = {
+  s3fs: '; --install-peers installs it from Debian',
+  rclone: '; --install-peers installs it from Debian',
+  goofys: '; --install-peers builds it from the Go module proxy',
+  geesefs:
+    '; not installable from the registries: its S3 SDK fork (s3ext/) is a nested module that module zips leave out, and with the upstream SDK the build fails (undefined: s3.ListObjectsV1ExtInput)',
+  'mountpoint-s3': '; not installable from the registries: crates.io has only placeholder and library crates of it',
+};
+
 async function probeAll(run: Run, wanted?: readonly string[]): Promise<MountPeer[]> {
+  const want = (name: string) => !wanted || wanted.includes(name);
   if (run.ctx.installPeers) {
     const debian = [
       { command: 's3fs', pkg: 's3fs' },
       { command: 'rclone', pkg: 'rclone' },
-    ];
+    ].filter((p) => want(p.command));
     run.notes.push(...(await installMissing(debian, run.ctx.log)));
+    if (want('goofys')) run.notes.push(...(await installGoofys(run.ctx.log)));
   }
   const usable: MountPeer[] = [];
   for (const peer of MOUNT_PEERS) {
-    if (wanted && !wanted.includes(peer.name)) continue;
+    if (!want(peer.name)) continue;
     const p = await peer.probe();
-    const hint = ['s3fs', 'rclone'].includes(peer.name) ? '; --install-peers installs it from Debian' : '';
+    const hint = INSTALL_HINTS[peer.name] ?? '';
     run.statuses.set(
       peer.name,
       p.available
