@@ -57,7 +57,7 @@ describe('bin/estuary.js', () => {
     const files = async (dir: string) =>
       (await readdir(dir, { recursive: true }).catch(() => [] as string[])).length;
     try {
-      const env = { ...process.env, XDG_CACHE_HOME: home };
+      const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: home };
       delete env.NODE_COMPILE_CACHE;
       await run(process.execPath, [bin, '--help'], { env: { ...env, NODE_DISABLE_COMPILE_CACHE: '1' } });
       expect(await files(join(home, 'estuary'))).toBe(0);
