@@ -241,17 +241,36 @@ async function copyWithSdk(run: Run, local: LocalDataset, r: number): Promise<vo
   run.progress(`${REFERENCE_PEER}: up ${what}`);
   await dropCaches();
   let t0 = performance.now();
+  let cpu0 = process.cpuUsage();
   await uploadFiles(run.s3, run.s.bucket, transfers(local.dir));
   addRate(run, 'up', local, REFERENCE_PEER, mbPerSecond(bytes, (performance.now() - t0) / 1000));
+  addSdkCpu(run, 'up', local, cpu0);
   run.progress(`${REFERENCE_PEER}: down ${what}`);
   await dropCaches();
   const dest = join(run.down, prefix);
   await mkdir(dest, { recursive: true });
   t0 = performance.now();
+  cpu0 = process.cpuUsage();
   await downloadFiles(run.s3, run.s.bucket, transfers(dest));
   const seconds = (performance.now() - t0) / 1000;
+  addSdkCpu(run, 'down', local, cpu0);
   await verifyAndClean(run, dest, local, prefix);
   addRate(run, 'down', local, REFERENCE_PEER, mbPerSecond(bytes, seconds));
+}
+
+/**
+ * The CPU the SDK alone spent on one copy, in this process (the link's relay runs in another):
+ * Node's HTTP stack and the SDK with no filesystem, the floor under a mount written in Node. It
+ * includes reading or writing the local files, which for a mount is `cp`'s work, not the mount's.
+ */
+function addSdkCpu(run: Run, direction: 'up' | 'down', local: LocalDataset, since: NodeJS.CpuUsage): void {
+  const used = process.cpuUsage(since);
+  run.book.add({
+    case: `cpu ${direction} ${local.dataset.label}`,
+    peer: REFERENCE_PEER,
+    metric: 'cpuPerGB',
+    value: (used.user + used.system) / 1e6 / (datasetBytes(local.dataset) / 1e9),
+  });
 }
 
 /** The metadata suite's sizes with the objects seeded for it; absent when --cases leaves it out. */
