@@ -160,8 +160,9 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     },
     read: (p: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>
       reply('read', p, cb, async () => {
-        const data = await fs.read(fd, pos, len);
-        data.copy(buf);
+        // Readahead may have written the bytes into `buf` already (see Prefetcher.read).
+        const data = await fs.read(fd, pos, len, buf);
+        if (data.buffer !== buf.buffer || data.byteOffset !== buf.byteOffset) data.copy(buf);
         return data.length;
       }),
     write: (p: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>

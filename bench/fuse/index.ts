@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Backend } from '../backends/backend.ts';
 import { openBackend } from '../backends/index.ts';
-import { installMissing } from '../install.ts';
+import { installGoofys, installMissing } from '../install.ts';
 import { oneRound } from '../interleave.ts';
 import { LOCAL, type NetworkProfile } from '../network-profile.ts';
 import { lastLine } from '../proc.ts';
@@ -241,17 +241,36 @@ async function copyWithSdk(run: Run, local: LocalDataset, r: number): Promise<vo
   run.progress(`${REFERENCE_PEER}: up ${what}`);
   await dropCaches();
   let t0 = performance.now();
+  let cpu0 = process.cpuUsage();
   await uploadFiles(run.s3, run.s.bucket, transfers(local.dir));
   addRate(run, 'up', local, REFERENCE_PEER, mbPerSecond(bytes, (performance.now() - t0) / 1000));
+  addSdkCpu(run, 'up', local, cpu0);
   run.progress(`${REFERENCE_PEER}: down ${what}`);
   await dropCaches();
   const dest = join(run.down, prefix);
   await mkdir(dest, { recursive: true });
   t0 = performance.now();
+  cpu0 = process.cpuUsage();
   await downloadFiles(run.s3, run.s.bucket, transfers(dest));
   const seconds = (performance.now() - t0) / 1000;
+  addSdkCpu(run, 'down', local, cpu0);
   await verifyAndClean(run, dest, local, prefix);
   addRate(run, 'down', local, REFERENCE_PEER, mbPerSecond(bytes, seconds));
+}
+
+/**
+ * The CPU the SDK alone spent on one copy, in this process (the link's relay runs in another):
+ * Node's HTTP stack and the SDK with no filesystem, the floor under a mount written in Node. It
+ * includes reading or writing the local files, which for a mount is `cp`'s work, not the mount's.
+ */
+function addSdkCpu(run: Run, direction: 'up' | 'down', local: LocalDataset, since: NodeJS.CpuUsage): void {
+  const used = process.cpuUsage(since);
+  run.book.add({
+    case: `cpu ${direction} ${local.dataset.label}`,
+    peer: REFERENCE_PEER,
+    metric: 'cpuPerGB',
+    value: (used.user + used.system) / 1e6 / (datasetBytes(local.dataset) / 1e9),
+  });
 }
 
 /** The metadata suite's sizes with the objects seeded for it; absent when --cases leaves it out. */
@@ -282,19 +301,31 @@ async function metadataRound(run: Run, peer: MountPeer, suite: MetadataSuite, r:
   }
 }
 
+/** What a skipped peer's reason adds: how to get it, or why --install-peers cannot. */
+const INSTALL_HINTS: Readonly<Record<string, string>> = {
+  s3fs: '; --install-peers installs it from Debian',
+  rclone: '; --install-peers installs it from Debian',
+  goofys: '; --install-peers builds it from the Go module proxy',
+  geesefs:
+    '; not installable from the registries: its S3 SDK fork (s3ext/) is a nested module that module zips leave out, and with the upstream SDK the build fails (undefined: s3.ListObjectsV1ExtInput)',
+  'mountpoint-s3': '; not installable from the registries: crates.io has only placeholder and library crates of it',
+};
+
 async function probeAll(run: Run, wanted?: readonly string[]): Promise<MountPeer[]> {
+  const want = (name: string) => !wanted || wanted.includes(name);
   if (run.ctx.installPeers) {
     const debian = [
       { command: 's3fs', pkg: 's3fs' },
       { command: 'rclone', pkg: 'rclone' },
-    ];
+    ].filter((p) => want(p.command));
     run.notes.push(...(await installMissing(debian, run.ctx.log)));
+    if (want('goofys')) run.notes.push(...(await installGoofys(run.ctx.log)));
   }
   const usable: MountPeer[] = [];
   for (const peer of MOUNT_PEERS) {
-    if (wanted && !wanted.includes(peer.name)) continue;
+    if (!want(peer.name)) continue;
     const p = await peer.probe();
-    const hint = ['s3fs', 'rclone'].includes(peer.name) ? '; --install-peers installs it from Debian' : '';
+    const hint = INSTALL_HINTS[peer.name] ?? '';
     run.statuses.set(
       peer.name,
       p.available

@@ -243,7 +243,7 @@ function goofysLike(name: 'goofys' | 'geesefs'): MountPeer {
         name,
         req.mountpoint,
         name,
-        ['-f', '--endpoint', req.backend.endpoint, req.bucket, req.mountpoint],
+        ['-f', '--endpoint', req.backend.endpoint, '--region', req.backend.region, req.bucket, req.mountpoint],
         awsEnv(req.backend),
         'umount',
       ),

@@ -55,12 +55,12 @@ export class ReadHandle {
   private reading = 0;
   private retired: Prefetcher[] = [];
 
-  async read(offset: number, length: number): Promise<Buffer> {
+  async read(offset: number, length: number, into?: Buffer): Promise<Buffer> {
     if (this.copy) return (await this.copy).read(offset, length);
     if (this.local) return this.local.read(offset, length);
     this.reading++;
     try {
-      return await this.prefetcher.read(offset, length);
+      return await this.prefetcher.read(offset, length, into);
     } finally {
       if (--this.reading === 0) for (const p of this.retired.splice(0)) p.close();
     }

@@ -20,7 +20,10 @@
 // read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
 
 import type { ObjectClient } from '../s3/object-client.ts';
+import { Chunk } from './chunk.ts';
 import type { MemoryBudget } from './memory-budget.ts';
+
+export { Chunk } from './chunk.ts';
 
 /** Where the window starts: big enough for a header, small enough to waste little on a seek. */
 export const INITIAL_WINDOW = 2 ** 20;
@@ -52,71 +55,6 @@ export function pieceSize(span: number, budgetLimit: number): number {
  * slack made one read in eight look like a seek and restart the window.
  */
 const BEHIND_SLACK = 4 * 2 ** 20;
-
-/**
- * One ranged GET of readahead. Its bytes are usable as they arrive: a read waits only for the
- * bytes it asks for, not for the whole chunk, so the reader keeps pace with the link and the
- * copying out to the kernel overlaps the transfer instead of following it.
- */
-export class Chunk {
-  readonly start: number;
-  readonly end: number;
-  private body: Buffer | undefined;
-  private filled = 0;
-  private failure: { err: unknown } | undefined;
-  private waiters: { need: number; resolve: (b: Buffer) => void; reject: (e: unknown) => void }[] = [];
-
-  private constructor(start: number, end: number) {
-    this.start = start;
-    this.end = end;
-  }
-
-  /** A chunk already in memory. */
-  static of(start: number, body: Buffer): Chunk {
-    const c = new Chunk(start, start + body.length);
-    c.progress(body, body.length);
-    return c;
-  }
-
-  /** Starts the GET of bytes [start, end) of `key`. */
-  static fetch(client: ObjectClient, key: string, start: number, end: number): Chunk {
-    const c = new Chunk(start, end);
-    client.get(key, { start, end }, (body, filled) => c.progress(body, filled)).then(
-      (body) => c.progress(body, Number.POSITIVE_INFINITY),
-      (err: unknown) => c.fail(err),
-    );
-    return c;
-  }
-
-  /**
-   * The chunk's buffer, once its first `count` bytes have arrived (all of it when the object
-   * turned out shorter). Rejects with the GET's error.
-   */
-  bytes(count: number): Promise<Buffer> {
-    if (this.failure) return Promise.reject(this.failure.err);
-    if (this.body && this.filled >= count) return Promise.resolve(this.body);
-    return new Promise((resolve, reject) => this.waiters.push({ need: count, resolve, reject }));
-  }
-
-  /** `filled` is infinite once the GET has finished: every waiter is then answered. */
-  private progress(body: Buffer, filled: number): void {
-    this.body = body;
-    this.filled = filled;
-    if (this.waiters.length === 0) return;
-    const still: typeof this.waiters = [];
-    for (const w of this.waiters) {
-      if (w.need <= filled) w.resolve(body);
-      else still.push(w);
-    }
-    this.waiters = still;
-  }
-
-  private fail(err: unknown): void {
-    this.failure = { err };
-    for (const w of this.waiters) w.reject(err);
-    this.waiters = [];
-  }
-}
 
 /**
  * Asks at once for up to `maxWindow` bytes after the first window of a `size`-byte object (or for
@@ -234,15 +172,20 @@ export class Prefetcher {
     return this.seeks === 0 && this.reached >= this.size;
   }
 
-  async read(offset: number, length: number): Promise<Buffer> {
+  /**
+   * Bytes [offset, offset + length) of the file, fewer at its end. A read within one chunk is a
+   * view of the bytes as they arrived; one across chunks is gathered into `into` when given (the
+   * FUSE reply buffer), so that no read allocates memory of its own.
+   */
+  async read(offset: number, length: number, into?: Buffer): Promise<Buffer> {
     const end = Math.min(this.size, offset + length);
     if (offset >= end) return Buffer.alloc(0);
     const first = this.chunks[0];
     const last = this.chunks.at(-1);
-    const inRun = first !== undefined && last !== undefined && offset >= first.start && offset <= last.end;
+    const inRun = first !== undefined && last !== undefined && offset >= first.from && offset <= last.end;
     // A read a little behind the run is one the kernel sent alongside later ones, not a seek: it
     // is answered by a GET of its own (below) and leaves the run as it is.
-    const straggler = first !== undefined && offset < first.start && first.start - offset <= BEHIND_SLACK;
+    const straggler = first !== undefined && offset < first.from && first.start - offset <= BEHIND_SLACK;
     if (!inRun && !straggler) {
       if (first !== undefined || offset !== 0) this.seeks++;
       this.eager = false;
@@ -256,30 +199,27 @@ export class Prefetcher {
       this.dropBehind(offset);
       this.extend(offset, end);
     }
-    // The common case, a read inside one chunk, is answered without a copy.
-    const home = this.chunks.find((c) => c.start <= offset && end <= c.end);
-    if (home) {
-      try {
-        return (await home.bytes(end - home.start)).subarray(offset - home.start, end - home.start);
-      } catch (err) {
-        this.reset();
-        throw err;
-      }
+    try {
+      // The common case, a read inside one chunk, is answered without a copy.
+      const home = straggler ? undefined : this.chunks.find((c) => c.from <= offset && end <= c.end);
+      if (home) return await home.slice(offset, end, into);
+      return await this.gather(offset, end, straggler, into);
+    } catch (err) {
+      this.reset();
+      throw err;
     }
-    const out = Buffer.allocUnsafe(end - offset);
+  }
+
+  /** A read across chunks, or partly outside them: copied together into one buffer. */
+  private async gather(offset: number, end: number, straggler: boolean, into?: Buffer): Promise<Buffer> {
+    const out = into && into.length >= end - offset ? into.subarray(0, end - offset) : Buffer.allocUnsafe(end - offset);
     let at = offset;
-    for (const chunk of this.chunks) {
+    for (const chunk of straggler ? [] : this.chunks) {
       if (chunk.end <= at || chunk.start >= end) continue;
-      if (chunk.start > at) break;
+      if (chunk.from > at) break;
       const upto = Math.min(end, chunk.end);
-      let data: Buffer;
-      try {
-        data = await chunk.bytes(upto - chunk.start);
-      } catch (err) {
-        this.reset();
-        throw err;
-      }
-      data.copy(out, at - offset, at - chunk.start, upto - chunk.start);
+      const part = await chunk.slice(at, upto, out.subarray(at - offset));
+      if (part.buffer !== out.buffer || part.byteOffset !== out.byteOffset + (at - offset)) part.copy(out, at - offset);
       at = upto;
       if (at >= end) break;
     }
@@ -314,6 +254,7 @@ export class Prefetcher {
       const c = this.chunks.shift()!;
       this.budget.release(c.end - c.start);
     }
+    this.chunks[0]?.forget(offset - BEHIND_SLACK);
   }
 
   /** Adds chunks until they cover the read and the window ahead of it. */

@@ -143,7 +143,11 @@ export class Reads extends Attributes {
     return this.register(new ReadHandle(this.settings, path, key, got.head.size, got.body, ahead));
   }
 
-  async read(fh: number, offset: number, length: number): Promise<Buffer> {
+  /**
+   * `into`, when given, is where the caller will put the bytes: a read that has to gather them
+   * from several places writes them there and returns a view of it, instead of new memory.
+   */
+  async read(fh: number, offset: number, length: number, into?: Buffer): Promise<Buffer> {
     let h = this.handle(fh);
     if (h instanceof ReadHandle || h instanceof LocalReadHandle) {
       const live = await this.readThroughWriter(h.path, offset, length);
@@ -151,7 +155,7 @@ export class Reads extends Attributes {
       // The descriptor may have been given a fresh handle meanwhile (see refreshReaders).
       h = this.handle(fh);
     }
-    const data = await h.read(offset, length);
+    const data = await h.read(offset, length, into);
     if (this.wholeFileReads >= WHOLE_FILE_STREAK && h instanceof ReadHandle && h.finishingInOrder) {
       if (!h.guessedNext) {
         h.guessedNext = true;

@@ -43,8 +43,8 @@ export interface ByteRange {
   readonly end: number;
 }
 
-/** See ObjectClient.get: `body[0, filled)` is final; the rest is still arriving. */
-export type Progress = (body: Buffer, filled: number) => void;
+/** See ObjectClient.getPieces: the next bytes of a body, in order. */
+export type OnPiece = (piece: Buffer) => void;
 
 /** A multipart upload that was started and neither completed nor aborted. */
 export interface PendingUpload {
@@ -61,13 +61,16 @@ export interface CompletedPart {
 export interface ObjectClient {
   /** Undefined when the key does not exist. */
   head(key: string): Promise<ObjectHead | undefined>;
+  /** The object's bytes, or those in `range` (clipped to the object's end). */
+  get(key: string, range?: ByteRange): Promise<Buffer>;
   /**
-   * The object's bytes, or those in `range` (clipped to the object's end). With `onProgress`,
-   * the bytes are also handed over as they arrive: it is called with the buffer the promise will
-   * resolve with and how many of its first bytes are final, each time that number grows, and at
-   * least once (with the whole body) before the promise resolves.
+   * The bytes in `range` (clipped to the object's end), handed to `onPiece` as they arrive, in
+   * order, in pieces whose lengths add up to the body's; resolves with that length once the last
+   * piece is in. The pieces are the caller's: the client never touches them again. Readahead
+   * reads this way because assembling each GET's body into one buffer cost a copy of every byte
+   * into freshly allocated memory (docs/BENCHMARKING.md, "What each mount costs the machine").
    */
-  get(key: string, range?: ByteRange, onProgress?: Progress): Promise<Buffer>;
+  getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number>;
   /**
    * The bytes in `range` together with what a HEAD would say (size, ETag, metadata), so opening
    * and starting to read a file costs one round trip instead of two. Empty objects give an empty

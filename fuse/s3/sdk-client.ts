@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import type { Readable } from 'node:stream';
+import { finished, type Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -35,7 +35,7 @@ import {
   type ObjectErrorKind,
   type ObjectHead,
   type PendingUpload,
-  type Progress,
+  type OnPiece,
   type WriteOptions,
 } from './object-client.ts';
 
@@ -134,19 +134,14 @@ export function toObjectError(err: unknown, key?: string): ObjectError {
   return new ObjectError(kind, what, key, err);
 }
 
-/**
- * Reads a response body into one Buffer, preallocated when the length is known, telling
- * `onProgress` how much of it is final as it arrives.
- */
-async function readBody(body: unknown, length: number | undefined, onProgress?: Progress): Promise<Buffer> {
+/** Reads a response body into one Buffer, preallocated when the length is known. */
+async function readBody(body: unknown, length: number | undefined): Promise<Buffer> {
   if (!body) return Buffer.alloc(0);
   const stream = body as Readable;
   if (length === undefined) {
     const chunks: Buffer[] = [];
     for await (const c of stream) chunks.push(c as Buffer);
-    const all = Buffer.concat(chunks);
-    onProgress?.(all, all.length);
-    return all;
+    return Buffer.concat(chunks);
   }
   const out = Buffer.allocUnsafe(length);
   let at = 0;
@@ -156,12 +151,36 @@ async function readBody(body: unknown, length: number | undefined, onProgress?: 
       throw new ObjectError('other', 'response body longer than its Content-Length');
     chunk.copy(out, at);
     at += chunk.length;
-    onProgress?.(out, at);
   }
   if (at !== length)
     throw new ObjectError('unavailable', `response body cut short at ${at} of ${length} bytes`);
-  if (length === 0) onProgress?.(out, 0);
   return out;
+}
+
+/**
+ * Hands a response body to `onPiece` as the socket delivers it, without copying; resolves with
+ * its length. Events rather than an async iterator: one promise per 64 KiB piece was measurable.
+ */
+function pipePieces(body: unknown, length: number | undefined, onPiece: OnPiece): Promise<number> {
+  if (!body) return Promise.resolve(0);
+  const stream = body as Readable;
+  return new Promise((resolve, reject) => {
+    let at = 0;
+    stream.on('data', (piece: Buffer) => {
+      at += piece.length;
+      if (length !== undefined && at > length) {
+        stream.destroy(new ObjectError('other', 'response body longer than its Content-Length'));
+        return;
+      }
+      onPiece(piece);
+    });
+    finished(stream, (err) => {
+      if (err) reject(err);
+      else if (length !== undefined && at !== length)
+        reject(new ObjectError('unavailable', `response body cut short at ${at} of ${length} bytes`));
+      else resolve(at);
+    });
+  });
 }
 
 const stripQuotes = (etag: string | undefined): string => (etag ?? '').replace(/"/g, '');
@@ -224,16 +243,25 @@ export class SdkObjectClient implements ObjectClient {
     }
   }
 
-  get(key: string, range?: ByteRange, onProgress?: Progress): Promise<Buffer> {
+  get(key: string, range?: ByteRange): Promise<Buffer> {
     return this.call(key, async () => {
-      const r = await this.s3.send(
-        new GetObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Range: range ? `bytes=${range.start}-${range.end - 1}` : undefined,
-        }),
-      );
-      return readBody(r.Body, r.ContentLength, onProgress);
+      const r = await this.s3.send(this.getCommand(key, range));
+      return readBody(r.Body, r.ContentLength);
+    });
+  }
+
+  getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number> {
+    return this.call(key, async () => {
+      const r = await this.s3.send(this.getCommand(key, range));
+      return pipePieces(r.Body, r.ContentLength, onPiece);
+    });
+  }
+
+  private getCommand(key: string, range: ByteRange | undefined): GetObjectCommand {
+    return new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      Range: range ? `bytes=${range.start}-${range.end - 1}` : undefined,
     });
   }
 

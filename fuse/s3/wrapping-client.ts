@@ -10,7 +10,7 @@ import type {
   ObjectClient,
   ObjectHead,
   PendingUpload,
-  Progress,
+  OnPiece,
   WriteOptions,
 } from './object-client.ts';
 
@@ -33,13 +33,17 @@ export abstract class WrappingClient implements ObjectClient {
     await this.before('head', key, 0);
     return this.inner.head(key);
   }
-  async get(key: string, range?: ByteRange, onProgress?: Progress): Promise<Buffer> {
+  async get(key: string, range?: ByteRange): Promise<Buffer> {
     await this.before('get', key, 0);
-    // Progress is reported once, with the whole body, after the wrapper's own delay or fault.
     const body = await this.inner.get(key, range);
     await this.after('get', key, body.length);
-    onProgress?.(body, body.length);
     return body;
+  }
+  async getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number> {
+    // One piece, the whole body, after the wrapper's own delay or fault.
+    const body = await this.get(key, range);
+    if (body.length > 0) onPiece(body);
+    return body.length;
   }
   async getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
     await this.before('getWithHead', key, 0);

@@ -122,12 +122,14 @@ describe.runIf(s3fs.ok)('trouble while measuring', () => {
     expect(r.code, r.output).toBe(0);
     const fuse = (await readResults(out)).scenarios[0]!;
     // --cases: only the one-big-file row (1×10MB in quick mode), and no metadata suite; beside
-    // each copy, what the mount process cost (the SDK alone has no mount process).
+    // each copy, what the mount process cost, and the CPU of the SDK alone (it has no process of
+    // its own, so no memory row).
     expect(new Set(fuse.measurements.map((m) => m.case))).toEqual(
       new Set(['up', 'down'].flatMap((d) => [`cp ${d} 1×10MB`, `cpu ${d} 1×10MB`, `rss ${d} 1×10MB`])),
     );
     const cost = fuse.measurements.filter((m) => !m.case.startsWith('cp '));
-    expect(new Set(cost.map((m) => m.peer))).toEqual(new Set(['s3fs']));
+    expect(new Set(cost.map((m) => m.peer))).toEqual(new Set(['s3fs', 'sdk-alone']));
+    expect(cost.filter((m) => m.peer === 'sdk-alone').every((m) => m.case.startsWith('cpu '))).toBe(true);
     for (const m of cost) expect(m.summary.median).toBeGreaterThan(0);
     expect(fuse.notes.join(' ')).toMatch(
       /network site-cloud could not be emulated \(.*Operation not permitted\); fell back to --network local/,

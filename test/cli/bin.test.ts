@@ -1,6 +1,9 @@
 // The installed entry point, run as a user runs it.
 
 import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
@@ -47,6 +50,22 @@ describe('bin/estuary.js', () => {
     if (Number(old.slice(1).split('.')[0]) < 22) {
       expect(r.stdout).toContain('rc=2');
       expect(r.stderr).toContain('needs Node.js 22.18 or newer');
+    }
+  });
+  it("keeps its compiled code in the user's own cache directory between starts", async () => {
+    const home = await mkdtemp(join(tmpdir(), 'estuary-cache-'));
+    const files = async (dir: string) =>
+      (await readdir(dir, { recursive: true }).catch(() => [] as string[])).length;
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: home };
+      delete env.NODE_COMPILE_CACHE;
+      await run(process.execPath, [bin, '--help'], { env: { ...env, NODE_DISABLE_COMPILE_CACHE: '1' } });
+      expect(await files(join(home, 'estuary'))).toBe(0);
+      await run(process.execPath, [bin, '--help'], { env });
+      // One cache entry per module loaded: the CLI and what it imports, not a stray file or two.
+      expect(await files(join(home, 'estuary', 'node-compile-cache'))).toBeGreaterThan(20);
+    } finally {
+      await rm(home, { recursive: true, force: true });
     }
   });
 });

@@ -6,7 +6,7 @@ import { NextFilePrefetch } from '../../../fuse/fs/next-file.ts';
 import { INITIAL_WINDOW, Prefetcher, pieceSize } from '../../../fuse/fs/prefetcher.ts';
 import { BandwidthLimitedClient } from '../../../fuse/s3/bandwidth-client.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
-import type { ByteRange, ObjectClient, Progress } from '../../../fuse/s3/object-client.ts';
+import type { ByteRange, ObjectClient, OnPiece } from '../../../fuse/s3/object-client.ts';
 import { MiB } from './make-fs.ts';
 
 describe('server-side copies', () => {
@@ -44,15 +44,18 @@ function countingGets(inner: ObjectClient): { client: ObjectClient; peak: () => 
   let peak = 0;
   const ranges: ByteRange[] = [];
   const client = Object.create(inner) as ObjectClient;
-  client.get = async (key: string, range?: ByteRange, onProgress?: Progress) => {
+  const counted = async <T>(range: ByteRange | undefined, call: () => Promise<T>): Promise<T> => {
     if (range) ranges.push(range);
     peak = Math.max(peak, ++now);
     try {
-      return await inner.get(key, range, onProgress);
+      return await call();
     } finally {
       now--;
     }
   };
+  client.get = (key: string, range?: ByteRange) => counted(range, () => inner.get(key, range));
+  client.getPieces = (key: string, range: ByteRange, onPiece: OnPiece) =>
+    counted(range, () => inner.getPieces(key, range, onPiece));
   return { client, peak: () => peak, ranges };
 }
 
@@ -108,12 +111,12 @@ describe('readahead over a slow link', () => {
     // A GET that delivers its first half and then stalls until released.
     const stalls: (() => void)[] = [];
     const stalled = Object.create(mem) as ObjectClient;
-    stalled.get = async (key: string, range?: ByteRange, onProgress?: Progress) => {
+    stalled.getPieces = async (key: string, range: ByteRange, onPiece: OnPiece) => {
       const body = await mem.get(key, range);
-      onProgress?.(body, body.length >> 1);
+      onPiece(body.subarray(0, body.length >> 1));
       await new Promise<void>((resolve) => stalls.push(resolve));
-      onProgress?.(body, body.length);
-      return body;
+      onPiece(body.subarray(body.length >> 1));
+      return body.length;
     };
     const budget = new MemoryBudget(16 * MiB);
     const p = new Prefetcher(stalled, 'f', data.length, budget, 4 * MiB);

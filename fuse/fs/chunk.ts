@@ -1,0 +1,141 @@
+// One ranged GET of readahead, its bytes kept in the pieces they arrived in (see prefetcher.ts
+// for how chunks make up a reader's window).
+
+import type { ObjectClient } from '../s3/object-client.ts';
+
+/**
+ * One ranged GET of readahead. Its bytes are usable as they arrive: a read waits only for the
+ * bytes it asks for, not for the whole chunk, so the reader keeps pace with the link and the
+ * copying out to the kernel overlaps the transfer instead of following it. The bytes stay in the
+ * pieces the socket delivered them in: gathering them into one buffer per chunk cost a copy of
+ * every byte into fresh memory, the largest share of a download's CPU after garbage collection.
+ * Pieces the reader has left behind are let go (`forget`), so that a chunk holds what is still
+ * ahead of the reader rather than its whole 32 MiB until the reader leaves it.
+ */
+export class Chunk {
+  readonly start: number;
+  readonly end: number;
+  /** The body's pieces in order, and where each begins, counted from `start`. */
+  private readonly pieces: Buffer[] = [];
+  private readonly offsets: number[] = [];
+  private filled = 0;
+  private done = false;
+  /** Bytes at the chunk's start that were let go; reads must not ask for them. */
+  private forgotten = 0;
+  /** Pieces before this index were let go. */
+  private kept = 0;
+  private failure: { err: unknown } | undefined;
+  private waiters: { need: number; resolve: () => void; reject: (e: unknown) => void }[] = [];
+
+  private constructor(start: number, end: number) {
+    this.start = start;
+    this.end = end;
+  }
+
+  /** A chunk already in memory. */
+  static of(start: number, body: Buffer): Chunk {
+    const c = new Chunk(start, start + body.length);
+    c.add(body);
+    c.finish();
+    return c;
+  }
+
+  /** Starts the GET of bytes [start, end) of `key`. */
+  static fetch(client: ObjectClient, key: string, start: number, end: number): Chunk {
+    const c = new Chunk(start, end);
+    client.getPieces(key, { start, end }, (piece) => c.add(piece)).then(
+      () => c.finish(),
+      (err: unknown) => c.fail(err),
+    );
+    return c;
+  }
+
+  /** The first byte a read may still ask this chunk for. */
+  get from(): number {
+    return this.start + this.forgotten;
+  }
+
+  /**
+   * Bytes [from, to) of the file, once they have arrived (fewer when the object turned out
+   * shorter): a view of one piece when they lie in one, else copied into `into` (or new memory).
+   * Rejects with the GET's error.
+   */
+  async slice(from: number, to: number, into?: Buffer): Promise<Buffer> {
+    if (from < this.from) throw new Error(`read at ${from} of bytes already let go (up to ${this.from})`);
+    await this.arrived(to - this.start);
+    return this.view(from - this.start, Math.min(to - this.start, this.filled), into);
+  }
+
+  /** Lets go of the whole pieces before file offset `offset`. */
+  forget(offset: number): void {
+    const upto = offset - this.start;
+    while (this.kept < this.pieces.length) {
+      const next = this.offsets[this.kept]! + this.pieces[this.kept]!.length;
+      if (next > upto || next > this.filled) break;
+      this.pieces[this.kept] = EMPTY;
+      this.kept++;
+      this.forgotten = next;
+    }
+  }
+
+  private arrived(need: number): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure.err);
+    if (this.done || this.filled >= need) return Promise.resolve();
+    return new Promise((resolve, reject) => this.waiters.push({ need, resolve, reject }));
+  }
+
+  private view(from: number, to: number, into?: Buffer): Buffer {
+    if (to <= from) return EMPTY;
+    let i = this.indexOf(from);
+    const first = this.pieces[i]!;
+    const at = from - this.offsets[i]!;
+    if (to - this.offsets[i]! <= first.length) return first.subarray(at, to - this.offsets[i]!);
+    const out = into && into.length >= to - from ? into.subarray(0, to - from) : Buffer.allocUnsafe(to - from);
+    let written = first.copy(out, 0, at);
+    while (written < out.length) written += this.pieces[++i]!.copy(out, written, 0, out.length - written);
+    return out;
+  }
+
+  /** The index of the piece holding byte `rel` (relative to start): a binary search. */
+  private indexOf(rel: number): number {
+    let lo = this.kept;
+    let hi = this.pieces.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.offsets[mid]! <= rel) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  private add(piece: Buffer): void {
+    if (piece.length === 0) return;
+    this.pieces.push(piece);
+    this.offsets.push(this.filled);
+    this.filled += piece.length;
+    this.wake();
+  }
+
+  private finish(): void {
+    this.done = true;
+    this.wake();
+  }
+
+  private wake(): void {
+    if (this.waiters.length === 0) return;
+    const still: typeof this.waiters = [];
+    for (const w of this.waiters) {
+      if (this.done || w.need <= this.filled) w.resolve();
+      else still.push(w);
+    }
+    this.waiters = still;
+  }
+
+  private fail(err: unknown): void {
+    this.failure = { err };
+    for (const w of this.waiters) w.reject(err);
+    this.waiters = [];
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
