@@ -130,7 +130,13 @@ describe.runIf(s3fs.ok)('trouble while measuring', () => {
     const cost = fuse.measurements.filter((m) => !m.case.startsWith('cp '));
     expect(new Set(cost.map((m) => m.peer))).toEqual(new Set(['s3fs', 'sdk-alone']));
     expect(cost.filter((m) => m.peer === 'sdk-alone').every((m) => m.case.startsWith('cpu '))).toBe(true);
-    for (const m of cost) expect(m.summary.median).toBeGreaterThan(0);
+    // CPU is read in clock ticks (10 ms): a 10 MB copy by s3fs may cost less than one, so a CPU
+    // row may be 0, never negative or missing; memory is always there.
+    for (const m of cost) {
+      expect(Number.isFinite(m.summary.median)).toBe(true);
+      if (m.case.startsWith('rss ')) expect(m.summary.median).toBeGreaterThan(0);
+      else expect(m.summary.median).toBeGreaterThanOrEqual(0);
+    }
     expect(fuse.notes.join(' ')).toMatch(
       /network site-cloud could not be emulated \(.*Operation not permitted\); fell back to --network local/,
     );
