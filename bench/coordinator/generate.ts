@@ -5,7 +5,7 @@
 // The numbers behind each trace are in docs/BENCHMARKING.md, "Coordinator", with their sources.
 
 import { writeFileSync } from 'node:fs';
-import { seeded } from '../../coordinator/sim/heap.ts';
+import { seeded } from '../../lib/seeded.ts';
 
 const MB = 1e6;
 const GB = 1e9;
