@@ -104,6 +104,9 @@ export class Upstreams {
       keepAliveTimeout: 30_000,
       // Pipelining stays off: one slow response must not hold up others behind it.
       pipelining: 1,
+      // undici 8 negotiates HTTP/2 over TLS by default. The proxy's header handling (hop-by-hop
+      // fields, Connection tokens, close-delimited bodies) is written for HTTP/1.1 upstreams.
+      allowH2: false,
     });
   }
 

@@ -49,7 +49,7 @@ describe('bin/estuary.js', () => {
       .catch(() => 'v99');
     if (Number(old.slice(1).split('.')[0]) < 22) {
       expect(r.stdout).toContain('rc=2');
-      expect(r.stderr).toContain('needs Node.js 22.18 or newer');
+      expect(r.stderr).toContain('needs Node.js 22.19 or newer');
     }
   });
   it("keeps its compiled code in the user's own cache directory between starts", async () => {
