@@ -78,6 +78,8 @@ export interface MountOptions {
   /** Shown in /proc/mounts as the source, e.g. estuary#bucket/prefix. */
   readonly source: string;
   readonly allowOther: boolean;
+  /** Mount over a directory that holds files (libfuse 2 refuses that otherwise). */
+  readonly nonEmpty?: boolean;
   readonly debug?: boolean;
 }
 
@@ -213,14 +215,14 @@ export class FuseMount {
 
   constructor(fs: Filesystem, mountpoint: string, options: MountOptions, log: OpLogger) {
     this.mountpoint = mountpoint;
-    // big_writes and atomic_o_trunc are not among fuse-native's options, but ride along in the
+    // big_writes, atomic_o_trunc and nonempty are not among fuse-native's options, but ride along in the
     // fsname option string. Without big_writes the kernel sends 4 KiB writes (about 30 MB/s at
     // fuse-native's cost per call). Without atomic_o_trunc the kernel truncates a file to 0 by
     // path before an open with O_TRUNC, which cannot be told from truncate(2) and so emptied the
     // object at once: `cp` or `>` over a file then lost the old content until the new was closed.
     const Fuse = fuseNative();
     this.fuse = new Fuse(mountpoint, operations(fs, log, this.inFlight), {
-      fsname: `${options.source.replace(/,/g, '_')},big_writes,atomic_o_trunc`,
+      fsname: `${options.source.replace(/,/g, '_')},big_writes,atomic_o_trunc${options.nonEmpty ? ',nonempty' : ''}`,
       subtype: 'estuary',
       timeout: false,
       allowOther: options.allowOther,

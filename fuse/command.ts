@@ -13,6 +13,8 @@ import { defaultJournalDir, defaultStagingDir } from './cache-dir.ts';
 import { fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
 import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
+import { diagnoseMount } from './mount-diagnosis.ts';
+import { probeMount } from './mount-probe.ts';
 import { isMounted, unmountPath, watchExternalUnmount } from './mount-table.ts';
 import { isObjectError } from './s3/object-client.ts';
 import { SdkObjectClient } from './s3/sdk-client.ts';
@@ -68,6 +70,7 @@ export const mountOptions = {
     "at start, abort multipart uploads under the mount's prefix unfinished for longer than this (a killed mount leaves them, and they are billed); 0: never",
   ),
   allowOther: option(bool(), false, 'let other users use the mount (needs user_allow_other for non-root)'),
+  allowNonEmpty: option(bool(), false, 'mount over a directory that holds files, hiding them while mounted'),
   writeBack: option(
     bool(),
     false,
@@ -168,6 +171,10 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
     const mountpoint = args[1]!;
     const endpoint = config.endpoint ?? 'AWS S3';
     await checkMountpoint(mountpoint);
+    // Before the bucket is asked: what libfuse would refuse, named with its cause and remedy.
+    const access = { allowOther: config.allowOther, allowNonEmpty: config.allowNonEmpty };
+    const refused = diagnoseMount(await probeMount(mountpoint, access));
+    if (refused) throw refused;
     requireLibfuse();
     if (config.allowOther && !knowsCallers())
       log.warn({}, 'fuse-native was not rebuilt by npm ci: files other users create belong to the mounting user');
@@ -217,11 +224,14 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       const mount = new FuseMount(
         fs,
         mountpoint,
-        { source: `estuary#${args[0]}`, allowOther: config.allowOther },
+        { source: `estuary#${args[0]}`, allowOther: config.allowOther, nonEmpty: config.allowNonEmpty },
         log,
       );
-      await mount.mount().catch((err: unknown) => {
-        throw fsErrors.mountFailed(mountpoint, String((err as Error)?.message ?? err));
+      await mount.mount().catch(async (err: unknown) => {
+        throw (
+          diagnoseMount(await probeMount(mountpoint, access)) ??
+          fsErrors.mountFailed(mountpoint, String((err as Error)?.message ?? err))
+        );
       });
       const watcher = watchExternalUnmount(mountpoint, () => process.kill(process.pid, 'SIGTERM'));
       const running = runUntilSignalled(

@@ -41,10 +41,54 @@ export const fsErrors = {
       'ESTUARY_FS_ENDPOINT_DOWN',
       `cannot reach the S3 endpoint ${endpoint} (${reason}); check --endpoint and that the server is up`,
     ),
+  notEmpty: (path: string, shown: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_MOUNTPOINT',
+      `cannot mount on ${path}: it is not empty (${shown}); give an empty directory, or --allow-non-empty to hide what it holds while mounted`,
+      BAD_INPUT,
+    ),
+  notWritable: (path: string, uid: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_MOUNTPOINT',
+      `cannot mount on ${path}: uid ${uid} may not write to it, and FUSE lets users mount only on directories they may write; use a directory of your own`,
+      BAD_INPUT,
+    ),
+  noFuseDevice: () =>
+    new EstuaryError(
+      'ESTUARY_FS_NO_FUSE_DEVICE',
+      '/dev/fuse does not exist; load the FUSE module (modprobe fuse), or in a container pass the device (docker run --device /dev/fuse --cap-add SYS_ADMIN)',
+      BAD_INPUT,
+    ),
+  /** `device` is how ls shows /dev/fuse, `who` the uid and user name. */
+  fusePermission: (device: string, who: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_FUSE_PERMISSION',
+      `${device} cannot be opened by ${who}; mount as root, or let users open it (chmod 0666 /dev/fuse, the usual mode, kept by a udev rule)`,
+      BAD_INPUT,
+    ),
+  fuseGroup: (device: string, who: string, group: string, user: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_FUSE_PERMISSION',
+      `${device} cannot be opened by ${who}, who is not in group ${group}; add the user to it (usermod -aG ${group} ${user}, then log in again), or mount as root`,
+      BAD_INPUT,
+    ),
+  allowOther: () =>
+    new EstuaryError(
+      'ESTUARY_FS_ALLOW_OTHER',
+      '--allow-other is only allowed to users other than root when /etc/fuse.conf has the line user_allow_other; add it (as root), or leave out --allow-other',
+      BAD_INPUT,
+    ),
+  noFusermount: () =>
+    new EstuaryError(
+      'ESTUARY_FS_NO_FUSERMOUNT',
+      'users other than root mount through fusermount, which is not on PATH as a set-uid-root program; install it (Debian/Ubuntu: apt-get install fuse; RHEL: dnf install fuse) or mount as root',
+      BAD_INPUT,
+    ),
+  /** libfuse prints its own reason on stderr (a "fuse:" or "fusermount:" line) and returns no errno. */
   mountFailed: (path: string, reason: string) =>
     new EstuaryError(
       'ESTUARY_FS_MOUNT_FAILED',
-      `FUSE mount on ${path} failed: ${reason}; check that /dev/fuse exists and fusermount is installed`,
+      `FUSE mount on ${path} failed: ${reason}; libfuse's own reason is the "fuse:" or "fusermount:" line above`,
     ),
   noLibfuse: () =>
     new EstuaryError(
