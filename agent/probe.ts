@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { GATEWAY_SUMMARY_VERSION, type GatewaySummary } from '../lib/gateway-summary.ts';
 import type { CacheKind } from '../lib/heartbeat.ts';
 import { GATEWAY_METRICS, GATEWAY_PATHS } from '../lib/metric-names.ts';
+import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { type CounterSample, defaultRouteInterface, netDevTxBytes, promCounter } from './load.ts';
 
 /** Reads beside a cache must not hold up a heartbeat: the gateway answers these in milliseconds. */
@@ -18,19 +19,28 @@ async function getText(url: string): Promise<string> {
   return res.text();
 }
 
-export async function readGatewaySummary(cacheUrl: string): Promise<GatewaySummary | undefined> {
-  try {
-    const s = JSON.parse(await getText(new URL(GATEWAY_PATHS.summary, cacheUrl).href)) as GatewaySummary;
-    return s?.version === GATEWAY_SUMMARY_VERSION && s.cache && Array.isArray(s.cvmfs) ? s : undefined;
-  } catch {
-    return undefined;
-  }
+async function fetchSummary(cacheUrl: string): Promise<GatewaySummary | undefined> {
+  const s = JSON.parse(await getText(new URL(GATEWAY_PATHS.summary, cacheUrl).href)) as GatewaySummary;
+  return s?.version === GATEWAY_SUMMARY_VERSION && s.cache && Array.isArray(s.cvmfs) ? s : undefined;
 }
 
-/** 'auto': an estuary gateway if it serves a summary, else Squid (the common Shoal case). */
+export async function readGatewaySummary(cacheUrl: string): Promise<GatewaySummary | undefined> {
+  return fetchSummary(cacheUrl).catch(() => undefined);
+}
+
+/**
+ * 'auto': an estuary gateway if it serves a summary, else Squid (the common Shoal case). An
+ * https:// --cache-url for a cache that speaks plain HTTP ends the agent at start: taken for a
+ * Squid, it would advertise a cache whose summary it can never read.
+ */
 export async function detectKind(cacheUrl: string, wanted: CacheKind | 'auto'): Promise<CacheKind> {
   if (wanted !== 'auto') return wanted;
-  return (await readGatewaySummary(cacheUrl)) ? 'estuary' : 'squid';
+  try {
+    return (await fetchSummary(cacheUrl)) ? 'estuary' : 'squid';
+  } catch (err) {
+    if (isPlainHttpAnswer(err)) throw notTlsError('--cache-url', cacheUrl);
+    return 'squid';
+  }
 }
 
 export interface LoadSource {

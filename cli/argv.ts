@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { normaliseArgv } from '../lib/config/argv.ts';
 import { configErrors } from '../lib/config/errors.ts';
+import { didYouMean } from '../lib/config/suggest.ts';
 import { flagName, type OptionTable } from '../lib/config/options.ts';
 
 export interface ParsedArgv {
@@ -22,6 +23,16 @@ function isBoolean(table: OptionTable, key: string): boolean {
 
 function isList(table: OptionTable, key: string): boolean {
   return table[key]!.type.placeholder.endsWith(',...');
+}
+
+/** Every long flag the command takes, booleans also as --no-FLAG, without the dashes. */
+function knownFlags(table: OptionTable): string[] {
+  const out = ['help', 'config', 'print-config'];
+  for (const key of Object.keys(table)) {
+    out.push(flagName(key));
+    if (isBoolean(table, key)) out.push(`no-${flagName(key)}`);
+  }
+  return out;
 }
 
 export function parseCommandArgv(command: string, table: OptionTable, argv: readonly string[]): ParsedArgv {
@@ -56,7 +67,7 @@ export function parseCommandArgv(command: string, table: OptionTable, argv: read
     const quoted = /'([^']+)'/.exec(e.message)?.[1] ?? e.message;
     const flag = /--[\w-]+/.exec(quoted)?.[0] ?? quoted.split(' ')[0]!;
     if (e.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') throw configErrors.missingFlagValue(command, flag);
-    throw configErrors.unknownFlag(command, flag);
+    throw configErrors.unknownFlag(command, flag, didYouMean(flag, knownFlags(table)));
   }
   const flags: Record<string, unknown> = {};
   for (const [flag, value] of Object.entries(parsed.values)) {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { commonOptions, type Command } from '../lib/command.ts';
 import { configErrors } from '../lib/config/errors.ts';
 import { readConfigFile } from '../lib/config/file.ts';
+import { didYouMean } from '../lib/config/suggest.ts';
 import type { OptionTable } from '../lib/config/options.ts';
 import { printable, resolveConfig } from '../lib/config/resolve.ts';
 import { isEstuaryError, oneLine } from '../lib/errors.ts';
@@ -116,7 +117,7 @@ export async function runCli(
       io.stdout(`${version()}\n`);
       return 0;
     }
-    if (first.startsWith('-')) throw configErrors.unknownFlag('estuary', first);
+    if (first.startsWith('-')) throw configErrors.unknownFlag('estuary', first, didYouMean(first, ['help', 'version']));
     // Two-word commands ("gateway credentials") win over their first word.
     const pair = rest[0] !== undefined ? registry.find((c) => c.name === `${first} ${rest[0]}`) : undefined;
     if (pair) return await runCommand(await pair.load(), rest.slice(1), io);

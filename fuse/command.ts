@@ -8,6 +8,7 @@ import { option, optional } from '../lib/config/options.ts';
 import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
 import { isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
+import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { FuseMount, knowsCallers, requireLibfuse } from './adapter.ts';
 import { defaultJournalDir, defaultStagingDir } from './cache-dir.ts';
 import { fsErrors } from './errors.ts';
@@ -136,6 +137,7 @@ async function waitForOpenFiles(
 }
 
 function startupError(err: unknown, bucket: string, endpoint: string): unknown {
+  if (isPlainHttpAnswer(err)) return notTlsError('--endpoint', endpoint);
   if (isObjectError(err, 'no-such-bucket')) return fsErrors.noBucket(bucket, endpoint);
   if (isObjectError(err, 'access-denied')) return fsErrors.accessDenied(bucket);
   const names = [(err as Error)?.name, ((err as Error)?.cause as Error | undefined)?.name];
@@ -216,7 +218,7 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
     try {
       await fs.start().catch((err: unknown) => {
         if (isEstuaryError(err)) throw err;
-        if ((err as NodeJS.ErrnoException)?.code && !isObjectError(err)) {
+        if ((err as NodeJS.ErrnoException)?.code && !isObjectError(err) && !isPlainHttpAnswer(err)) {
           throw fsErrors.cacheDir(cacheDir, String((err as Error).message));
         }
         throw startupError(err, bucket, endpoint);

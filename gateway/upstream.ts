@@ -3,6 +3,7 @@
 // period so one dead stratum 1 does not cost every request a connect timeout.
 
 import { Agent, type Dispatcher } from 'undici';
+import { isPlainHttpAnswer } from '../lib/tls-mismatch.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface UpstreamOptions {
@@ -49,6 +50,10 @@ export function classifyError(err: unknown): UpstreamFailure {
   if (err instanceof UpstreamFailure) return err;
   const code = (err as { code?: string }).code ?? '';
   const msg = err instanceof Error ? err.message : String(err);
+  // An https:// --upstream or --s3 address for a server that speaks plain HTTP.
+  if (isPlainHttpAnswer(err)) {
+    return new UpstreamFailure('tls_protocol_error', 502, 'the upstream does not speak TLS; use http:// in its URL');
+  }
   switch (code) {
     case 'ENOTFOUND':
     case 'EAI_AGAIN':

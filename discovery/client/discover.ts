@@ -4,6 +4,7 @@
 
 import type { Logger } from '../../lib/log.ts';
 import { proxyFetch } from '../../lib/proxy-fetch.ts';
+import { isPlainHttpAnswer, notTlsReason } from '../../lib/tls-mismatch.ts';
 
 export type Upstream = 'cvmfs' | 'frontier' | 'any';
 
@@ -89,9 +90,9 @@ export async function discover(o: DiscoverOptions): Promise<Discovered> {
       server = s;
       break;
     } catch (err) {
-      const msg = `${s}: ${(err as Error).message}`;
-      serverErrors.push(msg);
-      o.log.warn({ server: s, err: (err as Error).message }, 'discovery server did not answer');
+      const why = isPlainHttpAnswer(err) ? notTlsReason(s) : (err as Error).message;
+      serverErrors.push(`${s}: ${why}`);
+      o.log.warn({ server: s, err: why }, 'discovery server did not answer');
     }
   }
   if (!o.test) {

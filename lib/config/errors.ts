@@ -13,10 +13,13 @@ export class ConfigError extends EstuaryError {
 export const configErrors = {
   invalidValue: (where: string, value: string, expected: string) =>
     new ConfigError('ESTUARY_CONFIG_INVALID_VALUE', `invalid value "${value}" for ${where}: ${expected}`),
-  unknownFlag: (command: string, flag: string) =>
+  /** `hint` is didYouMean()'s "did you mean --x?", or ''. */
+  unknownFlag: (command: string, flag: string, hint = '') =>
     new ConfigError(
       'ESTUARY_CONFIG_UNKNOWN_FLAG',
-      `unknown option ${flag} for ${command}; run \`${command} --help\` to see the options`,
+      hint
+        ? `unknown option ${flag} for ${command}; ${hint} (\`${command} --help\` lists the options)`
+        : `unknown option ${flag} for ${command}; run \`${command} --help\` to see the options`,
     ),
   missingFlagValue: (command: string, flag: string) =>
     new ConfigError('ESTUARY_CONFIG_MISSING_VALUE', `option ${flag} of ${command} needs a value`),

@@ -38,6 +38,19 @@ describe('bin/estuary.js', () => {
       'estuary: unknown option --bogus for estuary; run `estuary --help` to see the options\n',
     );
   });
+  it('a mistyped flag is answered with the flag meant', async () => {
+    const r = await estuary(['gateway', '--alow-dest', 'example.org']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'estuary: unknown option --alow-dest for estuary gateway; did you mean --allow-dest? ' +
+        '(`estuary gateway --help` lists the options)\n',
+    );
+    const typo = await estuary(['mount', '--read-onyl', 'b', '/mnt']);
+    expect(typo.stderr).toBe(
+      'estuary: unknown option --read-onyl for estuary mount; did you mean --read-only? ' +
+        '(`estuary mount --help` lists the options)\n',
+    );
+  });
   it('refuses an old Node with a readable message', async () => {
     const r = await run('/usr/bin/env', [
       'bash',

@@ -1,0 +1,35 @@
+// An https:// address given for a server that speaks plain HTTP. OpenSSL reads the server's
+// "HTTP/1.1 400" as a TLS record of an unknown version and fails the handshake with "wrong
+// version number" (ERR_SSL_WRONG_VERSION_NUMBER, or EPROTO and that text inside an SDK's error);
+// every role that takes an address (mount, stage, discover, agent, gateway) names the fix instead.
+
+import { EstuaryError } from './errors.ts';
+
+const WRONG_VERSION = /wrong version number/i;
+
+/** True when `err`, or anything it wraps, is a TLS handshake that met plain HTTP. */
+export function isPlainHttpAnswer(err: unknown, depth = 0): boolean {
+  if (err === null || typeof err !== 'object' || depth > 5) return false;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  if (e.code === 'ERR_SSL_WRONG_VERSION_NUMBER') return true;
+  if (typeof e.message === 'string' && WRONG_VERSION.test(e.message)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => isPlainHttpAnswer(x, depth + 1))) return true;
+  return isPlainHttpAnswer(e.cause, depth + 1);
+}
+
+/** The same address with http:// for https://. */
+export function plainHttp(url: string): string {
+  return url.replace(/^https:/i, 'http:');
+}
+
+/** The reason, without the address's owner: "does not speak TLS; use http://…". */
+export function notTlsReason(url: string): string {
+  return `the endpoint does not speak TLS; use ${plainHttp(url)}`;
+}
+
+/** The error that ends a command given `where` (a flag such as --endpoint) = `url`. */
+export function notTlsError(where: string, url: string): EstuaryError {
+  return new EstuaryError('ESTUARY_ENDPOINT_NOT_TLS', `${where} ${url}: ${notTlsReason(url)}`, {
+    exitCode: 2,
+  });
+}
