@@ -3,7 +3,7 @@
 import type { Command } from '../lib/command.ts';
 import { flagSynopsis } from '../lib/config/argv.ts';
 import { describeDefault, envName, type OptionTable } from '../lib/config/options.ts';
-import { wrap, wrapParagraphs } from './wrap.ts';
+import { wrap, wrapCommand, wrapParagraphs } from './wrap.ts';
 
 export interface CommandEntry {
   readonly name: string;
@@ -47,7 +47,8 @@ function optionRows(pairs: readonly (readonly [string, string])[], width: number
 function optionLines(role: string, table: OptionTable, width: number): string[] {
   const pairs = Object.entries(table).map(([key, spec]) => {
     const left = `${spec.short ? `-${spec.short}, ` : '    '}${flagSynopsis(table, key)}`;
-    const dflt = describeDefault(spec);
+    // A boolean that is off unless given says nothing: "(default false)" only adds noise.
+    const dflt = spec.type.placeholder === 'BOOL' && spec.default === false ? '' : describeDefault(spec);
     const right = `${spec.describe}${dflt ? ` (default ${dflt})` : ''} [${envName(role, key)}]`;
     return [left, right] as const;
   });
@@ -83,6 +84,6 @@ export function commandHelp(command: Command, common: OptionTable, width = 80, f
     ['-h, --help', 'show this help'],
   ] as const;
   lines.push('Common options:', ...optionLines(command.name, common, width), ...optionRows(fixed, width), '', 'Examples:');
-  for (const ex of command.examples) lines.push(`  ${ex.cmd}`, ...wrap(ex.what, width, 6));
+  for (const ex of command.examples) lines.push(...wrapCommand(ex.cmd, width), ...wrap(ex.what, width, 6));
   return `${lines.join('\n')}\n`;
 }

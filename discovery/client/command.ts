@@ -22,7 +22,7 @@ export const discoverOptions = {
     'cvmfs',
     'which caches: CVMFS, Frontier (conditions) or any',
   ),
-  print: option(bool(), false, 'print the CVMFS_HTTP_PROXY value (the default output)'),
+  print: option(bool(), false, 'print the CVMFS_HTTP_PROXY value; what is done when neither --write nor --pac is given'),
   write: optional(
     str('FILE'),
     'set CVMFS_HTTP_PROXY in this CVMFS config file, atomically, keeping every other line',
@@ -32,6 +32,12 @@ export const discoverOptions = {
   test: option(bool(), true, 'test each proxy before using it (--no-test trusts the server)'),
   testTimeout: option(duration(100), 2000, 'time a test fetch may take'),
   serverTimeout: option(duration(100), 5000, 'time a discovery server may take to answer'),
+  verbose: option(
+    bool(),
+    false,
+    'also log each server and proxy that failed and what was applied; without it a run that applied proxies prints nothing but its output, so cron mails only trouble',
+    { short: 'v' },
+  ),
   fallback: option(
     list(str('PROXY')),
     [] as string[],
@@ -46,7 +52,9 @@ export const command = defineCommand({
 Asks a discovery server for the nearest N caches, tests each with a real fetch through it, orders
 the ones that passed by speed and applies the result: prints a CVMFS_HTTP_PROXY value, writes it
 into a CVMFS config file (atomically, every other line kept), or prints a PAC file. Falls back to
---fallback proxies (or the file's current ones) when discovery is unreachable. Suitable for cron.`,
+--fallback proxies (or the file's current ones) when discovery is unreachable. Made for cron:
+a run that applied proxies prints only its output (nothing with --write) unless -v; falling back,
+and every error, go to stderr, and the exit status is 1 when nothing was applied.`,
   examples: [
     {
       cmd: 'estuary discover --server http://discovery.example.org:8080 -n 3',
@@ -71,6 +79,9 @@ into a CVMFS config file (atomically, every other line kept), or prints a PAC fi
     const existingText = config.write ? await readFile(config.write, 'utf8').catch(() => '') : '';
     const fallbacks =
       config.fallback.length > 0 ? config.fallback : proxiesOf(currentProxyValue(existingText));
+    // Quiet unless asked: a server or proxy that failed while others served is not news for cron.
+    const chatty = config.verbose || config.logLevel === 'debug' || config.logLevel === 'trace';
+    const detail = chatty ? log : log.child({}, { level: 'error' });
     const found = await discover({
       servers: config.server,
       n: config.n,
@@ -79,7 +90,7 @@ into a CVMFS config file (atomically, every other line kept), or prints a PAC fi
       test: config.test,
       testTimeoutMs: config.testTimeout,
       serverTimeoutMs: config.serverTimeout,
-      log,
+      log: detail,
     });
     if (found.good.length === 0 && fallbacks.length === 0) {
       if (!found.server)
@@ -89,7 +100,7 @@ into a CVMFS config file (atomically, every other line kept), or prints a PAC fi
     if (found.good.length === 0)
       log.warn({ fallbacks }, 'no discovered proxy usable; applying the fallbacks');
     const proxies = [...found.good, ...fallbacks];
-    log.info({ server: found.server, tested: found.tested, applied: proxies }, 'proxies chosen');
+    detail.info({ server: found.server, tested: found.tested, applied: proxies }, 'proxies chosen');
     if (config.pac) {
       const hostPorts = proxies
         .filter((p) => p !== 'DIRECT')

@@ -92,6 +92,24 @@ describe.runIf(rabbit.ok)('estuary discover', async () => {
     expect(await readdir(dir)).toEqual(['default.local']);
   });
 
+  it('says nothing when --write succeeds, though a server and a proxy failed, unless -v', async () => {
+    const dir = await tempDir();
+    const file = join(dir, 'default.local');
+    await writeFile(file, 'CVMFS_HTTP_PROXY="DIRECT"\n');
+    const args = ['--server', `http://127.0.0.1:9,${d.url}`, '--test-url', origin.testUrl, '--write', file];
+    const quiet = await discover(args);
+    expect(quiet.code).toBe(0);
+    expect(quiet.out).toBe('');
+    expect(await readFile(file, 'utf8')).toContain(a.url);
+    const loud = await discover([...args, '-v']);
+    expect(loud.code).toBe(0);
+    const messages = loud.out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { msg: string }).msg);
+    expect(messages).toEqual(['discovery server did not answer', 'proxy failed the test fetch', 'proxies chosen']);
+  });
+
   it('prints a PAC file', async () => {
     const r = await discover([...common, '--pac', '--fallback', 'DIRECT']);
     expect(r.code).toBe(0);
