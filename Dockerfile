@@ -19,6 +19,7 @@ COPY discovery/ discovery/
 COPY fuse/ fuse/
 COPY bench/ bench/
 COPY coordinator/ coordinator/
+COPY stage/ stage/
 COPY deploy/ deploy/
 USER root
 ENTRYPOINT ["node", "bin/estuary.js"]

@@ -4,8 +4,8 @@
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
   process.stderr.write(
-    `estuary: needs Node.js 22.19 or newer, found ${process.version}; run it as \`npx estuary\` ` +
-      'inside the package after `npm ci` (which brings Node 24), or install Node 24\n',
+    `estuary: needs Node.js 22.19 or newer, found ${process.version}; run bin/estuary (the command ` +
+      'the README links onto PATH), which uses the Node 24 that `npm ci` brings, or install Node 24\n',
   );
   process.exit(2);
 }
