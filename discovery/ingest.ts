@@ -12,6 +12,7 @@ import {
   type IncomingMessage,
 } from './admission.ts';
 import { DropLog, peekSource } from './drop-log.ts';
+import type { Departures } from './departures.ts';
 import type { Rejections } from './rejections.ts';
 import type { Locator } from './locator.ts';
 import type { CacheEntry, Registry } from './registry.ts';
@@ -36,6 +37,8 @@ export interface IngestOptions {
   readonly now?: () => number;
   /** Where refused heartbeats are remembered for the page. */
   readonly rejections?: Rejections;
+  /** Where caches that said goodbye are remembered for the page. */
+  readonly departures?: Departures;
 }
 
 export type IngestResult = 'accepted' | 'goodbye' | DropReason;
@@ -104,8 +107,11 @@ export function createIngest(o: IngestOptions): (msg: IncomingMessage) => Ingest
       tombstones.delete(hb.uuid);
       tombstones.set(hb.uuid, { timestamp: hb.timestamp, at: t });
       if (tombstones.size > MAX_TOMBSTONES) tombstones.delete(tombstones.keys().next().value!);
-      if (o.registry.remove(hb.uuid))
+      const leaving = o.registry.get(hb.uuid);
+      if (leaving && o.registry.remove(hb.uuid)) {
+        o.departures?.note(leaving, t);
         o.log.info({ uuid: hb.uuid, hostname: hb.hostname }, 'cache said goodbye');
+      }
       o.count('goodbye');
       return 'goodbye';
     }
@@ -117,6 +123,7 @@ export function createIngest(o: IngestOptions): (msg: IncomingMessage) => Ingest
       (h) => o.locator.cache(h),
     );
     if (fresh) {
+      o.departures?.forget(entry.id);
       o.log.info(
         {
           uuid: entry.id,

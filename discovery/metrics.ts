@@ -2,7 +2,10 @@
 
 import { Counter, Gauge, Registry as PromRegistry } from 'prom-client';
 import { DISCOVERY_METRICS } from '../lib/metric-names.ts';
+import { counts, type State, view } from './page-model.ts';
 import { isVerified, type Registry } from './registry.ts';
+
+const STATES: readonly State[] = ['late', 'failing', 'drift', 'pending', 'healthy', 'unchecked'];
 
 export interface DiscoveryMetrics {
   readonly registry: PromRegistry;
@@ -34,6 +37,19 @@ export function createMetrics(caches: Registry): DiscoveryMetrics {
       for (const e of caches.values()) if (isVerified(e)) verified++;
       this.set({ state: 'verified' }, verified);
       this.set({ state: 'unverified' }, caches.size - verified);
+    },
+  });
+  // The page's triage states, decided by the same function, so the list, its summary line and
+  // an alert on this gauge never disagree about how many caches are late or failing.
+  new Gauge({
+    name: DISCOVERY_METRICS.cacheStates,
+    help: 'Caches in the registry by the state the page shows: late, failing, drift, pending, healthy, unchecked.',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const now = Date.now();
+      const c = counts([...caches.values()].map((e) => view(e, now)));
+      for (const state of STATES) this.set({ state }, c[state]);
     },
   });
   return { registry, heartbeats, queries };

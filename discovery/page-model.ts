@@ -1,5 +1,5 @@
 // What the page says about each cache, decided apart from how it is drawn: its state for triage
-// (failing, late, clock drift, not yet checked, healthy, not checked), the order (broken first),
+// (late, failing, clock drift, not yet checked, healthy, not checked, left), the order (broken first),
 // and the readable figures (load as a share of its maximum, sizes, ages, drift with its sign).
 // Pure: entries and a clock in, plain values out.
 
@@ -10,10 +10,10 @@ export const DEFAULT_INTERVAL_S = 30;
 /** A cache is late once this many intervals passed without a heartbeat. */
 const LATE_AFTER_INTERVALS = 1.5;
 
-export type State = 'failing' | 'late' | 'drift' | 'pending' | 'healthy' | 'unchecked';
+export type State = 'late' | 'failing' | 'drift' | 'pending' | 'healthy' | 'unchecked' | 'left';
 
-/** Triage order: what needs an operator first. */
-const ORDER: readonly State[] = ['failing', 'late', 'drift', 'pending', 'healthy', 'unchecked'];
+/** Triage order: what needs an operator first. A cache that said goodbye needs no one. */
+const ORDER: readonly State[] = ['late', 'failing', 'drift', 'pending', 'healthy', 'unchecked', 'left'];
 
 export interface CacheView {
   readonly entry: CacheEntry;
@@ -36,12 +36,14 @@ export function view(e: CacheEntry, nowMs: number): CacheView {
   const loadPercent = e.maxLoad > 0 ? Math.round((e.load / e.maxLoad) * 100) : 0;
   const base = { entry: e, missed, loadPercent, overloaded: e.load > e.maxLoad };
   const v = e.verification;
-  if (v.state === 'failed') {
-    return { ...base, state: 'failing', stateText: `failing verification (${v.failures}×): ${v.error ?? 'no answer'}` };
-  }
+  const failed = v.state === 'failed' ? `failing verification (${v.failures}×): ${v.error ?? 'no answer'}` : '';
+  // A silent agent comes first: a cache whose agent is gone usually fails its check too, and the
+  // list, the summary and /metrics must all count it once, as late.
   if (silentS > interval * LATE_AFTER_INTERVALS) {
-    return { ...base, state: 'late', stateText: `late: missed ${missed} heartbeat${missed === 1 ? '' : 's'} (every ${interval} s)` };
+    const late = `late: missed ${missed} heartbeat${missed === 1 ? '' : 's'} (every ${interval} s)`;
+    return { ...base, state: 'late', stateText: failed ? `${late}; ${failed}` : late };
   }
+  if (failed) return { ...base, state: 'failing', stateText: failed };
   if (!e.clockInSync) return { ...base, state: 'drift', stateText: `clock drift ${signed(e.skewS)} s` };
   if (v.state === 'pending') return { ...base, state: 'pending', stateText: 'not checked yet' };
   if (v.state === 'off') return { ...base, state: 'unchecked', stateText: 'not checked (--no-verify)' };
@@ -54,8 +56,14 @@ export function triage(entries: Iterable<CacheEntry>, nowMs: number): CacheView[
     .sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state) || a.entry.hostname.localeCompare(b.entry.hostname));
 }
 
+/** A cache whose agent said goodbye `at`: listed last, for a while, and never offered to clients. */
+export function leftView(e: CacheEntry, at: number, nowMs: number): CacheView {
+  const loadPercent = e.maxLoad > 0 ? Math.round((e.load / e.maxLoad) * 100) : 0;
+  return { entry: e, state: 'left', stateText: `said goodbye ${ago(nowMs - at)}`, missed: 0, loadPercent, overloaded: false };
+}
+
 export function counts(views: readonly CacheView[]): Record<State, number> {
-  const c: Record<State, number> = { failing: 0, late: 0, drift: 0, pending: 0, healthy: 0, unchecked: 0 };
+  const c: Record<State, number> = { failing: 0, late: 0, drift: 0, pending: 0, healthy: 0, unchecked: 0, left: 0 };
   for (const v of views) c[v.state]++;
   return c;
 }

@@ -4,8 +4,22 @@
 // own page. Pure: facts in, text out (page-model.ts decides, this file draws).
 
 import { esc, htmlPage } from '../lib/page.ts';
+import { SHOAL_EXCHANGE } from '../lib/heartbeat.ts';
+import type { Departure } from './departures.ts';
 import type { CacheEntry } from './registry.ts';
-import { ago, counts, holdings, intervalOf, signed, size, type State, triage, view } from './page-model.ts';
+import {
+  ago,
+  type CacheView,
+  counts,
+  holdings,
+  intervalOf,
+  leftView,
+  signed,
+  size,
+  type State,
+  triage,
+  view,
+} from './page-model.ts';
 import type { Rejection } from './rejections.ts';
 
 export interface PageFacts {
@@ -17,6 +31,12 @@ export interface PageFacts {
   readonly testUrl: string;
   readonly expiryMs: number;
   readonly rejections: readonly Rejection[];
+  /** Caches whose agent said goodbye lately; shown as left, never offered to clients. */
+  readonly departed?: readonly Departure[];
+  /** Whether heartbeats must be signed with one of the server's --hmac-key keys. */
+  readonly keyed?: boolean;
+  /** The broker discovery listens on, for the command the empty page suggests. */
+  readonly amqpUrl?: string;
 }
 
 /** Seconds between the page's own refreshes: a heartbeat interval, so a change shows within one. */
@@ -29,6 +49,7 @@ const MARK: Record<State, string> = {
   pending: '… checking',
   healthy: '✔ healthy',
   unchecked: '○ not checked',
+  left: '← left',
 };
 
 function page(title: string, body: string): string {
@@ -81,27 +102,69 @@ function rejectionsTable(rs: readonly Rejection[], nowMs: number): string {
   return `<table><thead><tr><th>Reason</th><th>Cache</th><th>Sender</th><th>Times</th><th>Last</th><th>Detail</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
+/** The broker URL without its password (the page is not secret), with placeholders for both. */
+function brokerForAgents(url: string | undefined): string {
+  if (!url) return 'amqp://USER:PASSWORD@BROKER';
+  try {
+    const u = new URL(url);
+    if (u.username || u.password) {
+      u.username = 'USER';
+      u.password = 'PASSWORD';
+    }
+    return u.href.replace(/\/$/, '');
+  } catch {
+    return 'amqp://USER:PASSWORD@BROKER';
+  }
+}
+
+/** An agent command this server would accept: its broker, its exchange, and a key when it needs one. */
+export function agentCommand(f: PageFacts): string {
+  const parts = ['estuary agent', `--amqp ${brokerForAgents(f.amqpUrl)}`];
+  if (f.exchange !== SHOAL_EXCHANGE) parts.push(`--exchange ${f.exchange}`);
+  parts.push('--cache-url http://127.0.0.1:3128');
+  if (f.keyed || !f.shoalCompat) parts.push('--hmac-key @/etc/estuary/hmac.key');
+  return parts.join(' ');
+}
+
+function emptyHint(f: PageFacts): string {
+  const key =
+    f.keyed || !f.shoalCompat
+      ? ' The key file holds one of the keys this server was started with (<code>--hmac-key</code>): the shared <code>SECRET</code>, or <code>SITE=SECRET</code> together with <code>--site SITE</code>.'
+      : '';
+  return (
+    `<p><b>No cache has registered yet.</b> Start <code>${esc(agentCommand(f))}</code> next to each cache` +
+    `${f.shoalCompat ? ' (or a Shoal agent)' : ''}.${key} A cache that sends heartbeats and still does not appear is listed under “Refused heartbeats” below.</p>`
+  );
+}
+
+function row(v: CacheView, nowMs: number, f: PageFacts): string {
+  const e = v.entry;
+  const load = `<span class="${v.overloaded ? 'over' : ''}">${v.loadPercent}%</span>`;
+  const notes = [e.site ? `site ${esc(e.site)}` : '', e.auth === 'unsigned' ? 'unsigned (Shoal compatibility)' : '']
+    .filter(Boolean)
+    .map((n) => `<br><small>${n}</small>`)
+    .join('');
+  const name = v.state === 'left' ? esc(e.hostname) : `<a href="/caches/${encodeURIComponent(e.id)}">${esc(e.hostname)}</a>`;
+  return (
+    `<tr class="s-${v.state}"><td>${esc(MARK[v.state])}<br><small>${esc(v.stateText)}</small></td>` +
+    `<td class="wrap">${name}${notes}</td>` +
+    `<td>${addressParts(e).map(esc).join('<br>')}<br><small>port ${e.port}</small></td><td class="num">${load}</td><td>${esc(place(e))}</td>` +
+    `<td>${esc(ago(nowMs - e.lastActive))}</td><td class="wrap">${esc(holdText(e, f.testUrl))}</td></tr>`
+  );
+}
+
 export function renderPage(entries: Iterable<CacheEntry>, nowMs: number, f: PageFacts): string {
-  const views = triage(entries, nowMs);
+  const views = [...triage(entries, nowMs), ...(f.departed ?? []).map((d) => leftView(d.entry, d.at, nowMs))];
   const c = counts(views);
+  const listed = views.length - c.left;
   const summary =
-    `<p class="sum"><b>${views.length}</b> caches: ${c.healthy} healthy, ${c.late} late, ${c.failing} failing` +
+    `<p class="sum"><b>${listed}</b> caches: ${c.healthy} healthy, ${c.late} late, ${c.failing} failing` +
     `${c.drift ? `, ${c.drift} with clock drift` : ''}${c.pending ? `, ${c.pending} being checked` : ''}` +
-    `${c.unchecked ? `, ${c.unchecked} not checked` : ''}; ${f.rejections.length} senders refused lately.</p>`;
-  const rows = views.map((v) => {
-    const e = v.entry;
-    const load = `<span class="${v.overloaded ? 'over' : ''}">${v.loadPercent}%</span>`;
-    return (
-      `<tr class="s-${v.state}"><td>${esc(MARK[v.state])}<br><small>${esc(v.stateText)}</small></td>` +
-      `<td class="wrap"><a href="/caches/${encodeURIComponent(e.id)}">${esc(e.hostname)}</a>` +
-      `${e.auth === 'unsigned' ? '<br><small>unsigned (Shoal compatibility)</small>' : ''}</td>` +
-      `<td>${addressParts(e).map(esc).join('<br>')}<br><small>port ${e.port}</small></td><td class="num">${load}</td><td>${esc(place(e))}</td>` +
-      `<td>${esc(ago(nowMs - e.lastActive))}</td><td class="wrap">${esc(holdText(e, f.testUrl))}</td></tr>`
-    );
-  });
+    `${c.unchecked ? `, ${c.unchecked} not checked` : ''}${c.left ? `; ${c.left} left lately` : ''}; ${f.rejections.length} senders refused lately.</p>`;
+  const rows = views.map((v) => row(v, nowMs, f));
   const table =
     views.length === 0
-      ? '<p><b>No cache has registered yet.</b> Start <code>estuary agent --amqp URL --cache-url http://127.0.0.1:3128</code> next to each cache (or a Shoal agent, with <code>--shoal-compat</code>); a cache that sends heartbeats and still does not appear is listed under “Refused heartbeats” below.</p>'
+      ? emptyHint(f)
       : `<table><thead><tr><th>State</th><th>Cache</th><th>Address</th><th class="num">Load</th><th>Location</th><th>Heartbeat</th><th>Holds</th></tr></thead><tbody>${rows.join('\n')}</tbody></table>`;
   return page(
     'estuary discovery: caches',

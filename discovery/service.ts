@@ -11,6 +11,7 @@ import { type Consumer, startConsumer } from './consumer.ts';
 import { discoveryErrors } from './errors.ts';
 import { type GeoDb, NO_GEO_DB } from './geoip.ts';
 import { buildHttp } from './http.ts';
+import { Departures } from './departures.ts';
 import { Rejections } from './rejections.ts';
 import { createIngest, startSweeper } from './ingest.ts';
 import { createLocator } from './locator.ts';
@@ -73,8 +74,10 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
     log,
   });
   const rejections = new Rejections();
+  const departures = new Departures();
   const ingest = createIngest({
     rejections,
+    departures,
     registry,
     locator,
     policy: {
@@ -113,6 +116,9 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
       testUrl: o.testUrl,
       expiryMs: o.expiryMs,
       rejections: rejections.recent(Date.now(), REJECTIONS_SHOWN_MS),
+      departed: departures.recent(Date.now()),
+      keyed: o.keys.length > 0,
+      amqpUrl: o.amqpUrl,
     }),
   });
   let url: string;

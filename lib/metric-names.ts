@@ -31,6 +31,8 @@ export const DISCOVERY_METRICS = {
   heartbeats: 'estuary_discovery_heartbeats_total',
   /** gauge {state="verified"|"unverified"}: caches in the registry. */
   caches: 'estuary_discovery_caches',
+  /** gauge {state="late"|"failing"|…}: caches by the state the page shows them in. */
+  cacheStates: 'estuary_discovery_cache_states',
   /** counter {endpoint}: nearest-cache queries answered. */
   queries: 'estuary_discovery_queries_total',
 } as const;

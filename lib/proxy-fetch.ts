@@ -24,6 +24,30 @@ export interface ProxyFetchOptions {
 
 /** Squid's error page for a denied request; a body holding it is a failure whatever the status. */
 const ACCESS_DENIED = 'ERR_ACCESS_DENIED';
+/** Enough of a refusal's own words to say why, short enough for a page cell or a log line. */
+const REASON_CHARS = 160;
+
+/**
+ * Why a proxy refused, in its own words: RFC 9209 Proxy-Status (`error=…; details="…"`, as
+ * estuary and recent Squid send), else the first text of the body with its HTML tags removed.
+ */
+export function refusalReason(status: number, proxyStatus: string | undefined, body: Buffer): string {
+  if (proxyStatus) {
+    const error = /;\s*error=([\w-]+)/.exec(proxyStatus)?.[1];
+    const details = /;\s*details="((?:[^"\\]|\\.)*)"/.exec(proxyStatus)?.[1]?.replace(/\\(.)/g, '$1');
+    const said = [error, details].filter(Boolean).join(': ');
+    if (said) return `HTTP ${status} (${said.slice(0, REASON_CHARS)})`;
+  }
+  const text = body
+    .subarray(0, 16 * 1024)
+    .toString('utf8')
+    .replace(/<(script|style|head)[^]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&nbsp;/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return text ? `HTTP ${status}: ${text.slice(0, REASON_CHARS)}` : `HTTP ${status}`;
+}
 
 export function proxyFetch(
   proxy: string,
@@ -34,13 +58,14 @@ export function proxyFetch(
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   return new Promise((resolve) => {
     let settled = false;
-    const finish = (status: number, body: Buffer, error: string) => {
+    const finish = (status: number, body: Buffer, error: string, proxyStatus?: string) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       const denied = body.includes(ACCESS_DENIED);
       const ok = error === '' && status === 200 && !denied;
-      const why = error || (denied ? 'access denied by the cache' : status === 200 ? '' : `HTTP ${status}`);
+      const refused = status === 200 ? '' : refusalReason(status, proxyStatus, body);
+      const why = error || (denied ? `access denied by the cache${refused ? ` (${refused})` : ''}` : refused);
       resolve({ ok, status, body, ms: performance.now() - started, error: why });
     };
     let p: URL;
@@ -71,7 +96,8 @@ export function proxyFetch(
         if (size < maxBytes) chunks.push(c);
         size += c.length;
       });
-      res.on('end', () => finish(res.statusCode ?? 0, Buffer.concat(chunks).subarray(0, maxBytes), ''));
+      const proxyStatus = [res.headers['proxy-status']].flat()[0];
+      res.on('end', () => finish(res.statusCode ?? 0, Buffer.concat(chunks).subarray(0, maxBytes), '', proxyStatus));
       res.on('error', (err) => finish(res.statusCode ?? 0, Buffer.alloc(0), err.message));
     });
     req.end();

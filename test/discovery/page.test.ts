@@ -2,7 +2,7 @@
 // checked, refused heartbeats, and empty. Rendered from real registry entries, no network.
 
 import { describe, expect, it } from 'vitest';
-import { renderCachePage, renderPage, type PageFacts } from '../../discovery/page.ts';
+import { agentCommand, renderCachePage, renderPage, type PageFacts } from '../../discovery/page.ts';
 import { holdings, size, triage } from '../../discovery/page-model.ts';
 import { type CacheEntry, Registry } from '../../discovery/registry.ts';
 import { heartbeat } from './fixtures.ts';
@@ -47,7 +47,7 @@ describe('discovery page', () => {
 
   it('puts broken and late caches first, with a summary line and words beside the colours', () => {
     const html = renderPage([healthy, over, drift, late, failing], NOW, facts());
-    const order = ['failing.example', 'late.example', 'drift.example', 'healthy.example', 'over.example'].map((h) => html.indexOf(h));
+    const order = ['late.example', 'failing.example', 'drift.example', 'healthy.example', 'over.example'].map((h) => html.indexOf(h));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(html).toContain('<b>5</b> caches: 2 healthy, 1 late, 1 failing, 1 with clock drift');
     expect(html).toContain('late: missed 3 heartbeats (every 30 s)');
@@ -56,6 +56,31 @@ describe('discovery page', () => {
     expect(html).toMatch(/class="over">150%/);
     expect(html).toContain('http-equiv="refresh"');
     expect(html).not.toContain('<script');
+  });
+
+  it('counts a cache whose agent went silent and whose check fails once, as late, everywhere', () => {
+    const gone = cache('gone', (e) => {
+      e.verification = { state: 'failed', nextAt: NOW, failures: 3, error: 'ECONNREFUSED' };
+      e.lastActive = NOW - 88_000;
+      e.intervalS = 30;
+    });
+    const html = renderPage([gone, healthy], NOW, facts());
+    expect(html).toContain('<b>2</b> caches: 1 healthy, 1 late, 0 failing');
+    expect(html).toContain('late: missed 2 heartbeats (every 30 s); failing verification (3×): ECONNREFUSED');
+    expect(html).toMatch(/<tr class="s-late"><td>⚠ late/);
+  });
+
+  it('keeps a cache that said goodbye on the list for a while, as left, last and unlinked', () => {
+    const left = cache('left', (e) => (e.site = 'KEK'));
+    const html = renderPage([healthy], NOW, facts({ departed: [{ entry: left, at: NOW - 40_000 }] }));
+    expect(html).toContain('<b>1</b> caches: 1 healthy, 0 late, 0 failing; 1 left lately');
+    expect(html).toMatch(/<tr class="s-left"><td>← left<br><small>said goodbye 40 s ago<\/small><\/td><td class="wrap">left\.example<br><small>site KEK/);
+    expect(html.indexOf('left.example')).toBeGreaterThan(html.indexOf('healthy.example'));
+  });
+
+  it('names the site of each cache in the list', () => {
+    const sited = cache('sited', (e) => (e.site = 'DESY'));
+    expect(renderPage([sited], NOW, facts())).toMatch(/sited\.example<\/a><br><small>site DESY<\/small>/);
   });
 
   it('says "not checked" when the server does not verify, and names its mode', () => {
@@ -75,11 +100,17 @@ describe('discovery page', () => {
     expect(html).toContain('1 senders refused lately');
   });
 
-  it('tells what to do when no cache has registered', () => {
-    const html = renderPage([], NOW, facts());
+  it('tells what to do when no cache has registered, with a command this server accepts', () => {
+    const html = renderPage([], NOW, facts({ keyed: true, amqpUrl: 'amqp://disc:s3cret@mq.example:5672' }));
     expect(html).toContain('No cache has registered yet.');
-    expect(html).toContain('estuary agent --amqp');
+    expect(html).toContain(
+      '<code>estuary agent --amqp amqp://USER:PASSWORD@mq.example:5672 --cache-url http://127.0.0.1:3128 --hmac-key @/etc/estuary/hmac.key</code>',
+    );
+    expect(html).not.toContain('s3cret');
     expect(html).toContain('estuary discovery 1.2.3 · exchange shoal (broker connected)');
+    expect(agentCommand(facts({ exchange: 'site-x', shoalCompat: true, keyed: false, amqpUrl: 'amqp://mq' }))).toBe(
+      'estuary agent --amqp amqp://mq --exchange site-x --cache-url http://127.0.0.1:3128',
+    );
   });
 
   it('shows what was tried for a failing cache on its own page', () => {
