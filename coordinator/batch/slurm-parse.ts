@@ -119,7 +119,9 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
     const parts = (j.partition ?? '').split(',');
     const partition = parts.find((p) => partitions.includes(p));
     if (!partition) continue;
-    if (j.job_state === 'RUNNING') {
+    // A COMPLETING job still holds its node (epilog, output staging): without it the cloud's
+    // running count dropped to 0 between short jobs while every drone was still busy.
+    if (j.job_state === 'RUNNING' || j.job_state === 'COMPLETING') {
       if ((j.nodes ?? '').startsWith(prefix)) runningOnDrones++;
       else runningAtHome++;
       continue;

@@ -15,11 +15,18 @@ const SERIES = [
   { key: 'live', label: 'drones up', colour: '#777777', dash: '4 3' },
 ] as const;
 
-/** A round step for about `n` ticks over [0, max]. */
-function step(max: number, n: number): number {
+/** A round step for about `n` ticks over [0, max], never below `least` (1 for counts of jobs). */
+export function step(max: number, n: number, least = 0): number {
   const raw = Math.max(max, 1) / n;
   const mag = 10 ** Math.floor(Math.log10(raw));
-  return ([1, 2, 5, 10].map((k) => k * mag).find((s) => s >= raw) ?? raw);
+  return Math.max(least, [1, 2, 5, 10].map((k) => k * mag).find((s) => s >= raw) ?? raw);
+}
+
+/** Tick values 0, s, 2s … up to max, as the numbers they are: i × s, not a sum of s that drifts. */
+export function ticks(max: number, s: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i * s <= max + 1e-9; i++) out.push(Number((i * s).toPrecision(12)));
+  return out;
 }
 
 export function timelineSvg(points: readonly TimelinePoint[], title = 'Jobs by state over time'): string {
@@ -35,14 +42,12 @@ export function timelineSvg(points: readonly TimelinePoint[], title = 'Jobs by s
     `<rect width="${W}" height="${H}" fill="white"/>`,
     `<text x="${M.left}" y="20" font-size="14" font-weight="bold">${title.replace(/[<&>]/g, '')}</text>`,
   ];
-  const ys = step(top, 5);
-  for (let v = 0; v <= top; v += ys)
+  for (const v of ticks(top, step(top, 5, 1)))
     parts.push(
       `<line x1="${M.left}" x2="${M.left + pw}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#eee"/>`,
       `<text x="${M.left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${v}</text>`,
     );
-  const xs = step(span, 6);
-  for (let s = 0; s <= span; s += xs)
+  for (const s of ticks(span, step(span, 6)))
     parts.push(`<text x="${x(t0 + s * 1000).toFixed(1)}" y="${H - M.bottom + 16}" text-anchor="middle">${s}</text>`);
   parts.push(
     `<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${M.top + ph}" stroke="black"/>`,
