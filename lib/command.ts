@@ -13,7 +13,7 @@ export const commonOptions = {
   logFormat: option(
     oneOf(['auto', 'json', 'pretty'] as const),
     'auto',
-    'json lines, human-readable, or pretty on a terminal',
+    'pretty: one line per event with local time and level; json: JSON lines; auto: pretty on a terminal, else json',
   ),
   shutdownTimeout: option(
     duration(0, 3_600_000),

@@ -73,6 +73,13 @@ export function proxiesFromShoal(body: unknown): string[] {
   return out;
 }
 
+/** fetch's own "fetch failed" says nothing: add what it wraps (ECONNREFUSED, a timeout …). */
+function failure(err: unknown): string {
+  const e = err as Error & { cause?: { code?: string; message?: string } };
+  const inner = e.cause?.code ?? e.cause?.message;
+  return inner && !e.message.includes(inner) ? `${e.message} (${inner})` : e.message;
+}
+
 async function askServer(server: string, o: DiscoverOptions): Promise<string[]> {
   const url = `${server.replace(/\/+$/, '')}/${ENDPOINT[o.upstream]}/${o.n}`;
   const res = await fetch(url, { signal: AbortSignal.timeout(o.serverTimeoutMs) });
@@ -90,7 +97,7 @@ export async function discover(o: DiscoverOptions): Promise<Discovered> {
       server = s;
       break;
     } catch (err) {
-      const why = isPlainHttpAnswer(err) ? notTlsReason(s) : (err as Error).message;
+      const why = isPlainHttpAnswer(err) ? notTlsReason(s) : failure(err);
       serverErrors.push(`${s}: ${why}`);
       o.log.warn({ server: s, err: why }, 'discovery server did not answer');
     }
