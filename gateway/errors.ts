@@ -18,6 +18,12 @@ export const gatewayErrors = {
       `cannot listen on ${addr} (${reason}); choose another address with --listen`,
       BAD_INPUT,
     ),
+  accessLog: (file: string, reason: string) =>
+    new EstuaryError(
+      'ESTUARY_GW_ACCESS_LOG',
+      `cannot append to access log ${file} (${reason}); give a writable file, or - for stdout, with --access-log`,
+      BAD_INPUT,
+    ),
   s3Config: (message: string) => new EstuaryError('ESTUARY_GW_S3_CONFIG', message, BAD_INPUT),
   peerSelf: () =>
     new EstuaryError(

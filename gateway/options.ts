@@ -6,7 +6,6 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { option, optional, type OptionTable } from '../lib/config/options.ts';
 import {
-  bool,
   cidr,
   duration,
   hostPort,
@@ -275,7 +274,10 @@ export const gatewayOptions = {
   ),
   s3MaxSkew: option(duration(1000, 3_600_000), 15 * 60_000, "largest difference between a request's signing time and the gateway clock"),
   s3Region: option(str('REGION', 'a region name'), 'us-east-1', 'region used to sign requests to the stores'),
-  accessLog: option(bool(), false, 'log one line per request'),
+  accessLog: optional(
+    str('FILE|-'),
+    'write one line per request, in Squid\'s native access.log format, to FILE (appended) or to stdout with -',
+  ),
   workers: option(
     int(1, 64, 'N'),
     1,

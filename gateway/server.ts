@@ -15,6 +15,7 @@ import { DiskStore, probeWritable } from './cache/disk-store.ts';
 import { MemoryStore } from './cache/memory-store.ts';
 import { handleConnect } from './connect.ts';
 import { gatewayErrors } from './errors.ts';
+import { openAccessLog } from './access-log.ts';
 import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
 import type { ToPrimary } from './cluster/messages.ts';
@@ -156,6 +157,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
           issuerKey: readIssuerKey(config.s3IssuerKeyFile),
         }
       : undefined;
+  const accessLog = config.accessLog === undefined ? undefined : openAccessLog(config.accessLog);
   const disk = new DiskStore(config.cacheDir, config.diskCache, log);
   // Workers must not empty tmp/: another worker may be filling there. The primary did it.
   const opened = await disk.open(!worker);
@@ -204,7 +206,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     destAcl,
     rings,
     peers: config.peers.length > 0 ? { ring: new HashRing(config.peers), self: config.peerSelf! } : undefined,
-    accessLog: config.accessLog,
+    accessLog: accessLog?.write,
     s3BlockSize: config.s3BlockSize,
   });
 
@@ -312,6 +314,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       server.closeIdleConnections();
       await app.close();
       await upstreams.close();
+      await accessLog?.close();
       deadline?.removeEventListener('abort', onAbort);
     },
   };

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
+import type { AccessLogger, AccessRecord } from '../access-log.ts';
 import type { DestAcl } from '../acl.ts';
 import type { Found } from '../cache/cache.ts';
 import type { EntryMeta } from '../cache/entry.ts';
@@ -60,9 +61,40 @@ export interface HandlerDeps extends FetchDeps {
   readonly destAcl: DestAcl;
   readonly rings: readonly Ring[];
   readonly peers?: { readonly ring: HashRing; readonly self: string };
-  readonly accessLog: boolean;
+  /** Where each request's line goes (--access-log), in Squid's format; nothing when unset. */
+  readonly accessLog?: AccessLogger;
   /** --s3-block-size: range reads of larger uncached S3 objects fetch aligned blocks (0: off). */
   readonly s3BlockSize?: number;
+}
+
+/** What the access log says about a finished request; the bytes are those the socket sent for it. */
+function accessRecord(
+  req: IncomingMessage,
+  res: ServerResponse,
+  socket: IncomingMessage['socket'] | undefined,
+  sentBefore: number,
+  started: number,
+): AccessRecord {
+  const url = req.url ?? '';
+  let upstreamHost: string | undefined;
+  try {
+    upstreamHost = /^[a-z]+:\/\//i.test(url) ? new URL(url).host : req.headers.host;
+  } catch {
+    upstreamHost = undefined;
+  }
+  const type = res.getHeader('content-type');
+  return {
+    endMs: Date.now(),
+    elapsedMs: performance.now() - started,
+    client: socket?.remoteAddress,
+    status: res.statusCode,
+    bytes: Math.max(0, (socket?.bytesWritten ?? sentBefore) - sentBefore),
+    method: req.method ?? '-',
+    url,
+    cacheStatus: cacheStatusOf(res),
+    upstreamHost,
+    contentType: typeof type === 'string' ? type : undefined,
+  };
 }
 
 export class ProxyHandler {
@@ -91,22 +123,12 @@ export class ProxyHandler {
   handle(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
     // Read now: once a request with a body is done, the server detaches req.socket (null).
-    const client = this.#d.accessLog ? req.socket?.remoteAddress : undefined;
+    const access = this.#d.accessLog;
+    const socket = access ? req.socket : undefined;
+    const sentBefore = socket?.bytesWritten ?? 0;
     res.once('finish', () => {
       this.#d.metrics.request(req.method ?? '?', res.statusCode);
-      if (this.#d.accessLog) {
-        this.#log.info(
-          {
-            client,
-            method: req.method,
-            url: req.url,
-            status: res.statusCode,
-            ms: Math.round(performance.now() - started),
-            cache: cacheStatusOf(res),
-          },
-          'access',
-        );
-      }
+      if (access) access(accessRecord(req, res, socket, sentBefore, started));
     });
     this.#handle(req, res).catch((err) => {
       this.#log.error({ err, url: req.url }, 'internal error while handling a request');

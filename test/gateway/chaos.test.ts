@@ -93,7 +93,7 @@ describe('chaos', async () => {
   for (const workers of [1, 2]) {
     it(`never exits and serves every ordinary client correctly (--workers ${workers})`, async () => {
       const gw = await startGatewayProcess([
-        '--allow-dest', '@loopback', '--access-log', '--workers', String(workers),
+        '--allow-dest', '@loopback', '--access-log', '-', '--workers', String(workers),
         '--response-timeout', '1s', '--mem-object-max', '100000',
       ]);
       const o = origin.url;

@@ -1,6 +1,10 @@
 // The gateway's own endpoints on origin-form paths: metrics, health, summary, and the admin API.
 
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { NODE, startChild } from '../helpers/process.ts';
+import { tempDir } from '../helpers/tmp.ts';
 import { GATEWAY_METRICS } from '../../lib/metric-names.ts';
 import { send } from './helpers/client.ts';
 import { startGatewayProcess, startTestGateway } from './helpers/gateway.ts';
@@ -81,18 +85,36 @@ describe('own endpoints', async () => {
     expect(s.prefixes).toEqual([{ prefix: `127.0.0.1:${origin.port}/a`, bytes: 3 }]);
   });
 
-  it('writes one access log line per request with --access-log', async () => {
-    const logged = await startGatewayProcess(['--allow-dest', '127.0.0.1', '--access-log']);
+  it("writes one line per request with --access-log FILE, in Squid's access.log format, not in the log", async () => {
+    const file = join(await tempDir('estuary-access-'), 'access.log');
+    const logged = await startGatewayProcess(['--allow-dest', '127.0.0.1', '--access-log', file]);
     await send(logged.url, `${origin.url}/a/1`);
-    const line = await logged.child.waitFor(/\{[^\n]*"msg":"access"[^\n]*\}/, 10_000);
-    const entry = JSON.parse(line[0]);
-    expect(entry).toMatchObject({
-      method: 'GET',
-      url: `${origin.url}/a/1`,
-      status: 200,
-      client: '127.0.0.1',
+    await send(logged.url, `${origin.url}/a/1`);
+    await send(logged.url, 'http://192.0.2.1/denied');
+    expect(await logged.child.stop('SIGTERM')).toBe(0);
+    const lines = (await readFile(file, 'utf8')).trimEnd().split('\n');
+    const host = new URL(origin.url).host;
+    const field = (l: string) => l.split(/ +/);
+    expect(lines.map((l) => field(l).slice(2, 10))).toEqual([
+      ['127.0.0.1', 'TCP_MISS/200', field(lines[0]!)[4], 'GET', `${origin.url}/a/1`, '-', `HIER_DIRECT/${host}`, '-'],
+      ['127.0.0.1', 'TCP_HIT/200', field(lines[1]!)[4], 'GET', `${origin.url}/a/1`, '-', 'HIER_NONE/-', '-'],
+      ['127.0.0.1', 'TCP_DENIED/403', field(lines[2]!)[4], 'GET', 'http://192.0.2.1/denied', '-', 'HIER_NONE/-', '-'],
+    ]);
+    for (const l of lines) {
+      expect(l).toMatch(/^\d{10}\.\d{3} +\d+ /);
+      expect(Number(field(l)[4])).toBeGreaterThan(50);
+    }
+    expect(logged.child.output()).not.toContain('"msg":"access"');
+  });
+
+  it('refuses an --access-log it cannot append to, with exit 2', async () => {
+    const gw = startChild(NODE, ['bin/estuary.js', 'gateway', '--listen', '127.0.0.1:0', '--access-log', '/proc/nope/access.log'], {
+      cwd: new URL('../../', import.meta.url).pathname,
     });
-    expect(entry.cache).toMatch(/^estuary; fwd=miss/);
+    expect(await gw.exited).toBe(2);
+    expect(gw.output()).toBe(
+      'estuary: cannot append to access log /proc/nope/access.log (ENOENT); give a writable file, or - for stdout, with --access-log\n',
+    );
   });
 });
 
