@@ -1,5 +1,5 @@
 // `npm run screenshots`: renders the discovery page in each state an operator meets (healthy,
-// late, failing, clock drift, not checked, refused heartbeats, empty, one cache's page) from real
+// late, failing, clock drift, not checked, left, refused heartbeats, empty, one cache's page) from real
 // registry entries, and photographs each with headless Chromium at 1024 px into
 // docs/screenshots/. Needs Debian's chromium (apt-get install chromium); nothing leaves the host.
 
@@ -49,10 +49,11 @@ function cache(host: string, city: string, country: string, lat: number, lon: nu
 }
 
 const fleet = [
-  cache('squid1.kek.jp', 'Tsukuba', 'JP', 36.08, 140.08),
+  cache('squid1.kek.jp', 'Tsukuba', 'JP', 36.08, 140.08, (e) => (e.site = 'KEK')),
   cache('gw-cloud-1.example.org', 'Tokyo', 'JP', 35.68, 139.69, (e) => (e.load = 150_000)),
   cache('squid2.fnal.gov', 'Batavia', 'US', 41.85, -88.31, (e) => {
-    e.verification = { state: 'failed', nextAt: NOW + 30_000, failures: 3, error: 'connect timed out after 5 s', checkedAt: NOW - 12_000 };
+    e.site = 'FNAL';
+    e.verification = { state: 'failed', nextAt: NOW + 30_000, failures: 3, error: 'HTTP 403 (destination_ip_prohibited: destination cvmfs-stratum-one.cern.ch is not in the allow-list (--allow-dest))', checkedAt: NOW - 12_000 };
   }),
   cache('cache.gridka.de', 'Karlsruhe', 'DE', 49.01, 8.4, (e) => {
     e.lastActive = NOW - 140_000;
@@ -69,9 +70,9 @@ const rejections: PageFacts['rejections'] = [
 ];
 
 const pages: [string, string][] = [
-  ['discovery-triage', renderPage(fleet, NOW, facts({ rejections }))],
+  ['discovery-triage', renderPage(fleet, NOW, facts({ rejections, departed: [{ entry: cache('gw-cloud-2.example.org', 'Osaka', 'JP', 34.69, 135.5), at: NOW - 95_000 }] }))],
   ['discovery-unchecked', renderPage([cache('squid1.kek.jp', 'Tsukuba', 'JP', 36.08, 140.08, () => undefined, false)], NOW, facts({ verify: false }))],
-  ['discovery-empty', renderPage([], NOW, facts({ broker: 'disconnected', rejections: rejections.slice(0, 1) }))],
+  ['discovery-empty', renderPage([], NOW, facts({ broker: 'disconnected', rejections: rejections.slice(0, 1), keyed: true, amqpUrl: 'amqp://discovery:secret@mq.example.org:5672' }))],
   ['discovery-cache-failing', renderCachePage(fleet[2]!, NOW, facts())],
 ];
 
