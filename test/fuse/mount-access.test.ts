@@ -148,5 +148,26 @@ describe.runIf(fuseAvailable().ok && isRoot)('estuary mount names why FUSE would
       expect(await child.stop('SIGTERM')).toBe(0);
       expect((await sh(`ls -A ${q(full)}`)).out).toBe('hidden.txt\n');
     });
+
+    it("takes fstab's nonempty option as --allow-non-empty", async () => {
+      const full = join(scratch, 'fstab-over');
+      await mkdir(full);
+      await writeFile(join(full, 'hidden.txt'), 'below');
+      onTeardown(async () => void (await sh(`mountpoint -q ${q(full)} && fusermount -uz ${q(full)}; true`)));
+      const helper = new URL('../../fuse/bin/mount.fuse.estuary', import.meta.url).pathname;
+      const env = Object.entries({
+        ...serverEnv(server),
+        ESTUARY: `${NODE} ${BIN}`,
+        ESTUARY_MOUNT_LOG: join(scratch, 'fstab-mount.log'),
+      })
+        .map(([k, v]) => `${k}=${q(String(v))}`)
+        .join(' ');
+      const r = await sh(
+        `env ${env} ${q(helper)} over ${q(full)} -o rw,_netdev,endpoint=${server.endpoint},nonempty` +
+          ` && ls -A ${q(full)} && fusermount -u ${q(full)}`,
+      );
+      expect(r.code, r.out).toBe(0);
+      expect(r.out).toBe('');
+    });
   });
 });
