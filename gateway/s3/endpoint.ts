@@ -14,7 +14,8 @@ import { classifyError, type Upstreams } from '../upstream.ts';
 import { allowed, checkToken, type Claims } from './credentials.ts';
 import { type S3ErrorCode, sendS3Error } from './errors.ts';
 import { filterListing } from './listing.ts';
-import { bucketOf, nextToken, parseCopySource, routeS3, type S3Route, xmlKeys, xmlObjects } from './route.ts';
+import { bucketOf, nextToken, parseCopySource, queryParams, routeS3, type S3Route, xmlKeys, xmlObjects } from './route.ts';
+import { requestNameProblem, upstreamKey } from './scope.ts';
 import { uriEncode } from './sigv4.ts';
 import { parseAuthorization, sign, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
 
@@ -88,6 +89,11 @@ export class S3Endpoint {
     const claims = this.#authenticate(req, path, query, deny);
     if (!claims) return;
     if (route.op === 'refused') return deny('NotImplemented', `${req.method} on this resource is not served by the gateway`);
+    const copy = req.headers['x-amz-copy-source'];
+    const src = typeof copy === 'string' ? parseCopySource(copy) : undefined;
+    if (typeof copy === 'string' && !src) return deny('InvalidRequest', 'x-amz-copy-source must be BUCKET/KEY, percent-encoded, with an optional ?versionId=');
+    const badName = requestNameProblem(route.key, queryParams(route.query), src?.key);
+    if (badName) return deny('AccessDenied', badName);
     const inScope = allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
     // A listing outside the scopes is still answered, filtered to what the credential may see.
     const filtered = !inScope && route.op === 'list' && claims.scopes.some((sc) => sc.bucket === route.bucket);
@@ -100,17 +106,16 @@ export class S3Endpoint {
     }
     const upstream = this.#o.buckets.get(route.bucket)!;
     const extra: Record<string, string> = {};
-    const copy = req.headers['x-amz-copy-source'];
-    if (typeof copy === 'string') {
-      const src = parseCopySource(copy);
-      if (!src || !this.#o.buckets.has(src.bucket)) return deny('InvalidRequest', 'x-amz-copy-source must name a bucket this gateway serves');
+    if (src) {
+      if (!this.#o.buckets.has(src.bucket)) return deny('InvalidRequest', 'x-amz-copy-source must name a bucket this gateway serves');
       if (!allowed(claims.scopes, { bucket: src.bucket, key: src.key, write: false })) {
         return deny('AccessDenied', `this credential does not allow reading ${src.bucket}/${src.key}`);
       }
       if (this.#o.buckets.get(src.bucket)!.origin !== upstream.origin) {
         return deny('NotImplemented', 'copying between buckets on different stores is not supported');
       }
-      extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${src.rawKey}${src.suffix}`;
+      // Sent as checked: the canonical encoding of the decoded key, never the client's bytes.
+      extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${upstreamKey(src.key)}${src.suffix}`;
     }
     const target = this.#target(route, upstream, payload, extra);
     if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, target, deny);
@@ -212,7 +217,8 @@ export class S3Endpoint {
   }
 
   #target(route: S3Route, up: UpstreamBucket, payload: string, extra: Record<string, string>): Target {
-    const path = `/${up.bucket}${route.rawKey ? `/${route.rawKey}` : ''}`;
+    // The key the scope check saw, canonically encoded: what the store addresses is what was checked.
+    const path = `/${up.bucket}${route.key ? `/${upstreamKey(route.key)}` : ''}`;
     const host = new URL(up.origin).host;
     const cacheKey = `s3://${route.bucket}/${route.key}`;
     return {

@@ -1,6 +1,8 @@
 // What an S3 request asks for: which served bucket (path-style `/bucket/key` or virtual-host
 // `bucket.gateway/key`), which key, which operation, and what access that needs. Pure.
 
+import { uriEncode } from './sigv4.ts';
+
 export type S3Op =
   | 'get' // GetObject / HeadObject without sub-resource: cacheable
   | 'read' // other reads on an object (ranges with ?partNumber, ?versionId, ListParts): passed
@@ -29,7 +31,8 @@ function decodeKey(raw: string): string | undefined {
   }
 }
 
-function queryParams(query: string): Map<string, string> {
+/** The query's parameters, decoded (`+` as space, as in a form). */
+export function queryParams(query: string): Map<string, string> {
   const m = new Map<string, string>();
   for (const p of query.split('&')) {
     if (p === '') continue;
@@ -95,8 +98,11 @@ export function parseCopySource(v: string): { bucket: string; rawKey: string; ke
   const m = /^\/?([^/]+)\/([^?]+)(\?.*)?$/.exec(v.trim());
   if (!m) return undefined;
   const key = decodeKey(m[2]!);
-  if (key === undefined) return undefined;
-  return { bucket: decodeKey(m[1]!) ?? m[1]!, rawKey: m[2]!, key, suffix: m[3] ?? '' };
+  // Only a version may follow the key: anything else would reach the store unchecked.
+  const version = m[3] === undefined ? undefined : /^\?versionId=([^&]*)$/.exec(m[3])?.[1];
+  if (key === undefined || (m[3] !== undefined && version === undefined)) return undefined;
+  const suffix = version === undefined ? '' : `?versionId=${uriEncode(decodeKey(version) ?? version)}`;
+  return { bucket: decodeKey(m[1]!) ?? m[1]!, rawKey: m[2]!, key, suffix };
 }
 
 /** The <Key> elements of an XML body (DeleteObjects requests, ListObjectsV2 answers), unescaped. */
