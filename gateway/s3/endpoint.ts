@@ -12,10 +12,11 @@ import type { ProxyHandler } from '../proxy/handler.ts';
 import type { Target } from '../proxy/target.ts';
 import { classifyError, type Upstreams } from '../upstream.ts';
 import { allowed, checkToken, type Claims } from './credentials.ts';
-import { type S3ErrorCode, sendS3Error } from './errors.ts';
+import { deleteBody, deniedResult, MAX_DELETE_KEYS, mergeDenied, parseDeleteBatch } from './delete-objects.ts';
+import { type S3ErrorCode, sendS3Error, sendXml } from './errors.ts';
 import { filterListing } from './listing.ts';
-import { bucketOf, nextToken, parseCopySource, queryParams, routeS3, type S3Route, xmlKeys, xmlObjects } from './route.ts';
-import { requestNameProblem, upstreamKey } from './scope.ts';
+import { bucketOf, nextToken, parseCopySource, queryParams, routeS3, type S3Route, xmlObjects } from './route.ts';
+import { nameProblem, requestNameProblem, upstreamKey } from './scope.ts';
 import { uriEncode } from './sigv4.ts';
 import { parseAuthorization, sign, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
 
@@ -94,7 +95,11 @@ export class S3Endpoint {
     if (typeof copy === 'string' && !src) return deny('InvalidRequest', 'x-amz-copy-source must be BUCKET/KEY, percent-encoded, with an optional ?versionId=');
     const badName = requestNameProblem(route.key, queryParams(route.query), src?.key);
     if (badName) return deny('AccessDenied', badName);
-    const inScope = allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
+    // A DeleteObjects batch is checked key by key once its body is read.
+    const inScope =
+      route.op === 'delete-objects'
+        ? claims.scopes.some((sc) => sc.bucket === route.bucket && sc.write)
+        : allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
     // A listing outside the scopes is still answered, filtered to what the credential may see.
     const filtered = !inScope && route.op === 'list' && claims.scopes.some((sc) => sc.bucket === route.bucket);
     if (!inScope && !filtered) {
@@ -118,7 +123,7 @@ export class S3Endpoint {
       extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${upstreamKey(src.key)}${src.suffix}`;
     }
     const target = this.#target(route, upstream, payload, extra);
-    if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, target, deny);
+    if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, deny);
     if (filtered) return this.#filteredList(req, res, route, claims, target, deny);
     if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, 'cached');
     return this.#o.handler.serveS3(req, res, target, route.write ? 'write' : 'read');
@@ -239,14 +244,7 @@ export class S3Endpoint {
     };
   }
 
-  async #deleteObjects(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: S3Route,
-    claims: Claims,
-    target: Target,
-    deny: Deny,
-  ): Promise<void> {
+  async #deleteObjects(req: IncomingMessage, res: ServerResponse, route: S3Route, claims: Claims, deny: Deny): Promise<void> {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of req as AsyncIterable<Buffer>) {
@@ -254,14 +252,22 @@ export class S3Endpoint {
       if (size > MAX_DELETE_BODY) return deny('EntityTooLarge', 'a DeleteObjects body over 1 MiB is refused');
       chunks.push(c);
     }
-    const body = Buffer.concat(chunks);
-    const keys = xmlKeys(body.toString('utf8'));
-    const out = keys.find((k) => !allowed(claims.scopes, { bucket: route.bucket, key: k, write: true }));
-    if (out !== undefined) return deny('AccessDenied', `this credential does not allow deleting ${route.bucket}/${out}`);
-    const answer = await this.#exchange(req, target, 'POST', body);
+    const batch = parseDeleteBatch(Buffer.concat(chunks).toString('utf8'));
+    if (!batch) return deny('MalformedXML', `the DeleteObjects body must be <Delete> with 1 to ${MAX_DELETE_KEYS} <Object><Key>…</Key></Object>, without CDATA or comments`);
+    const may = (k: string) => nameProblem(k) === undefined && allowed(claims.scopes, { bucket: route.bucket, key: k, write: true });
+    const sent = batch.entries.filter((e) => may(e.key));
+    const denied = batch.entries.filter((e) => !may(e.key));
+    if (sent.length === 0) return sendXml(res, 200, deniedResult(denied));
+    const { body, md5, sha256 } = deleteBody(batch.quiet, sent);
+    const target = this.#target(route, this.#o.buckets.get(route.bucket)!, sha256, { 'content-md5': md5 });
+    // The client's checksums are of its body, not of the one rebuilt for the store.
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => k !== 'content-md5' && !k.startsWith('x-amz-checksum-') && k !== 'x-amz-sdk-checksum-algorithm'),
+    );
+    const answer = await this.#exchange(req, target, 'POST', body, headers);
     if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');
-    if (answer.status < 400) for (const k of keys) this.#o.handler.invalidate(`s3://${route.bucket}/${k}`);
-    answer.send(res, answer.body);
+    if (answer.status < 400) for (const e of sent) this.#o.handler.invalidate(`s3://${route.bucket}/${e.key}`);
+    answer.send(res, answer.status === 200 ? Buffer.from(mergeDenied(answer.body.toString('utf8'), denied)) : answer.body);
   }
 
   async #filteredList(
@@ -288,9 +294,10 @@ export class S3Endpoint {
     target: Target,
     method: 'GET' | 'POST',
     body?: Buffer,
+    sent: IncomingMessage['headers'] = req.headers,
   ): Promise<{ status: number; body: Buffer; send: (res: ServerResponse, b: Buffer) => void } | undefined> {
     const base: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'content-length') base[k] = v;
+    for (const [k, v] of Object.entries(sent)) if (v !== undefined && k !== 'content-length') base[k] = v;
     if (body) base['content-length'] = String(body.length);
     let up;
     try {

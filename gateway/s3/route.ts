@@ -57,6 +57,13 @@ export function bucketOf(
   return { bucket: m[1]!, rest: m[2] ?? '' };
 }
 
+/** Query parameters of ListObjects (V1, V2), ListObjectVersions, ListMultipartUploads, GetBucketLocation. */
+const LISTING_PARAMS = new Set([
+  'list-type', 'prefix', 'delimiter', 'max-keys', 'encoding-type', 'marker', 'continuation-token', 'start-after',
+  'fetch-owner', 'versions', 'key-marker', 'version-id-marker', 'uploads', 'upload-id-marker', 'max-uploads',
+  'location', 'x-id', 'optional-object-attributes',
+]);
+
 export function routeS3(
   method: string,
   bucket: string,
@@ -69,7 +76,9 @@ export function routeS3(
   const base = { bucket, rawKey, key, query };
   const route = (op: S3Op, scopeKey: string, write: boolean): S3Route => ({ ...base, op, scopeKey, write });
   if (rawKey === '') {
-    if (method === 'GET' || method === 'HEAD') return route('list', q.get('prefix') ?? '', false);
+    // Bucket sub-resources other than the listings (?acl, ?policy, ?tagging, …) are administration.
+    const listing = [...q.keys()].every((k) => LISTING_PARAMS.has(k));
+    if ((method === 'GET' || method === 'HEAD') && listing) return route('list', q.get('prefix') ?? '', false);
     if (method === 'POST' && q.has('delete')) return route('delete-objects', '', true);
     return route('refused', '', true);
   }

@@ -159,3 +159,83 @@ describe('estuary gateway credentials issue', () => {
     }
   });
 });
+
+for (const [name, start, available] of stores) {
+  describe.runIf(available)(`DeleteObjects, bucket sub-resources and token claims (${name})`, async () => {
+    const { DeleteObjectsCommand, S3Client } = await import('@aws-sdk/client-s3');
+    const { createHmac } = await import('node:crypto');
+    const store = await start();
+    const relay = await startCountingProxy(store.endpoint);
+    const gw = await gatewayOn(relay.url, store);
+    const direct = (method: string, path: string, body?: string) => signed(store.endpoint, store, method, path, { body });
+    const write = creds([{ bucket: BUCKET, prefix: 'run42/', write: true }]);
+    const site = creds([{ bucket: BUCKET, prefix: '', write: true }]);
+    const sdk = new S3Client({ endpoint: gw.url, region: 'us-east-1', forcePathStyle: true, credentials: write, maxAttempts: 1 });
+    const exists = async (k: string) => (await direct('HEAD', `/${BUCKET}/${k}`)).status === 200;
+
+    it('deletes the keys of a batch in scope and answers AccessDenied for each other key', async () => {
+      // run42/keep: s3rver deletes a batch's keys concurrently, and two of them removing their
+      // emptied directory at once make it answer InternalError (a bug of that test server).
+      for (const k of ['secret', 'run42/keep', 'run42/d1', 'run42/d2']) expect((await direct('PUT', `/${BUCKET}/${k}`, k)).status).toBe(200);
+      const r = await sdk.send(
+        new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: ['run42/d1', 'secret', 'run42/../secret', 'run420/x', 'run42/d2'].map((Key) => ({ Key })) } }),
+      );
+      expect((r.Deleted ?? []).map((d) => d.Key).sort()).toEqual(['run42/d1', 'run42/d2']);
+      expect((r.Errors ?? []).map((e) => [e.Key, e.Code]).sort()).toEqual([
+        ['run42/../secret', 'AccessDenied'],
+        ['run420/x', 'AccessDenied'],
+        ['secret', 'AccessDenied'],
+      ]);
+      expect(await exists('secret')).toBe(true);
+      expect(await exists('run42/d1')).toBe(false);
+      const none = await sdk.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: 'secret' }], Quiet: true } }));
+      expect((none.Errors ?? []).map((e) => e.Code)).toEqual(['AccessDenied']);
+      expect(await exists('secret')).toBe(true);
+    });
+
+    it('never forwards a batch it could read differently from the store', async () => {
+      const before = relay.seen.length;
+      for (const body of [
+        '<Delete><Object><Key><![CDATA[secret]]></Key></Object></Delete>',
+        '<Delete><Object><Key>run42/<!-- -->x</Key></Object></Delete>',
+        '<Delete><Object><s3:Key>secret</s3:Key></Object></Delete>',
+        '<Delete><Object><Key>run42/x</Key><Key>secret</Key></Object></Delete>',
+        '<Delete></Delete>',
+      ]) {
+        const r = await signed(gw.url, write, 'POST', `/${BUCKET}?delete`, { body, headers: { 'content-md5': 'x' } });
+        expect(r.status, body).toBe(400);
+        expect(codeIn(r.body), body).toBe('MalformedXML');
+      }
+      expect(relay.seen.slice(before)).toEqual([]);
+      expect(await exists('secret')).toBe(true);
+    });
+
+    it('refuses bucket sub-resources other than listings', async () => {
+      const before = relay.seen.length;
+      for (const q of ['acl', 'policy', 'tagging', 'cors', 'lifecycle', 'versioning', 'list-type=2&acl']) {
+        const r = await signed(gw.url, site, 'GET', `/${BUCKET}?${q}`);
+        expect(r.status, q).toBe(501);
+        expect(codeIn(r.body), q).toBe('NotImplemented');
+      }
+      expect(relay.seen.slice(before)).toEqual([]);
+      expect((await signed(gw.url, site, 'GET', `/${BUCKET}?location`)).status).toBe(200);
+    });
+
+    it('rejects a validly signed token whose expiry is not a finite number', async () => {
+      const key = 'test-issuer-key-0123456789abcdef0123456789';
+      const mac = (d: string) => createHmac('sha256', key).update(d, 'utf8').digest();
+      for (const exp of ['never', null, [9e9], '9999999999', { valueOf: 9e9 }]) {
+        const claims = { accessKeyId: 'ESTUFORGED', iat: 0, exp, scopes: [{ bucket: BUCKET, prefix: '', write: true }] };
+        const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
+        const forged = {
+          accessKeyId: 'ESTUFORGED',
+          secretAccessKey: mac(`secret\n${payload}`).toString('base64url').slice(0, 40),
+          sessionToken: `est1.${payload}.${mac(`token\n${payload}`).toString('base64url')}`,
+        };
+        const r = await signed(gw.url, forged, 'GET', `/${BUCKET}/secret`);
+        expect(r.status, String(exp)).toBe(400);
+        expect(codeIn(r.body)).toBe('InvalidToken');
+      }
+    });
+  });
+}
