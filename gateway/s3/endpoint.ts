@@ -15,6 +15,7 @@ import { allowed, checkToken, type Claims } from './credentials.ts';
 import { deleteBody, deniedResult, MAX_DELETE_KEYS, mergeDenied, parseDeleteBatch } from './delete-objects.ts';
 import { type S3ErrorCode, sendS3Error, sendXml } from './errors.ts';
 import { filterListing } from './listing.ts';
+import { runScopedListing } from './scoped-listing.ts';
 import { bucketOf, nextToken, parseCopySource, queryParams, routeS3, type S3Route, xmlObjects } from './route.ts';
 import { nameProblem, requestNameProblem, upstreamKey } from './scope.ts';
 import { uriEncode } from './sigv4.ts';
@@ -93,16 +94,18 @@ export class S3Endpoint {
     const copy = req.headers['x-amz-copy-source'];
     const src = typeof copy === 'string' ? parseCopySource(copy) : undefined;
     if (typeof copy === 'string' && !src) return deny('InvalidRequest', 'x-amz-copy-source must be BUCKET/KEY, percent-encoded, with an optional ?versionId=');
-    const badName = requestNameProblem(route.key, queryParams(route.query), src?.key);
+    const params = queryParams(route.query);
+    const badName = requestNameProblem(route.key, params, src?.key);
     if (badName) return deny('AccessDenied', badName);
+    const readable = claims.scopes.filter((sc) => sc.bucket === route.bucket).map((sc) => sc.prefix);
+    // A credential for part of the bucket gets listings the gateway clamps to its scopes.
+    if (route.op === 'list' && readable.length > 0 && !readable.includes('')) return this.#scopedList(req, res, route, params, readable, deny);
     // A DeleteObjects batch is checked key by key once its body is read.
     const inScope =
       route.op === 'delete-objects'
         ? claims.scopes.some((sc) => sc.bucket === route.bucket && sc.write)
         : allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
-    // A listing outside the scopes is still answered, filtered to what the credential may see.
-    const filtered = !inScope && route.op === 'list' && claims.scopes.some((sc) => sc.bucket === route.bucket);
-    if (!inScope && !filtered) {
+    if (!inScope) {
       return deny('AccessDenied', `this credential does not allow ${route.write ? 'writing' : 'reading'} ${route.bucket}/${route.scopeKey}`);
     }
     const payload = String(req.headers['x-amz-content-sha256'] ?? UNSIGNED_PAYLOAD);
@@ -124,7 +127,6 @@ export class S3Endpoint {
     }
     const target = this.#target(route, upstream, payload, extra);
     if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, deny);
-    if (filtered) return this.#filteredList(req, res, route, claims, target, deny);
     if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, 'cached');
     return this.#o.handler.serveS3(req, res, target, route.write ? 'write' : 'read');
   }
@@ -270,19 +272,41 @@ export class S3Endpoint {
     answer.send(res, answer.status === 200 ? Buffer.from(mergeDenied(answer.body.toString('utf8'), denied)) : answer.body);
   }
 
-  async #filteredList(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: S3Route,
-    claims: Claims,
-    target: Target,
-    deny: Deny,
-  ): Promise<void> {
-    const answer = await this.#exchange(req, target, 'GET');
-    if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');
-    const urlEncoded = /(^|&)encoding-type=url(&|$)/.test(route.query);
-    const text = answer.body.toString('utf8');
-    answer.send(res, answer.status === 200 ? Buffer.from(filterListing(text, claims.scopes, route.bucket, urlEncoded)) : answer.body);
+  /**
+   * A listing by a credential for part of the bucket: ListObjects (V1, V2) clamped to its scopes
+   * (scoped-listing.ts); ListObjectVersions and ListMultipartUploads only for a prefix inside a
+   * scope, filtered once more; HeadBucket and GetBucketLocation passed.
+   */
+  async #scopedList(req: IncomingMessage, res: ServerResponse, route: S3Route, params: ReadonlyMap<string, string>, scopes: string[], deny: Deny): Promise<void> {
+    const upstream = this.#o.buckets.get(route.bucket)!;
+    const passed = req.method === 'HEAD' || params.has('location');
+    if (passed) return this.#o.handler.serveS3(req, res, this.#target(route, upstream, UNSIGNED_PAYLOAD, {}), 'read');
+    if (params.has('versions') || params.has('uploads')) {
+      const prefix = params.get('prefix') ?? '';
+      if (!scopes.some((sc) => prefix.startsWith(sc))) {
+        return deny('AccessDenied', `listing versions or uploads needs a prefix within this credential's scope (${scopes.join(', ')})`);
+      }
+      const answer = await this.#exchange(req, this.#target(route, upstream, UNSIGNED_PAYLOAD, {}), 'GET');
+      if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');
+      const kept = answer.status === 200 ? filterListing(answer.body.toString('utf8'), scopes) : undefined;
+      return answer.send(res, kept === undefined ? answer.body : Buffer.from(kept));
+    }
+    const fetchPage = async (query: string) => {
+      const t = this.#target({ ...route, query }, upstream, UNSIGNED_PAYLOAD, {});
+      const up = await this.#o.upstreams.request(t.servers, { method: 'GET', path: t.path, headers: t.sign!('GET', {}), label: t.label });
+      return { status: up.statusCode, body: Buffer.from(await up.body.arrayBuffer()) };
+    };
+    let result;
+    try {
+      result = await runScopedListing(route.bucket, params, scopes, this.#o.issuerKey, fetchPage);
+    } catch (err) {
+      this.#o.log.warn({ bucket: route.bucket, err: classifyError(err).message }, 'S3 store unreachable');
+      return deny('ServiceUnavailable', 'the store is unreachable');
+    }
+    if (result.kind === 'invalid') return deny('InvalidArgument', result.message);
+    if (result.kind === 'answer') return sendXml(res, 200, result.xml);
+    res.writeHead(result.status, { 'content-type': 'application/xml', 'content-length': result.body.length });
+    res.end(result.body);
   }
 
   /**

@@ -83,8 +83,12 @@ export function upstreamKey(key: string): string {
 /** Query parameters of listings that name keys: each is checked like a key. */
 const NAME_PARAMS = ['prefix', 'marker', 'start-after', 'key-marker', 'upload-id-marker', 'version-id-marker'];
 
-/** The names a continuation token might carry: itself, and its base64 text (s3rver, Swift). */
+/**
+ * The names a continuation token might carry: itself, and its base64 text (s3rver, Swift). The
+ * gateway's own listing tokens are checked by their MAC instead: their base64 is no name.
+ */
 function tokenNames(token: string): string[] {
+  if (/^estl1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/.test(token)) return [];
   const text = Buffer.from(token, 'base64').toString('utf8');
   return [token, text];
 }
