@@ -279,7 +279,8 @@ export class S3Endpoint {
    */
   async #scopedList(req: IncomingMessage, res: ServerResponse, route: S3Route, params: ReadonlyMap<string, string>, scopes: string[], deny: Deny): Promise<void> {
     const upstream = this.#o.buckets.get(route.bucket)!;
-    const passed = req.method === 'HEAD' || params.has('location');
+    // HeadBucket (a HEAD without a listing's parameters) and GetBucketLocation name no keys.
+    const passed = (req.method === 'HEAD' && params.size === 0) || params.has('location');
     if (passed) return this.#o.handler.serveS3(req, res, this.#target(route, upstream, UNSIGNED_PAYLOAD, {}), 'read');
     if (params.has('versions') || params.has('uploads')) {
       const prefix = params.get('prefix') ?? '';
@@ -306,7 +307,7 @@ export class S3Endpoint {
     if (result.kind === 'invalid') return deny('InvalidArgument', result.message);
     if (result.kind === 'answer') return sendXml(res, 200, result.xml);
     res.writeHead(result.status, { 'content-type': 'application/xml', 'content-length': result.body.length });
-    res.end(result.body);
+    res.end(req.method === 'HEAD' ? undefined : result.body);
   }
 
   /**

@@ -114,11 +114,6 @@ export function parseCopySource(v: string): { bucket: string; rawKey: string; ke
   return { bucket: decodeKey(m[1]!) ?? m[1]!, rawKey: m[2]!, key, suffix };
 }
 
-/** The <Key> elements of an XML body (DeleteObjects requests, ListObjectsV2 answers), unescaped. */
-export function xmlKeys(xml: string): string[] {
-  return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => unescapeXml(m[1]!));
-}
-
 /** Keys and sizes of a ListObjectsV2 answer, in order. */
 export function xmlObjects(xml: string): { key: string; size: number }[] {
   return [...xml.matchAll(/<Contents>([\s\S]*?)<\/Contents>/g)].map((m) => ({
