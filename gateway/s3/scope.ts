@@ -37,16 +37,24 @@ function decodeOnce(s: string): string {
   }
 }
 
-/** Every reading of `name` some store or proxy on the way might act on. */
+/**
+ * Every reading of `name` some store or proxy on the way might act on: decoded up to MAX_DECODES
+ * times, each step before or after NFKC (which also turns a fullwidth `％` into a `%`).
+ */
 function readings(name: string): string[] {
   const out = new Set<string>();
-  let s = name;
-  for (let i = 0; i <= MAX_DECODES; i++) {
-    out.add(s);
-    out.add(s.normalize('NFKC'));
-    const next = decodeOnce(s);
-    if (next === s) break;
-    s = next;
+  let frontier = [name];
+  for (let i = 0; i <= MAX_DECODES && frontier.length > 0; i++) {
+    const next: string[] = [];
+    for (const s of frontier) {
+      for (const v of [s, s.normalize('NFKC')]) {
+        if (out.has(v)) continue;
+        out.add(v);
+        const d = decodeOnce(v);
+        if (d !== v) next.push(d);
+      }
+    }
+    frontier = next;
   }
   return [...out];
 }

@@ -33,27 +33,29 @@ const body = (k: string) => `SENTINEL:${k}`;
 // Path atoms as they go on the wire (already percent-encoded where HTTP needs it).
 const ATOMS = [
   '.', '..', '/', '//', '%2e', '%2E', '%2e%2e', '%2f', '%2F', '%252e', '%252e%252e', '%252f', '%25252e', '\\', '%5c', '%5C',
-  '%E2%80%A4', '%E2%80%A5', '%EF%BC%8E', '%EF%BC%8F', '%EF%BC%BC', 'run42', 'run420', 'run42-', 'run42/', 'secret', 'x', '%20', '+', '%',
+  '%E2%80%A4', '%E2%80%A5', '%EF%BC%8E', '%EF%BC%8F', '%EF%BC%BC', '%EF%BC%85', '%EF%BC%852e', 'run42', 'run420', 'run42-', 'run42/', 'secret', 'x', '%20', '+', '%',
   `${OTHER}`, 'a',
 ];
 
-/** The store's readings of a wire name: decoded up to three times, NFKC, `\` as `/`, normalised. */
+/** The store's readings of a wire name: decoded up to three times (before or after NFKC), `\` as `/`, normalised. */
 function readings(wire: string): string[] {
   const out: string[] = [];
-  let s = wire;
+  let frontier = [wire];
   for (let i = 0; i < 4; i++) {
-    for (const v of [s, s.normalize('NFKC')]) {
-      const slashed = v.replace(/\\/g, '/');
-      out.push(slashed, posix.normalize(`/${slashed}`).slice(1));
+    const next: string[] = [];
+    for (const s of frontier) {
+      for (const v of [s, s.normalize('NFKC')]) {
+        const slashed = v.replace(/\\/g, '/');
+        out.push(slashed, posix.normalize(`/${slashed}`).slice(1));
+        try {
+          const d = decodeURIComponent(v);
+          if (d !== v) next.push(d);
+        } catch {
+          // a store that cannot decode it reads it as it is
+        }
+      }
     }
-    let next: string;
-    try {
-      next = decodeURIComponent(s);
-    } catch {
-      break;
-    }
-    if (next === s) break;
-    s = next;
+    frontier = next;
   }
   return out;
 }

@@ -12,6 +12,7 @@ describe('dot segments', () => {
       'run42\\..\\secret', 'run42/..\\x', // backslash as a separator
       'run42/\u2024\u2024/x', 'run42/\uff0e\uff0e/x', 'run42\uff0f..\uff0fx', 'run42/\u2025/x', // NFKC lookalikes
       'run42/%ef%bc%8e%ef%bc%8e/x', // encoded lookalikes
+      'run42/\uff052e\uff052e/x', 'run42/%25EF%25BC%258E%25EF%25BC%258E/x', // fullwidth %, lookalikes encoded twice
     ]) expect(hasDotSegment(k), k).toBe(true);
   });
 
