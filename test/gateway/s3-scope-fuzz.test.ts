@@ -22,6 +22,7 @@ afterAll(runTeardowns);
 
 const SEED = Number(process.env.ESTUARY_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const BUDGET_MS = Number(process.env.ESTUARY_FUZZ_MS ?? 3000);
+const MIN_REQUESTS = 150;
 const OTHER = 'other-data';
 const SCOPE = 'run42/';
 
@@ -138,7 +139,8 @@ for (const [name, start, available] of stores) {
       const problems: string[] = [];
       const deadline = Date.now() + BUDGET_MS;
       let sent = 0;
-      for (; Date.now() < deadline && sent < 2000; sent++) {
+      // At least MIN_REQUESTS however loaded the machine, at most 2000 however fast.
+      for (; (Date.now() < deadline || sent < MIN_REQUESTS) && sent < 2000; sent++) {
         const key = randomName(rnd);
         const op = Math.floor(rnd() * 8);
         const c = rnd() < 0.5 ? read : write;
@@ -184,7 +186,6 @@ for (const [name, start, available] of stores) {
         if (!k.startsWith(SCOPE) && !OUTSIDE.includes(k)) problems.push(`seed ${SEED}: ${k} appeared outside the scope`);
       }
       expect(problems.slice(0, 10), `seed ${SEED}, ${sent} requests`).toEqual([]);
-      expect(sent).toBeGreaterThan(50);
       // Not everything is refused: the fuzzer also walks the paths that do reach the store.
       expect(relay.seen.length - from, `seed ${SEED}`).toBeGreaterThan(sent / 20);
       console.log(`scope fuzzer (${name}): seed ${SEED}, ${sent} requests, ${relay.seen.length - from} reached the store`);

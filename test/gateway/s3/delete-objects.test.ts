@@ -40,9 +40,10 @@ describe('DeleteObjects batches', () => {
     const xml = `<Delete>${Array.from({ length: 1000 }, (_, i) => `<Object><Key>run42/${'k'.repeat(900)}${i}</Key></Object>`).join('')}</Delete>`;
     const t = performance.now();
     expect(parseDeleteBatch(xml)?.entries).toHaveLength(1000);
-    expect(performance.now() - t).toBeLessThan(1000);
+    // Milliseconds when idle; the bound only catches backtracking, which would take minutes.
+    expect(performance.now() - t).toBeLessThan(5000);
     const t2 = performance.now();
     expect(parseDeleteBatch(`<Delete><Object><Key>${'a&amp;'.repeat(50_000)}<</Key></Object></Delete>`)).toBeUndefined();
-    expect(performance.now() - t2).toBeLessThan(1000);
+    expect(performance.now() - t2).toBeLessThan(5000);
   });
 });
