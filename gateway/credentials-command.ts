@@ -8,6 +8,7 @@ import { bool, duration, list, oneOf, str } from '../lib/config/values.ts';
 import { configErrors } from '../lib/config/errors.ts';
 import { gatewayErrors } from './errors.ts';
 import { issue, parseScope, type Scope } from './s3/credentials.ts';
+import { prefixProblem } from './s3/scope.ts';
 import { readIssuerKey } from './s3/setup.ts';
 
 /** Long enough for a day of jobs; a week at most, so a leaked credential does not live for ever. */
@@ -49,6 +50,8 @@ export const command = defineCommand({
     const scopes: Scope[] = config.prefix.map((p) => {
       const s = parseScope(p, config.write);
       if (!s) throw gatewayErrors.s3Config(`--prefix ${p} does not start with a bucket name (a-z, 0-9, . and -)`);
+      const why = prefixProblem(s.prefix);
+      if (why) throw gatewayErrors.s3Config(`--prefix ${p}: ${why}; name the prefix without them`);
       return s;
     });
     const c = issue(key, scopes, config.ttl, Date.now());

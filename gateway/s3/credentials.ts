@@ -72,6 +72,18 @@ export type TokenCheck =
   | { readonly ok: true; readonly claims: Claims; readonly secret: string }
   | { readonly ok: false; readonly why: 'invalid' | 'expired' | 'wrong-key' };
 
+function wellFormed(c: unknown): c is Claims {
+  const o = c as Partial<Claims> | null;
+  return (
+    typeof o === 'object' && o !== null &&
+    typeof o.accessKeyId === 'string' &&
+    typeof o.exp === 'number' && Number.isFinite(o.exp) &&
+    typeof o.iat === 'number' && Number.isFinite(o.iat) &&
+    Array.isArray(o.scopes) &&
+    o.scopes.every((s: Partial<Scope> | null) => typeof s === 'object' && s !== null && typeof s.bucket === 'string' && typeof s.prefix === 'string' && typeof s.write === 'boolean')
+  );
+}
+
 /** Checks a session token's MAC, its access key and its expiry; gives the secret to verify with. */
 export function checkToken(issuerKey: string, token: string, accessKeyId: string, now: number): TokenCheck {
   const parts = token.split('.');
@@ -86,6 +98,9 @@ export function checkToken(issuerKey: string, token: string, accessKeyId: string
   } catch {
     return { ok: false, why: 'invalid' };
   }
+  // Only this code mints tokens, but a claim that is not what it says (an `exp` that is no number
+  // compares false with everything, so it would never expire) is refused, not interpreted.
+  if (!wellFormed(claims)) return { ok: false, why: 'invalid' };
   if (claims.accessKeyId !== accessKeyId) return { ok: false, why: 'wrong-key' };
   if (now >= claims.exp * 1000) return { ok: false, why: 'expired' };
   return { ok: true, claims, secret: secretFor(issuerKey, payload) };

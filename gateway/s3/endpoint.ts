@@ -12,9 +12,12 @@ import type { ProxyHandler } from '../proxy/handler.ts';
 import type { Target } from '../proxy/target.ts';
 import { classifyError, type Upstreams } from '../upstream.ts';
 import { allowed, checkToken, type Claims } from './credentials.ts';
-import { type S3ErrorCode, sendS3Error } from './errors.ts';
+import { deleteBody, deniedResult, MAX_DELETE_KEYS, mergeDenied, parseDeleteBatch } from './delete-objects.ts';
+import { type S3ErrorCode, sendS3Error, sendXml } from './errors.ts';
 import { filterListing } from './listing.ts';
-import { bucketOf, nextToken, parseCopySource, routeS3, type S3Route, xmlKeys, xmlObjects } from './route.ts';
+import { runScopedListing } from './scoped-listing.ts';
+import { bucketOf, nextToken, parseCopySource, queryParams, routeS3, type S3Route, xmlObjects } from './route.ts';
+import { nameProblem, requestNameProblem, upstreamKey } from './scope.ts';
 import { uriEncode } from './sigv4.ts';
 import { parseAuthorization, sign, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
 
@@ -88,10 +91,22 @@ export class S3Endpoint {
     const claims = this.#authenticate(req, path, query, deny);
     if (!claims) return;
     if (route.op === 'refused') return deny('NotImplemented', `${req.method} on this resource is not served by the gateway`);
-    const inScope = allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
-    // A listing outside the scopes is still answered, filtered to what the credential may see.
-    const filtered = !inScope && route.op === 'list' && claims.scopes.some((sc) => sc.bucket === route.bucket);
-    if (!inScope && !filtered) {
+    const copy = req.headers['x-amz-copy-source'];
+    const src = typeof copy === 'string' ? parseCopySource(copy) : undefined;
+    if (typeof copy === 'string' && !src) return deny('InvalidRequest', 'x-amz-copy-source must be BUCKET/KEY, percent-encoded, with an optional ?versionId=');
+    const params = queryParams(route.query);
+    const badName = requestNameProblem(route.key, params, src?.key);
+    if (badName) return deny('AccessDenied', badName);
+    const readable = claims.scopes.filter((sc) => sc.bucket === route.bucket).map((sc) => sc.prefix);
+    // Listings are clamped to the credential's scopes and answered by the gateway (for a whole
+    // bucket too: encoding-type and the tokens then mean the same on every store).
+    if (route.op === 'list' && readable.length > 0) return this.#scopedList(req, res, route, params, readable, deny);
+    // A DeleteObjects batch is checked key by key once its body is read.
+    const inScope =
+      route.op === 'delete-objects'
+        ? claims.scopes.some((sc) => sc.bucket === route.bucket && sc.write)
+        : allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
+    if (!inScope) {
       return deny('AccessDenied', `this credential does not allow ${route.write ? 'writing' : 'reading'} ${route.bucket}/${route.scopeKey}`);
     }
     const payload = String(req.headers['x-amz-content-sha256'] ?? UNSIGNED_PAYLOAD);
@@ -100,21 +115,19 @@ export class S3Endpoint {
     }
     const upstream = this.#o.buckets.get(route.bucket)!;
     const extra: Record<string, string> = {};
-    const copy = req.headers['x-amz-copy-source'];
-    if (typeof copy === 'string') {
-      const src = parseCopySource(copy);
-      if (!src || !this.#o.buckets.has(src.bucket)) return deny('InvalidRequest', 'x-amz-copy-source must name a bucket this gateway serves');
+    if (src) {
+      if (!this.#o.buckets.has(src.bucket)) return deny('InvalidRequest', 'x-amz-copy-source must name a bucket this gateway serves');
       if (!allowed(claims.scopes, { bucket: src.bucket, key: src.key, write: false })) {
         return deny('AccessDenied', `this credential does not allow reading ${src.bucket}/${src.key}`);
       }
       if (this.#o.buckets.get(src.bucket)!.origin !== upstream.origin) {
         return deny('NotImplemented', 'copying between buckets on different stores is not supported');
       }
-      extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${src.rawKey}${src.suffix}`;
+      // Sent as checked: the canonical encoding of the decoded key, never the client's bytes.
+      extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${upstreamKey(src.key)}${src.suffix}`;
     }
     const target = this.#target(route, upstream, payload, extra);
-    if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, target, deny);
-    if (filtered) return this.#filteredList(req, res, route, claims, target, deny);
+    if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, deny);
     if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, 'cached');
     return this.#o.handler.serveS3(req, res, target, route.write ? 'write' : 'read');
   }
@@ -212,7 +225,8 @@ export class S3Endpoint {
   }
 
   #target(route: S3Route, up: UpstreamBucket, payload: string, extra: Record<string, string>): Target {
-    const path = `/${up.bucket}${route.rawKey ? `/${route.rawKey}` : ''}`;
+    // The key the scope check saw, canonically encoded: what the store addresses is what was checked.
+    const path = `/${up.bucket}${route.key ? `/${upstreamKey(route.key)}` : ''}`;
     const host = new URL(up.origin).host;
     const cacheKey = `s3://${route.bucket}/${route.key}`;
     return {
@@ -233,14 +247,7 @@ export class S3Endpoint {
     };
   }
 
-  async #deleteObjects(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: S3Route,
-    claims: Claims,
-    target: Target,
-    deny: Deny,
-  ): Promise<void> {
+  async #deleteObjects(req: IncomingMessage, res: ServerResponse, route: S3Route, claims: Claims, deny: Deny): Promise<void> {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const c of req as AsyncIterable<Buffer>) {
@@ -248,29 +255,60 @@ export class S3Endpoint {
       if (size > MAX_DELETE_BODY) return deny('EntityTooLarge', 'a DeleteObjects body over 1 MiB is refused');
       chunks.push(c);
     }
-    const body = Buffer.concat(chunks);
-    const keys = xmlKeys(body.toString('utf8'));
-    const out = keys.find((k) => !allowed(claims.scopes, { bucket: route.bucket, key: k, write: true }));
-    if (out !== undefined) return deny('AccessDenied', `this credential does not allow deleting ${route.bucket}/${out}`);
-    const answer = await this.#exchange(req, target, 'POST', body);
+    const batch = parseDeleteBatch(Buffer.concat(chunks).toString('utf8'));
+    if (!batch) return deny('MalformedXML', `the DeleteObjects body must be <Delete> with 1 to ${MAX_DELETE_KEYS} <Object><Key>…</Key></Object>, without CDATA or comments`);
+    const may = (k: string) => nameProblem(k) === undefined && allowed(claims.scopes, { bucket: route.bucket, key: k, write: true });
+    const sent = batch.entries.filter((e) => may(e.key));
+    const denied = batch.entries.filter((e) => !may(e.key));
+    if (sent.length === 0) return sendXml(res, 200, deniedResult(denied));
+    const { body, md5, sha256 } = deleteBody(batch.quiet, sent);
+    const target = this.#target(route, this.#o.buckets.get(route.bucket)!, sha256, { 'content-md5': md5 });
+    // The client's checksums are of its body, not of the one rebuilt for the store.
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter(([k]) => k !== 'content-md5' && !k.startsWith('x-amz-checksum-') && k !== 'x-amz-sdk-checksum-algorithm'),
+    );
+    const answer = await this.#exchange(req, target, 'POST', body, headers);
     if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');
-    if (answer.status < 400) for (const k of keys) this.#o.handler.invalidate(`s3://${route.bucket}/${k}`);
-    answer.send(res, answer.body);
+    if (answer.status < 400) for (const e of sent) this.#o.handler.invalidate(`s3://${route.bucket}/${e.key}`);
+    answer.send(res, answer.status === 200 ? Buffer.from(mergeDenied(answer.body.toString('utf8'), denied)) : answer.body);
   }
 
-  async #filteredList(
-    req: IncomingMessage,
-    res: ServerResponse,
-    route: S3Route,
-    claims: Claims,
-    target: Target,
-    deny: Deny,
-  ): Promise<void> {
-    const answer = await this.#exchange(req, target, 'GET');
-    if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');
-    const urlEncoded = /(^|&)encoding-type=url(&|$)/.test(route.query);
-    const text = answer.body.toString('utf8');
-    answer.send(res, answer.status === 200 ? Buffer.from(filterListing(text, claims.scopes, route.bucket, urlEncoded)) : answer.body);
+  /**
+   * A listing by a credential for part of the bucket: ListObjects (V1, V2) clamped to its scopes
+   * (scoped-listing.ts); ListObjectVersions and ListMultipartUploads only for a prefix inside a
+   * scope, filtered once more; HeadBucket and GetBucketLocation passed.
+   */
+  async #scopedList(req: IncomingMessage, res: ServerResponse, route: S3Route, params: ReadonlyMap<string, string>, scopes: string[], deny: Deny): Promise<void> {
+    const upstream = this.#o.buckets.get(route.bucket)!;
+    // HeadBucket (a HEAD without a listing's parameters) and GetBucketLocation name no keys.
+    const passed = (req.method === 'HEAD' && params.size === 0) || params.has('location');
+    if (passed) return this.#o.handler.serveS3(req, res, this.#target(route, upstream, UNSIGNED_PAYLOAD, {}), 'read');
+    if (params.has('versions') || params.has('uploads')) {
+      const prefix = params.get('prefix') ?? '';
+      if (!scopes.some((sc) => prefix.startsWith(sc))) {
+        return deny('AccessDenied', `listing versions or uploads needs a prefix within this credential's scope (${scopes.join(', ')})`);
+      }
+      const answer = await this.#exchange(req, this.#target(route, upstream, UNSIGNED_PAYLOAD, {}), 'GET');
+      if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');
+      const kept = answer.status === 200 ? filterListing(answer.body.toString('utf8'), scopes) : undefined;
+      return answer.send(res, kept === undefined ? answer.body : Buffer.from(kept));
+    }
+    const fetchPage = async (query: string) => {
+      const t = this.#target({ ...route, query }, upstream, UNSIGNED_PAYLOAD, {});
+      const up = await this.#o.upstreams.request(t.servers, { method: 'GET', path: t.path, headers: t.sign!('GET', {}), label: t.label });
+      return { status: up.statusCode, body: Buffer.from(await up.body.arrayBuffer()) };
+    };
+    let result;
+    try {
+      result = await runScopedListing(route.bucket, params, scopes, this.#o.issuerKey, fetchPage);
+    } catch (err) {
+      this.#o.log.warn({ bucket: route.bucket, err: classifyError(err).message }, 'S3 store unreachable');
+      return deny('ServiceUnavailable', 'the store is unreachable');
+    }
+    if (result.kind === 'invalid') return deny('InvalidArgument', result.message);
+    if (result.kind === 'answer') return sendXml(res, 200, result.xml);
+    res.writeHead(result.status, { 'content-type': 'application/xml', 'content-length': result.body.length });
+    res.end(req.method === 'HEAD' ? undefined : result.body);
   }
 
   /**
@@ -282,9 +320,10 @@ export class S3Endpoint {
     target: Target,
     method: 'GET' | 'POST',
     body?: Buffer,
+    sent: IncomingMessage['headers'] = req.headers,
   ): Promise<{ status: number; body: Buffer; send: (res: ServerResponse, b: Buffer) => void } | undefined> {
     const base: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== 'content-length') base[k] = v;
+    for (const [k, v] of Object.entries(sent)) if (v !== undefined && k !== 'content-length') base[k] = v;
     if (body) base['content-length'] = String(body.length);
     let up;
     try {

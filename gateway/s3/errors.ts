@@ -14,6 +14,8 @@ export const S3_ERRORS = {
   RequestTimeTooSkewed: 403,
   NotImplemented: 501,
   InvalidRequest: 400,
+  InvalidArgument: 400,
+  MalformedXML: 400,
   EntityTooLarge: 400,
   ServiceUnavailable: 503,
 } as const;
@@ -38,6 +40,17 @@ export function sendS3Error(res: ServerResponse, code: S3ErrorCode, message: str
     'content-type': 'application/xml',
     'content-length': Buffer.byteLength(body),
     'x-amz-request-id': requestId,
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+/** An XML answer the gateway makes itself (a DeleteObjects result, a listing within a scope). */
+export function sendXml(res: ServerResponse, status: number, xml: string): void {
+  const body = Buffer.from(xml);
+  res.writeHead(status, {
+    'content-type': 'application/xml',
+    'content-length': body.length,
+    'x-amz-request-id': randomBytes(8).toString('hex').toUpperCase(),
   });
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }

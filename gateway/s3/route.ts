@@ -1,6 +1,8 @@
 // What an S3 request asks for: which served bucket (path-style `/bucket/key` or virtual-host
 // `bucket.gateway/key`), which key, which operation, and what access that needs. Pure.
 
+import { uriEncode } from './sigv4.ts';
+
 export type S3Op =
   | 'get' // GetObject / HeadObject without sub-resource: cacheable
   | 'read' // other reads on an object (ranges with ?partNumber, ?versionId, ListParts): passed
@@ -29,7 +31,8 @@ function decodeKey(raw: string): string | undefined {
   }
 }
 
-function queryParams(query: string): Map<string, string> {
+/** The query's parameters, decoded (`+` as space, as in a form). */
+export function queryParams(query: string): Map<string, string> {
   const m = new Map<string, string>();
   for (const p of query.split('&')) {
     if (p === '') continue;
@@ -54,6 +57,13 @@ export function bucketOf(
   return { bucket: m[1]!, rest: m[2] ?? '' };
 }
 
+/** Query parameters of ListObjects (V1, V2), ListObjectVersions, ListMultipartUploads, GetBucketLocation. */
+const LISTING_PARAMS = new Set([
+  'list-type', 'prefix', 'delimiter', 'max-keys', 'encoding-type', 'marker', 'continuation-token', 'start-after',
+  'fetch-owner', 'versions', 'key-marker', 'version-id-marker', 'uploads', 'upload-id-marker', 'max-uploads',
+  'location', 'x-id', 'optional-object-attributes',
+]);
+
 export function routeS3(
   method: string,
   bucket: string,
@@ -66,7 +76,9 @@ export function routeS3(
   const base = { bucket, rawKey, key, query };
   const route = (op: S3Op, scopeKey: string, write: boolean): S3Route => ({ ...base, op, scopeKey, write });
   if (rawKey === '') {
-    if (method === 'GET' || method === 'HEAD') return route('list', q.get('prefix') ?? '', false);
+    // Bucket sub-resources other than the listings (?acl, ?policy, ?tagging, …) are administration.
+    const listing = [...q.keys()].every((k) => LISTING_PARAMS.has(k));
+    if ((method === 'GET' || method === 'HEAD') && listing) return route('list', q.get('prefix') ?? '', false);
     if (method === 'POST' && q.has('delete')) return route('delete-objects', '', true);
     return route('refused', '', true);
   }
@@ -95,13 +107,11 @@ export function parseCopySource(v: string): { bucket: string; rawKey: string; ke
   const m = /^\/?([^/]+)\/([^?]+)(\?.*)?$/.exec(v.trim());
   if (!m) return undefined;
   const key = decodeKey(m[2]!);
-  if (key === undefined) return undefined;
-  return { bucket: decodeKey(m[1]!) ?? m[1]!, rawKey: m[2]!, key, suffix: m[3] ?? '' };
-}
-
-/** The <Key> elements of an XML body (DeleteObjects requests, ListObjectsV2 answers), unescaped. */
-export function xmlKeys(xml: string): string[] {
-  return [...xml.matchAll(/<Key>([^<]*)<\/Key>/g)].map((m) => unescapeXml(m[1]!));
+  // Only a version may follow the key: anything else would reach the store unchecked.
+  const version = m[3] === undefined ? undefined : /^\?versionId=([^&]*)$/.exec(m[3])?.[1];
+  if (key === undefined || (m[3] !== undefined && version === undefined)) return undefined;
+  const suffix = version === undefined ? '' : `?versionId=${uriEncode(decodeKey(version) ?? version)}`;
+  return { bucket: decodeKey(m[1]!) ?? m[1]!, rawKey: m[2]!, key, suffix };
 }
 
 /** Keys and sizes of a ListObjectsV2 answer, in order. */

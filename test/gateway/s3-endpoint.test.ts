@@ -187,9 +187,9 @@ for (const [name, start, available] of stores) {
       const siteKeys = client(gw.url, { accessKeyId: store.accessKeyId, secretAccessKey: store.secretAccessKey });
       expect(await codeOf(siteKeys.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/denied', Body: 'x' })))).toBe('InvalidAccessKeyId');
       const partial = client(gw.url, creds([{ bucket: BUCKET, prefix: 'run42/', write: true }]));
-      expect(
-        await codeOf(partial.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: 'run42/a b+c.txt' }, { Key: 'elsewhere' }] } }))),
-      ).toBe('AccessDenied');
+      // As S3 answers a batch with keys the caller may not delete: one AccessDenied per such key.
+      const batch = await partial.send(new DeleteObjectsCommand({ Bucket: BUCKET, Delete: { Objects: [{ Key: 'run42/never-there' }, { Key: 'elsewhere' }] } }));
+      expect(batch.Errors?.map((e) => [e.Key, e.Code])).toEqual([['elsewhere', 'AccessDenied']]);
       expect(await codeOf(direct.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'run42/denied' })))).toBe('NotFound');
       expect(await codeOf(direct.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'run42/a b+c.txt' })))).toBe('ok');
     });

@@ -11,6 +11,8 @@ export interface Seen {
   readonly method: string;
   readonly path: string;
   readonly range?: string;
+  /** x-amz-copy-source as sent, for tests that check where a copy reads from. */
+  readonly copySource?: string;
 }
 
 export interface CountingProxy {
@@ -33,7 +35,8 @@ export async function startCountingProxy(origin: string): Promise<CountingProxy>
     count: (method, path) => proxy.seen.filter((s) => s.method === method && s.path.split('?')[0] === path),
   };
   const server = createServer((req, res) => {
-    const seen: Seen = { method: req.method ?? '', path: req.url ?? '/', range: req.headers.range };
+    const copy = req.headers['x-amz-copy-source'];
+    const seen: Seen = { method: req.method ?? '', path: req.url ?? '/', range: req.headers.range, ...(typeof copy === 'string' ? { copySource: copy } : {}) };
     proxy.seen.push(seen);
     Promise.resolve(proxy.before?.(seen)).then(
       () => {
