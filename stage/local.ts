@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { PARTIAL_SUFFIX } from './keys.ts';
 import type { Entry } from './plan.ts';
 
 /** Read size of the hashing pass: large enough that a read costs little beside hashing it. */
@@ -54,9 +55,6 @@ export async function hashFile(path: string, withMd5 = true): Promise<{ sha256: 
   }
   return { sha256: sha.digest('hex'), md5: md5?.digest('hex') };
 }
-
-/** A download lands here first and is renamed into place only once complete and verified. */
-export const PARTIAL_SUFFIX = '.estuary-partial';
 
 export interface UploadState {
   readonly uploadId: string;
