@@ -121,7 +121,11 @@ async function download(job: Job, store: Store, dest: Destination, journal: Jour
       return;
     } catch (err) {
       if (o.stop.aborted && isAbort(err)) throw err;
-      if ((err as { final?: boolean }).final || state.attempt >= ATTEMPTS) throw describe(err, store, job.r.key, state.attempt, o.timeoutMs);
+      if ((err as { final?: boolean }).final || state.attempt >= ATTEMPTS) {
+        // A journalled partial file waits for the next run; any other is of no further use.
+        if (!journal.download(job.r.key)) await rm(dest.partial(job.path, job.r.key), { force: true });
+        throw describe(err, store, job.r.key, state.attempt, o.timeoutMs);
+      }
     }
   }
 }
