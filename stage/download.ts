@@ -17,7 +17,7 @@ import { hashFile, type Journal } from './local.ts';
 import { etagMd5, identical } from './plan.ts';
 import { BoundedQueue } from './queue.ts';
 import type { RemoteEntry, Store } from './s3.ts';
-import { each, isAbort, newSummary, settle, type Summary, type TransferOptions } from './transfer.ts';
+import { each, interrupted, isAbort, newSummary, settle, type Summary, type TransferOptions } from './transfer.ts';
 
 /** Listed objects waiting for a worker: two listing pages, so the next page is fetched while copies run. */
 const QUEUE_ENTRIES = 2000;
@@ -46,7 +46,7 @@ export async function stageIn(store: Store, prefix: string, dest: Destination, j
   const listing = list(store, prefix, claims, queue, summary, o).then(
     () => queue.close(),
     (err: unknown) => {
-      listError = err;
+      if (!o.stop.aborted) listError = err; // a listing cut by a signal is listed again next time
       queue.abandon(); // files in flight finish; nothing more starts
     },
   );
@@ -63,7 +63,7 @@ export async function stageIn(store: Store, prefix: string, dest: Destination, j
 async function list(store: Store, prefix: string, claims: PathClaims, queue: BoundedQueue<Job>, summary: Summary, o: InOptions): Promise<void> {
   let seen = 0;
   const where = `s3://${store.bucket}/${prefix}`;
-  for await (const page of store.pages(prefix)) {
+  for await (const page of store.pages(prefix, o.stop)) {
     for (const r of page) {
       if (o.stop.aborted) return;
       if (++seen > o.maxObjects) throw stageErrors.tooMany(where, o.maxObjects);
@@ -120,8 +120,9 @@ async function download(job: Job, store: Store, dest: Destination, journal: Jour
       await attempt(job, store, dest, journal, summary, o, state);
       return;
     } catch (err) {
-      if (o.stop.aborted && isAbort(err)) throw err;
-      if ((err as { final?: boolean }).final || state.attempt >= ATTEMPTS) {
+      // Cut by a signal (the body's own error may come first, e.g. 'aborted'): saved, not failed.
+      if (o.cut.aborted || (o.stop.aborted && (isAbort(err) || journal.download(job.r.key)))) throw interrupted();
+      if ((err as { final?: boolean }).final || state.attempt >= ATTEMPTS || o.stop.aborted) {
         // A journalled partial file waits for the next run; any other is of no further use.
         if (!journal.download(job.r.key)) await rm(dest.partial(job.path, job.r.key), { force: true });
         throw describe(err, store, job.r.key, state.attempt, o.timeoutMs);

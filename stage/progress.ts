@@ -69,11 +69,11 @@ export function renderSummary(s: Summary, seconds: number): string {
 /** `interrupted: 212 of 301 files done, 4 parts of big.bin saved; run the same command to resume` */
 export function interruptedLine(s: Summary): string {
   const done = s.copied + s.skipped;
-  const total = s.listed.complete ? `${s.listed.files}` : `at least ${s.listed.files}`;
+  const total = s.listed.complete ? ` of ${s.listed.files}` : s.listed.files > 0 ? ` of at least ${s.listed.files}` : '';
   const saved = s.interrupted.filter((i) => i.saved !== 'nothing').map((i) => `${i.saved} of ${i.rel}`);
   const shown = saved.length > 3 ? [...saved.slice(0, 3), `${saved.length - 3} more files in part`] : saved;
   const part = shown.length > 0 ? `, ${shown.join(', ')} saved` : '';
-  return `interrupted: ${done} of ${total} files done${part}; run the same command to resume`;
+  return `interrupted: ${done}${total} files done${part}; run the same command to resume`;
 }
 
 export class Progress {

@@ -105,11 +105,12 @@ export class Store {
   }
 
   /** Every object under `prefix`, one page (up to 1000, the store's choice) at a time. */
-  async *pages(prefix: string): AsyncGenerator<RemoteEntry[]> {
+  async *pages(prefix: string, signal?: AbortSignal): AsyncGenerator<RemoteEntry[]> {
     let token: string | undefined;
     do {
       const r = await this.#s3.send(
         new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+        { abortSignal: signal },
       );
       const page: RemoteEntry[] = [];
       for (const o of r.Contents ?? []) {
