@@ -44,7 +44,8 @@ export interface Collision {
  */
 export class PathClaims {
   readonly #caseInsensitive: boolean;
-  readonly #byPath = new Map<string, string>();
+  /** Local path (case-folded where the filesystem folds) → the key that claimed it, and its path as written. */
+  readonly #byPath = new Map<string, string | { key: string; path: string }>();
   readonly #collisions = new Map<string, Collision>();
 
   constructor(caseInsensitive: boolean) {
@@ -55,11 +56,13 @@ export class PathClaims {
     const id = this.#caseInsensitive ? path.toLowerCase() : path;
     const owner = this.#byPath.get(id);
     if (owner === undefined) {
-      this.#byPath.set(id, key);
+      // The path is kept beside the key only when it differs from the map's key (folded case).
+      this.#byPath.set(id, id === path ? key : { key, path });
       return 'first';
     }
-    if (owner === key) return 'repeat';
-    const c = this.#collisions.get(id) ?? { path, keys: [owner] };
+    const first = typeof owner === 'string' ? { key: owner, path: id } : owner;
+    if (first.key === key) return 'repeat';
+    const c = this.#collisions.get(id) ?? { path: first.path, keys: [first.key] };
     if (!c.keys.includes(key)) c.keys.push(key);
     this.#collisions.set(id, c);
     return 'collision';

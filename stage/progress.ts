@@ -139,8 +139,8 @@ export class Progress {
   stop(listedComplete: boolean): void {
     clearInterval(this.#timer);
     this.#counts.listed.complete = listedComplete;
-    if (this.#tty && this.#drawn) {
-      this.#show();
+    if (this.#tty) {
+      this.#show(); // the last state, also for a copy shorter than one redraw
       this.#out.write('\n');
     }
   }
