@@ -142,6 +142,7 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
 async function upload(l: LocalEntry, store: Store, key: string, journal: Journal, o: TransferOptions, summary: Summary): Promise<void> {
   const single = l.size <= o.partSize;
   const { sha256 } = await hashFile(l.path, false);
+  if (o.stop.aborted) throw interrupted(); // a long hashing pass outlived a stop signal
   if (single) {
     const { etag, md5 } = await store.put(key, l.path, l.size, sha256, o.onBytes, o.cut);
     // The MD5 is of the bytes read for sending, the SHA-256 of an earlier read: they describe the

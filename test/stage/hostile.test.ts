@@ -67,7 +67,7 @@ describe('estuary stage against a hostile store', () => {
       'p/d//f': bytes(1000), 'p/d/f': bytes(1000), 'p/e/./g': bytes(1000), 'p/e/g': bytes(1000),
       'p/link/pwn.txt': bytes(100), 'p/../../x': bytes(100), 'p/..': bytes(100), 'p//abs': bytes(100),
       'p/x.estuary-partial': bytes(100), 'p/ok.txt': bytes(3000), 'p/lying-etag.bin': bytes(2000),
-      'p/lying-length.bin': bytes(1000), 'p/slow.bin': bytes(5000), 'p/cut.bin': bytes(5000), 'p/stuck.bin': bytes(5000),
+      'p/lying-length.bin': bytes(1000), 'p/victim-link': bytes(100), 'p/slow.bin': bytes(5000), 'p/cut.bin': bytes(5000), 'p/stuck.bin': bytes(5000),
     };
     const objects: HostileObject[] = Object.entries(body).map(([key, b]) => ({ key, body: b }));
     const tweak = (key: string, t: Partial<HostileObject>) => objects.splice(objects.findIndex((x) => x.key === key), 1, { key, body: body[key]!, ...t });
@@ -85,6 +85,7 @@ describe('estuary stage against a hostile store', () => {
     await mkdir(outside);
     await writeFile(join(outside, 'victim'), 'untouched');
     await symlink('../outside', join(dst, 'link'));
+    await symlink('../outside/victim', join(dst, 'victim-link'));
     // A symlink planted under the partial name of p/ok.txt: never written through.
     const hash = createHash('sha256').update('p/ok.txt').digest('hex').slice(0, 12);
     await symlink(join(outside, 'victim'), join(dst, `ok.txt.${hash}.estuary-partial`));
@@ -104,11 +105,12 @@ describe('estuary stage against a hostile store', () => {
         expect((await readFile(join(dst, rel))).equals(body[key]!), rel).toBe(true);
       }
       const files = await tree(dst);
-      expect(files).toEqual({ 'd/f': 'file', 'e/g': 'file', link: 'symlink', 'ok.txt': 'file', abs: 'file', 'slow.bin': 'file', 'cut.bin': 'file' });
+      expect(files).toEqual({ 'd/f': 'file', 'e/g': 'file', link: 'symlink', 'victim-link': 'symlink', 'ok.txt': 'file', abs: 'file', 'slow.bin': 'file', 'cut.bin': 'file' });
       const failed = Object.fromEntries(r.summary!.failed.map((f) => [f.rel, f.error]));
       expect(failed['d/f']).toMatch(/key "p\/d\/f" not written: it maps to the same local path \(d\/f\)/);
       expect(failed['e/g']).toMatch(/same local path \(e\/g\)/);
       expect(failed['link/pwn.txt']).toMatch(/link in the destination is a symlink; not followed \(--follow-dest-symlinks/);
+      expect(failed['victim-link']).toMatch(/victim-link in the destination is a symlink; not replaced/);
       expect(failed['../../x']).toMatch(/climbs out/);
       expect(failed['..']).toMatch(/climbs out/);
       expect(failed['x.estuary-partial']).toMatch(/partial file/);
