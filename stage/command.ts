@@ -4,7 +4,7 @@
 
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { stat } from 'node:fs/promises';
+import { rmdir, stat } from 'node:fs/promises';
 import { defineCommand } from '../lib/command.ts';
 import { option, optional } from '../lib/config/options.ts';
 import { bool, duration, int, size, str, url } from '../lib/config/values.ts';
@@ -77,6 +77,7 @@ export const command = defineCommand({
       });
       if (!st.isDirectory()) throw stageErrors.source(localDir, 'not a directory');
     }
+    const existed = await stat(localDir).then(() => true, () => false);
     const dest = direction === 'in' ? await openDestination(localDir, config.followDestSymlinks) : undefined;
     const stateDir = config.stateDir.startsWith('~/') ? join(homedir(), config.stateDir.slice(2)) : config.stateDir;
     const journal = new Journal(stateDir, src, dst);
@@ -99,7 +100,7 @@ export const command = defineCommand({
         progress.bytes(n);
         collect(n);
       },
-      onListed: (files, bytes) => progress.listed(files, bytes),
+      onListed: (files, bytes, complete) => progress.listed(files, bytes, complete),
       onFile: (rel, outcome, bytes, detail) => progress.file(rel, outcome, bytes, detail),
       onResume: (rel, what, bytes) => progress.resumed(rel, what, bytes),
     };
@@ -107,10 +108,12 @@ export const command = defineCommand({
     try {
       summary = dest ? await stageIn(store, remote.prefix, dest, journal, opts) : await stageOut(localDir, store, remote.prefix, journal, opts);
     } catch (err) {
+      // A mistyped prefix leaves no empty directory behind (rmdir removes only an empty one).
+      if (dest && !existed) await rmdir(localDir).catch(() => undefined);
       if ((err as { code?: string }).code?.startsWith('ESTUARY_STAGE_')) throw err;
       throw stageErrors.store(`listing s3://${remote.bucket}/${remote.prefix}`, describeStoreError(err, config.timeout));
     } finally {
-      progress.stop(true);
+      progress.stop();
       signals.dispose();
       store.destroy();
     }

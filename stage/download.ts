@@ -79,12 +79,13 @@ async function list(store: Store, prefix: string, claims: PathClaims, queue: Bou
       }
       summary.listed.files++;
       summary.listed.bytes += r.size;
-      o.onListed(summary.listed.files, summary.listed.bytes);
+      o.onListed(summary.listed.files, summary.listed.bytes, false);
       await queue.put({ r, path: (l as { path: string }).path });
     }
   }
   if (o.stop.aborted) return;
   summary.listed.complete = true;
+  o.onListed(summary.listed.files, summary.listed.bytes, true);
   if (seen === 0) throw stageErrors.empty(where);
 }
 
@@ -187,7 +188,7 @@ async function receive(fh: FileHandle, from: number, got: { body: NodeJS.Readabl
   const sha = createHash('sha256');
   // MD5 costs three times the CPU of SHA-256 (with SHA extensions): only when nothing else checks.
   const md5 = got.sha256 ? undefined : createHash('md5');
-  const buf = Buffer.allocUnsafe(256 * 1024);
+  const buf = from > 0 ? Buffer.allocUnsafe(256 * 1024) : Buffer.alloc(0);
   for (let pos = 0; pos < from; ) {
     const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, from - pos), pos);
     if (bytesRead === 0) break;

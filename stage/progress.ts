@@ -101,8 +101,8 @@ export class Progress {
     this.#counts.moved += n;
   }
 
-  listed(files: number, bytes: number): void {
-    this.#counts.listed = { files, bytes, complete: false };
+  listed(files: number, bytes: number, complete: boolean): void {
+    this.#counts.listed = { files, bytes, complete };
   }
 
   file(rel: string, outcome: Outcome, size: number, detail?: string): void {
@@ -136,9 +136,8 @@ export class Progress {
   }
 
   /** Ends the in-place line (the summary follows on a line of its own). */
-  stop(listedComplete: boolean): void {
+  stop(): void {
     clearInterval(this.#timer);
-    this.#counts.listed.complete = listedComplete;
     if (this.#tty) {
       this.#show(); // the last state, also for a copy shorter than one redraw
       this.#out.write('\n');

@@ -25,7 +25,7 @@ export interface TransferOptions {
   readonly cut: AbortSignal;
   readonly onBytes: (n: number) => void;
   /** Files and bytes found to copy or compare so far (grows while a listing streams in). */
-  readonly onListed: (files: number, bytes: number) => void;
+  readonly onListed: (files: number, bytes: number, complete: boolean) => void;
   readonly onFile: (rel: string, outcome: Outcome, bytes: number, detail?: string) => void;
   /** A file picks up where an earlier run stopped: what was already there. */
   readonly onResume: (rel: string, what: string, bytes: number) => void;
@@ -114,7 +114,7 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
   const local = await walk(root);
   const summary = newSummary();
   summary.listed = { files: local.length, bytes: local.reduce((n, l) => n + l.size, 0), complete: true };
-  o.onListed(summary.listed.files, summary.listed.bytes);
+  o.onListed(summary.listed.files, summary.listed.bytes, true);
   if (local.length === 0) return summary;
   const remote = new Map((await store.list(prefix, o.maxObjects)).map((e) => [e.rel, e]));
   const byRel = new Map(local.map((l) => [l.rel, l]));

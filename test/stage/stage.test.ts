@@ -230,9 +230,10 @@ describe('estuary stage', async () => {
 
   it('says so when the prefix holds no objects (exit 2), and when the source directory holds no files', async () => {
     const dst = await tempDir('estuary-stage-empty-');
-    const r = await run(['in', 's3://kek-data/no-such-prefix/', dst]);
+    const r = await run(['in', 's3://kek-data/no-such-prefix/', join(dst, 'new')]);
     expect(r.code).toBe(2);
     expect(r.out.trim()).toBe('estuary: no objects under s3://kek-data/no-such-prefix/ — check the prefix');
+    expect(existsSync(join(dst, 'new'))).toBe(false); // not left behind
     const out = await run(['out', dst, 's3://kek-data/from-empty/']);
     expect(out.code).toBe(2);
     expect(out.out.trim()).toBe(`estuary: no files under ${dst} — check the path`);
