@@ -129,7 +129,7 @@ export const command = defineCommand({
 
 async function openDestination(dir: string, follow: boolean): Promise<Destination> {
   return Destination.open(dir, follow).catch((err: NodeJS.ErrnoException) => {
-    throw stageErrors.source(dir, err.code ?? String(err));
+    throw stageErrors.destination(dir, err.code ?? String(err));
   });
 }
 

@@ -11,6 +11,8 @@ export const stageErrors = {
   arguments: (message: string) => new EstuaryError('ESTUARY_STAGE_ARGS', message, BAD_INPUT),
   source: (path: string, reason: string) =>
     new EstuaryError('ESTUARY_STAGE_SOURCE', `cannot read ${path} (${reason}); check the path`, BAD_INPUT),
+  destination: (path: string, reason: string) =>
+    new EstuaryError('ESTUARY_STAGE_DESTINATION', `cannot write to ${path} (${reason}); check the path and its permissions`, BAD_INPUT),
   credentials: (file: string, reason: string) =>
     new EstuaryError(
       'ESTUARY_STAGE_CREDENTIALS',

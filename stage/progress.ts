@@ -109,17 +109,17 @@ export class Progress {
     if (outcome === 'interrupted') return;
     this.#counts.files[outcome]++;
     if (outcome === 'skipped') this.#counts.spared += size;
-    if (outcome === 'failed') this.#say({ file: rel, error: detail }, `failed: ${rel}: ${detail}`, 'warn');
+    if (outcome === 'failed') this.#say({ file: rel, error: detail }, 'file not copied', `failed: ${rel}: ${detail}`, 'warn');
   }
 
   resumed(rel: string, what: string, bytes: number): void {
     this.#counts.spared += bytes;
-    this.#say({ file: rel, resumed: what }, `resuming ${rel}: ${what}`, 'info');
+    this.#say({ file: rel, resumed: what }, 'resuming', `resuming ${rel}: ${what}`, 'info');
   }
 
   /** A line for a person above the progress line on a terminal, a log line elsewhere. */
-  #say(fields: Record<string, unknown>, text: string, level: 'info' | 'warn'): void {
-    if (!this.#tty) return void this.#log[level](fields, text.split(':')[0]!);
+  #say(fields: Record<string, unknown>, msg: string, text: string, level: 'info' | 'warn'): void {
+    if (!this.#tty) return void this.#log[level](fields, msg);
     this.#out.write(`${this.#drawn ? '\r\x1b[K' : ''}${text}\n`);
     this.#drawn = false;
   }

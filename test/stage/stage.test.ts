@@ -247,6 +247,11 @@ describe('estuary stage', async () => {
     const both = await run(['sync', 's3://kek-data/a/', 's3://kek-data/b/']);
     expect(both.code).toBe(2);
     expect(both.out).toMatch(/one side must be a local directory/);
+    const file = join(await tempDir('estuary-stage-notdir-'), 'file');
+    await writeFile(file, 'x');
+    const notDir = await run(['in', 's3://kek-data/run1/', join(file, 'sub')]);
+    expect(notDir.code).toBe(2);
+    expect(notDir.out.trim()).toBe(`estuary: cannot write to ${join(file, 'sub')} (ENOTDIR); check the path and its permissions`);
     const short = await run(['out', '/tmp', 's3://b/x/']);
     expect(short.code).toBe(2);
     expect(short.out).toMatch(/s3:\/\/b\/x\/ is not s3:\/\/BUCKET\/PREFIX \(a bucket name is 3 to 63/);
