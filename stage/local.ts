@@ -15,19 +15,24 @@ export interface LocalEntry extends Entry {
   readonly mtimeMs: number;
 }
 
-/** Files under `root` (symlinks are followed to files; directories recurse). */
+/**
+ * Files under `root` (symlinks are followed to files and directories; a directory already on the
+ * way down, such as `loop -> ..`, is not entered again, which would recurse without end).
+ */
 export async function walk(root: string): Promise<LocalEntry[]> {
   const out: LocalEntry[] = [];
-  const visit = async (dir: string): Promise<void> => {
+  const visit = async (dir: string, above: ReadonlySet<string>): Promise<void> => {
     for (const d of await readdir(dir, { withFileTypes: true })) {
       const path = join(dir, d.name);
       if (d.name.endsWith(PARTIAL_SUFFIX)) continue;
       const st = await stat(path);
-      if (st.isDirectory()) await visit(path);
+      const id = `${st.dev}:${st.ino}`;
+      if (st.isDirectory() && !above.has(id)) await visit(path, new Set([...above, id]));
       else if (st.isFile()) out.push({ path, rel: relative(root, path).split(sep).join('/'), size: st.size, mtimeMs: st.mtimeMs });
     }
   };
-  await visit(root);
+  const top = await stat(root);
+  await visit(root, new Set([`${top.dev}:${top.ino}`]));
   return out.sort((a, b) => (a.rel < b.rel ? -1 : 1));
 }
 

@@ -4,7 +4,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
@@ -237,6 +237,16 @@ describe('estuary stage', async () => {
     const out = await run(['out', dst, 's3://kek-data/from-empty/']);
     expect(out.code).toBe(2);
     expect(out.out.trim()).toBe(`estuary: no files under ${dst} — check the path`);
+  });
+
+  it('uploads a tree with a symlink loop in it once, without recursing into the loop', async () => {
+    const dir = await tempDir('estuary-stage-loop-');
+    await mkdir(join(dir, 'd'));
+    await writeFile(join(dir, 'd', 'f.txt'), 'once');
+    await symlink('..', join(dir, 'd', 'up'));
+    const r = await run(['out', dir, 's3://kek-data/loop/']);
+    expect(r.code, r.out).toBe(0);
+    expect(r.summary).toMatchObject({ copied: 1 });
   });
 
   it('refuses bad arguments in one line with exit status 2', async () => {
