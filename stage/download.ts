@@ -155,8 +155,11 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
     got = await store.read(r.key, 0);
     if (!got) throw final('the object vanished from the store');
   }
-  if (from > 0 && state.attempt === 1) o.onResume(path, `${(from / 2 ** 20).toFixed(1)} MiB already downloaded`, from);
-  summary.resumedBytes += from;
+  // Counted once: a retry within this run continuing its own partial file resumes nothing earlier.
+  if (from > 0 && state.attempt === 1) {
+    o.onResume(path, `${(from / 2 ** 20).toFixed(1)} MiB already downloaded`, from);
+    summary.resumedBytes += from;
+  }
   state.etag = got.etag;
   // Only files worth resuming are journalled: a small one is cheaper to fetch again.
   const journalled = got.size > o.partSize;
