@@ -138,8 +138,9 @@ export class Progress {
   /** Ends the in-place line (the summary follows on a line of its own). */
   stop(): void {
     clearInterval(this.#timer);
-    if (this.#tty) {
-      this.#show(); // the last state, also for a copy shorter than one redraw
+    // The last state, also for a copy shorter than one redraw; nothing for a run that listed nothing.
+    if (this.#tty && (this.#drawn || this.#counts.listed.files > 0)) {
+      this.#show();
       this.#out.write('\n');
     }
   }

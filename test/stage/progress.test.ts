@@ -73,5 +73,9 @@ describe('on a terminal', async () => {
     expect(again.code, again.out).toBe(0);
     expect(again.out).toMatch(/files 3 \/ 3 \(0 copied, 3 skipped, 0 failed\)/);
     expect(again.out).toMatch(/\{"direction":"out".*"copied":0,"skipped":3/);
+    // An error on a terminal is its one line, with no progress line drawn before it.
+    const empty = await onTty(`in s3://tty/none/ ${join(src, 'none')}`);
+    expect(empty.code).toBe(2);
+    expect(empty.out.trim()).toBe('estuary: no objects under s3://tty/none/ — check the prefix');
   });
 });
