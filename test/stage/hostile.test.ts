@@ -6,7 +6,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../helpers/cleanup.ts';
@@ -120,6 +120,24 @@ describe('estuary stage against a hostile store', () => {
       expect(r.summary!.collisions).toEqual([{ path: 'd/f', keys: ['p/d//f', 'p/d/f'] }, { path: 'e/g', keys: ['p/e/./g', 'p/e/g'] }]);
       expect(r.out).toMatch(/keys that map to one local path were not copied \(the first listed of each was\): "p\/d\/\/f", "p\/d\/f" → d\/f; "p\/e\/.\/g", "p\/e\/g" → e\/g/);
     }
+  });
+
+  it('catches a directory swapped for a symlink between its check and the open of the partial file', async () => {
+    const s3 = await startHostileS3({ bucket: 'hostile', objects: [{ key: 'r/sub/f.bin', body: randomBytes(1000), delayMs: 1500 }] });
+    const base = await tempDir('estuary-hostile-race-');
+    const dst = join(base, 'dst');
+    const outside = join(base, 'outside');
+    await mkdir(outside);
+    const stateDir = await tempDir('estuary-hostile-state-');
+    const child = stage(s3.endpoint, ['in', 's3://hostile/r/', dst], stateDir);
+    // The GET is asked for once dst/sub was made and checked; it is answered 1.5 s later.
+    for (let i = 0; i < 400 && s3.seen.get === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s3.seen.get).toBe(1);
+    await rename(join(dst, 'sub'), join(dst, 'sub-was'));
+    await symlink('../outside', join(dst, 'sub'));
+    expect(await child.exited).toBe(1);
+    expect(child.output()).toMatch(/resolved to .*outside.*, outside the destination \(a directory was replaced by a symlink\); not written/);
+    expect(await readdir(outside)).toEqual([]);
   });
 
   it('follows a symlink in the destination only with --follow-dest-symlinks', async () => {

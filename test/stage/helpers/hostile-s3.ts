@@ -22,6 +22,8 @@ export interface HostileObject {
   readonly stallAfter?: number;
   /** Sends this many bytes, then closes the connection. */
   readonly truncateAt?: number;
+  /** A GET waits this long before it answers (a window for a test to change the destination). */
+  readonly delayMs?: number;
   /** How many GETs misbehave (stall or truncate); later ones are answered properly. Default: all. */
   readonly misbehave?: number;
 }
@@ -102,6 +104,17 @@ export async function startHostileS3(o: HostileOptions): Promise<HostileS3> {
       return res.end();
     }
     seen.get++;
+    if (x.delayMs) {
+      const { delayMs, ...now } = x;
+      setTimeout(() => answer(req, key, now, res), delayMs);
+      return;
+    }
+    answer(req, key, x, res);
+  };
+
+  const answer = (req: IncomingMessage, key: string, x: HostileObject, res: ServerResponse) => {
+    const headers: Record<string, string> = { etag: x.etag ?? `"${md5(x.body)}"`, 'last-modified': 'Thu, 01 Jan 2026 00:00:00 GMT', 'accept-ranges': 'bytes' };
+    if (x.sha256) headers['x-amz-meta-sha256'] = x.sha256;
     const n = (gets.get(key) ?? 0) + 1;
     gets.set(key, n);
     const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
