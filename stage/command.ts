@@ -17,12 +17,10 @@ import { bufferCollector } from './memory.ts';
 import { parseS3Url } from './plan.ts';
 import { interruptedLine, Progress, renderSummary } from './progress.ts';
 import { Store } from './s3.ts';
-import { watchSignals } from './signals.ts';
+import { type Signals, watchSignals } from './signals.ts';
 import { stageOut, type Summary, type TransferOptions } from './transfer.ts';
 
 const MiB = 2 ** 20;
-
-export { EXIT };
 
 export const stageOptions = {
   endpoint: optional(url(), 'S3 endpoint: a gateway (http://gateway:3128) or a store; AWS when unset'),
@@ -62,21 +60,8 @@ export const command = defineCommand({
   ],
   options: stageOptions,
   async run({ config, args, log }) {
-    const [verb, src, dst] = args as [string, string, string];
-    const srcS3 = parseS3Url(src);
-    const dstS3 = parseS3Url(dst);
-    const direction = verb === 'sync' ? (srcS3 ? 'in' : 'out') : verb;
-    if (direction !== 'in' && direction !== 'out') throw stageErrors.arguments(`unknown direction ${verb}; use in, out or sync`);
-    const remote = direction === 'in' ? srcS3 : dstS3;
-    const localDir = resolve(direction === 'in' ? dst : src);
-    if (!remote) throw stageErrors.arguments(`${direction === 'in' ? src : dst} is not s3://BUCKET/PREFIX (a bucket name is 3 to 63 lower-case letters, digits, dots and hyphens)`);
-    if ((direction === 'in' ? dstS3 : srcS3) !== undefined) throw stageErrors.arguments('one side must be a local directory');
-    if (direction === 'out') {
-      const st = await stat(localDir).catch((err: NodeJS.ErrnoException) => {
-        throw stageErrors.source(localDir, err.code ?? String(err));
-      });
-      if (!st.isDirectory()) throw stageErrors.source(localDir, 'not a directory');
-    }
+    const [, src, dst] = args as [string, string, string];
+    const { direction, remote, localDir } = await sides(args);
     const existed = await stat(localDir).then(() => true, () => false);
     const dest = direction === 'in' ? await openDestination(localDir, config.followDestSymlinks) : undefined;
     const stateDir = config.stateDir.startsWith('~/') ? join(homedir(), config.stateDir.slice(2)) : config.stateDir;
@@ -87,23 +72,7 @@ export const command = defineCommand({
     const signals = watchSignals(config.shutdownTimeout, (first) => {
       process.stderr.write(`\n${first} again: stopping now; run the same command to resume\n`);
     });
-    const collect = bufferCollector();
-    const opts: TransferOptions & { timeoutMs: number } = {
-      parallel: config.parallel,
-      partSize: config.partSize,
-      partParallel: config.partParallel,
-      maxObjects: config.maxObjects,
-      timeoutMs: config.timeout,
-      stop: signals.stop,
-      cut: signals.cut,
-      onBytes: (n: number) => {
-        progress.bytes(n);
-        collect(n);
-      },
-      onListed: (files, bytes, complete) => progress.listed(files, bytes, complete),
-      onFile: (rel, outcome, bytes, detail) => progress.file(rel, outcome, bytes, detail),
-      onResume: (rel, what, bytes) => progress.resumed(rel, what, bytes),
-    };
+    const opts = transferOptions(config, signals, progress);
     let summary: Summary;
     try {
       summary = dest ? await stageIn(store, remote.prefix, dest, journal, opts) : await stageOut(localDir, store, remote.prefix, journal, opts);
@@ -126,6 +95,48 @@ export const command = defineCommand({
     return summary.failed.length > 0 ? EXIT.someFailed : EXIT.ok;
   },
 });
+
+type Config = Parameters<(typeof command)['run']>[0]['config'];
+
+/** Which side is the store and which the local directory; refuses anything else. */
+async function sides(args: readonly string[]): Promise<{ direction: 'in' | 'out'; remote: { bucket: string; prefix: string }; localDir: string }> {
+  const [verb, src, dst] = args as [string, string, string];
+  const srcS3 = parseS3Url(src);
+  const dstS3 = parseS3Url(dst);
+  const direction = verb === 'sync' ? (srcS3 ? 'in' : 'out') : verb;
+  if (direction !== 'in' && direction !== 'out') throw stageErrors.arguments(`unknown direction ${verb}; use in, out or sync`);
+  const remote = direction === 'in' ? srcS3 : dstS3;
+  const localDir = resolve(direction === 'in' ? dst : src);
+  if (!remote) throw stageErrors.arguments(`${direction === 'in' ? src : dst} is not s3://BUCKET/PREFIX (a bucket name is 3 to 63 lower-case letters, digits, dots and hyphens)`);
+  if ((direction === 'in' ? dstS3 : srcS3) !== undefined) throw stageErrors.arguments('one side must be a local directory');
+  if (direction === 'out') {
+    const st = await stat(localDir).catch((err: NodeJS.ErrnoException) => {
+      throw stageErrors.source(localDir, err.code ?? String(err));
+    });
+    if (!st.isDirectory()) throw stageErrors.source(localDir, 'not a directory');
+  }
+  return { direction, remote, localDir };
+}
+
+function transferOptions(config: Config, signals: Signals, progress: Progress): TransferOptions & { timeoutMs: number } {
+  const collect = bufferCollector();
+  return {
+    parallel: config.parallel,
+    partSize: config.partSize,
+    partParallel: config.partParallel,
+    maxObjects: config.maxObjects,
+    timeoutMs: config.timeout,
+    stop: signals.stop,
+    cut: signals.cut,
+    onBytes: (n: number) => {
+      progress.bytes(n);
+      collect(n);
+    },
+    onListed: (files, bytes, complete) => progress.listed(files, bytes, complete),
+    onFile: (rel, outcome, bytes, detail) => progress.file(rel, outcome, bytes, detail),
+    onResume: (rel, what, bytes) => progress.resumed(rel, what, bytes),
+  };
+}
 
 async function openDestination(dir: string, follow: boolean): Promise<Destination> {
   return Destination.open(dir, follow).catch((err: NodeJS.ErrnoException) => {
