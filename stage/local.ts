@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { PARTIAL_SUFFIX } from './keys.ts';
 import type { Entry } from './plan.ts';
 
 /** Read size of the hashing pass: large enough that a read costs little beside hashing it. */
@@ -14,19 +15,24 @@ export interface LocalEntry extends Entry {
   readonly mtimeMs: number;
 }
 
-/** Files under `root` (symlinks are followed to files; directories recurse). */
+/**
+ * Files under `root` (symlinks are followed to files and directories; a directory already on the
+ * way down, such as `loop -> ..`, is not entered again, which would recurse without end).
+ */
 export async function walk(root: string): Promise<LocalEntry[]> {
   const out: LocalEntry[] = [];
-  const visit = async (dir: string): Promise<void> => {
+  const visit = async (dir: string, above: ReadonlySet<string>): Promise<void> => {
     for (const d of await readdir(dir, { withFileTypes: true })) {
       const path = join(dir, d.name);
       if (d.name.endsWith(PARTIAL_SUFFIX)) continue;
       const st = await stat(path);
-      if (st.isDirectory()) await visit(path);
+      const id = `${st.dev}:${st.ino}`;
+      if (st.isDirectory() && !above.has(id)) await visit(path, new Set([...above, id]));
       else if (st.isFile()) out.push({ path, rel: relative(root, path).split(sep).join('/'), size: st.size, mtimeMs: st.mtimeMs });
     }
   };
-  await visit(root);
+  const top = await stat(root);
+  await visit(root, new Set([`${top.dev}:${top.ino}`]));
   return out.sort((a, b) => (a.rel < b.rel ? -1 : 1));
 }
 
@@ -54,9 +60,6 @@ export async function hashFile(path: string, withMd5 = true): Promise<{ sha256: 
   }
   return { sha256: sha.digest('hex'), md5: md5?.digest('hex') };
 }
-
-/** A download lands here first and is renamed into place only once complete and verified. */
-export const PARTIAL_SUFFIX = '.estuary-partial';
 
 export interface UploadState {
   readonly uploadId: string;

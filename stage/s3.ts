@@ -26,8 +26,9 @@ const READ_CHUNK = 64 * 1024;
  * its way out. A file that turns out shorter than that (truncated while it was being sent) fails
  * the body and aborts the request, which would otherwise wait for ever for the missing bytes.
  */
-function fileBody(file: string, start: number, end: number, hash: Hash, onBytes?: (n: number) => void): { body: Readable; signal: AbortSignal; failure: () => Error | undefined } {
+function fileBody(file: string, start: number, end: number, hash: Hash, onBytes?: (n: number) => void, cut?: AbortSignal): { body: Readable; signal: AbortSignal; failure: () => Error | undefined } {
   const abort = new AbortController();
+  cut?.addEventListener('abort', () => abort.abort(), { once: true });
   let failure: Error | undefined;
   let sent = 0;
   const source = createReadStream(file, { start, end: end > start ? end - 1 : undefined, highWaterMark: READ_CHUNK });
@@ -60,6 +61,8 @@ export interface StoreOptions {
   readonly region: string;
   /** A credential file as `estuary gateway credentials issue` prints it (JSON). */
   readonly credentialsFile?: string;
+  /** A request or response body idle this long fails (and is retried); also the connect timeout. */
+  readonly timeoutMs: number;
 }
 
 export interface RemoteEntry extends Entry {
@@ -94,22 +97,38 @@ export class Store {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 5,
+      // Without these a store that stops sending holds a request open for ever. The socket
+      // timeout is an idle timeout: it fires after timeoutMs without a byte, also in the middle
+      // of an object's body, and the SDK retries it (TimeoutError is transient to its retries).
+      requestHandler: { socketTimeout: o.timeoutMs, connectionTimeout: o.timeoutMs },
     });
   }
 
-  async list(prefix: string): Promise<RemoteEntry[]> {
-    const out: RemoteEntry[] = [];
+  /** Every object under `prefix`, one page (up to 1000, the store's choice) at a time. */
+  async *pages(prefix: string, signal?: AbortSignal): AsyncGenerator<RemoteEntry[]> {
     let token: string | undefined;
     do {
       const r = await this.#s3.send(
         new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+        { abortSignal: signal },
       );
+      const page: RemoteEntry[] = [];
       for (const o of r.Contents ?? []) {
-        if (!o.Key || o.Key.endsWith('/')) continue;
-        out.push({ key: o.Key, rel: o.Key.slice(prefix.length), size: o.Size ?? 0, etag: o.ETag, md5: etagMd5(o.ETag) });
+        if (!o.Key || o.Key.endsWith('/') || !o.Key.startsWith(prefix)) continue;
+        page.push({ key: o.Key, rel: o.Key.slice(prefix.length), size: o.Size ?? 0, etag: o.ETag, md5: etagMd5(o.ETag) });
       }
+      yield page;
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);
+  }
+
+  /** The whole listing, refused past `maxObjects` (it is held in memory). */
+  async list(prefix: string, maxObjects: number): Promise<RemoteEntry[]> {
+    const out: RemoteEntry[] = [];
+    for await (const page of this.pages(prefix)) {
+      out.push(...page);
+      if (out.length > maxObjects) throw stageErrors.tooMany(`s3://${this.bucket}/${prefix}`, maxObjects);
+    }
     return out;
   }
 
@@ -155,9 +174,9 @@ export class Store {
    * they went out (a single-part ETag is the MD5 of what the store received), so the file is read
    * once for sending, not a second time to hash it.
    */
-  async put(key: string, file: string, size: number, sha256: string, onBytes?: (n: number) => void): Promise<{ etag?: string; md5: string }> {
+  async put(key: string, file: string, size: number, sha256: string, onBytes?: (n: number) => void, cut?: AbortSignal): Promise<{ etag?: string; md5: string }> {
     const md5 = createHash('md5');
-    const b = fileBody(file, 0, size, md5, onBytes);
+    const b = fileBody(file, 0, size, md5, onBytes, cut);
     const r = await this.#s3
       .send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: b.body, ContentLength: size, Metadata: { sha256 } }), { abortSignal: b.signal })
       .catch((err: unknown) => {
@@ -180,10 +199,11 @@ export class Store {
     file: string,
     range: { start: number; end: number },
     onBytes?: (n: number) => void,
+    cut?: AbortSignal,
   ): Promise<{ etag: string; md5: string }> {
     const { start, end } = range;
     const md5 = createHash('md5');
-    const b = fileBody(file, start, end, md5, onBytes);
+    const b = fileBody(file, start, end, md5, onBytes, cut);
     const r = await this.#s3
       .send(
         new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber: n, Body: b.body, ContentLength: end - start }),

@@ -1,18 +1,15 @@
-// The two directions of `estuary stage`. Each file is compared (plan.ts), then copied with
+// `stage out`, and what both directions share. Each file is compared (plan.ts), then copied with
 // bounded memory (files and parts stream from and to disk), verified, and only then made visible:
-// an upload completes its multipart upload last, a download is renamed from its partial file last.
-// The journal (local.ts) records every acknowledged part and every partial download, so a transfer
-// killed at any point resumes where it stopped.
+// an upload completes its multipart upload last, a download (download.ts) is renamed from its
+// partial file last. The journal (local.ts) records every acknowledged part and every partial
+// download, so a transfer killed at any point resumes where it stopped.
 
-import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
-import { dirname, resolve, sep } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
-import { hashFile, type Journal, type LocalEntry, PARTIAL_SUFFIX, walk } from './local.ts';
+import { stat } from 'node:fs/promises';
+import { hashFile, type Journal, type LocalEntry, walk } from './local.ts';
 import { etagMd5, identical, parts, plan, type Action } from './plan.ts';
-import { CHANGED, isNoSuchUpload, type RemoteEntry, type Store } from './s3.ts';
+import { CHANGED, isNoSuchUpload, type Store } from './s3.ts';
+
+export type Outcome = 'copied' | 'skipped' | 'failed' | 'interrupted';
 
 export interface TransferOptions {
   /** Files transferred at once. */
@@ -20,8 +17,18 @@ export interface TransferOptions {
   readonly partSize: number;
   /** Parts of one file uploaded at once. */
   readonly partParallel: number;
+  /** Most objects a listing may hold (the destination's of `stage out`, the source's of `stage in`). */
+  readonly maxObjects: number;
+  /** Aborted on the first SIGINT/SIGTERM: no new file or part starts; downloads checkpoint. */
+  readonly stop: AbortSignal;
+  /** Aborted at the shutdown deadline: whatever is still in flight is cut. */
+  readonly cut: AbortSignal;
   readonly onBytes: (n: number) => void;
-  readonly onFile: (rel: string, outcome: 'copied' | 'skipped' | 'failed', detail?: string) => void;
+  /** Files and bytes found to copy or compare so far (grows while a listing streams in). */
+  readonly onListed: (files: number, bytes: number, complete: boolean) => void;
+  readonly onFile: (rel: string, outcome: Outcome, bytes: number, detail?: string) => void;
+  /** A file picks up where an earlier run stopped: what was already there. */
+  readonly onResume: (rel: string, what: string, bytes: number) => void;
 }
 
 export interface Summary {
@@ -31,52 +38,85 @@ export interface Summary {
   bytes: number;
   resumedParts: number;
   resumedBytes: number;
+  /** Files listed (to copy or compare); `complete` once the whole listing was seen. */
+  listed: { files: number; bytes: number; complete: boolean };
+  /** Files stopped by a signal, with what of them is saved for the next run. */
+  interrupted: { rel: string; saved: string }[];
+  /** Keys refused because another key of the listing maps to the same local path. */
+  collisions: { path: string; keys: string[] }[];
 }
 
-async function each<T>(items: readonly T[], width: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
+export function newSummary(): Summary {
+  return {
+    copied: 0, skipped: 0, failed: [], bytes: 0, resumedParts: 0, resumedBytes: 0,
+    listed: { files: 0, bytes: 0, complete: false }, interrupted: [], collisions: [],
   };
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }
 
-function newSummary(): Summary {
-  return { copied: 0, skipped: 0, failed: [], bytes: 0, resumedParts: 0, resumedBytes: 0 };
+/** Runs `fn` on every item `next` gives, `width` at a time, until it gives undefined or `stop` aborts. */
+export async function each<T>(next: () => T | undefined | Promise<T | undefined>, width: number, stop: AbortSignal, fn: (t: T) => Promise<void>): Promise<void> {
+  const worker = async () => {
+    for (;;) {
+      if (stop.aborted) return;
+      const t = await next();
+      if (t === undefined || stop.aborted) return;
+      await fn(t);
+    }
+  };
+  await Promise.all(Array.from({ length: width }, worker));
 }
 
-async function run(
-  actions: readonly Action[],
+function fromArray<T>(items: readonly T[]): () => T | undefined {
+  let i = 0;
+  return () => items[i++];
+}
+
+/** The error of work left undone because of a stop signal. */
+export function interrupted(): Error {
+  return Object.assign(new Error('interrupted'), { name: 'AbortError' });
+}
+
+/** True for the error a stream or request throws when a signal cut it. */
+export function isAbort(err: unknown): boolean {
+  return (err as { name?: string }).name === 'AbortError';
+}
+
+/** Copies (or skips) one file and files the outcome in the summary. */
+export async function settle(
+  rel: string,
+  size: number,
   o: TransferOptions,
   summary: Summary,
-  same: (a: Extract<Action, { kind: 'check' }>) => Promise<boolean>,
-  copy: (a: Action) => Promise<void>,
-): Promise<Summary> {
-  await each(actions, o.parallel, async (a) => {
-    try {
-      if (a.kind === 'check' && (await same(a))) {
-        summary.skipped++;
-        o.onFile(a.entry.rel, 'skipped');
-        return;
-      }
-      await copy(a);
+  work: () => Promise<'copied' | 'skipped'>,
+  saved: () => string | undefined | Promise<string | undefined>,
+): Promise<void> {
+  try {
+    const outcome = await work();
+    if (outcome === 'copied') {
       summary.copied++;
-      summary.bytes += a.entry.size;
-      o.onFile(a.entry.rel, 'copied');
-    } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
-      summary.failed.push({ rel: a.entry.rel, error });
-      o.onFile(a.entry.rel, 'failed', error);
+      summary.bytes += size;
+    } else summary.skipped++;
+    o.onFile(rel, outcome, size);
+  } catch (err) {
+    if (o.stop.aborted && (isAbort(err) || o.cut.aborted)) {
+      summary.interrupted.push({ rel, saved: (await saved()) ?? 'nothing' });
+      o.onFile(rel, 'interrupted', size);
+      return;
     }
-  });
-  return summary;
+    const error = err instanceof Error ? err.message : String(err);
+    summary.failed.push({ rel, error });
+    o.onFile(rel, 'failed', size, error);
+  }
 }
 
 /** Local directory → bucket prefix. */
 export async function stageOut(root: string, store: Store, prefix: string, journal: Journal, o: TransferOptions): Promise<Summary> {
   const local = await walk(root);
-  const remote = new Map((await store.list(prefix)).map((e) => [e.rel, e]));
   const summary = newSummary();
+  summary.listed = { files: local.length, bytes: local.reduce((n, l) => n + l.size, 0), complete: true };
+  o.onListed(summary.listed.files, summary.listed.bytes, true);
+  if (local.length === 0) return summary;
+  const remote = new Map((await store.list(prefix, o.maxObjects)).map((e) => [e.rel, e]));
   const byRel = new Map(local.map((l) => [l.rel, l]));
   const same = async (a: Extract<Action, { kind: 'check' }>) => {
     const l = byRel.get(a.entry.rel)!;
@@ -85,15 +125,26 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
     if (!there) return false;
     return identical({ ...l, ...h }, { rel: l.rel, size: there.size, sha256: there.sha256, md5: etagMd5(there.etag) });
   };
-  const copy = (a: Action) => upload(byRel.get(a.entry.rel)!, store, prefix + a.entry.rel, journal, o, summary);
-  return run(plan(local, remote), o, summary, same, copy);
+  const saved = (rel: string) => {
+    const n = Object.keys(journal.upload(rel)?.parts ?? {}).length;
+    return n > 0 ? `${n} part${n === 1 ? '' : 's'}` : undefined;
+  };
+  await each(fromArray(plan(local, remote)), o.parallel, o.stop, (a) =>
+    settle(a.entry.rel, a.entry.size, o, summary, async () => {
+      if (a.kind === 'check' && (await same(a))) return 'skipped';
+      await upload(byRel.get(a.entry.rel)!, store, prefix + a.entry.rel, journal, o, summary);
+      return 'copied';
+    }, () => saved(a.entry.rel)),
+  );
+  return summary;
 }
 
 async function upload(l: LocalEntry, store: Store, key: string, journal: Journal, o: TransferOptions, summary: Summary): Promise<void> {
   const single = l.size <= o.partSize;
   const { sha256 } = await hashFile(l.path, false);
+  if (o.stop.aborted) throw interrupted(); // a long hashing pass outlived a stop signal
   if (single) {
-    const { etag, md5 } = await store.put(key, l.path, l.size, sha256, o.onBytes);
+    const { etag, md5 } = await store.put(key, l.path, l.size, sha256, o.onBytes, o.cut);
     // The MD5 is of the bytes read for sending, the SHA-256 of an earlier read: they describe the
     // same content only if the file did not change in between.
     await unchanged(l);
@@ -143,15 +194,18 @@ async function multipart(
     const done = all.filter((p) => state.parts[p.n] !== undefined);
     summary.resumedParts += done.length;
     summary.resumedBytes += done.reduce((n, p) => n + p.end - p.start, 0);
+    if (done.length > 0) o.onResume(l.rel, `${done.length} of ${all.length} parts already sent`, done.reduce((n, p) => n + p.end - p.start, 0));
     try {
-      await each(all.filter((p) => state.parts[p.n] === undefined), o.partParallel, async (p) => {
-        const { etag, md5 } = await store.uploadPart(key, state.uploadId, p.n, l.path, p, o.onBytes);
+      // After a stop signal no new part starts; the parts in flight finish (until the deadline).
+      await each(fromArray(all.filter((p) => state.parts[p.n] === undefined)), o.partParallel, o.stop, async (p) => {
+        const { etag, md5 } = await store.uploadPart(key, state.uploadId, p.n, l.path, p, o.onBytes, o.cut);
         // A part's ETag is the MD5 of what the store received (where it is an MD5 at all).
         const stored = etagMd5(etag);
         if (stored !== undefined && stored !== md5) throw new Error(`part ${p.n} arrived altered at the store (ETag ${etag}, sent MD5 ${md5})`);
         state.parts[p.n] = etag;
         await journal.setUpload(l.rel, state);
       });
+      if (all.some((p) => state.parts[p.n] === undefined)) throw interrupted();
       await unchanged(l);
       await store.complete(key, state.uploadId, all.map((p) => ({ n: p.n, etag: state.parts[p.n]! })));
       await journal.setUpload(l.rel, undefined);
@@ -165,83 +219,3 @@ async function multipart(
   }
 }
 
-/** Inside `root` only: a key like `../../etc/x` must not write outside the destination. */
-function localPath(root: string, rel: string): string | undefined {
-  const p = resolve(root, ...rel.split('/'));
-  return p.startsWith(resolve(root) + sep) ? p : undefined;
-}
-
-/** Bucket prefix → local directory. */
-export async function stageIn(store: Store, prefix: string, root: string, journal: Journal, o: TransferOptions): Promise<Summary> {
-  const remote = await store.list(prefix);
-  await mkdir(root, { recursive: true });
-  const local = new Map((await walk(root)).map((e) => [e.rel, e]));
-  const byRel = new Map(remote.map((r) => [r.rel, r]));
-  const summary = newSummary();
-  const same = async (a: Extract<Action, { kind: 'check' }>) => {
-    const l = local.get(a.entry.rel)!;
-    const there = await store.head(prefix + a.entry.rel);
-    if (!there) return false;
-    const h = await hashFile(l.path);
-    return identical({ rel: l.rel, size: there.size, sha256: there.sha256, md5: etagMd5(there.etag) }, { ...l, ...h });
-  };
-  const copy = (a: Action) => download(byRel.get(a.entry.rel)!, store, root, journal, summary, o);
-  return run(plan(remote, local), o, summary, same, copy);
-}
-
-async function download(r: RemoteEntry, store: Store, root: string, journal: Journal, summary: Summary, o: TransferOptions): Promise<void> {
-  const dest = localPath(root, r.rel);
-  if (!dest) throw new Error(`key ${r.key} would land outside ${root}; not written`);
-  const partial = `${dest}${PARTIAL_SUFFIX}`;
-  await mkdir(dirname(dest), { recursive: true });
-  // Resume a partial file only if the object is still the one it was started from (If-Match).
-  const st = journal.download(r.rel);
-  let from = st ? await stat(partial).then((s) => s.size, () => 0) : 0;
-  // A partial file as long as the object (killed between the last byte and the rename): the
-  // range would be empty, so fetch it again whole rather than trust bytes never verified.
-  if (st && from >= st.size) from = 0;
-  let got = from > 0 ? await store.read(r.key, from, st!.etag) : undefined;
-  if (!got) {
-    from = 0;
-    await rm(partial, { force: true });
-    got = await store.read(r.key, 0);
-    if (!got) throw new Error('the object vanished from the store');
-  }
-  summary.resumedBytes += from;
-  // Only files worth resuming are journalled: a small one is cheaper to fetch again.
-  const journalled = got.size > o.partSize;
-  if (journalled) await journal.setDownload(r.rel, { etag: got.etag, size: got.size });
-  const sha = createHash('sha256');
-  // MD5 costs three times the CPU of SHA-256 (with SHA extensions): only when nothing else checks.
-  const md5 = got.sha256 ? undefined : createHash('md5');
-  if (from > 0) {
-    for await (const c of createReadStream(partial, { end: from - 1 })) {
-      sha.update(c as Buffer);
-      md5?.update(c as Buffer);
-    }
-  }
-  const hashing = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      sha.update(chunk);
-      md5?.update(chunk);
-      o.onBytes(chunk.length);
-      cb(null, chunk);
-    },
-  });
-  await pipeline(got.body, hashing, createWriteStream(partial, { flags: from > 0 ? 'r+' : 'w', start: from }));
-  const size = (await stat(partial)).size;
-  const gotSha = sha.digest('hex');
-  const gotMd5 = md5?.digest('hex');
-  const wantMd5 = etagMd5(got.etag);
-  if (size !== got.size) throw new Error(`got ${size} of ${got.size} bytes; run again to resume`);
-  if ((got.sha256 && got.sha256 !== gotSha) || (!got.sha256 && wantMd5 && wantMd5 !== gotMd5)) {
-    await rm(partial, { force: true });
-    if (journalled) await journal.setDownload(r.rel, undefined);
-    throw new Error('content does not match the checksum the store holds; the partial file was removed');
-  }
-  const fh = await open(partial, 'r');
-  await fh.sync();
-  await fh.close();
-  await rename(partial, dest);
-  if (journalled) await journal.setDownload(r.rel, undefined);
-}

@@ -27,7 +27,7 @@ import { deletePrefix, ensureBucket, listSizes, readAll, s3Client, uploadFiles }
 import { SampleBook } from '../samples.ts';
 import type { BenchContext, PeerStatus, Scenario } from '../scenario.ts';
 import { mbPerSecond } from '../stats.ts';
-import { COPY_TOOLS, type CopyTool } from './tools.ts';
+import { COPY_TOOLS, type CopyTool, FLOORS, type Floor } from './tools.ts';
 
 const REPO_ROOT = new URL('../../', import.meta.url).pathname;
 const MB = 1e6;
@@ -150,7 +150,11 @@ async function copyCase(ctx: BenchContext, s: StagingSettings, b: Backend, book:
   for (const d of s.copyDatasets) {
     const local = await makeDataset(join(ctx.workDir, 'copy'), d);
     for (let run = 1; run <= s.runs && !ctx.signal.aborted; run++) {
-      await oneRound(tools, async (tool) => {
+      await oneRound<CopyTool | Floor>([...tools, ...FLOORS], async (tool) => {
+        if ('argv' in tool && !('command' in tool)) {
+          await floorTurn(tool, b, local.dir, d, book).catch((err: Error) => failed.set(tool.name, err.message));
+          return;
+        }
         const prefix = `copy/${tool.name}/`;
         const url = `s3://${s.bucket}/${prefix}`;
         const back = join(ctx.workDir, 'back', tool.name);
@@ -179,6 +183,21 @@ async function copyCase(ctx: BenchContext, s: StagingSettings, b: Backend, book:
     await removeDir(local.dir);
   }
   store.destroy();
+}
+
+/** One measurement of a floor: the hash pass's rate on the up row, the idle process's memory on the memory row. */
+async function floorTurn(f: Floor, b: Backend, dir: string, d: Dataset, book: SampleBook): Promise<void> {
+  const { cmd, args, env } = f.argv(dir, b);
+  const t0 = performance.now();
+  const child = startProcess(f.name, cmd, args, { env });
+  const usage = sampleUsage(child.pid);
+  const code = await child.exited;
+  const seconds = (performance.now() - t0) / 1000;
+  const peakRss = usage.last()?.peakRssBytes ?? 0;
+  usage.stop();
+  if (code !== 0) throw new Error(`${f.name} exited ${code}: ${lastLine(child.output())}`);
+  if (f.name === 'sha256-pass') book.add({ case: `up ${d.label}`, peer: f.name, metric: 'transferRate', value: mbPerSecond(d.files * d.fileBytes, seconds) });
+  else book.add({ case: `peak memory ${d.label}`, peer: f.name, metric: 'peakMemory', value: peakRss / MB });
 }
 
 async function timedTool(tool: CopyTool, b: Backend, from: string, to: string, conf: string): Promise<{ seconds: number; peakRss: number }> {
@@ -252,6 +271,10 @@ export const stageScenario: Scenario = async (ctx) => {
     if (version) tools.push(t);
     statuses.push(version ? { peer: t.name, status: 'ok', version } : { peer: t.name, status: 'skipped', reason: `${t.command} not on PATH; --install-peers installs ${t.pkg}` });
   }
+  statuses.push(
+    { peer: 'sha256-pass', status: 'ok', version: 'the SHA-256 pass over the dataset alone, one process, one reused buffer (its rate on the up rows)' },
+    { peer: 'node-sdk-idle', status: 'ok', version: 'Node with the AWS SDK loaded and a client made, nothing moved (on the memory rows)' },
+  );
   const book = new SampleBook(ctx);
   const failed = new Map<string, string>();
   let link: Backend | undefined;
@@ -272,6 +295,7 @@ export const stageScenario: Scenario = async (ctx) => {
     method: [
       'Each tool copies the local dataset to an emptied prefix (up), then the prefix to an empty directory (down), as its own process; every object size and every file checksum is verified after each copy.',
       'Peak memory is the VmHWM of the tool process over both copies, sampled every 100 ms.',
+      'Floors, measured in the same rounds as the tools: sdk-alone (the AWS SDK moving the same files with no hashing, journal or checks), sha256-pass (the hash pass stage out makes before sending, as a rate on the up rows), node-sdk-idle (the resident memory of Node with the SDK loaded, on the memory rows).',
     ],
     notes,
   };

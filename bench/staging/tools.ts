@@ -73,4 +73,30 @@ export const awsTool: CopyTool = {
   },
 };
 
-export const COPY_TOOLS: readonly CopyTool[] = [stageTool, rcloneTool, awsTool];
+/** The AWS SDK alone moving the same files (bench/staging/sdk-copy.ts): the floor of an SDK-based copy. */
+export const sdkAloneTool: CopyTool = {
+  name: 'sdk-alone',
+  command: process.execPath,
+  probe: async () => 'the AWS SDK alone: parallel multipart PUTs and ranged GETs, no hashing, journal or checks',
+  async argv(b, from, to) {
+    return { cmd: process.execPath, args: [join(REPO_ROOT, 'bench', 'staging', 'sdk-copy.ts'), 'copy', from, to], env: { ...keysEnv(b), BENCH_ENDPOINT: b.endpoint } };
+  },
+};
+
+export const COPY_TOOLS: readonly CopyTool[] = [stageTool, rcloneTool, awsTool, sdkAloneTool];
+
+/**
+ * Costs measured beside the copies, in the same rounds: the SHA-256 pass `stage out` makes before
+ * sending (its rate, on the up row), and the resident memory of Node with the SDK loaded and
+ * nothing moved (on the peak-memory row).
+ */
+export interface Floor {
+  readonly name: 'sha256-pass' | 'node-sdk-idle';
+  argv(dir: string, b: Backend): { cmd: string; args: string[]; env: NodeJS.ProcessEnv };
+}
+
+const script = join(REPO_ROOT, 'bench', 'staging', 'sdk-copy.ts');
+export const FLOORS: readonly Floor[] = [
+  { name: 'sha256-pass', argv: (dir, b) => ({ cmd: process.execPath, args: [script, 'hash', dir], env: keysEnv(b) }) },
+  { name: 'node-sdk-idle', argv: (_dir, b) => ({ cmd: process.execPath, args: [script, 'idle'], env: { ...keysEnv(b), BENCH_ENDPOINT: b.endpoint } }) },
+];

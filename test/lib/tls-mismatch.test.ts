@@ -70,6 +70,18 @@ describe('an https:// address for a plain-HTTP server', () => {
     expect(r.code).toBe(2);
   });
 
+  it('estuary stage --endpoint says so and exits 2', async () => {
+    const dir = await tempDir('estuary-tls-stage-');
+    const r = await estuary(['stage', 'in', 's3://data/run42/', dir, '--endpoint', https, '--timeout', '5s'], {
+      AWS_ACCESS_KEY_ID: 'k',
+      AWS_SECRET_ACCESS_KEY: 'k',
+    });
+    expect(r.stderr.trim().split('\n').at(-1)).toBe(
+      `estuary: --endpoint ${https}: the endpoint does not speak TLS; use ${plainHttp(https)}`,
+    );
+    expect(r.code).toBe(2);
+  });
+
   it('estuary agent --cache-url says so and exits 2', async () => {
     const r = await estuary([
       'agent',

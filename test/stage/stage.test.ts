@@ -4,9 +4,11 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { onTeardown } from '../helpers/cleanup.ts';
 import { issue } from '../../gateway/s3/credentials.ts';
 import { NODE, startChild } from '../helpers/process.ts';
 import { startS3rver } from '../helpers/s3rver.ts';
@@ -23,9 +25,15 @@ describe('estuary stage', async () => {
   const stateDir = await tempDir('estuary-stage-state-');
   const env = { ...process.env, AWS_ACCESS_KEY_ID: store.accessKeyId, AWS_SECRET_ACCESS_KEY: store.secretAccessKey };
   const stage = (args: string[], extraEnv: NodeJS.ProcessEnv = env) => {
-    const all = ['bin/estuary.js', 'stage', ...args, '--state-dir', stateDir, '--part-size', '5MiB', '--log-format', 'json'];
+    const all = ['bin/estuary.js', 'stage', ...args, '--part-size', '5MiB', '--log-format', 'json'];
+    if (!args.includes('--state-dir')) all.push('--state-dir', stateDir);
     if (!args.includes('--endpoint')) all.push('--endpoint', store.endpoint);
     return startChild(NODE, all, { cwd: ROOT, env: extraEnv });
+  };
+  const journalParts = async (dir: string) => {
+    const j = (await readdir(dir).catch(() => [])).filter((f) => f.endsWith('.json'));
+    const n = await Promise.all(j.map(async (f) => (await readFile(join(dir, f), 'utf8').catch(() => '')).match(/"\d+":"/g)?.length ?? 0));
+    return Math.max(0, ...n) >= 2;
   };
   const run = async (args: string[], extraEnv?: NodeJS.ProcessEnv) => {
     const child = stage(args, extraEnv);
@@ -89,9 +97,10 @@ describe('estuary stage', async () => {
   it('resumes a download killed with kill -9 from its partial file, and leaves no partial behind', async () => {
     const dst = await tempDir('estuary-stage-dl-');
     const child = stage(['in', 's3://kek-data/run2/', dst]);
-    const partial = join(dst, 'big.bin.estuary-partial');
+    const partialOf = async () => (await readdir(dst).catch(() => [])).find((f) => /^big\.bin\.[0-9a-f]+\.estuary-partial$/.test(f));
     for (let i = 0; i < 400; i++) {
-      if (((await stat(partial).catch(() => undefined))?.size ?? 0) > 4 * MiB) break;
+      const p = await partialOf();
+      if (p && ((await stat(join(dst, p)).catch(() => undefined))?.size ?? 0) > 4 * MiB) break;
       await new Promise((r) => setTimeout(r, 10));
     }
     await child.stop('SIGKILL');
@@ -100,7 +109,7 @@ describe('estuary stage', async () => {
     expect(r.code, r.out).toBe(0);
     expect(r.summary!.copied).toBe(1);
     expect(r.summary!.resumedBytes).toBeGreaterThan(0);
-    expect(existsSync(partial)).toBe(false);
+    expect(await partialOf()).toBeUndefined();
     expect((await stat(join(dst, 'big.bin'))).size).toBe(40 * MiB);
   });
 
@@ -156,6 +165,90 @@ describe('estuary stage', async () => {
     for (const f of why) expect(f.error).toMatch(/changed while it was being uploaded/);
   });
 
+  it('stops on Ctrl-C through npx: parts in flight saved, one line, exit 130; the rerun resumes and says so', async () => {
+    const dir = await tempDir('estuary-stage-sigint-');
+    const data = randomBytes(40 * MiB);
+    await writeFile(join(dir, 'big.bin'), data);
+    for (let i = 0; i < 5; i++) await writeFile(join(dir, `z${i}.txt`), randomBytes(100));
+    const sigState = await tempDir('estuary-stage-sigstate-');
+    // As a terminal does: the signal goes to the whole process group (npx, its shell and estuary).
+    const args = ['estuary', 'stage', 'out', dir, 's3://kek-data/sigint/', '--endpoint', store.endpoint, '--state-dir', sigState,
+      '--part-size', '5MiB', '--part-parallel', '1', '--parallel', '1', '--log-format', 'json'];
+    const npx = spawn('npx', args, { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    onTeardown(() => {
+      try {
+        process.kill(-npx.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    });
+    let out = '';
+    npx.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    npx.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const exited = new Promise<[number | null, string | null]>((r) => npx.once('close', (code, signal) => r([code, signal])));
+    for (let i = 0; i < 600 && !(await journalParts(sigState)); i++) await new Promise((r) => setTimeout(r, 25));
+    process.kill(-npx.pid!, 'SIGINT');
+    const [code, signal] = await exited;
+    // npm re-raises the signal on itself, so a shell sees 130 either way.
+    expect(code === 130 || signal === 'SIGINT', `${code} ${signal}\n${out}`).toBe(true);
+    const line = out.split('\n').filter((l) => l.includes('interrupted:'));
+    expect(line, out).toHaveLength(1);
+    expect(line[0]).toMatch(/^estuary: interrupted: 0 of 6 files done, (\d+) parts? of big\.bin saved; run the same command to resume$/);
+    const saved = Number(/(\d+) parts? of big/.exec(line[0]!)![1]);
+    expect(saved).toBeGreaterThanOrEqual(1);
+    expect(out).not.toMatch(/SIGINT again/);
+
+    const again = await run(['out', dir, 's3://kek-data/sigint/', '--state-dir', sigState]);
+    expect(again.code, again.out).toBe(0);
+    expect(again.summary).toMatchObject({ copied: 6, resumedParts: saved });
+    expect(again.out).toMatch(new RegExp(`"file":"big.bin","resumed":"${saved} of 8 parts already sent"`));
+  });
+
+  it('checkpoints a download at once on SIGTERM (exit 143), and the rerun continues from the partial file', async () => {
+    const dst = await tempDir('estuary-stage-sigterm-');
+    const child = stage(['in', 's3://kek-data/sigint/', dst, '--parallel', '1', '--shutdown-timeout', '60s']);
+    const partialOf = async () => (await readdir(dst).catch(() => [])).find((f) => /^big\.bin\..*\.estuary-partial$/.test(f));
+    for (let i = 0; i < 600; i++) {
+      const p = await partialOf();
+      if (p && ((await stat(join(dst, p)).catch(() => undefined))?.size ?? 0) > 2 * MiB) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const started = performance.now();
+    const code = await child.stop('SIGTERM');
+    expect(code, child.output()).toBe(143);
+    // Not the 60 s deadline: a large download stops at once, its partial file kept for the rerun.
+    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(child.output()).toMatch(/estuary: interrupted: 0 of 6 files done, [\d.]+ MiB of big\.bin saved; run the same command to resume/);
+    expect(await partialOf()).toBeDefined();
+    expect(existsSync(join(dst, 'big.bin'))).toBe(false);
+    const r = await run(['in', 's3://kek-data/sigint/', dst]);
+    expect(r.code, r.out).toBe(0);
+    expect(r.summary!.resumedBytes).toBeGreaterThan(2 * MiB);
+    expect(r.out).toMatch(/"file":"big.bin","resumed":"[\d.]+ MiB already downloaded"/);
+    expect(await partialOf()).toBeUndefined();
+  });
+
+  it('says so when the prefix holds no objects (exit 2), and when the source directory holds no files', async () => {
+    const dst = await tempDir('estuary-stage-empty-');
+    const r = await run(['in', 's3://kek-data/no-such-prefix/', join(dst, 'new')]);
+    expect(r.code).toBe(2);
+    expect(r.out.trim()).toBe('estuary: no objects under s3://kek-data/no-such-prefix/ — check the prefix');
+    expect(existsSync(join(dst, 'new'))).toBe(false); // not left behind
+    const out = await run(['out', dst, 's3://kek-data/from-empty/']);
+    expect(out.code).toBe(2);
+    expect(out.out.trim()).toBe(`estuary: no files under ${dst} — check the path`);
+  });
+
+  it('uploads a tree with a symlink loop in it once, without recursing into the loop', async () => {
+    const dir = await tempDir('estuary-stage-loop-');
+    await mkdir(join(dir, 'd'));
+    await writeFile(join(dir, 'd', 'f.txt'), 'once');
+    await symlink('..', join(dir, 'd', 'up'));
+    const r = await run(['out', dir, 's3://kek-data/loop/']);
+    expect(r.code, r.out).toBe(0);
+    expect(r.summary).toMatchObject({ copied: 1 });
+  });
+
   it('refuses bad arguments in one line with exit status 2', async () => {
     const r = await run(['out', '/nonexistent/dir', 's3://kek-data/x/']);
     expect(r.code).toBe(2);
@@ -164,6 +257,11 @@ describe('estuary stage', async () => {
     const both = await run(['sync', 's3://kek-data/a/', 's3://kek-data/b/']);
     expect(both.code).toBe(2);
     expect(both.out).toMatch(/one side must be a local directory/);
+    const file = join(await tempDir('estuary-stage-notdir-'), 'file');
+    await writeFile(file, 'x');
+    const notDir = await run(['in', 's3://kek-data/run1/', join(file, 'sub')]);
+    expect(notDir.code).toBe(2);
+    expect(notDir.out.trim()).toBe(`estuary: cannot write to ${join(file, 'sub')} (ENOTDIR); check the path and its permissions`);
     const short = await run(['out', '/tmp', 's3://b/x/']);
     expect(short.code).toBe(2);
     expect(short.out).toMatch(/s3:\/\/b\/x\/ is not s3:\/\/BUCKET\/PREFIX \(a bucket name is 3 to 63/);

@@ -1,0 +1,86 @@
+// Which keys `stage in` may write and where (stage/keys.ts), and the bounded queue between the
+// listing and the copies (stage/queue.ts): pure, no I/O.
+
+import { describe, expect, it } from 'vitest';
+import { describeCollisions, localRel, PathClaims } from '../../stage/keys.ts';
+import { BoundedQueue } from '../../stage/queue.ts';
+
+describe('localRel', () => {
+  it('drops empty and dot segments, so different keys can name one path', () => {
+    expect(localRel('d//f')).toEqual({ path: 'd/f' });
+    expect(localRel('e/./g')).toEqual({ path: 'e/g' });
+    expect(localRel('/abs')).toEqual({ path: 'abs' });
+    expect(localRel('a/b/')).toEqual({ path: 'a/b' });
+  });
+
+  it('refuses keys that climb out, hold a NUL, name nothing or look like a partial file', () => {
+    for (const k of ['..', '../../x', 'a/../b', 'a/..']) expect(localRel(k)).toEqual({ refused: 'it climbs out of the destination (..)' });
+    expect(localRel('a\0b')).toEqual({ refused: 'it contains a NUL byte' });
+    expect(localRel('./')).toEqual({ refused: 'it names no file' });
+    expect('refused' in localRel('x/f.estuary-partial')).toBe(true);
+    expect('refused' in localRel('x'.repeat(256))).toBe(true);
+    expect(localRel('x'.repeat(255))).toEqual({ path: 'x'.repeat(255) });
+  });
+});
+
+describe('PathClaims', () => {
+  it('lets the first key of a path through and refuses later ones; a repeated key is no collision', () => {
+    const c = new PathClaims(false);
+    expect(c.claim('p/d//f', 'd/f')).toBe('first');
+    expect(c.claim('p/d/f', 'd/f')).toBe('collision');
+    expect(c.claim('p/d//f', 'd/f')).toBe('repeat');
+    expect(c.claim('p/./d/f', 'd/f')).toBe('collision');
+    expect(c.claim('p/F', 'F')).toBe('first');
+    expect(c.claim('p/f', 'f')).toBe('first');
+    expect(c.collisions()).toEqual([{ path: 'd/f', keys: ['p/d//f', 'p/d/f', 'p/./d/f'] }]);
+    expect(describeCollisions(c.collisions())).toBe('"p/d//f", "p/d/f", "p/./d/f" → d/f');
+  });
+
+  it('folds case on a case-insensitive destination', () => {
+    const c = new PathClaims(true);
+    expect(c.claim('p/F', 'F')).toBe('first');
+    expect(c.claim('p/f', 'f')).toBe('collision');
+    expect(c.claim('p/Dir/x', 'Dir/x')).toBe('first');
+    expect(c.claim('p/dir/X', 'dir/X')).toBe('collision');
+    expect(c.collisions().map((x) => x.path)).toEqual(['F', 'Dir/x']);
+  });
+
+  it('names at most five groups in one line', () => {
+    const c = new PathClaims(false);
+    for (let i = 0; i < 7; i++) {
+      c.claim(`a${i}`, `${i}`);
+      c.claim(`b${i}`, `${i}`);
+    }
+    expect(describeCollisions(c.collisions())).toMatch(/; and 2 more$/);
+  });
+});
+
+describe('BoundedQueue', () => {
+  it('makes the producer wait while full, and drains before it ends', async () => {
+    const q = new BoundedQueue<number>(2);
+    let put = 0;
+    const producer = (async () => {
+      for (let i = 1; i <= 5; i++) {
+        await q.put(i);
+        put = i;
+      }
+      q.close();
+    })();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(put).toBe(2);
+    expect(q.length).toBe(2);
+    const got: number[] = [];
+    for (let v = await q.take(); v !== undefined; v = await q.take()) got.push(v);
+    await producer;
+    expect(got).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('abandon drops what is queued and releases producer and takers', async () => {
+    const q = new BoundedQueue<number>(1);
+    await q.put(1);
+    const blocked = q.put(2);
+    q.abandon();
+    await blocked;
+    expect(await q.take()).toBeUndefined();
+  });
+});
