@@ -82,6 +82,11 @@ export function startConsumer(options: ConsumerOptions): Consumer {
         await sleep(delay, stopping.signal);
         continue;
       }
+      // stop() came while connecting: it found no connection to close, so close this one here.
+      if (stopping.signal.aborted) {
+        await conn.close().catch(() => {});
+        break;
+      }
       attempt = 0;
       connected = true;
       log.info({ exchange: options.exchange }, 'consuming heartbeats');

@@ -37,7 +37,7 @@ export const discoveryErrors = {
     new DiscoveryError(
       'ESTUARY_DISC_LISTEN',
       `cannot listen on ${where}: ${reason}; pick another --listen address`,
-      1,
+      2,
     ),
   badQuery: (what: string) => new DiscoveryError('ESTUARY_DISC_BAD_QUERY', what, 2),
   // The worker-node client.

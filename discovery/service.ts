@@ -88,26 +88,21 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
     count: (result) => metrics.heartbeats.inc({ result }),
     onFresh: (e) => verifier.consider(e),
   });
-  const consumer = startConsumer({
-    url: o.amqpUrl,
-    exchange: o.exchange,
-    log,
-    onMessage: ingest,
-    reconnectMaxMs: o.reconnectMaxMs,
-  });
-  const stopSweeper = startSweeper(registry, flood, o.expiryMs, o.sweepMs, log);
-  if (o.verify) verifier.start();
+  // The consumer starts once the port is ours: a server that cannot answer must not take
+  // heartbeats (and must not leave an AMQP connection that keeps the process alive).
+  let consumer: Consumer | undefined;
+  const broker = () => (consumer?.isConnected() ? 'connected' : 'disconnected');
   const http = buildHttp({
     registry,
     locator,
     metrics,
     log,
     trustProxy: o.trustProxy,
-    health: () => ({ amqp: consumer.isConnected() ? 'connected' : 'disconnected', caches: registry.size }),
+    health: () => ({ amqp: broker(), caches: registry.size }),
     pageFacts: () => ({
       version: VERSION,
       exchange: o.exchange,
-      broker: consumer.isConnected() ? 'connected' : 'disconnected',
+      broker: broker(),
       verify: o.verify,
       shoalCompat: o.shoalCompat,
       testUrl: o.testUrl,
@@ -119,14 +114,21 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
   try {
     url = await http.listen({ host: o.listen.host, port: o.listen.port });
   } catch (err) {
-    stopSweeper();
-    verifier.stop();
-    await consumer.stop();
     throw discoveryErrors.listen(
       `${o.listen.host}:${o.listen.port}`,
       (err as NodeJS.ErrnoException).code ?? String(err),
     );
   }
+  const started = startConsumer({
+    url: o.amqpUrl,
+    exchange: o.exchange,
+    log,
+    onMessage: ingest,
+    reconnectMaxMs: o.reconnectMaxMs,
+  });
+  consumer = started;
+  const stopSweeper = startSweeper(registry, flood, o.expiryMs, o.sweepMs, log);
+  if (o.verify) verifier.start();
   log.info(
     { url, exchange: o.exchange, shoalCompat: o.shoalCompat, keys: o.keys.map((k) => k.id) },
     'discovery listening',
@@ -135,13 +137,13 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
     url,
     registry,
     metrics,
-    consumer,
+    consumer: started,
     http,
     async stop() {
       stopSweeper();
       verifier.stop();
       await http.close();
-      await consumer.stop();
+      await started.stop();
     },
   };
 }

@@ -2,7 +2,9 @@
 
 import { defineCommand } from '../lib/command.ts';
 import { runUntilSignalled, type Service } from '../lib/lifecycle.ts';
+import { probeListen } from '../lib/listen-probe.ts';
 import { lockCacheDir } from './cache/lock.ts';
+import { gatewayErrors } from './errors.ts';
 import { expandCacheDir, gatewayOptions } from './options.ts';
 import { startCluster } from './cluster/primary.ts';
 import { announce, startGateway } from './server.ts';
@@ -48,6 +50,11 @@ export const command = defineCommand({
     // Held by this process (the primary of a multi-worker gateway) for the gateway's whole life,
     // before tmp/ is emptied: another gateway's fills live there.
     const lock = await lockCacheDir(expandCacheDir(config.cacheDir), log);
+    // Workers bind through their primary and could only report that they exited.
+    const { host, port } = config.listen;
+    await probeListen(host, port).catch((err: NodeJS.ErrnoException) => {
+      throw gatewayErrors.listen(`${host}:${port}`, err.code ?? String(err));
+    });
     if (config.workers > 1) {
       const handle = await startCluster(config, log, config.logLevel, config.logFormat);
       announce(
