@@ -10,7 +10,11 @@ export class DiscoveryError extends EstuaryError {
   }
 }
 
+/** Logged while the broker refuses discovery after start-up; the start-up error has it too. */
+export const AMQP_AUTH_CODE = 'ESTUARY_DISC_AMQP_AUTH';
+
 export const discoveryErrors = {
+  amqpAuth: (message: string) => new DiscoveryError(AMQP_AUTH_CODE, message, 2),
   badHmacKey: (reason: string) =>
     new DiscoveryError(
       'ESTUARY_DISC_BAD_HMAC_KEY',

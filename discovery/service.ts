@@ -3,6 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { firstRefusal, refusalMessage } from '../lib/amqp-refusal.ts';
 import type { HmacKey } from '../lib/heartbeat-auth.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Service } from '../lib/lifecycle.ts';
@@ -62,7 +63,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
   const { log } = o;
   const registry = new Registry(o.maxCaches);
   const locator = createLocator(o.siteMap ?? EMPTY_SITE_MAP, o.geoDb ?? NO_GEO_DB);
-  const metrics = createMetrics(registry);
+  const metrics = createMetrics(registry, () => broker());
   const flood = new FloodGuard(o.floodBurst, o.floodPerSecond);
   const verifier = new Verifier(registry, {
     testUrl: o.testUrl,
@@ -90,8 +91,8 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
   });
   // The consumer starts once the port is ours: a server that cannot answer must not take
   // heartbeats (and must not leave an AMQP connection that keeps the process alive).
-  let consumer: Consumer | undefined;
-  const broker = () => (consumer?.isConnected() ? 'connected' : 'disconnected');
+  const link: { consumer?: Consumer } = {};
+  const broker = () => link.consumer?.state() ?? 'disconnected';
   const http = buildHttp({
     registry,
     locator,
@@ -103,6 +104,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
       version: VERSION,
       exchange: o.exchange,
       broker: broker(),
+      brokerRefusal: link.consumer?.refusal(),
       verify: o.verify,
       shoalCompat: o.shoalCompat,
       testUrl: o.testUrl,
@@ -126,9 +128,21 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
     onMessage: ingest,
     reconnectMaxMs: o.reconnectMaxMs,
   });
-  consumer = started;
+  link.consumer = started;
   const stopSweeper = startSweeper(registry, flood, o.expiryMs, o.sweepMs, log);
   if (o.verify) verifier.start();
+  const stop = async () => {
+    stopSweeper();
+    verifier.stop();
+    await http.close();
+    await started.stop();
+  };
+  // A refused login does not heal by retrying: at start-up it ends discovery (exit 2).
+  const refused = await firstRefusal(started.firstAnswer);
+  if (refused) {
+    await stop();
+    throw discoveryErrors.amqpAuth(refusalMessage(refused, o.amqpUrl));
+  }
   log.info(
     { url, exchange: o.exchange, shoalCompat: o.shoalCompat, keys: o.keys.map((k) => k.id) },
     'discovery listening',
@@ -139,11 +153,6 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
     metrics,
     consumer: started,
     http,
-    async stop() {
-      stopSweeper();
-      verifier.stop();
-      await http.close();
-      await started.stop();
-    },
+    stop,
   };
 }

@@ -33,6 +33,8 @@ export const DISCOVERY_METRICS = {
   caches: 'estuary_discovery_caches',
   /** counter {endpoint}: nearest-cache queries answered. */
   queries: 'estuary_discovery_queries_total',
+  /** gauge {state="connected"|"disconnected"|"refused"}: 1 for the broker connection's state. */
+  broker: 'estuary_discovery_broker',
 } as const;
 
 /** The gateway's own endpoints; in reverse mode these paths are not forwarded upstream. */
