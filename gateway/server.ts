@@ -15,6 +15,7 @@ import { DiskStore, probeWritable } from './cache/disk-store.ts';
 import { MemoryStore } from './cache/memory-store.ts';
 import { handleConnect } from './connect.ts';
 import { gatewayErrors } from './errors.ts';
+import { startMemoryReclaim } from './memory-reclaim.ts';
 import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
 import type { ToPrimary } from './cluster/messages.ts';
@@ -288,6 +289,8 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     throw gatewayErrors.listen(listenAddr, (err as NodeJS.ErrnoException).code ?? String(err));
   }
   const port = (server.address() as AddressInfo).port;
+  const reclaim = startMemoryReclaim(() => metrics.answered);
+  metrics.memoryReclaims = () => reclaim.runs;
   if (worker) log.debug({ port }, 'worker listening');
   else {
     announce(log, config, port, destAcl.empty && rings.length === 0, {
@@ -309,6 +312,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         upstreams.destroy();
       };
       deadline?.addEventListener('abort', onAbort, { once: true });
+      reclaim.stop();
       server.closeIdleConnections();
       await app.close();
       await upstreams.close();

@@ -24,6 +24,10 @@ export const GATEWAY_METRICS = {
   cacheObjects: 'estuary_gateway_cache_objects',
   /** counter: content-addressed objects refused because their bytes did not match their name. */
   verifyFailures: 'estuary_gateway_verify_failures_total',
+  /** gauge: upstream connection pools held (one per origin with connections or requests). */
+  upstreamPools: 'estuary_gateway_upstream_pools',
+  /** counter: memory-reducing collections run while idle after a burst (gateway/memory-reclaim.ts). */
+  memoryReclaims: 'estuary_gateway_memory_reclaims_total',
 } as const;
 
 export const DISCOVERY_METRICS = {
