@@ -7,7 +7,7 @@
 // rate stands and the pages stay for good (still there after 90 s idle).
 //
 // So the gateway asks for the memory-reducing collection itself: once the process has answered no
-// request for a whole interval and the heap holds much more than it uses. That collection (V8's
+// request and moved no body byte for a whole interval, and the heap holds much more than it uses. That collection (V8's
 // "last resort": it compacts and returns pooled pages) pauses the process for some 0.2 s per
 // 250 MiB, which only an idle gateway can afford; a busy one never runs it.
 
@@ -42,7 +42,7 @@ export function worthReclaiming(busy: boolean, committed: number, used: number, 
 export interface Reclaimer {
   /** Collections run so far. */
   readonly runs: number;
-  /** Runs the check now (tests); `activity` counts answered requests. */
+  /** Runs the check now (tests); `activity` is any number that grows while the gateway works. */
   check(): boolean;
   stop(): void;
 }

@@ -50,7 +50,7 @@ export class Metrics {
   readonly verifyFailures: Counter;
   readonly memoryHit = tally();
   readonly diskHit = tally();
-  /** Requests answered, all kinds together: the sign of activity gateway/memory-reclaim.ts reads. */
+  /** Requests answered, all kinds together. */
   answered = 0;
   /** Set by the owners of what these report; zero until then. */
   upstreamPools: () => number = () => 0;
@@ -176,6 +176,11 @@ export class Metrics {
       this.#byStatus.set(k, c);
     }
     c.n++;
+  }
+
+  /** Grows while anything happens (requests answered, body bytes either way): read by gateway/memory-reclaim.ts. */
+  activity(): number {
+    return this.answered + this.bytesIn.value + this.bytesOut.value;
   }
 
   async text(): Promise<string> {

@@ -289,7 +289,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     throw gatewayErrors.listen(listenAddr, (err as NodeJS.ErrnoException).code ?? String(err));
   }
   const port = (server.address() as AddressInfo).port;
-  const reclaim = startMemoryReclaim(() => metrics.answered);
+  const reclaim = startMemoryReclaim(() => metrics.activity());
   metrics.memoryReclaims = () => reclaim.runs;
   if (worker) log.debug({ port }, 'worker listening');
   else {
