@@ -13,6 +13,7 @@ import {
   HEARTBEAT_ROUTING_KEY,
   type Upstream,
 } from '../lib/heartbeat.ts';
+import { firstRefusal, refusalMessage } from '../lib/amqp-refusal.ts';
 import type { Service } from '../lib/lifecycle.ts';
 import type { Logger } from '../lib/log.ts';
 import { proxyFetch } from '../lib/proxy-fetch.ts';
@@ -27,6 +28,7 @@ import {
   portAnswers,
   readGatewaySummary,
 } from './probe.ts';
+import { agentErrors } from './errors.ts';
 import { type Publisher, startPublisher } from './publisher.ts';
 
 export interface AgentOptions {
@@ -187,6 +189,12 @@ export async function startAgent(o: AgentOptions): Promise<Agent> {
     reconnectMaxMs: o.reconnectMaxMs,
     onConnected: () => void tick().catch((err) => log.error({ err }, 'heartbeat failed')),
   });
+  // A refused login does not heal by retrying: at start-up it ends the agent (exit 2).
+  const refused = await firstRefusal(publisher.firstAnswer);
+  if (refused) {
+    await publisher.close();
+    throw agentErrors.amqpAuth(refusalMessage(refused, o.amqpUrl));
+  }
   const timer = setInterval(
     () => void tick().catch((err) => log.error({ err }, 'heartbeat failed')),
     o.intervalMs,

@@ -9,7 +9,11 @@ export class AgentError extends EstuaryError {
   }
 }
 
+/** Logged while the broker refuses the agent after start-up; the start-up error has it too. */
+export const AMQP_AUTH_CODE = 'ESTUARY_AGENT_AMQP_AUTH';
+
 export const agentErrors = {
+  amqpAuth: (message: string) => new AgentError(AMQP_AUTH_CODE, message),
   noCacheUrl: () =>
     new AgentError(
       'ESTUARY_AGENT_NO_CACHE_URL',

@@ -18,6 +18,12 @@ export const coordinatorErrors = {
       `coordinator config: ${key}: ${problem}; see docs/COORDINATOR.md, "Configuration"`,
       2,
     ),
+  listen: (where: string, reason: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_LISTEN',
+      `cannot listen on ${where} (${reason}); choose another address with --listen`,
+      2,
+    ),
   noSites: () =>
     new CoordinatorError(
       'ESTUARY_CO_NO_SITES',

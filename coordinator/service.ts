@@ -193,7 +193,7 @@ export async function startCoordinator(
     await http.listen({ host: config.listen.host, port: config.listen.port });
   } catch (err) {
     registry.close();
-    throw coordinatorErrors.badConfig('listen', `cannot listen on ${config.listen.host}:${config.listen.port}: ${(err as Error).message}`);
+    throw coordinatorErrors.listen(`${config.listen.host}:${config.listen.port}`, (err as NodeJS.ErrnoException).code ?? String(err));
   }
   const address = http.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;

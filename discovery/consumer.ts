@@ -1,13 +1,18 @@
 // The AMQP side of discovery: its own exclusive, auto-delete queue bound with `#` to the exchange,
 // as Shoal's server does, so several discovery servers each see every heartbeat and give the same
 // answers. Reconnects with backoff for as long as it runs; heartbeats missed while the broker was
-// away simply arrive again on the agents' next interval.
+// away simply arrive again on the agents' next interval. A broker that refuses discovery's login or
+// permissions (lib/amqp-refusal.ts) is not "away": that is said as such in the log and on the page.
 
 import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { ensureExchange } from '../lib/amqp-exchange.ts';
+import { type AmqpRefusal, amqpRefusal, refusalMessage } from '../lib/amqp-refusal.ts';
 import { backoffDelay, sleep } from '../lib/backoff.ts';
 import type { Logger } from '../lib/log.ts';
 import type { IncomingMessage } from './admission.ts';
+import { AMQP_AUTH_CODE } from './errors.ts';
+
+export type BrokerState = 'connected' | 'disconnected' | 'refused';
 
 export interface ConsumerOptions {
   readonly url: string;
@@ -22,6 +27,12 @@ export interface Consumer {
   /** Resolves once the first subscription is in place (or never, while the broker is away). */
   readonly ready: Promise<void>;
   isConnected(): boolean;
+  /** 'refused' while the broker refuses the login or the permissions (until a subscription works). */
+  state(): BrokerState;
+  /** What the broker refuses and what to check, while it does. */
+  refusal(): string | undefined;
+  /** The first attempt's refusal, or undefined once it subscribed or failed for another reason. */
+  readonly firstAnswer: Promise<AmqpRefusal | undefined>;
   stop(): Promise<void>;
 }
 
@@ -30,6 +41,12 @@ export function startConsumer(options: ConsumerOptions): Consumer {
   const stopping = new AbortController();
   let conn: ChannelModel | undefined;
   let connected = false;
+  let refused: AmqpRefusal | undefined;
+  let hasAnswered = false;
+  let answered: (r: AmqpRefusal | undefined) => void = () => {};
+  const firstAnswer = new Promise<AmqpRefusal | undefined>((r) => {
+    answered = r;
+  });
   let markReady: () => void = () => {};
   const ready = new Promise<void>((r) => {
     markReady = r;
@@ -78,11 +95,27 @@ export function startConsumer(options: ConsumerOptions): Consumer {
           baseMs: options.reconnectBaseMs ?? 500,
           maxMs: options.reconnectMaxMs ?? 30_000,
         });
-        log.warn({ err: (err as Error).message, retryInMs: delay }, 'cannot subscribe to the AMQP exchange');
+        refused = amqpRefusal(err);
+        const first = !hasAnswered;
+        hasAnswered = true;
+        answered(refused);
+        // The first attempt's refusal is startDiscovery's to report (it ends discovery).
+        if (refused && !first)
+          log.error({ code: AMQP_AUTH_CODE, retryInMs: delay }, `${refusalMessage(refused, options.url)}; retrying`);
+        else if (!refused)
+          log.warn({ err: (err as Error).message, retryInMs: delay }, 'cannot subscribe to the AMQP exchange');
         await sleep(delay, stopping.signal);
         continue;
       }
+      // stop() came while connecting: it found no connection to close, so close this one here.
+      if (stopping.signal.aborted) {
+        await conn.close().catch(() => {});
+        break;
+      }
       attempt = 0;
+      refused = undefined;
+      hasAnswered = true;
+      answered(undefined);
       connected = true;
       log.info({ exchange: options.exchange }, 'consuming heartbeats');
       markReady();
@@ -103,6 +136,9 @@ export function startConsumer(options: ConsumerOptions): Consumer {
   return {
     ready,
     isConnected: () => connected,
+    state: () => (connected ? 'connected' : refused ? 'refused' : 'disconnected'),
+    refusal: () => (refused ? refusalMessage(refused, options.url) : undefined),
+    firstAnswer,
     async stop() {
       stopping.abort();
       await conn?.close().catch(() => {});

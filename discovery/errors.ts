@@ -10,7 +10,11 @@ export class DiscoveryError extends EstuaryError {
   }
 }
 
+/** Logged while the broker refuses discovery after start-up; the start-up error has it too. */
+export const AMQP_AUTH_CODE = 'ESTUARY_DISC_AMQP_AUTH';
+
 export const discoveryErrors = {
+  amqpAuth: (message: string) => new DiscoveryError(AMQP_AUTH_CODE, message, 2),
   badHmacKey: (reason: string) =>
     new DiscoveryError(
       'ESTUARY_DISC_BAD_HMAC_KEY',
@@ -37,7 +41,7 @@ export const discoveryErrors = {
     new DiscoveryError(
       'ESTUARY_DISC_LISTEN',
       `cannot listen on ${where}: ${reason}; pick another --listen address`,
-      1,
+      2,
     ),
   badQuery: (what: string) => new DiscoveryError('ESTUARY_DISC_BAD_QUERY', what, 2),
   // The worker-node client.

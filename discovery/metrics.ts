@@ -13,7 +13,12 @@ export interface DiscoveryMetrics {
   readonly queries: Counter<'endpoint'>;
 }
 
-export function createMetrics(caches: Registry): DiscoveryMetrics {
+const BROKER_STATES = ['connected', 'disconnected', 'refused'] as const;
+
+export function createMetrics(
+  caches: Registry,
+  broker: () => (typeof BROKER_STATES)[number] = () => 'disconnected',
+): DiscoveryMetrics {
   const registry = new PromRegistry();
   const heartbeats = new Counter({
     name: DISCOVERY_METRICS.heartbeats,
@@ -50,6 +55,16 @@ export function createMetrics(caches: Registry): DiscoveryMetrics {
       const now = Date.now();
       const c = counts([...caches.values()].map((e) => view(e, now)));
       for (const state of STATES) this.set({ state }, c[state]);
+    },
+  });
+  new Gauge({
+    name: DISCOVERY_METRICS.broker,
+    help: 'State of the connection to the AMQP broker: 1 for the current state (refused: the broker refuses the login or the permissions).',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const now = broker();
+      for (const s of BROKER_STATES) this.set({ state: s }, s === now ? 1 : 0);
     },
   });
   return { registry, heartbeats, queries };

@@ -25,7 +25,9 @@ import type { Rejection } from './rejections.ts';
 export interface PageFacts {
   readonly version: string;
   readonly exchange: string;
-  readonly broker: 'connected' | 'disconnected';
+  readonly broker: 'connected' | 'disconnected' | 'refused';
+  /** What the broker refuses and what to check, while it does. */
+  readonly brokerRefusal?: string;
   readonly verify: boolean;
   readonly shoalCompat: boolean;
   readonly testUrl: string;
@@ -66,6 +68,12 @@ function facts(f: PageFacts, nowMs: number): string {
     `page at ${new Date(nowMs).toISOString().replace(/\.\d+Z$/, 'Z')}, refreshed every ${REFRESH_S} s`,
   ];
   return `<p class="facts">${items.map(esc).join(' · ')}</p>`;
+}
+
+/** A refusing broker stops every heartbeat: said above everything else, not as a grey word. */
+function brokerAlarm(f: PageFacts): string {
+  if (f.broker !== 'refused') return '';
+  return `<p class="sum over">No heartbeat can arrive: ${esc(f.brokerRefusal ?? 'the AMQP broker refuses discovery')}.</p>`;
 }
 
 function addressParts(e: CacheEntry): string[] {
@@ -169,6 +177,7 @@ export function renderPage(entries: Iterable<CacheEntry>, nowMs: number, f: Page
   return page(
     'estuary discovery: caches',
     `<h1>Caches</h1>
+${brokerAlarm(f)}
 ${facts(f, nowMs)}
 ${summary}
 ${table}

@@ -3,6 +3,7 @@
 
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { firstRefusal, refusalMessage } from '../lib/amqp-refusal.ts';
 import type { HmacKey } from '../lib/heartbeat-auth.ts';
 import type { Logger } from '../lib/log.ts';
 import type { Service } from '../lib/lifecycle.ts';
@@ -63,7 +64,7 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
   const { log } = o;
   const registry = new Registry(o.maxCaches);
   const locator = createLocator(o.siteMap ?? EMPTY_SITE_MAP, o.geoDb ?? NO_GEO_DB);
-  const metrics = createMetrics(registry);
+  const metrics = createMetrics(registry, () => broker());
   const flood = new FloodGuard(o.floodBurst, o.floodPerSecond);
   const verifier = new Verifier(registry, {
     testUrl: o.testUrl,
@@ -91,26 +92,22 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
     count: (result) => metrics.heartbeats.inc({ result }),
     onFresh: (e) => verifier.consider(e),
   });
-  const consumer = startConsumer({
-    url: o.amqpUrl,
-    exchange: o.exchange,
-    log,
-    onMessage: ingest,
-    reconnectMaxMs: o.reconnectMaxMs,
-  });
-  const stopSweeper = startSweeper(registry, flood, o.expiryMs, o.sweepMs, log);
-  if (o.verify) verifier.start();
+  // The consumer starts once the port is ours: a server that cannot answer must not take
+  // heartbeats (and must not leave an AMQP connection that keeps the process alive).
+  const link: { consumer?: Consumer } = {};
+  const broker = () => link.consumer?.state() ?? 'disconnected';
   const http = buildHttp({
     registry,
     locator,
     metrics,
     log,
     trustProxy: o.trustProxy,
-    health: () => ({ amqp: consumer.isConnected() ? 'connected' : 'disconnected', caches: registry.size }),
+    health: () => ({ amqp: broker(), caches: registry.size }),
     pageFacts: () => ({
       version: VERSION,
       exchange: o.exchange,
-      broker: consumer.isConnected() ? 'connected' : 'disconnected',
+      broker: broker(),
+      brokerRefusal: link.consumer?.refusal(),
       verify: o.verify,
       shoalCompat: o.shoalCompat,
       testUrl: o.testUrl,
@@ -125,13 +122,32 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
   try {
     url = await http.listen({ host: o.listen.host, port: o.listen.port });
   } catch (err) {
-    stopSweeper();
-    verifier.stop();
-    await consumer.stop();
     throw discoveryErrors.listen(
       `${o.listen.host}:${o.listen.port}`,
       (err as NodeJS.ErrnoException).code ?? String(err),
     );
+  }
+  const started = startConsumer({
+    url: o.amqpUrl,
+    exchange: o.exchange,
+    log,
+    onMessage: ingest,
+    reconnectMaxMs: o.reconnectMaxMs,
+  });
+  link.consumer = started;
+  const stopSweeper = startSweeper(registry, flood, o.expiryMs, o.sweepMs, log);
+  if (o.verify) verifier.start();
+  const stop = async () => {
+    stopSweeper();
+    verifier.stop();
+    await http.close();
+    await started.stop();
+  };
+  // A refused login does not heal by retrying: at start-up it ends discovery (exit 2).
+  const refused = await firstRefusal(started.firstAnswer);
+  if (refused) {
+    await stop();
+    throw discoveryErrors.amqpAuth(refusalMessage(refused, o.amqpUrl));
   }
   log.info(
     { url, exchange: o.exchange, shoalCompat: o.shoalCompat, keys: o.keys.map((k) => k.id) },
@@ -141,13 +157,8 @@ export async function startDiscovery(o: DiscoveryOptions): Promise<Discovery> {
     url,
     registry,
     metrics,
-    consumer,
+    consumer: started,
     http,
-    async stop() {
-      stopSweeper();
-      verifier.stop();
-      await http.close();
-      await consumer.stop();
-    },
+    stop,
   };
 }

@@ -1,10 +1,26 @@
 // `estuary gateway`: a CVMFS-aware caching HTTP proxy (forward and reverse), replacing Squid.
 
 import { defineCommand } from '../lib/command.ts';
-import { runUntilSignalled } from '../lib/lifecycle.ts';
+import { runUntilSignalled, type Service } from '../lib/lifecycle.ts';
+import { probeListen } from '../lib/listen-probe.ts';
+import { lockCacheDir } from './cache/lock.ts';
+import { gatewayErrors } from './errors.ts';
 import { expandCacheDir, gatewayOptions } from './options.ts';
 import { startCluster } from './cluster/primary.ts';
 import { announce, startGateway } from './server.ts';
+
+/** Stops `service`, then lets the next gateway have the cache directory. */
+function releasingAfter(service: Service, release: () => void): Service {
+  return {
+    async stop(deadline) {
+      try {
+        await service.stop(deadline);
+      } finally {
+        release();
+      }
+    },
+  };
+}
 
 export const command = defineCommand({
   name: 'gateway',
@@ -31,6 +47,14 @@ export const command = defineCommand({
   ],
   options: gatewayOptions,
   async run({ config, log }) {
+    // Held by this process (the primary of a multi-worker gateway) for the gateway's whole life,
+    // before tmp/ is emptied: another gateway's fills live there.
+    const lock = await lockCacheDir(expandCacheDir(config.cacheDir), log);
+    // Workers bind through their primary and could only report that they exited.
+    const { host, port } = config.listen;
+    await probeListen(host, port).catch((err: NodeJS.ErrnoException) => {
+      throw gatewayErrors.listen(`${host}:${port}`, err.code ?? String(err));
+    });
     if (config.workers > 1) {
       const handle = await startCluster(config, log, config.logLevel, config.logFormat);
       announce(
@@ -42,9 +66,9 @@ export const command = defineCommand({
           workers: config.workers,
         },
       );
-      return runUntilSignalled(handle, { log, shutdownTimeoutMs: config.shutdownTimeout });
+      return runUntilSignalled(releasingAfter(handle, lock.release), { log, shutdownTimeoutMs: config.shutdownTimeout });
     }
     const gateway = await startGateway(config, log);
-    return runUntilSignalled(gateway, { log, shutdownTimeoutMs: config.shutdownTimeout });
+    return runUntilSignalled(releasingAfter(gateway, lock.release), { log, shutdownTimeoutMs: config.shutdownTimeout });
   },
 });

@@ -12,6 +12,13 @@ export const gatewayErrors = {
       `cache directory ${dir} is not usable (${reason}); pick a writable directory with --cache-dir`,
       BAD_INPUT,
     ),
+  cacheDirLocked: (dir: string, pid: number | undefined) =>
+    new EstuaryError(
+      'ESTUARY_GW_CACHE_DIR_LOCKED',
+      `cache directory ${dir} is in use by another gateway (${pid === undefined ? 'its PID is unknown' : `PID ${pid}`}); ` +
+        'stop that gateway first, or give this one its own --cache-dir',
+      BAD_INPUT,
+    ),
   listen: (addr: string, reason: string) =>
     new EstuaryError(
       'ESTUARY_GW_LISTEN',

@@ -50,12 +50,19 @@ export class Metrics {
   readonly verifyFailures: Counter;
   readonly memoryHit = tally();
   readonly diskHit = tally();
+  /** Requests answered, all kinds together. */
+  answered = 0;
+  /** Set by the owners of what these report; zero until then. */
+  upstreamPools: () => number = () => 0;
+  memoryReclaims: () => number = () => 0;
   readonly #byStatus = new Map<string, { method: string; statusClass: string; n: number }>();
 
   constructor(sizes: CacheSizes) {
     const registers = [this.registry];
     const byStatus = this.#byStatus;
     const { memoryHit, diskHit, bytesOut, bytesIn } = this;
+    const pools = () => this.upstreamPools();
+    const reclaims = () => this.memoryReclaims();
     this.requests = new Counter({
       name: N.requests,
       help: 'Requests answered',
@@ -130,6 +137,23 @@ export class Metrics {
       },
     });
     new Gauge({
+      name: N.upstreamPools,
+      help: 'Upstream connection pools held, one per origin with open connections or requests',
+      registers,
+      collect() {
+        this.set(pools());
+      },
+    });
+    new Counter({
+      name: N.memoryReclaims,
+      help: 'Memory-reducing collections run while idle after a burst',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(reclaims());
+      },
+    });
+    new Gauge({
       name: N.cacheObjects,
       help: 'Objects held in the cache',
       labelNames: ['tier'],
@@ -142,6 +166,7 @@ export class Metrics {
   }
 
   request(given: string, status: number): void {
+    this.answered++;
     // Clients choose the method: anything unusual shares one label, so series stay bounded.
     const method = KNOWN_METHODS.has(given) ? given : 'other';
     const k = `${method} ${status}`;
@@ -151,6 +176,11 @@ export class Metrics {
       this.#byStatus.set(k, c);
     }
     c.n++;
+  }
+
+  /** Grows while anything happens (requests answered, body bytes either way): read by gateway/memory-reclaim.ts. */
+  activity(): number {
+    return this.answered + this.bytesIn.value + this.bytesOut.value;
   }
 
   async text(): Promise<string> {

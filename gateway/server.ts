@@ -16,6 +16,7 @@ import { MemoryStore } from './cache/memory-store.ts';
 import { handleConnect } from './connect.ts';
 import { gatewayErrors } from './errors.ts';
 import { openAccessLog } from './access-log.ts';
+import { startMemoryReclaim } from './memory-reclaim.ts';
 import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
 import type { ToPrimary } from './cluster/messages.ts';
@@ -290,6 +291,8 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     throw gatewayErrors.listen(listenAddr, (err as NodeJS.ErrnoException).code ?? String(err));
   }
   const port = (server.address() as AddressInfo).port;
+  const reclaim = startMemoryReclaim(() => metrics.activity());
+  metrics.memoryReclaims = () => reclaim.runs;
   if (worker) log.debug({ port }, 'worker listening');
   else {
     announce(log, config, port, destAcl.empty && rings.length === 0, {
@@ -311,6 +314,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         upstreams.destroy();
       };
       deadline?.addEventListener('abort', onAbort, { once: true });
+      reclaim.stop();
       server.closeIdleConnections();
       await app.close();
       await upstreams.close();

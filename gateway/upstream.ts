@@ -113,6 +113,14 @@ export class Upstreams {
       // fields, Connection tokens, close-delimited bodies) is written for HTTP/1.1 upstreams.
       allowH2: false,
     });
+    // undici keeps one pool per origin and drops it when its last connection closes or fails
+    // (lib/dispatcher/agent.js): a million origins asked once cost nothing once they are answered.
+    metrics.upstreamPools = () => this.pools;
+  }
+
+  /** Connection pools the agent holds now, one per origin in use (`stats` has one key per pool). */
+  get pools(): number {
+    return Object.keys(this.agent.stats).length;
   }
 
   /** Servers in the order to try: healthy ones first, in configured order. */

@@ -24,6 +24,10 @@ export const GATEWAY_METRICS = {
   cacheObjects: 'estuary_gateway_cache_objects',
   /** counter: content-addressed objects refused because their bytes did not match their name. */
   verifyFailures: 'estuary_gateway_verify_failures_total',
+  /** gauge: upstream connection pools held (one per origin with connections or requests). */
+  upstreamPools: 'estuary_gateway_upstream_pools',
+  /** counter: memory-reducing collections run while idle after a burst (gateway/memory-reclaim.ts). */
+  memoryReclaims: 'estuary_gateway_memory_reclaims_total',
 } as const;
 
 export const DISCOVERY_METRICS = {
@@ -35,6 +39,8 @@ export const DISCOVERY_METRICS = {
   cacheStates: 'estuary_discovery_cache_states',
   /** counter {endpoint}: nearest-cache queries answered. */
   queries: 'estuary_discovery_queries_total',
+  /** gauge {state="connected"|"disconnected"|"refused"}: 1 for the broker connection's state. */
+  broker: 'estuary_discovery_broker',
 } as const;
 
 /** The gateway's own endpoints; in reverse mode these paths are not forwarded upstream. */

@@ -302,4 +302,15 @@ describe.runIf(rabbit.ok)('`estuary discovery` as a process', () => {
     expect(sentences).toHaveLength(1);
     expect(sentences[0]).toMatch(/^estuary: no --hmac-key given and --shoal-compat is off/);
   });
+
+  it('a consumer stopped while it is still connecting stops, and leaves no connection', async () => {
+    const { startConsumer } = await import('../../discovery/consumer.ts');
+    const { testLog } = await import('./fixtures.ts');
+    const t = testLog();
+    const consumer = startConsumer({ url: AMQP_URL, exchange: uniqueExchange(), log: t.log, onMessage: () => {} });
+    const late = new Promise<string>((r) => setTimeout(() => r('stop() still waiting'), 5000).unref());
+    expect(await Promise.race([consumer.stop().then(() => 'stopped'), late])).toBe('stopped');
+    expect(consumer.isConnected()).toBe(false);
+    expect(t.lines().some((l) => l.msg === 'consuming heartbeats')).toBe(false);
+  });
 });
