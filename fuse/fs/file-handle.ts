@@ -1,8 +1,9 @@
 // What an open file is while it is open. A read-only handle reads through its own prefetcher. A
 // writable handle starts as a stream (new files, O_TRUNC, truncate to 0), which uploads as it is
 // written; the first write that a stream cannot carry — out of order, a read of bytes already
-// sent, a truncate to a non-zero size, memory pressure — moves it to a staging file on local disk.
-// Either way flush() returns only once the bucket holds every byte, or throws.
+// sent, a truncate to a non-zero size, memory pressure, a rename — moves it to a staging file on
+// local disk (the spool's copy, once parts have left: spool.ts). Nothing reaches the bucket before
+// flush() (close or fsync), which returns only once the bucket holds every byte, or throws.
 
 import type { FileHandle } from 'node:fs/promises';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
@@ -11,6 +12,7 @@ import type { MemoryBudget } from './memory-budget.ts';
 import { FsError } from './errno.ts';
 import { type Attr, writeOptionsOf } from './metadata.ts';
 import { type Chunk, Prefetcher } from './prefetcher.ts';
+import { Spool } from './spool.ts';
 import { StagingFile, type StagingSettings } from './staging-file.ts';
 import { MemoryPressure, StreamingUpload, type UploadSettings } from './streaming-upload.ts';
 
@@ -168,6 +170,8 @@ export class WriteHandle {
   /** Size of the object in the bucket this handle started from (0 for a new or truncated file). */
   private base: number;
   private stream: StreamingUpload | undefined;
+  /** The local copy of what `stream` has sent (see spool.ts). */
+  private spool: Spool | undefined;
   private staging: StagingFile | undefined;
   dirty: boolean;
   /** Set when bytes were lost in a failed upload: every later write and flush fails. */
@@ -192,7 +196,12 @@ export class WriteHandle {
     this.attr = attr;
     this.base = existingSize ?? 0;
     this.dirty = existingSize === undefined;
-    if (existingSize === undefined && !s.journal) this.stream = new StreamingUpload(s.upload, key);
+    if (existingSize === undefined && !s.journal) this.stream = this.newStream();
+  }
+
+  private newStream(): StreamingUpload {
+    this.spool = new Spool(this.s.staging, this.key);
+    return new StreamingUpload(this.s.upload, this.key, this.spool.keep);
   }
 
   get size(): number {
@@ -220,7 +229,7 @@ export class WriteHandle {
     return this.serial(async () => {
       if (this.broken !== undefined) throw this.broken;
       if (!this.stream && !this.staging && offset === 0 && this.base === 0 && !this.s.journal) {
-        this.stream = new StreamingUpload(this.s.upload, this.key);
+        this.stream = this.newStream();
       }
       if (this.stream && offset === this.stream.size) {
         try {
@@ -265,6 +274,19 @@ export class WriteHandle {
     });
   }
 
+  /**
+   * The file was renamed while open with unsaved changes: they go to the new key at close, and
+   * nothing is published now. A stream's multipart upload belongs to the old key, so the content
+   * moves to a staging file first (from the spool when parts have left).
+   */
+  moveTo(path: string, key: string): Promise<void> {
+    return this.serial(async () => {
+      if (this.stream) await this.toStaging();
+      this.path = path;
+      this.key = key;
+    });
+  }
+
   /** Bytes of the content as this handle has it, or undefined once it no longer holds them. */
   readLocal(offset: number, length: number): Promise<Buffer | undefined> {
     return this.serial(async () => {
@@ -285,7 +307,7 @@ export class WriteHandle {
         await this.discard();
         this.base = 0;
         if (this.s.journal) this.staging = await StagingFile.create(this.s.staging);
-        else this.stream = new StreamingUpload(this.s.upload, this.key);
+        else this.stream = this.newStream();
       } else {
         if (size > this.s.staging.limit) {
           throw new FsError('EFBIG', `${this.key}: ${size} bytes is over the staging limit of ${this.s.staging.limit}`);
@@ -319,11 +341,16 @@ export class WriteHandle {
       } else if (this.staging) {
         etag = await this.staging.upload(this.key, this.options());
       } else {
-        const stream = this.stream ?? new StreamingUpload(this.s.upload, this.key);
-        this.stream = stream;
+        const stream = (this.stream ??= this.newStream());
+        const multipart = !stream.unsent;
         etag = await this.finishStream(stream);
         this.stream = undefined;
         this.base = stream.size;
+        // Later writes change the local copy instead of downloading what was just sent.
+        const spool = this.spool;
+        this.spool = undefined;
+        if (multipart) this.staging = await spool?.take(Buffer.alloc(0), 0).catch(() => undefined);
+        else await spool?.close();
       }
       this.base = this.size;
       this.dirty = false;
@@ -354,6 +381,8 @@ export class WriteHandle {
   private async discard(): Promise<void> {
     await this.stream?.abort();
     this.stream = undefined;
+    await this.spool?.close();
+    this.spool = undefined;
     await this.staging?.close();
     this.staging = undefined;
   }
@@ -367,14 +396,19 @@ export class WriteHandle {
       // Releases the buffer, and a multipart upload started ahead of the first part.
       void stream.abort();
       this.stream = undefined;
+      await this.spool?.close();
+      this.spool = undefined;
       return;
     }
     if (stream) {
-      // Parts already left: finish the object, then copy it back. Rare (a seek after 16 MiB of
-      // sequential writing), and it keeps every byte safe.
-      await this.finishStream(stream);
+      // Parts already left: they are in the spool, and nothing is published before close (see
+      // spool.ts). Past the staging limit this throws EFBIG and the stream goes on as it was.
+      await stream.settle();
+      this.staging = await this.spool!.take(stream.bufferedBytes(), stream.bufferedFrom);
+      this.spool = undefined;
       this.stream = undefined;
-      this.base = stream.size;
+      void stream.abort();
+      return;
     }
     this.staging =
       this.base === 0

@@ -166,9 +166,6 @@ export class Namespace extends Writes {
     this.refuseIfReadOnly();
     if (from === to) return;
     checkNewPath(this.prefix, to);
-    // Everything under `from` must be in the bucket before it is copied server-side.
-    await this.flushWritersOf(from);
-    for (const w of this.writersUnder(from)) if (w.dirty) await this.flushWriter(w);
     await this.settled(from, true);
     await this.settled(from);
     const src = await this.lookup(from);
@@ -182,7 +179,7 @@ export class Namespace extends Writes {
       await this.renameDir(from, to, src);
     } else {
       if (dst?.kind === 'dir') throw new FsError('EISDIR');
-      await this.flushWritersOf(from);
+      if (this.writersOf(from).some((w) => w.dirty)) return this.renameWritten(from, to, dst);
       const size = (await this.lookup(from))?.size ?? src.size;
       await this.keepReaders(from);
       if (dst) await this.keepReaders(to);
@@ -196,6 +193,22 @@ export class Namespace extends Writes {
       this.forget(from);
       this.remember(to, src);
     }
+  }
+
+  /**
+   * A file open with changes not yet closed: its writer takes them to the new name, where its
+   * close publishes them, and nothing is published now (a crash would leave the writer's
+   * unfinished bytes in the bucket). The old name's object goes, as the name does; the target's
+   * object stays until that close, as an overwritten file's does.
+   */
+  protected async renameWritten(from: string, to: string, dst: Attr | null): Promise<void> {
+    await this.keepReaders(from);
+    if (dst) await this.keepReaders(to);
+    const writers = this.writersOf(from);
+    for (const w of writers) await w.moveTo(to, this.key(to));
+    await this.client.delete(this.key(from));
+    this.forget(from);
+    this.remember(to, { ...writers[0]!.attr, size: writers[0]!.size });
   }
 
   /** Copies every object under the directory, then deletes the originals: not atomic. */
@@ -212,7 +225,6 @@ export class Namespace extends Writes {
       }
       token = page.nextToken;
     } while (token);
-    for (const w of this.writersUnder(from)) if (w.dirty) await this.flushWriter(w);
     await inParallel(objects, RENAME_PARALLEL, async (o) => {
       const target = toPrefix + o.key.slice(fromPrefix.length);
       await copyObject(this.client, o.key, target, o.size, await this.keepingMtime(o.key), RENAME_PARALLEL);
@@ -221,9 +233,10 @@ export class Namespace extends Writes {
       await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));
     }
     await this.client.deleteMany(objects.map((o) => o.key));
+    // Open files go with their directory; what they hold is published at their close.
     for (const w of this.writersUnder(from)) {
-      w.path = to + w.path.slice(from.length);
-      w.key = this.key(w.path);
+      const path = to + w.path.slice(from.length);
+      await w.moveTo(path, this.key(path));
     }
     this.cache.forgetTree(from);
     this.cache.forgetTree(to);
