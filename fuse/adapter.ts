@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { Filesystem, Owner } from './fs/filesystem.ts';
 import { type ErrnoName, toErrno } from './fs/errno.ts';
+import { joinPath, parentOf } from './fs/keys.ts';
 import { type Attr, S_IFDIR, stMode } from './fs/metadata.ts';
 import { fsErrors } from './errors.ts';
 
@@ -93,9 +94,10 @@ function errnoNumber(name: ErrnoName): number {
   return typeof n === 'number' ? n : (Fuse.EIO as number);
 }
 
-function toStat(attr: Attr): Record<string, unknown> {
+function toStat(attr: Attr, ino: number): Record<string, unknown> {
   const t = new Date(attr.mtimeMs);
   return {
+    ino,
     mode: stMode(attr),
     uid: attr.uid,
     gid: attr.gid,
@@ -109,8 +111,8 @@ function toStat(attr: Attr): Record<string, unknown> {
   };
 }
 
-/** The attributes readdir gives `.` and `..`: a directory. */
-const DOT = { mode: S_IFDIR };
+/** The attributes readdir gives `.` and `..`: a directory, and its number. */
+const dot = (ino: number) => ({ mode: S_IFDIR, ino });
 
 /** Counts operations between the kernel's call and our answer, so shutdown can wait for them. */
 export class InFlight {
@@ -122,6 +124,7 @@ const nothing = (p: Promise<void>): Promise<unknown[]> => p.then(() => []);
 
 /** Builds the operation table: every op runs `work` and answers with its result or an errno. */
 export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): Record<string, unknown> {
+  const stat = (path: string, attr: Attr) => toStat(attr, fs.inodeOf(path, attr.kind));
   const reply = (op: string, path: string, cb: Cb, work: () => Promise<unknown[] | number>) => {
     inFlight.count++;
     log.trace({ op, path }, 'operation');
@@ -140,9 +143,9 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
       );
   };
   return {
-    getattr: (p: string, cb: Cb) => reply('getattr', p, cb, async () => [toStat(await fs.getattr(p))]),
+    getattr: (p: string, cb: Cb) => reply('getattr', p, cb, async () => [stat(p, await fs.getattr(p))]),
     fgetattr: (p: string, _fd: number, cb: Cb) =>
-      reply('fgetattr', p, cb, async () => [toStat(await fs.getattr(p))]),
+      reply('fgetattr', p, cb, async () => [stat(p, await fs.getattr(p))]),
     // Each name goes with its attributes, so the kernel gets every entry's type (d_type) and `find`
     // or `du` need not stat the files they only pass through. Of `.` and `..` only the type is read.
     readdir: (p: string, cb: Cb) =>
@@ -150,7 +153,11 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
         const entries = await fs.readdir(p);
         return [
           ['.', '..', ...entries.map((e) => e.name)],
-          [DOT, DOT, ...entries.map((e) => toStat(e.attr))],
+          [
+            dot(fs.inodeOf(p, 'dir')),
+            dot(fs.inodeOf(parentOf(p), 'dir')),
+            ...entries.map((e) => stat(joinPath(p, e.name), e.attr)),
+          ],
         ];
       }),
     open: (p: string, flags: number, cb: Cb) => reply('open', p, cb, async () => [await fs.open(p, flags)]),
@@ -218,9 +225,11 @@ export class FuseMount {
     // fuse-native's cost per call). Without atomic_o_trunc the kernel truncates a file to 0 by
     // path before an open with O_TRUNC, which cannot be told from truncate(2) and so emptied the
     // object at once: `cp` or `>` over a file then lost the old content until the new was closed.
+    // Without use_ino libfuse replaces st_ino by its own node numbers, which change when the
+    // kernel drops its caches (see fs/inodes.ts).
     const Fuse = fuseNative();
     this.fuse = new Fuse(mountpoint, operations(fs, log, this.inFlight), {
-      fsname: `${options.source.replace(/,/g, '_')},big_writes,atomic_o_trunc`,
+      fsname: `${options.source.replace(/,/g, '_')},big_writes,atomic_o_trunc,use_ino`,
       subtype: 'estuary',
       timeout: false,
       allowOther: options.allowOther,

@@ -19,8 +19,9 @@ import { Journal } from './journal.ts';
 import type { FsLogger } from './log.ts';
 import { baseName, fileKey, normalisePrefix, parentOf } from './keys.ts';
 import { BufferPool } from './buffer-pool.ts';
+import { InodeTable, ROOT_INO } from './inodes.ts';
 import { MemoryBudget } from './memory-budget.ts';
-import { type Attr, type AttrDefaults, attrFromHead } from './metadata.ts';
+import { type Attr, type AttrDefaults, attrFromHead, type Kind } from './metadata.ts';
 import { NextFilePrefetch } from './next-file.ts';
 import { UploadStreak } from './streaming-upload.ts';
 
@@ -90,6 +91,7 @@ export class FsCore {
   protected readonly defaults: AttrDefaults;
   protected readonly cache: EntryCache;
   protected readonly known = new KnownAttrs();
+  protected readonly inodes = new InodeTable();
   /** Stand-in paths for keys no POSIX name can show, to those keys (without a trailing slash). */
   protected readonly standIns = new Map<string, string>();
   readonly budget: MemoryBudget;
@@ -221,6 +223,12 @@ export class FsCore {
       }
     }
     return fileKey(this.prefix, path);
+  }
+
+  /** The inode number of `path`, the same whatever the kernel forgot (see inodes.ts). */
+  inodeOf(path: string, kind: Kind): number {
+    if (path === '/') return ROOT_INO;
+    return this.inodes.of(kind === 'dir' ? this.dirKey(path) : this.key(path));
   }
 
   /** The prefix under which a directory's children live (its marker's key). */

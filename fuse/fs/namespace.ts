@@ -186,6 +186,7 @@ export class Namespace extends Writes {
       const options = await this.keepingMtime(this.key(from));
       await copyObject(this.client, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
       await this.client.delete(this.key(from));
+      this.inodes.rename(this.key(from), this.key(to));
       for (const w of this.writersOf(from)) {
         w.path = to;
         w.key = this.key(to);
@@ -207,6 +208,7 @@ export class Namespace extends Writes {
     const writers = this.writersOf(from);
     for (const w of writers) await w.moveTo(to, this.key(to));
     await this.client.delete(this.key(from));
+    this.inodes.rename(this.key(from), this.key(to));
     this.forget(from);
     this.remember(to, { ...writers[0]!.attr, size: writers[0]!.size });
   }
@@ -233,6 +235,7 @@ export class Namespace extends Writes {
       await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));
     }
     await this.client.deleteMany(objects.map((o) => o.key));
+    this.inodes.renameTree(fromPrefix, toPrefix);
     // Open files go with their directory; what they hold is published at their close.
     for (const w of this.writersUnder(from)) {
       const path = to + w.path.slice(from.length);
