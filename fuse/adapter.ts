@@ -51,6 +51,11 @@ interface Binding {
   fuse_native_unmount(mnt: string, thread: Buffer): void;
   /** Added by scripts/patch-fuse-native.sh: [uid, gid] of the operation being dispatched. */
   fuse_native_caller?: () => [number, number];
+  /**
+   * Added by scripts/patch-fuse-native.sh: called before mounting, utimens is called also when
+   * one time is omitted (`touch -m`, `touch -a`), with UTIME_OMIT as OMITTED_MS.
+   */
+  fuse_native_utime_omit_ok?: () => void;
 }
 
 /** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
@@ -75,6 +80,11 @@ export function knowsCallers(): boolean {
   return typeof binding().fuse_native_caller === 'function';
 }
 
+/** True when the addon passes utimens with one time omitted (`touch -m`); see above. */
+export function knowsOmittedTimes(): boolean {
+  return typeof binding().fuse_native_utime_omit_ok === 'function';
+}
+
 export interface MountOptions {
   /** Shown in /proc/mounts as the source, e.g. estuary#bucket/prefix. */
   readonly source: string;
@@ -97,6 +107,7 @@ function errnoNumber(name: ErrnoName): number {
 function toStat(attr: Attr, ino: number): Record<string, unknown> {
   const t = new Date(attr.mtimeMs);
   return {
+    ctime: new Date(attr.ctimeMs ?? attr.mtimeMs),
     ino,
     mode: stMode(attr),
     uid: attr.uid,
@@ -107,7 +118,6 @@ function toStat(attr: Attr, ino: number): Record<string, unknown> {
     blocks: Math.ceil(attr.size / 512),
     mtime: t,
     atime: t,
-    ctime: t,
   };
 }
 
@@ -118,6 +128,12 @@ const dot = (ino: number) => ({ mode: S_IFDIR, ino });
 export class InFlight {
   count = 0;
 }
+
+/** What the patched addon passes for UTIME_OMIT: 2^64 - 1 ms, as a double. */
+const OMITTED_MS = 2 ** 53;
+
+/** A time utimens was given, or undefined when the caller left it as it is (UTIME_OMIT). */
+const given = (ms: number): number | undefined => (ms >= OMITTED_MS ? undefined : ms);
 
 /** For operations that answer with nothing but success. */
 const nothing = (p: Promise<void>): Promise<unknown[]> => p.then(() => []);
@@ -202,7 +218,7 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     // fuse-native 2.2.6 as published passes the access time in both arguments;
     // scripts/patch-fuse-native.sh (postinstall) corrects its C glue so mtime is mtime.
     utimens: (p: string, atime: number, mtime: number, cb: Cb) =>
-      reply('utimens', p, cb, () => nothing(fs.utimens(p, atime, mtime))),
+      reply('utimens', p, cb, () => nothing(fs.utimens(p, given(atime), given(mtime)))),
     statfs: (p: string, cb: Cb) => reply('statfs', p, cb, async () => [fs.statfs()]),
     // Hard links cannot be expressed in S3.
     link: (p: string, _to: string, cb: Cb) => reply('link', p, cb, async () => errnoNumber('EPERM')),
@@ -228,6 +244,7 @@ export class FuseMount {
     // Without use_ino libfuse replaces st_ino by its own node numbers, which change when the
     // kernel drops its caches (see fs/inodes.ts).
     const Fuse = fuseNative();
+    binding().fuse_native_utime_omit_ok?.();
     this.fuse = new Fuse(mountpoint, operations(fs, log, this.inFlight), {
       fsname: `${options.source.replace(/,/g, '_')},big_writes,atomic_o_trunc,use_ino`,
       subtype: 'estuary',

@@ -20,7 +20,7 @@ export class Attributes extends FsCore {
   async getattr(path: string): Promise<Attr> {
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
-    return attr;
+    return this.withDirTimes(path, attr);
   }
 
   protected async lookup(path: string): Promise<Attr | null> {
@@ -102,7 +102,7 @@ export class Attributes extends FsCore {
         entries.set(baseName(h.path), { ...h.attr, size: h.size });
       }
     }
-    return [...entries].map(([name, attr]) => ({ name, attr }));
+    return [...entries].map(([name, attr]) => ({ name, attr: this.withDirTimes(joinPath(path, name), attr) }));
   }
 
   /**

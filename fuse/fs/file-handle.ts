@@ -244,7 +244,8 @@ export class WriteHandle {
         await this.staging!.write(data, offset);
       }
       this.dirty = true;
-      this.attr = { ...this.attr, mtimeMs: Date.now(), size: this.size };
+      const now = Date.now();
+      this.attr = { ...this.attr, mtimeMs: now, ctimeMs: now, size: this.size };
     });
   }
 
@@ -316,7 +317,8 @@ export class WriteHandle {
         await this.staging!.truncate(size);
       }
       this.dirty = true;
-      this.attr = { ...this.attr, mtimeMs: Date.now(), size: this.size };
+      const now = Date.now();
+      this.attr = { ...this.attr, mtimeMs: now, ctimeMs: now, size: this.size };
     });
   }
 

@@ -92,6 +92,11 @@ export class FsCore {
   protected readonly cache: EntryCache;
   protected readonly known = new KnownAttrs();
   protected readonly inodes = new InodeTable();
+  /**
+   * Times of directories whose entries changed through this mount, which shows them from here
+   * instead of its marker's: see "Directory times" in docs/SEMANTICS.md.
+   */
+  protected readonly dirTimes = new Map<string, { mtimeMs: number; ctimeMs: number }>();
   /** Stand-in paths for keys no POSIX name can show, to those keys (without a trailing slash). */
   protected readonly standIns = new Map<string, string>();
   readonly budget: MemoryBudget;
@@ -229,6 +234,18 @@ export class FsCore {
   inodeOf(path: string, kind: Kind): number {
     if (path === '/') return ROOT_INO;
     return this.inodes.of(kind === 'dir' ? this.dirKey(path) : this.key(path));
+  }
+
+  /** An entry of directory `path` was created, removed or renamed: its mtime and ctime are now. */
+  protected touchDir(path: string): void {
+    const now = Date.now();
+    this.dirTimes.set(path, { mtimeMs: now, ctimeMs: now });
+  }
+
+  /** `attr` of `path`, with the times of a directory changed through this mount. */
+  protected withDirTimes(path: string, attr: Attr): Attr {
+    const times = attr.kind === 'dir' ? this.dirTimes.get(path) : undefined;
+    return times ? { ...attr, ...times } : attr;
   }
 
   /** The prefix under which a directory's children live (its marker's key). */

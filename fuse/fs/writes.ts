@@ -19,6 +19,7 @@ export class Writes extends Reads {
     const handle = new WriteHandle(this.settings, path, this.key(path), attr, undefined);
     this.nextFile.drop(path);
     this.remember(path, attr);
+    this.touchDir(parentOf(path));
     return this.register(handle);
   }
 
