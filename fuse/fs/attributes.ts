@@ -3,6 +3,7 @@
 // and directory listings, including the listing ahead of a tree walker. See "lookup / stat" and
 // "readdir" in docs/SEMANTICS.md.
 
+import { S3_LIMITS } from '../s3/object-client.ts';
 import { entriesAfter } from './entry-cache.ts';
 import { FsError } from './errno.ts';
 import { baseName, entryName, joinPath, NAME_MAX, parentOf, reachableKey, standInName } from './keys.ts';
@@ -28,6 +29,8 @@ export class Attributes extends FsCore {
     // Before any cache: a cached listing would answer ENOENT for a name no file can have, and
     // whether one is cached (more often with --write-back) must not change the errno.
     if (Buffer.byteLength(baseName(path)) > NAME_MAX) throw new FsError('ENAMETOOLONG');
+    // A name whose key S3 cannot hold exists nowhere: not ENOENT, which would invite a create.
+    if (Buffer.byteLength(this.key(path)) > S3_LIMITS.maxKeyBytes) throw new FsError('ENAMETOOLONG');
     const pending = this.writerAttr(path) ?? this.journalAttr(path);
     if (pending) return pending;
     let cached = this.cache.get(path);

@@ -37,12 +37,15 @@ export function joinPath(dir: string, name: string): string {
   return dir === '/' ? `/${name}` : `${dir}/${name}`;
 }
 
-/** Refuses names the bucket could not hold: ENAMETOOLONG past NAME_MAX or S3's 1024-byte keys. */
-export function checkNewPath(prefix: string, path: string): void {
+/**
+ * Refuses names the bucket could not hold: ENAMETOOLONG past NAME_MAX or S3's 1024-byte keys (in
+ * bytes of UTF-8, the mount's prefix included). A directory's marker key (`dir`) carries one more
+ * byte, the trailing slash.
+ */
+export function checkNewPath(prefix: string, path: string, dir = false): void {
   if (Buffer.byteLength(baseName(path)) > NAME_MAX)
     throw new FsError('ENAMETOOLONG', `name too long: ${path}`);
-  // A directory's marker key carries one more byte, the trailing slash.
-  if (Buffer.byteLength(fileKey(prefix, path)) + 1 > S3_LIMITS.maxKeyBytes) {
+  if (Buffer.byteLength(fileKey(prefix, path)) + (dir ? 1 : 0) > S3_LIMITS.maxKeyBytes) {
     throw new FsError('ENAMETOOLONG', `key longer than ${S3_LIMITS.maxKeyBytes} bytes: ${path}`);
   }
 }

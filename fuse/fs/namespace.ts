@@ -2,7 +2,7 @@
 // readlink, rename of files and directories, chmod, chown and utimens. See "unlink", "mkdir /
 // rmdir", "rename" and "chmod, chown, utimens" in docs/SEMANTICS.md.
 
-import type { WriteOptions } from '../s3/object-client.ts';
+import { S3_LIMITS, type WriteOptions } from '../s3/object-client.ts';
 import { copyObject } from './copy.ts';
 import { FsError } from './errno.ts';
 import { checkNewPath, parentOf } from './keys.ts';
@@ -28,7 +28,7 @@ const RENAME_PARALLEL = 8;
 export class Namespace extends Writes {
   async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
     this.refuseIfReadOnly();
-    checkNewPath(this.prefix, path);
+    checkNewPath(this.prefix, path, true);
     await this.mustBeDir(parentOf(path));
     if (await this.lookup(path)) throw new FsError('EEXIST');
     const attr: Attr = { ...this.newAttr('dir', mode, owner), size: 0 };
@@ -185,6 +185,7 @@ export class Namespace extends Writes {
     await this.mustBeDir(parentOf(to));
     const dst = await this.lookup(to);
     if (src.kind === 'dir') {
+      checkNewPath(this.prefix, to, true);
       if (to.startsWith(`${from}/`)) throw new FsError('EINVAL');
       if (dst && dst.kind !== 'dir') throw new FsError('ENOTDIR');
       if (dst && (await this.readdir(to)).length > 0) throw new FsError('ENOTEMPTY');
@@ -246,6 +247,11 @@ export class Namespace extends Writes {
       }
       token = page.nextToken;
     } while (token);
+    // Every key must fit under the new name before anything is copied.
+    const longest = Math.max(0, ...objects.map((o) => Buffer.byteLength(o.key) - Buffer.byteLength(fromPrefix)));
+    if (Buffer.byteLength(toPrefix) + longest > S3_LIMITS.maxKeyBytes) {
+      throw new FsError('ENAMETOOLONG', `${to}: a key under it would be longer than ${S3_LIMITS.maxKeyBytes} bytes`);
+    }
     await inParallel(objects, RENAME_PARALLEL, async (o) => {
       const target = toPrefix + o.key.slice(fromPrefix.length);
       await copyObject(this.client, o.key, target, o.size, await this.keepingMtime(o.key), RENAME_PARALLEL);

@@ -194,6 +194,12 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     const r = await sh(`cd '${m.dir}' && (touch ${long} 2>&1; ln f.txt hard 2>&1; true)`);
     expect(r.out).toMatch(/File name too long/);
     expect(r.out).toMatch(/Operation not permitted/);
+    // Past S3's 1024-byte keys, with every name under 255 bytes: a lookup says so as well.
+    const deep = Array(4).fill('n'.repeat(250)).join('/');
+    const x = 'x'.repeat(30);
+    const d = await sh(`cd '${m.dir}' && mkdir -p ${deep} && (stat ${deep}/${x} 2>&1; mkdir ${deep}/${x} 2>&1; true)`);
+    expect(d.out.match(/File name too long/g), d.out).toHaveLength(2);
+    expect(d.out).not.toMatch(/No such file/);
   });
 });
 
