@@ -6,16 +6,13 @@
 import { S3_LIMITS } from '../s3/object-client.ts';
 import { entriesAfter } from './entry-cache.ts';
 import { FsError } from './errno.ts';
-import { baseName, entryName, joinPath, NAME_MAX, parentOf, reachableKey, standInName } from './keys.ts';
+import { baseName, entryName, joinPath, NAME_MAX, parentOf, reachableKey, STAND_IN, standInName } from './keys.ts';
 import { type Attr, attrFromHead, attrFromListing, implicitDirAttr } from './metadata.ts';
 import { FsCore } from './fs-core.ts';
 import type { DirEntry } from './fs-core.ts';
 
 /** Subdirectories listed ahead of a walker; see listAhead. */
 const LIST_AHEAD = 8;
-
-/** What standInName() makes. */
-const STAND_IN = /^unnamable-[0-9a-f]{12}$/;
 
 export class Attributes extends FsCore {
   async getattr(path: string): Promise<Attr> {
@@ -57,12 +54,19 @@ export class Attributes extends FsCore {
     // A stand-in name not seen yet (after a restart, say): its directory's listing defines it.
     if (STAND_IN.test(baseName(path)) && !this.standIns.has(path)) {
       await this.readdir(parentOf(path)).catch(() => undefined);
+      // Not a stand-in: a key of that name is shown under a stand-in of its own (see entryName).
+      if (!this.standIns.has(path)) return null;
     }
     const key = this.key(path);
+    // A stand-in names either an object or a prefix of one key (`a/..`, `a/../`), never both.
+    const standIn = this.standIns.get(path);
+    const none = Promise.resolve(undefined);
     const [file, marker, children] = await Promise.all([
-      this.client.head(key),
-      this.client.head(`${key}/`),
-      this.client.list(`${key}/`, { delimiter: '/', maxKeys: 1 }),
+      standIn?.dir ? none : this.client.head(key),
+      standIn && !standIn.dir ? none : this.client.head(`${key}/`),
+      standIn && !standIn.dir
+        ? { objects: [], prefixes: [] }
+        : this.client.list(`${key}/`, { delimiter: '/', maxKeys: 1 }),
     ]);
     let attr: Attr | null = null;
     // A directory shadows an object of the same name (documented in SEMANTICS.md).
@@ -165,7 +169,7 @@ export class Attributes extends FsCore {
     const names = new Map<string, Attr>();
     let skipped = 0;
     const nameOf = (key: string): string | undefined => {
-      const name = entryName(prefix, key) ?? this.standIn(path, key.replace(/\/$/, ''));
+      const name = entryName(prefix, key) ?? this.standIn(path, key);
       if (name === undefined) skipped++;
       return name;
     };
@@ -200,14 +204,15 @@ export class Attributes extends FsCore {
    * 255 bytes); logged once per key, with how to reach it. Undefined for keys the listing could
    * not give exactly (not UTF-8): no request could name them.
    */
-  protected standIn(dir: string, key: string): string | undefined {
-    if (!reachableKey(key)) return undefined;
-    const name = standInName(key);
+  protected standIn(dir: string, listed: string): string | undefined {
+    if (!reachableKey(listed)) return undefined;
+    const name = standInName(listed);
     const path = joinPath(dir, name);
-    if (this.standIns.get(path) !== key) {
-      this.standIns.set(path, key);
+    const key = listed.replace(/\/$/, '');
+    if (this.standIns.get(path)?.key !== key) {
+      this.standIns.set(path, { key, dir: listed.endsWith('/') });
       this.o.log.warn(
-        { key, shownAs: path },
+        { key: listed, shownAs: path },
         'a key no POSIX name can show is listed under a stand-in name; mv it to a proper name to use it as usual',
       );
     }

@@ -61,6 +61,13 @@ export interface FilesystemOptions {
   readonly log: FsLogger;
 }
 
+/** A key shown under a stand-in name: without its trailing slash, and which of the two it is. */
+export interface StandIn {
+  readonly key: string;
+  /** A common prefix (a directory), not an object of the same key. */
+  readonly dir: boolean;
+}
+
 /** Who asked for a new name: its file, directory or symlink belongs to them (as with s3fs). */
 export interface Owner {
   readonly uid: number;
@@ -98,7 +105,7 @@ export class FsCore {
    */
   protected readonly dirTimes = new Map<string, { mtimeMs: number; ctimeMs: number }>();
   /** Stand-in paths for keys no POSIX name can show, to those keys (without a trailing slash). */
-  protected readonly standIns = new Map<string, string>();
+  protected readonly standIns = new Map<string, StandIn>();
   readonly budget: MemoryBudget;
   protected readonly pool: BufferPool;
   protected readonly settings: HandleSettings;
@@ -224,7 +231,7 @@ export class FsCore {
     if (this.standIns.size > 0) {
       for (let p = path; p !== '/'; p = parentOf(p)) {
         const real = this.standIns.get(p);
-        if (real !== undefined) return real + path.slice(p.length);
+        if (real !== undefined) return real.key + path.slice(p.length);
       }
     }
     return fileKey(this.prefix, path);

@@ -25,6 +25,7 @@ import {
   UploadPartCommand,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
+import { listedKey } from './url-keys.ts';
 import {
   type ByteRange,
   type CompletedPart,
@@ -326,16 +327,19 @@ export class SdkObjectClient implements ObjectClient {
           Delimiter: options.delimiter,
           ContinuationToken: options.continuationToken,
           MaxKeys: options.maxKeys,
+          // See url-keys.ts: one key with a control character would fail the whole listing.
+          EncodingType: 'url',
         }),
       );
+      const decode = (k: string | undefined) => listedKey(k ?? '', r.EncodingType);
       return {
         objects: (r.Contents ?? []).map((o) => ({
-          key: o.Key ?? '',
+          key: decode(o.Key),
           size: o.Size ?? 0,
           etag: stripQuotes(o.ETag),
           lastModified: o.LastModified ?? new Date(0),
         })),
-        prefixes: (r.CommonPrefixes ?? []).map((p) => p.Prefix ?? ''),
+        prefixes: (r.CommonPrefixes ?? []).map((p) => decode(p.Prefix)),
         nextToken: r.IsTruncated ? r.NextContinuationToken : undefined,
       };
     });
@@ -353,13 +357,15 @@ export class SdkObjectClient implements ObjectClient {
             Prefix: prefix,
             KeyMarker: keyMarker,
             UploadIdMarker: uploadIdMarker,
+            EncodingType: 'url',
           }),
         );
         for (const u of r.Uploads ?? []) {
-          if (u.Key && u.UploadId) out.push({ key: u.Key, uploadId: u.UploadId, initiated: u.Initiated ?? new Date(0) });
+          const key = u.Key && listedKey(u.Key, r.EncodingType);
+          if (key && u.UploadId) out.push({ key, uploadId: u.UploadId, initiated: u.Initiated ?? new Date(0) });
         }
         if (!r.IsTruncated) return out;
-        keyMarker = r.NextKeyMarker;
+        keyMarker = r.NextKeyMarker && listedKey(r.NextKeyMarker, r.EncodingType);
         uploadIdMarker = r.NextUploadIdMarker;
       }
     });

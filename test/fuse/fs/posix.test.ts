@@ -127,10 +127,10 @@ describe('keys no POSIX name can show', () => {
     expect(mem.objects.has(long)).toBe(false);
     expect(mem.objects.get('only/fine')?.body.toString()).toBe('long');
     // Empty and `.` components become stand-in directories; paths under them reach the keys.
-    const slash = `/odd/a/${standInName('odd/a/')}`;
+    const slash = `/odd/a/${standInName('odd/a//')}`;
     expect((await fs.getattr(slash)).kind).toBe('dir');
     expect((await readFile(fs, `${slash}/b`)).toString()).toBe('double slash');
-    const dot = `/odd/${standInName('odd/.')}`;
+    const dot = `/odd/${standInName('odd/./')}`;
     expect((await fs.readdir(dot)).map((e) => e.name)).toEqual(['c']);
     await fs.unlink(`${dot}/c`);
     expect(mem.objects.has('odd/./c')).toBe(false);

@@ -9,6 +9,7 @@ import {
   parentOf,
 } from '../../../fuse/fs/keys.ts';
 import { InodeTable, inodeHash } from '../../../fuse/fs/inodes.ts';
+import { decodeListedKey, listedKey } from '../../../fuse/s3/url-keys.ts';
 import { MemoryBudget } from '../../../fuse/fs/memory-budget.ts';
 import { attrFromHead, metadataOf, S_IFLNK } from '../../../fuse/fs/metadata.ts';
 import { FIRST_PART_SIZE, maxStreamedSize, partRanges, partSize } from '../../../fuse/fs/part-sizes.ts';
@@ -165,5 +166,17 @@ describe('inode numbers', () => {
     expect(table.of(a)).not.toBe(na);
     table.renameTree('dir/', 'moved/');
     expect(table.of(`moved/${b.slice(4)}`)).toBe(nb);
+  });
+});
+
+describe('keys from URL-encoded listings', () => {
+  it('decode percent escapes and plus signs to the stored key, U+FFFD for bytes that are not UTF-8', () => {
+    expect(decodeListedKey('a/ctl%01x%1B%5B0m')).toBe('a/ctl\x01x\x1b[0m');
+    expect(decodeListedKey('sp+ace%2Bplus%2525')).toBe('sp ace+plus%25');
+    expect(decodeListedKey('%C3%BCn%C3%AF/€')).toBe('ünï/€');
+    expect(decodeListedKey('bad%FFbyte')).toBe('bad\uFFFDbyte');
+    expect(decodeListedKey('100%')).toBe('100%');
+    expect(listedKey('a+b', undefined)).toBe('a+b');
+    expect(listedKey('a+b', 'url')).toBe('a b');
   });
 });
