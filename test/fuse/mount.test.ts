@@ -2,6 +2,7 @@
 // git) and what happens when the server or the mount goes away.
 
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -212,7 +213,10 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     const writing = sh(
       `(for i in $(seq 40); do head -c 1048576 /dev/urandom; sleep 0.05; done) | dd of='${m.dir}/big' bs=1M iflag=fullblock status=none; echo "dd exit $?"`,
     );
-    await new Promise((r) => setTimeout(r, 500));
+    // The server dies once the writer has the file open (on a loaded machine the shell may take
+    // seconds to get there, and an open that fails is not what this test is about).
+    for (let i = 0; i < 600 && !existsSync(join(m.dir, 'big')); i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
     await server.kill();
     const r = await writing;
     expect(r.out).toMatch(/Input\/output error/);
