@@ -8,7 +8,7 @@
 // first part buffer, never touch the disk. Past --staging-limit the copy is dropped, and a write
 // out of order is refused with EFBIG, as for any object that large.
 
-import { FsError } from './errno.ts';
+import { FsError, toErrno } from './errno.ts';
 import { StagingFile, type StagingSettings } from './staging-file.ts';
 import type { KeepPart } from './streaming-upload.ts';
 
@@ -34,7 +34,8 @@ export class Spool {
       this.file ??= StagingFile.create(this.s);
       await (await this.file).write(body, offset);
     } catch (err) {
-      this.lose(err instanceof FsError ? err : new FsError('EIO', `${this.key}: local copy failed: ${String(err)}`));
+      // A full cache disk stays ENOSPC for the write that needed the copy.
+      this.lose(err instanceof FsError ? err : new FsError(toErrno(err), `${this.key}: local copy failed: ${String(err)}`));
     }
   };
 
