@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { Filesystem, Owner } from './fs/filesystem.ts';
 import { type ErrnoName, toErrno } from './fs/errno.ts';
+import { joinPath, parentOf } from './fs/keys.ts';
 import { type Attr, S_IFDIR, stMode } from './fs/metadata.ts';
 import { fsErrors } from './errors.ts';
 
@@ -50,6 +51,11 @@ interface Binding {
   fuse_native_unmount(mnt: string, thread: Buffer): void;
   /** Added by scripts/patch-fuse-native.sh: [uid, gid] of the operation being dispatched. */
   fuse_native_caller?: () => [number, number];
+  /**
+   * Added by scripts/patch-fuse-native.sh: called before mounting, utimens is called also when
+   * one time is omitted (`touch -m`, `touch -a`), with UTIME_OMIT as OMITTED_MS.
+   */
+  fuse_native_utime_omit_ok?: () => void;
 }
 
 /** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
@@ -74,6 +80,11 @@ export function knowsCallers(): boolean {
   return typeof binding().fuse_native_caller === 'function';
 }
 
+/** True when the addon passes utimens with one time omitted (`touch -m`); see above. */
+export function knowsOmittedTimes(): boolean {
+  return typeof binding().fuse_native_utime_omit_ok === 'function';
+}
+
 export interface MountOptions {
   /** Shown in /proc/mounts as the source, e.g. estuary#bucket/prefix. */
   readonly source: string;
@@ -95,9 +106,11 @@ function errnoNumber(name: ErrnoName): number {
   return typeof n === 'number' ? n : (Fuse.EIO as number);
 }
 
-function toStat(attr: Attr): Record<string, unknown> {
+function toStat(attr: Attr, ino: number): Record<string, unknown> {
   const t = new Date(attr.mtimeMs);
   return {
+    ctime: new Date(attr.ctimeMs ?? attr.mtimeMs),
+    ino,
     mode: stMode(attr),
     uid: attr.uid,
     gid: attr.gid,
@@ -107,23 +120,29 @@ function toStat(attr: Attr): Record<string, unknown> {
     blocks: Math.ceil(attr.size / 512),
     mtime: t,
     atime: t,
-    ctime: t,
   };
 }
 
-/** The attributes readdir gives `.` and `..`: a directory. */
-const DOT = { mode: S_IFDIR };
+/** The attributes readdir gives `.` and `..`: a directory, and its number. */
+const dot = (ino: number) => ({ mode: S_IFDIR, ino });
 
 /** Counts operations between the kernel's call and our answer, so shutdown can wait for them. */
 export class InFlight {
   count = 0;
 }
 
+/** What the patched addon passes for UTIME_OMIT: 2^64 - 1 ms, as a double. */
+const OMITTED_MS = 2 ** 53;
+
+/** A time utimens was given, or undefined when the caller left it as it is (UTIME_OMIT). */
+const given = (ms: number): number | undefined => (ms >= OMITTED_MS ? undefined : ms);
+
 /** For operations that answer with nothing but success. */
 const nothing = (p: Promise<void>): Promise<unknown[]> => p.then(() => []);
 
 /** Builds the operation table: every op runs `work` and answers with its result or an errno. */
 export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): Record<string, unknown> {
+  const stat = (path: string, attr: Attr) => toStat(attr, fs.inodeOf(path, attr.kind));
   const reply = (op: string, path: string, cb: Cb, work: () => Promise<unknown[] | number>) => {
     inFlight.count++;
     log.trace({ op, path }, 'operation');
@@ -142,9 +161,9 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
       );
   };
   return {
-    getattr: (p: string, cb: Cb) => reply('getattr', p, cb, async () => [toStat(await fs.getattr(p))]),
+    getattr: (p: string, cb: Cb) => reply('getattr', p, cb, async () => [stat(p, await fs.getattr(p))]),
     fgetattr: (p: string, _fd: number, cb: Cb) =>
-      reply('fgetattr', p, cb, async () => [toStat(await fs.getattr(p))]),
+      reply('fgetattr', p, cb, async () => [stat(p, await fs.getattr(p))]),
     // Each name goes with its attributes, so the kernel gets every entry's type (d_type) and `find`
     // or `du` need not stat the files they only pass through. Of `.` and `..` only the type is read.
     readdir: (p: string, cb: Cb) =>
@@ -152,7 +171,11 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
         const entries = await fs.readdir(p);
         return [
           ['.', '..', ...entries.map((e) => e.name)],
-          [DOT, DOT, ...entries.map((e) => toStat(e.attr))],
+          [
+            dot(fs.inodeOf(p, 'dir')),
+            dot(fs.inodeOf(parentOf(p), 'dir')),
+            ...entries.map((e) => stat(joinPath(p, e.name), e.attr)),
+          ],
         ];
       }),
     open: (p: string, flags: number, cb: Cb) => reply('open', p, cb, async () => [await fs.open(p, flags)]),
@@ -197,7 +220,7 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     // fuse-native 2.2.6 as published passes the access time in both arguments;
     // scripts/patch-fuse-native.sh (postinstall) corrects its C glue so mtime is mtime.
     utimens: (p: string, atime: number, mtime: number, cb: Cb) =>
-      reply('utimens', p, cb, () => nothing(fs.utimens(p, atime, mtime))),
+      reply('utimens', p, cb, () => nothing(fs.utimens(p, given(atime), given(mtime)))),
     statfs: (p: string, cb: Cb) => reply('statfs', p, cb, async () => [fs.statfs()]),
     // Hard links cannot be expressed in S3.
     link: (p: string, _to: string, cb: Cb) => reply('link', p, cb, async () => errnoNumber('EPERM')),
@@ -220,9 +243,12 @@ export class FuseMount {
     // fuse-native's cost per call). Without atomic_o_trunc the kernel truncates a file to 0 by
     // path before an open with O_TRUNC, which cannot be told from truncate(2) and so emptied the
     // object at once: `cp` or `>` over a file then lost the old content until the new was closed.
+    // Without use_ino libfuse replaces st_ino by its own node numbers, which change when the
+    // kernel drops its caches (see fs/inodes.ts).
     const Fuse = fuseNative();
+    binding().fuse_native_utime_omit_ok?.();
     this.fuse = new Fuse(mountpoint, operations(fs, log, this.inFlight), {
-      fsname: `${options.source.replace(/,/g, '_')},big_writes,atomic_o_trunc${options.nonEmpty ? ',nonempty' : ''}`,
+      fsname: `${options.source.replace(/,/g, '_')},big_writes,atomic_o_trunc,use_ino${options.nonEmpty ? ',nonempty' : ''}`,
       subtype: 'estuary',
       timeout: false,
       allowOther: options.allowOther,

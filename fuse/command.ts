@@ -9,7 +9,7 @@ import { bool, duration, int, size, str, url, type ValueType, ValueError } from 
 import { isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
-import { FuseMount, knowsCallers, requireLibfuse } from './adapter.ts';
+import { FuseMount, knowsCallers, knowsOmittedTimes, requireLibfuse } from './adapter.ts';
 import { defaultJournalDir, defaultStagingDir } from './cache-dir.ts';
 import { fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
@@ -180,6 +180,8 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
     requireLibfuse();
     if (config.allowOther && !knowsCallers())
       log.warn({}, 'fuse-native was not rebuilt by npm ci: files other users create belong to the mounting user');
+    if (!knowsOmittedTimes())
+      log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
     const cacheDir =
       config.cacheDir ?? (config.writeBack ? defaultJournalDir(bucket, prefix) : await defaultStagingDir());
     const client = new SdkObjectClient({

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two corrections to fuse-native 2.2.6's C glue, then a rebuild of the addon (N-API, against the
+# Three corrections to fuse-native 2.2.6's C glue, then a rebuild of the addon (N-API, against the
 # libfuse the package bundles). Idempotent; run by npm's postinstall.
 #  1. utimens hands JavaScript the access time twice (tv[0] converted for both arguments), so
 #     every mount would store the access time as the modification time set by cp -p, tar or
@@ -9,12 +9,18 @@
 #     caller's uid and gid (fuse_get_context, on the FUSE thread) and the addon exports
 #     fuse_native_caller(), which answers [uid, gid] of the operation being dispatched; it is
 #     valid during the synchronous call of the operation's JavaScript handler.
+#  3. libfuse 2 calls utimens only when both times are set, unless the filesystem sets
+#     flag_utime_omit_ok: `touch -m -d` (access time omitted) then succeeded without changing
+#     anything. The addon now exports fuse_native_utime_omit_ok(), which a mount calls before
+#     mounting to set that flag; utimens then hands JavaScript UTIME_NOW as the current time and
+#     UTIME_OMIT as 2^64-1 milliseconds. Mounts that do not call it get the old behaviour.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=node_modules/fuse-native
 src=$dir/fuse-native.c
 [ -f "$src" ] || exit 0
 if grep -q 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' "$src" && grep -q 'fuse_native_caller' "$src" &&
+  grep -q 'fuse_native_utime_omit_ok' "$src" &&
   [ -f "$dir/build/Release/fuse.node" ]; then
   exit 0
 fi
@@ -27,6 +33,17 @@ if ! grep -q 'fuse_native_caller' "$src"; then
     -e 's/^      NAPI_MAKE_CALLBACK(env, NULL, ctx, callback, callbackArgs + 2, argv, NULL)\\$/      dispatching_uid = l->caller_uid;\\\n      dispatching_gid = l->caller_gid;\\\n&/' \
     -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_caller) {\n  napi_value ids, uid, gid;\n  napi_create_array_with_length(env, 2, \&ids);\n  napi_create_uint32(env, dispatching_uid, \&uid);\n  napi_create_uint32(env, dispatching_gid, \&gid);\n  napi_set_element(env, ids, 0, uid);\n  napi_set_element(env, ids, 1, gid);\n  return ids;\n}\n\n&/' \
     -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_caller)/' \
+    "$src"
+fi
+if ! grep -q 'fuse_native_utime_omit_ok' "$src"; then
+  sed -i \
+    -e 's/^static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;$/&\nstatic int utime_omit_ok = 0;/' \
+    -e 's/^static void populate_stat (uint32_t \*ints, struct stat\* stat) {$/static uint64_t utime_ms (const struct timespec* ts) {\n  if (ts->tv_nsec == UTIME_OMIT) return UINT64_MAX;\n  if (ts->tv_nsec == UTIME_NOW) {\n    struct timespec now;\n    clock_gettime(CLOCK_REALTIME, \&now);\n    return timespec_to_uint64(\&now);\n  }\n  return timespec_to_uint64(ts);\n}\n\n&/' \
+    -e 's/^  l->atime = timespec_to_uint64(&tv\[0\]);$/  l->atime = utime_ms(\&tv[0]);/' \
+    -e 's/^  l->mtime = timespec_to_uint64(&tv\[1\]);$/  l->mtime = utime_ms(\&tv[1]);/' \
+    -e 's/^  if (implemented\[op_utimens\]) ops.utimens = fuse_native_utimens;$/&\n  ops.flag_utime_omit_ok = utime_omit_ok;/' \
+    -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_utime_omit_ok) {\n  utime_omit_ok = 1;\n  return NULL;\n}\n\n&/' \
+    -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_utime_omit_ok)/' \
     "$src"
 fi
 gyp="${npm_config_node_gyp:-$(dirname "$(command -v npm)")/../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js}"

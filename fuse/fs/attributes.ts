@@ -3,9 +3,10 @@
 // and directory listings, including the listing ahead of a tree walker. See "lookup / stat" and
 // "readdir" in docs/SEMANTICS.md.
 
+import { S3_LIMITS } from '../s3/object-client.ts';
 import { entriesAfter } from './entry-cache.ts';
 import { FsError } from './errno.ts';
-import { baseName, entryName, joinPath, NAME_MAX, parentOf, reachableKey, standInName } from './keys.ts';
+import { baseName, entryName, joinPath, NAME_MAX, parentOf, reachableKey, STAND_IN, standInName } from './keys.ts';
 import { type Attr, attrFromHead, attrFromListing, implicitDirAttr } from './metadata.ts';
 import { FsCore } from './fs-core.ts';
 import type { DirEntry } from './fs-core.ts';
@@ -13,14 +14,11 @@ import type { DirEntry } from './fs-core.ts';
 /** Subdirectories listed ahead of a walker; see listAhead. */
 const LIST_AHEAD = 8;
 
-/** What standInName() makes. */
-const STAND_IN = /^unnamable-[0-9a-f]{12}$/;
-
 export class Attributes extends FsCore {
   async getattr(path: string): Promise<Attr> {
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
-    return attr;
+    return this.withDirTimes(path, attr);
   }
 
   protected async lookup(path: string): Promise<Attr | null> {
@@ -28,6 +26,8 @@ export class Attributes extends FsCore {
     // Before any cache: a cached listing would answer ENOENT for a name no file can have, and
     // whether one is cached (more often with --write-back) must not change the errno.
     if (Buffer.byteLength(baseName(path)) > NAME_MAX) throw new FsError('ENAMETOOLONG');
+    // A name whose key S3 cannot hold exists nowhere: not ENOENT, which would invite a create.
+    if (Buffer.byteLength(this.key(path)) > S3_LIMITS.maxKeyBytes) throw new FsError('ENAMETOOLONG');
     const pending = this.writerAttr(path) ?? this.journalAttr(path);
     if (pending) return pending;
     let cached = this.cache.get(path);
@@ -54,12 +54,19 @@ export class Attributes extends FsCore {
     // A stand-in name not seen yet (after a restart, say): its directory's listing defines it.
     if (STAND_IN.test(baseName(path)) && !this.standIns.has(path)) {
       await this.readdir(parentOf(path)).catch(() => undefined);
+      // Not a stand-in: a key of that name is shown under a stand-in of its own (see entryName).
+      if (!this.standIns.has(path)) return null;
     }
     const key = this.key(path);
+    // A stand-in names either an object or a prefix of one key (`a/..`, `a/../`), never both.
+    const standIn = this.standIns.get(path);
+    const none = Promise.resolve(undefined);
     const [file, marker, children] = await Promise.all([
-      this.client.head(key),
-      this.client.head(`${key}/`),
-      this.client.list(`${key}/`, { delimiter: '/', maxKeys: 1 }),
+      standIn?.dir ? none : this.client.head(key),
+      standIn && !standIn.dir ? none : this.client.head(`${key}/`),
+      standIn && !standIn.dir
+        ? { objects: [], prefixes: [] }
+        : this.client.list(`${key}/`, { delimiter: '/', maxKeys: 1 }),
     ]);
     let attr: Attr | null = null;
     // A directory shadows an object of the same name (documented in SEMANTICS.md).
@@ -102,7 +109,7 @@ export class Attributes extends FsCore {
         entries.set(baseName(h.path), { ...h.attr, size: h.size });
       }
     }
-    return [...entries].map(([name, attr]) => ({ name, attr }));
+    return [...entries].map(([name, attr]) => ({ name, attr: this.withDirTimes(joinPath(path, name), attr) }));
   }
 
   /**
@@ -162,7 +169,7 @@ export class Attributes extends FsCore {
     const names = new Map<string, Attr>();
     let skipped = 0;
     const nameOf = (key: string): string | undefined => {
-      const name = entryName(prefix, key) ?? this.standIn(path, key.replace(/\/$/, ''));
+      const name = entryName(prefix, key) ?? this.standIn(path, key);
       if (name === undefined) skipped++;
       return name;
     };
@@ -197,14 +204,15 @@ export class Attributes extends FsCore {
    * 255 bytes); logged once per key, with how to reach it. Undefined for keys the listing could
    * not give exactly (not UTF-8): no request could name them.
    */
-  protected standIn(dir: string, key: string): string | undefined {
-    if (!reachableKey(key)) return undefined;
-    const name = standInName(key);
+  protected standIn(dir: string, listed: string): string | undefined {
+    if (!reachableKey(listed)) return undefined;
+    const name = standInName(listed);
     const path = joinPath(dir, name);
-    if (this.standIns.get(path) !== key) {
-      this.standIns.set(path, key);
+    const key = listed.replace(/\/$/, '');
+    if (this.standIns.get(path)?.key !== key) {
+      this.standIns.set(path, { key, dir: listed.endsWith('/') });
       this.o.log.warn(
-        { key, shownAs: path },
+        { key: listed, shownAs: path },
         'a key no POSIX name can show is listed under a stand-in name; mv it to a proper name to use it as usual',
       );
     }

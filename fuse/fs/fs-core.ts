@@ -19,8 +19,9 @@ import { Journal } from './journal.ts';
 import type { FsLogger } from './log.ts';
 import { baseName, fileKey, normalisePrefix, parentOf } from './keys.ts';
 import { BufferPool } from './buffer-pool.ts';
+import { InodeTable, ROOT_INO } from './inodes.ts';
 import { MemoryBudget } from './memory-budget.ts';
-import { type Attr, type AttrDefaults, attrFromHead } from './metadata.ts';
+import { type Attr, type AttrDefaults, attrFromHead, type Kind } from './metadata.ts';
 import { NextFilePrefetch } from './next-file.ts';
 import { UploadStreak } from './streaming-upload.ts';
 
@@ -60,6 +61,13 @@ export interface FilesystemOptions {
   readonly log: FsLogger;
 }
 
+/** A key shown under a stand-in name: without its trailing slash, and which of the two it is. */
+export interface StandIn {
+  readonly key: string;
+  /** A common prefix (a directory), not an object of the same key. */
+  readonly dir: boolean;
+}
+
 /** Who asked for a new name: its file, directory or symlink belongs to them (as with s3fs). */
 export interface Owner {
   readonly uid: number;
@@ -90,8 +98,14 @@ export class FsCore {
   protected readonly defaults: AttrDefaults;
   protected readonly cache: EntryCache;
   protected readonly known = new KnownAttrs();
+  protected readonly inodes = new InodeTable();
+  /**
+   * Times of directories whose entries changed through this mount, which shows them from here
+   * instead of its marker's: see "Directory times" in docs/SEMANTICS.md.
+   */
+  protected readonly dirTimes = new Map<string, { mtimeMs: number; ctimeMs: number }>();
   /** Stand-in paths for keys no POSIX name can show, to those keys (without a trailing slash). */
-  protected readonly standIns = new Map<string, string>();
+  protected readonly standIns = new Map<string, StandIn>();
   readonly budget: MemoryBudget;
   protected readonly pool: BufferPool;
   protected readonly settings: HandleSettings;
@@ -217,10 +231,28 @@ export class FsCore {
     if (this.standIns.size > 0) {
       for (let p = path; p !== '/'; p = parentOf(p)) {
         const real = this.standIns.get(p);
-        if (real !== undefined) return real + path.slice(p.length);
+        if (real !== undefined) return real.key + path.slice(p.length);
       }
     }
     return fileKey(this.prefix, path);
+  }
+
+  /** The inode number of `path`, the same whatever the kernel forgot (see inodes.ts). */
+  inodeOf(path: string, kind: Kind): number {
+    if (path === '/') return ROOT_INO;
+    return this.inodes.of(kind === 'dir' ? this.dirKey(path) : this.key(path));
+  }
+
+  /** An entry of directory `path` was created, removed or renamed: its mtime and ctime are now. */
+  protected touchDir(path: string): void {
+    const now = Date.now();
+    this.dirTimes.set(path, { mtimeMs: now, ctimeMs: now });
+  }
+
+  /** `attr` of `path`, with the times of a directory changed through this mount. */
+  protected withDirTimes(path: string, attr: Attr): Attr {
+    const times = attr.kind === 'dir' ? this.dirTimes.get(path) : undefined;
+    return times ? { ...attr, ...times } : attr;
   }
 
   /** The prefix under which a directory's children live (its marker's key). */

@@ -37,34 +37,46 @@ export function joinPath(dir: string, name: string): string {
   return dir === '/' ? `/${name}` : `${dir}/${name}`;
 }
 
-/** Refuses names the bucket could not hold: ENAMETOOLONG past NAME_MAX or S3's 1024-byte keys. */
-export function checkNewPath(prefix: string, path: string): void {
+/**
+ * Refuses names the bucket could not hold: ENAMETOOLONG past NAME_MAX or S3's 1024-byte keys (in
+ * bytes of UTF-8, the mount's prefix included). A directory's marker key (`dir`) carries one more
+ * byte, the trailing slash.
+ */
+export function checkNewPath(prefix: string, path: string, dir = false): void {
   if (Buffer.byteLength(baseName(path)) > NAME_MAX)
     throw new FsError('ENAMETOOLONG', `name too long: ${path}`);
-  // A directory's marker key carries one more byte, the trailing slash.
-  if (Buffer.byteLength(fileKey(prefix, path)) + 1 > S3_LIMITS.maxKeyBytes) {
+  // Such a key would be listed under a stand-in name of its own, never under this one.
+  if (STAND_IN.test(baseName(path)))
+    throw new FsError('EINVAL', `${path}: names of the form unnamable-<12 hex digits> are kept for keys no name can show`);
+  if (Buffer.byteLength(fileKey(prefix, path)) + (dir ? 1 : 0) > S3_LIMITS.maxKeyBytes) {
     throw new FsError('ENAMETOOLONG', `key longer than ${S3_LIMITS.maxKeyBytes} bytes: ${path}`);
   }
 }
 
+/** What standInName() makes: names of this form are kept for stand-ins (see entryName). */
+export const STAND_IN = /^unnamable-[0-9a-f]{12}$/;
+
 /**
  * The directory-entry name a listed key or common prefix stands for, or undefined for keys that
  * no POSIX name can show: empty components (`a//b`), `.` and `..`, names with NUL, names longer
- * than NAME_MAX, and the U+FFFD the SDK puts where a key held bytes that were not UTF-8.
+ * than NAME_MAX, the U+FFFD put where a key held bytes that were not UTF-8, and names of the
+ * stand-in form, which would be taken for another key's stand-in (they get one of their own).
  */
 export function entryName(listedPrefix: string, key: string): string | undefined {
   if (!key.startsWith(listedPrefix)) return undefined;
   const rest = key.slice(listedPrefix.length).replace(/\/$/, '');
   if (rest === '' || rest.includes('/')) return undefined;
   if (rest === '.' || rest === '..' || rest.includes('\0') || rest.includes('\uFFFD')) return undefined;
-  if (Buffer.byteLength(rest) > NAME_MAX) return undefined;
+  if (Buffer.byteLength(rest) > NAME_MAX || STAND_IN.test(rest)) return undefined;
   return rest;
 }
 
 /**
  * The name under which a directory shows a key that entryName() cannot name, so the directory
  * does not look empty (and then refuse rmdir) and the object can be read, renamed to a proper
- * name, or removed. The same for the same key, and not a name anyone would pick.
+ * name, or removed. The same for the same key, and not a name anyone would pick. `key` is as
+ * listed: a common prefix with its trailing slash, so the object `a/..` and the prefix `a/../`
+ * get names of their own.
  */
 export function standInName(key: string): string {
   return `unnamable-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;

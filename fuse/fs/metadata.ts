@@ -45,6 +45,12 @@ export interface Attr {
   readonly gid: number;
   readonly size: number;
   readonly mtimeMs: number;
+  /**
+   * When mode, owner, name or content last changed: `x-amz-meta-ctime` where a copy stored it
+   * (s3fs's field), else the object's Last-Modified, since every change rewrites the object.
+   * Unset means the mtime.
+   */
+  readonly ctimeMs?: number;
   readonly etag?: string;
   /** True when taken from a listing, which carries no user metadata: mode, owner are defaults. */
   readonly fromListing?: boolean;
@@ -81,6 +87,15 @@ function parseMtime(value: string | undefined): number | undefined {
   return Number.isFinite(n) && n >= 0 ? Math.round(n * 1000) : undefined;
 }
 
+/**
+ * Stored metadata for a copy that changes the object's attributes or name: without a stored
+ * ctime (s3fs's), so the copy's Last-Modified, the moment of the change, becomes the ctime.
+ */
+export function withoutCtime(stored: Record<string, string>): Record<string, string> {
+  const { ctime: _, ...rest } = stored;
+  return rest;
+}
+
 /** `withMtime` false leaves the mtime to the object's Last-Modified (see WriteHandle). */
 export function metadataOf(attr: Attr, withMtime = true): Record<string, string> {
   const meta: Record<string, string> = {
@@ -115,6 +130,7 @@ export function attrFromHead(head: ObjectHead, defaults: AttrDefaults, isMarker:
     gid: parseIntMeta(head.metadata.gid) ?? defaults.gid,
     size: kind === 'dir' ? 0 : head.size,
     mtimeMs: parseMtime(head.metadata.mtime) ?? head.lastModified.getTime(),
+    ctimeMs: parseMtime(head.metadata.ctime) ?? head.lastModified.getTime(),
     etag: head.etag,
   };
 }
@@ -128,6 +144,7 @@ export function attrFromListing(info: ObjectInfo, defaults: AttrDefaults): Attr 
     gid: defaults.gid,
     size: info.size,
     mtimeMs: info.lastModified.getTime(),
+    ctimeMs: info.lastModified.getTime(),
     etag: info.etag,
     fromListing: true,
   };

@@ -2,7 +2,7 @@
 // readlink, rename of files and directories, chmod, chown and utimens. See "unlink", "mkdir /
 // rmdir", "rename" and "chmod, chown, utimens" in docs/SEMANTICS.md.
 
-import type { WriteOptions } from '../s3/object-client.ts';
+import { S3_LIMITS, type WriteOptions } from '../s3/object-client.ts';
 import { copyObject } from './copy.ts';
 import { FsError } from './errno.ts';
 import { checkNewPath, parentOf } from './keys.ts';
@@ -15,6 +15,7 @@ import {
   S_IFREG,
   sameMetadata,
   specialKindOf,
+  withoutCtime,
   writeOptionsOf,
 } from './metadata.ts';
 import { inParallel } from './staging-file.ts';
@@ -27,13 +28,14 @@ const RENAME_PARALLEL = 8;
 export class Namespace extends Writes {
   async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
     this.refuseIfReadOnly();
-    checkNewPath(this.prefix, path);
+    checkNewPath(this.prefix, path, true);
     await this.mustBeDir(parentOf(path));
     if (await this.lookup(path)) throw new FsError('EEXIST');
     const attr: Attr = { ...this.newAttr('dir', mode, owner), size: 0 };
     await this.client.put(`${this.key(path)}/`, Buffer.alloc(0), writeOptionsOf(attr));
     this.remember(path, attr);
     this.cache.setListing(path, new Map());
+    this.touchDir(parentOf(path));
   }
 
   async rmdir(path: string): Promise<void> {
@@ -48,6 +50,8 @@ export class Namespace extends Writes {
     }
     await this.client.delete(prefix);
     this.forget(path);
+    this.dirTimes.delete(path);
+    this.touchDir(parentOf(path));
   }
 
   async unlink(path: string): Promise<void> {
@@ -60,6 +64,7 @@ export class Namespace extends Writes {
     await this.keepReaders(path);
     await this.client.delete(this.key(path));
     this.forget(path);
+    this.touchDir(parentOf(path));
   }
 
   async symlink(target: string, path: string, owner?: Owner): Promise<void> {
@@ -71,6 +76,7 @@ export class Namespace extends Writes {
     const attr: Attr = { ...this.newAttr('symlink', 0o777, owner), size: body.length };
     await this.client.put(this.key(path), body, writeOptionsOf(attr));
     this.remember(path, attr);
+    this.touchDir(parentOf(path));
   }
 
   /**
@@ -90,19 +96,21 @@ export class Namespace extends Writes {
     const attr = this.newAttr(kind, mode, owner);
     await this.client.put(this.key(path), Buffer.alloc(0), writeOptionsOf(attr));
     this.remember(path, attr);
+    this.touchDir(parentOf(path));
   }
 
   /**
-   * Copy options that keep an object's mtime across a rename. An object without
-   * x-amz-meta-mtime shows its Last-Modified as mtime, which a copy would reset to the moment of
-   * the copy: so the copy then carries that time as metadata (one HEAD more). Undefined when the
-   * metadata already holds the mtime, and a plain copy keeps it.
+   * Copy options that keep an object's mtime across a rename, and move its ctime to the rename.
+   * An object without x-amz-meta-mtime shows its Last-Modified as mtime, which a copy would reset
+   * to the moment of the copy: so the copy then carries that time as metadata (one HEAD more).
+   * The ctime is the copy's Last-Modified, so a stored one (s3fs's) is left out. Undefined when a
+   * plain copy does all that.
    */
   protected async keepingMtime(key: string): Promise<WriteOptions | undefined> {
     const head = await this.client.head(key);
-    if (!head || head.metadata.mtime !== undefined) return undefined;
-    const mtime = String(Math.floor(head.lastModified.getTime() / 1000));
-    return { metadata: { ...head.metadata, mtime }, contentType: head.contentType };
+    if (!head || (head.metadata.mtime !== undefined && head.metadata.ctime === undefined)) return undefined;
+    const mtime = head.metadata.mtime ?? String(Math.floor(head.lastModified.getTime() / 1000));
+    return { metadata: { ...withoutCtime(head.metadata), mtime }, contentType: head.contentType };
   }
 
   async readlink(path: string): Promise<string> {
@@ -122,7 +130,9 @@ export class Namespace extends Writes {
     await this.setMeta(path, (a) => ({ ...a, uid: keep(uid) ? a.uid : uid, gid: keep(gid) ? a.gid : gid }));
   }
 
-  async utimens(path: string, _atimeMs: number, mtimeMs: number): Promise<void> {
+  /** Either time may be left as it is (undefined: UTIME_OMIT); the access time is not kept. */
+  async utimens(path: string, _atimeMs: number | undefined, mtimeMs: number | undefined): Promise<void> {
+    if (mtimeMs === undefined) return;
     await this.setMeta(path, (a) => ({ ...a, mtimeMs }), true);
   }
 
@@ -137,7 +147,7 @@ export class Namespace extends Writes {
     const writers = this.writersOf(path);
     if (writers.some((w) => w.dirty)) {
       for (const w of writers) {
-        w.attr = change(w.attr);
+        w.attr = { ...change(w.attr), ctimeMs: Date.now() };
         if (setsMtime) w.mtimeSet = true;
       }
       return;
@@ -147,16 +157,18 @@ export class Namespace extends Writes {
     const key = attr.kind === 'dir' ? `${this.key(path)}/` : this.key(path);
     const head = await this.client.head(key);
     const current = head ? attrFromHead(head, this.defaults, attr.kind === 'dir') : attr;
-    const next = change(current);
+    const next = { ...change(current), ctimeMs: Date.now() };
     if (head && sameMetadata(current, next)) return;
     if (!head && attr.kind === 'dir') {
       await this.client.put(key, Buffer.alloc(0), writeOptionsOf(next));
     } else if (!head) {
       throw new FsError('ENOENT');
     } else {
-      const options = { metadata: { ...head.metadata, ...metadataOf(next) }, contentType: head.contentType };
+      const options = { metadata: { ...withoutCtime(head.metadata), ...metadataOf(next) }, contentType: head.contentType };
       await copyObject(this.client, key, key, head.size, options, RENAME_PARALLEL);
     }
+    // The marker holds the directory's times from now on.
+    this.dirTimes.delete(path);
     // Handles still open (closed but not yet released) must not show the old attributes.
     for (const w of writers) w.attr = { ...next, size: w.size };
     this.remember(path, next);
@@ -166,9 +178,6 @@ export class Namespace extends Writes {
     this.refuseIfReadOnly();
     if (from === to) return;
     checkNewPath(this.prefix, to);
-    // Everything under `from` must be in the bucket before it is copied server-side.
-    await this.flushWritersOf(from);
-    for (const w of this.writersUnder(from)) if (w.dirty) await this.flushWriter(w);
     await this.settled(from, true);
     await this.settled(from);
     const src = await this.lookup(from);
@@ -176,26 +185,52 @@ export class Namespace extends Writes {
     await this.mustBeDir(parentOf(to));
     const dst = await this.lookup(to);
     if (src.kind === 'dir') {
+      checkNewPath(this.prefix, to, true);
       if (to.startsWith(`${from}/`)) throw new FsError('EINVAL');
       if (dst && dst.kind !== 'dir') throw new FsError('ENOTDIR');
       if (dst && (await this.readdir(to)).length > 0) throw new FsError('ENOTEMPTY');
       await this.renameDir(from, to, src);
     } else {
       if (dst?.kind === 'dir') throw new FsError('EISDIR');
-      await this.flushWritersOf(from);
-      const size = (await this.lookup(from))?.size ?? src.size;
-      await this.keepReaders(from);
-      if (dst) await this.keepReaders(to);
-      const options = await this.keepingMtime(this.key(from));
-      await copyObject(this.client, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
-      await this.client.delete(this.key(from));
-      for (const w of this.writersOf(from)) {
-        w.path = to;
-        w.key = this.key(to);
-      }
-      this.forget(from);
-      this.remember(to, src);
+      if (this.writersOf(from).some((w) => w.dirty)) await this.renameWritten(from, to, dst);
+      else await this.renameObject(from, to, src, dst);
     }
+    this.touchDir(parentOf(from));
+    this.touchDir(parentOf(to));
+  }
+
+  /** A file with nothing unsaved: server-side copy, then delete. */
+  protected async renameObject(from: string, to: string, src: Attr, dst: Attr | null): Promise<void> {
+    const size = (await this.lookup(from))?.size ?? src.size;
+    await this.keepReaders(from);
+    if (dst) await this.keepReaders(to);
+    const options = await this.keepingMtime(this.key(from));
+    await copyObject(this.client, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
+    await this.client.delete(this.key(from));
+    this.inodes.rename(this.key(from), this.key(to));
+    for (const w of this.writersOf(from)) {
+      w.path = to;
+      w.key = this.key(to);
+    }
+    this.forget(from);
+    this.remember(to, { ...src, ctimeMs: Date.now() });
+  }
+
+  /**
+   * A file open with changes not yet closed: its writer takes them to the new name, where its
+   * close publishes them, and nothing is published now (a crash would leave the writer's
+   * unfinished bytes in the bucket). The old name's object goes, as the name does; the target's
+   * object stays until that close, as an overwritten file's does.
+   */
+  protected async renameWritten(from: string, to: string, dst: Attr | null): Promise<void> {
+    await this.keepReaders(from);
+    if (dst) await this.keepReaders(to);
+    const writers = this.writersOf(from);
+    for (const w of writers) await w.moveTo(to, this.key(to));
+    await this.client.delete(this.key(from));
+    this.inodes.rename(this.key(from), this.key(to));
+    this.forget(from);
+    this.remember(to, { ...writers[0]!.attr, size: writers[0]!.size, ctimeMs: Date.now() });
   }
 
   /** Copies every object under the directory, then deletes the originals: not atomic. */
@@ -212,7 +247,11 @@ export class Namespace extends Writes {
       }
       token = page.nextToken;
     } while (token);
-    for (const w of this.writersUnder(from)) if (w.dirty) await this.flushWriter(w);
+    // Every key must fit under the new name before anything is copied.
+    const longest = Math.max(0, ...objects.map((o) => Buffer.byteLength(o.key) - Buffer.byteLength(fromPrefix)));
+    if (Buffer.byteLength(toPrefix) + longest > S3_LIMITS.maxKeyBytes) {
+      throw new FsError('ENAMETOOLONG', `${to}: a key under it would be longer than ${S3_LIMITS.maxKeyBytes} bytes`);
+    }
     await inParallel(objects, RENAME_PARALLEL, async (o) => {
       const target = toPrefix + o.key.slice(fromPrefix.length);
       await copyObject(this.client, o.key, target, o.size, await this.keepingMtime(o.key), RENAME_PARALLEL);
@@ -221,9 +260,11 @@ export class Namespace extends Writes {
       await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));
     }
     await this.client.deleteMany(objects.map((o) => o.key));
+    this.inodes.renameTree(fromPrefix, toPrefix);
+    // Open files go with their directory; what they hold is published at their close.
     for (const w of this.writersUnder(from)) {
-      w.path = to + w.path.slice(from.length);
-      w.key = this.key(w.path);
+      const path = to + w.path.slice(from.length);
+      await w.moveTo(path, this.key(path));
     }
     this.cache.forgetTree(from);
     this.cache.forgetTree(to);
@@ -231,5 +272,8 @@ export class Namespace extends Writes {
     this.known.forgetTree(to);
     this.forget(from);
     this.remember(to, attr);
+    const mtimeMs = this.dirTimes.get(from)?.mtimeMs ?? attr.mtimeMs;
+    for (const p of [...this.dirTimes.keys()]) if (p === from || p.startsWith(`${from}/`)) this.dirTimes.delete(p);
+    this.dirTimes.set(to, { mtimeMs, ctimeMs: Date.now() });
   }
 }

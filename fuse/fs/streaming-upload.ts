@@ -65,6 +65,12 @@ export class UploadStreak {
 /** Thrown by write() when no memory came within memoryWaitMs and nothing was sent yet. */
 export class MemoryPressure extends Error {}
 
+/**
+ * Keeps a copy of each part as it leaves (see WriteHandle's spool): bytes at `offset`. Must not
+ * throw; a copy it cannot keep is its own business.
+ */
+export type KeepPart = (body: Buffer, offset: number) => Promise<void>;
+
 export class StreamingUpload {
   private readonly s: UploadSettings;
   key: string;
@@ -78,10 +84,24 @@ export class StreamingUpload {
   private startedWith: WriteOptions | undefined;
   /** Bytes written so far; the next write must start here. */
   size = 0;
+  /** Bytes handed to parts so far: the part being filled starts here. */
+  private shipped = 0;
+  private readonly keep: KeepPart | undefined;
 
-  constructor(settings: UploadSettings, key: string) {
+  constructor(settings: UploadSettings, key: string, keep?: KeepPart) {
     this.s = settings;
     this.key = key;
+    this.keep = keep;
+  }
+
+  /** Where the bytes of bufferedBytes() start in the file. */
+  get bufferedFrom(): number {
+    return this.shipped;
+  }
+
+  /** Waits until every part sent so far has been uploaded (or failed) and kept. */
+  async settle(): Promise<void> {
+    await Promise.allSettled(this.inFlight);
   }
 
   /** True while every byte is still in the buffer, so the file can move to a staging file. */
@@ -89,7 +109,7 @@ export class StreamingUpload {
     return this.partNumber === 1;
   }
 
-  /** The bytes written so far, when `unsent`. */
+  /** The bytes written and not yet handed to a part (all of them, when `unsent`). */
   bufferedBytes(): Buffer {
     return this.buffer ? this.buffer.bytes() : Buffer.alloc(0);
   }
@@ -187,15 +207,20 @@ export class StreamingUpload {
     const body = part.bytes();
     this.buffer = undefined;
     const partNumber = this.partNumber++;
+    const offset = this.shipped;
+    this.shipped += body.length;
     const uploadId = this.startMultipart(options);
-    const task = uploadId
+    const upload = uploadId
       .then((id) => this.s.client.uploadPart(this.key, id, partNumber, body))
       .then((etag) => {
         this.parts.push({ partNumber, etag });
       })
       .catch((err: unknown) => {
         this.failure ??= err;
-      })
+      });
+    // The buffer goes back to the pool only once both the upload and the copy are done with it.
+    const task = Promise.all([upload, this.keep?.(body, offset)])
+      .then(() => undefined)
       .finally(() => {
         this.s.pool.give(part.buf);
         this.inFlight.delete(task);

@@ -11,11 +11,6 @@ import { Reads } from './reads.ts';
 import type { Owner } from './fs-core.ts';
 
 export class Writes extends Reads {
-  /** Another handle's unsaved writes go to the bucket first, so this open sees them. */
-  protected async flushWritersOf(path: string): Promise<void> {
-    for (const w of this.writersOf(path)) if (w.dirty) await this.flushWriter(w);
-  }
-
   async create(path: string, mode: number, owner?: Owner): Promise<number> {
     this.refuseIfReadOnly();
     checkNewPath(this.prefix, path);
@@ -24,6 +19,7 @@ export class Writes extends Reads {
     const handle = new WriteHandle(this.settings, path, this.key(path), attr, undefined);
     this.nextFile.drop(path);
     this.remember(path, attr);
+    this.touchDir(parentOf(path));
     return this.register(handle);
   }
 

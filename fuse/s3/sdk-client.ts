@@ -1,12 +1,11 @@
-// The ObjectClient over the AWS SDK v3: the only file that imports @aws-sdk. Settings chosen for
-// S3-compatible servers as much as for AWS: path-style addressing, checksums only where the API
-// requires them (s3rver stores aws-chunked framing as data, Swift refuses it), bodies always as
-// Buffers of known length, and Content-MD5 instead of CRC32 on DeleteObjects (Swift needs it).
+// The ObjectClient over the AWS SDK v3; with its helpers (sdk-*.ts) the only code that imports
+// @aws-sdk. Settings chosen for S3-compatible servers as much as for AWS: path-style addressing,
+// checksums only where the API requires them (s3rver stores aws-chunked framing as data, Swift
+// refuses it), bodies always as Buffers of known length, Content-MD5 instead of CRC32 on
+// DeleteObjects (Swift needs it), and URL-encoded keys in listings (url-keys.ts).
 
-import { createHash } from 'node:crypto';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { finished, type Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -25,6 +24,10 @@ import {
   UploadPartCommand,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
+import { pipePieces, readBody } from './sdk-bodies.ts';
+import { toObjectError } from './sdk-errors.ts';
+import { contentMd5ForDeleteObjects, unsignedPayloads } from './sdk-middleware.ts';
+import { listedKey } from './url-keys.ts';
 import {
   type ByteRange,
   type CompletedPart,
@@ -32,7 +35,6 @@ import {
   type ListPage,
   type ObjectClient,
   ObjectError,
-  type ObjectErrorKind,
   type ObjectHead,
   type PendingUpload,
   type OnPiece,
@@ -49,138 +51,6 @@ export interface SdkClientOptions {
   /** Sockets per host: parallel part uploads and ranged reads each take one. */
   readonly maxSockets: number;
   readonly credentials?: { accessKeyId: string; secretAccessKey: string };
-}
-
-// DeleteObjects is the one call S3 requires a body checksum for. The SDK sends CRC32, which
-// Swift's s3api refuses; Content-MD5 is accepted by every server.
-function contentMd5ForDeleteObjects(client: S3Client): void {
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const req = args.request as { headers?: Record<string, string>; body?: unknown };
-      if (context.commandName === 'DeleteObjectsCommand' && req.headers && typeof req.body === 'string') {
-        for (const h of Object.keys(req.headers)) {
-          if (
-            h.toLowerCase().startsWith('x-amz-checksum-') ||
-            h.toLowerCase() === 'x-amz-sdk-checksum-algorithm'
-          )
-            delete req.headers[h];
-        }
-        req.headers['content-md5'] = createHash('md5').update(req.body).digest('base64');
-      }
-      return next(args);
-    },
-    { step: 'build', priority: 'low', name: 'estuaryContentMd5' },
-  );
-}
-
-// SigV4 normally hashes every body with SHA-256 before sending it: for part uploads that hashing
-// was the mount's largest CPU cost after garbage collection. S3 accepts UNSIGNED-PAYLOAD instead
-// (the headers stay signed; TCP and TLS carry the bytes), and the signer uses a value already set.
-const UNSIGNED_BODIES = new Set(['PutObjectCommand', 'UploadPartCommand']);
-
-function unsignedPayloads(client: S3Client): void {
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const req = args.request as { headers?: Record<string, string> };
-      if (UNSIGNED_BODIES.has(context.commandName ?? '') && req.headers) {
-        req.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
-      }
-      return next(args);
-    },
-    { step: 'build', priority: 'low', name: 'estuaryUnsignedPayload' },
-  );
-}
-
-const KIND_BY_CODE: Record<string, ObjectErrorKind> = {
-  NoSuchKey: 'not-found',
-  NotFound: 'not-found',
-  NoSuchUpload: 'not-found',
-  NoSuchBucket: 'no-such-bucket',
-  AccessDenied: 'access-denied',
-  InvalidAccessKeyId: 'access-denied',
-  SignatureDoesNotMatch: 'access-denied',
-  Forbidden: 'access-denied',
-  SlowDown: 'throttled',
-  ServiceUnavailable: 'unavailable',
-  InvalidRange: 'invalid-range',
-  EntityTooLarge: 'too-large',
-};
-
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-]);
-
-export function toObjectError(err: unknown, key?: string): ObjectError {
-  if (err instanceof ObjectError) return err;
-  const e = err as {
-    name?: string;
-    code?: string;
-    message?: string;
-    $metadata?: { httpStatusCode?: number };
-  };
-  const status = e.$metadata?.httpStatusCode;
-  let kind: ObjectErrorKind = KIND_BY_CODE[e.name ?? ''] ?? 'other';
-  if (kind === 'other' && status === 404) kind = 'not-found';
-  if (kind === 'other' && status === 403) kind = 'access-denied';
-  if (kind === 'other' && status === 503) kind = 'throttled';
-  if (kind === 'other' && (NETWORK_CODES.has(e.code ?? '') || e.name === 'TimeoutError'))
-    kind = 'unavailable';
-  const what = `${e.name ?? 'Error'}${status ? ` (HTTP ${status})` : ''}: ${e.message ?? String(err)}`;
-  return new ObjectError(kind, what, key, err);
-}
-
-/** Reads a response body into one Buffer, preallocated when the length is known. */
-async function readBody(body: unknown, length: number | undefined): Promise<Buffer> {
-  if (!body) return Buffer.alloc(0);
-  const stream = body as Readable;
-  if (length === undefined) {
-    const chunks: Buffer[] = [];
-    for await (const c of stream) chunks.push(c as Buffer);
-    return Buffer.concat(chunks);
-  }
-  const out = Buffer.allocUnsafe(length);
-  let at = 0;
-  for await (const c of stream) {
-    const chunk = c as Buffer;
-    if (at + chunk.length > length)
-      throw new ObjectError('other', 'response body longer than its Content-Length');
-    chunk.copy(out, at);
-    at += chunk.length;
-  }
-  if (at !== length)
-    throw new ObjectError('unavailable', `response body cut short at ${at} of ${length} bytes`);
-  return out;
-}
-
-/**
- * Hands a response body to `onPiece` as the socket delivers it, without copying; resolves with
- * its length. Events rather than an async iterator: one promise per 64 KiB piece was measurable.
- */
-function pipePieces(body: unknown, length: number | undefined, onPiece: OnPiece): Promise<number> {
-  if (!body) return Promise.resolve(0);
-  const stream = body as Readable;
-  return new Promise((resolve, reject) => {
-    let at = 0;
-    stream.on('data', (piece: Buffer) => {
-      at += piece.length;
-      if (length !== undefined && at > length) {
-        stream.destroy(new ObjectError('other', 'response body longer than its Content-Length'));
-        return;
-      }
-      onPiece(piece);
-    });
-    finished(stream, (err) => {
-      if (err) reject(err);
-      else if (length !== undefined && at !== length)
-        reject(new ObjectError('unavailable', `response body cut short at ${at} of ${length} bytes`));
-      else resolve(at);
-    });
-  });
 }
 
 const stripQuotes = (etag: string | undefined): string => (etag ?? '').replace(/"/g, '');
@@ -326,16 +196,19 @@ export class SdkObjectClient implements ObjectClient {
           Delimiter: options.delimiter,
           ContinuationToken: options.continuationToken,
           MaxKeys: options.maxKeys,
+          // See url-keys.ts: one key with a control character would fail the whole listing.
+          EncodingType: 'url',
         }),
       );
+      const decode = (k: string | undefined) => listedKey(k ?? '', r.EncodingType);
       return {
         objects: (r.Contents ?? []).map((o) => ({
-          key: o.Key ?? '',
+          key: decode(o.Key),
           size: o.Size ?? 0,
           etag: stripQuotes(o.ETag),
           lastModified: o.LastModified ?? new Date(0),
         })),
-        prefixes: (r.CommonPrefixes ?? []).map((p) => p.Prefix ?? ''),
+        prefixes: (r.CommonPrefixes ?? []).map((p) => decode(p.Prefix)),
         nextToken: r.IsTruncated ? r.NextContinuationToken : undefined,
       };
     });
@@ -353,13 +226,15 @@ export class SdkObjectClient implements ObjectClient {
             Prefix: prefix,
             KeyMarker: keyMarker,
             UploadIdMarker: uploadIdMarker,
+            EncodingType: 'url',
           }),
         );
         for (const u of r.Uploads ?? []) {
-          if (u.Key && u.UploadId) out.push({ key: u.Key, uploadId: u.UploadId, initiated: u.Initiated ?? new Date(0) });
+          const key = u.Key && listedKey(u.Key, r.EncodingType);
+          if (key && u.UploadId) out.push({ key, uploadId: u.UploadId, initiated: u.Initiated ?? new Date(0) });
         }
         if (!r.IsTruncated) return out;
-        keyMarker = r.NextKeyMarker;
+        keyMarker = r.NextKeyMarker && listedKey(r.NextKeyMarker, r.EncodingType);
         uploadIdMarker = r.NextUploadIdMarker;
       }
     });

@@ -128,6 +128,48 @@ describe.runIf(fuseAvailable().ok)('a mount killed with -9 mid-write', () => {
   }
 });
 
+describe.runIf(fuseAvailable().ok)('a mount killed with -9 after a writer sought back into streamed bytes', () => {
+  /**
+   * Streams 20 MiB into `name` (past the first part, so parts are uploading), seeks back to 5 MiB,
+   * writes 64 KiB, goes on at the end, says so and waits without closing.
+   */
+  function seekingWriter(mnt: string, name: string, local: string) {
+    const script = `
+      const fs = require('node:fs');
+      const data = fs.readFileSync('stream.bin');
+      const fd = fs.openSync(${JSON.stringify(`${mnt}/${name}`)}, 'w');
+      const put = (b, at) => { for (let o = 0; o < b.length; ) o += fs.writeSync(fd, b, o, b.length - o, at + o); };
+      put(data.subarray(0, ${BIG}), 0);
+      put(Buffer.alloc(64 * 1024, 7), 5 * ${MiB});
+      put(data.subarray(${BIG}), ${BIG});
+      console.log('patched');
+      setTimeout(() => {}, 60000);`;
+    return startChild(NODE, ['-e', script], { cwd: local });
+  }
+
+  it('leaves the old 40 MiB object whole, and no object for a new key', async () => {
+    const server = await startS3rver({ buckets: ['seek'] });
+    const local = await tempDir('estuary-crash-');
+    await writeFile(join(local, 'stream.bin'), randomBytes(BIG + MiB));
+    const client = sdkClient(server, 'seek');
+    const old = randomBytes(40 * MiB);
+    await client.put('existing.bin', old);
+    for (const name of ['existing.bin', 'fresh.bin']) {
+      const m = await mountBucket(server, 'seek');
+      const w = seekingWriter(m.dir, name, local);
+      await w.waitFor(/^patched$/m, 60_000);
+      // A second for anything the mount would publish on its own to reach the bucket.
+      await new Promise((r) => setTimeout(r, 1000));
+      await m.child.stop('SIGKILL');
+      await w.stop('SIGKILL');
+      await sh(`fusermount -uz '${m.dir}'`);
+      const stored = await client.get(name).catch(() => undefined);
+      if (name === 'existing.bin') expect(md5(stored), `bucket holds ${stored?.length} bytes`).toBe(md5(old));
+      else expect(stored?.length, 'a new key stays absent').toBeUndefined();
+    }
+  }, 120_000);
+});
+
 const swift = await swiftAvailable();
 
 describe.runIf(fuseAvailable().ok && swift.ok)('a mount killed with -9 mid-upload, on Swift', () => {

@@ -2,6 +2,7 @@
 // git) and what happens when the server or the mount goes away.
 
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -194,6 +195,12 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     const r = await sh(`cd '${m.dir}' && (touch ${long} 2>&1; ln f.txt hard 2>&1; true)`);
     expect(r.out).toMatch(/File name too long/);
     expect(r.out).toMatch(/Operation not permitted/);
+    // Past S3's 1024-byte keys, with every name under 255 bytes: a lookup says so as well.
+    const deep = Array(4).fill('n'.repeat(250)).join('/');
+    const x = 'x'.repeat(30);
+    const d = await sh(`cd '${m.dir}' && mkdir -p ${deep} && (stat ${deep}/${x} 2>&1; mkdir ${deep}/${x} 2>&1; true)`);
+    expect(d.out.match(/File name too long/g), d.out).toHaveLength(2);
+    expect(d.out).not.toMatch(/No such file/);
   });
 });
 
@@ -206,7 +213,10 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     const writing = sh(
       `(for i in $(seq 40); do head -c 1048576 /dev/urandom; sleep 0.05; done) | dd of='${m.dir}/big' bs=1M iflag=fullblock status=none; echo "dd exit $?"`,
     );
-    await new Promise((r) => setTimeout(r, 500));
+    // The server dies once the writer has the file open (on a loaded machine the shell may take
+    // seconds to get there, and an open that fails is not what this test is about).
+    for (let i = 0; i < 600 && !existsSync(join(m.dir, 'big')); i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
     await server.kill();
     const r = await writing;
     expect(r.out).toMatch(/Input\/output error/);

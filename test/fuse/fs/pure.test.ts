@@ -8,6 +8,8 @@ import {
   normalisePrefix,
   parentOf,
 } from '../../../fuse/fs/keys.ts';
+import { InodeTable, inodeHash } from '../../../fuse/fs/inodes.ts';
+import { decodeListedKey, listedKey } from '../../../fuse/s3/url-keys.ts';
 import { MemoryBudget } from '../../../fuse/fs/memory-budget.ts';
 import { attrFromHead, metadataOf, S_IFLNK } from '../../../fuse/fs/metadata.ts';
 import { FIRST_PART_SIZE, maxStreamedSize, partRanges, partSize } from '../../../fuse/fs/part-sizes.ts';
@@ -136,5 +138,45 @@ describe('memory budget', () => {
     b.release(8);
     expect(b.tryAcquire(100)).toBe(true);
     expect(b.used).toBe(10);
+  });
+});
+
+describe('inode numbers', () => {
+  it('are the hash of the key, and a key that hashes like another gets a number of its own', () => {
+    // Find two keys whose 32-bit hashes collide (a birthday search: about 80,000 keys).
+    const seen = new Map<number, string>();
+    let pair: [string, string] | undefined;
+    for (let i = 0; !pair; i++) {
+      const key = `dir/file-${i}`;
+      const other = seen.get(inodeHash(key));
+      if (other) pair = [other, key];
+      else seen.set(inodeHash(key), key);
+    }
+    const table = new InodeTable();
+    const [a, b] = pair;
+    expect(table.of(a)).toBe(inodeHash(a));
+    const nb = table.of(b);
+    expect(nb).not.toBe(table.of(a));
+    expect(table.of(b)).toBe(nb);
+    expect(table.of(a)).toBe(inodeHash(a));
+    // A rename hands the number on; a new key at the old name gets another.
+    const na = table.of(a);
+    table.rename(a, 'elsewhere');
+    expect(table.of('elsewhere')).toBe(na);
+    expect(table.of(a)).not.toBe(na);
+    table.renameTree('dir/', 'moved/');
+    expect(table.of(`moved/${b.slice(4)}`)).toBe(nb);
+  });
+});
+
+describe('keys from URL-encoded listings', () => {
+  it('decode percent escapes and plus signs to the stored key, U+FFFD for bytes that are not UTF-8', () => {
+    expect(decodeListedKey('a/ctl%01x%1B%5B0m')).toBe('a/ctl\x01x\x1b[0m');
+    expect(decodeListedKey('sp+ace%2Bplus%2525')).toBe('sp ace+plus%25');
+    expect(decodeListedKey('%C3%BCn%C3%AF/€')).toBe('ünï/€');
+    expect(decodeListedKey('bad%FFbyte')).toBe('bad\uFFFDbyte');
+    expect(decodeListedKey('100%')).toBe('100%');
+    expect(listedKey('a+b', undefined)).toBe('a+b');
+    expect(listedKey('a+b', 'url')).toBe('a b');
   });
 });

@@ -146,6 +146,17 @@ export function objectClientContract(name: string, make: () => Promise<ContractT
       expect(tree.objects.map((o) => o.key)).toEqual(['l/a', 'l/b', 'l/c/1', 'l/c/2', 'l/d/', 'l/e']);
     });
 
+    it('lists keys with control characters, spaces, plus and percent signs exactly as stored', async () => {
+      // One such key must not fail the listing of its neighbours (Swift sends them only URL-encoded).
+      const keys = ['h/ctl\x01a', 'h/esc\x1b[0m', 'h/sp ace+plus%25', 'h/ok', 'h/d\x01/x'];
+      for (const k of keys) await c.put(k, Buffer.from('x'));
+      const page = await c.list('h/', { delimiter: '/' });
+      expect(page.objects.map((o) => o.key).sort()).toEqual(['h/ctl\x01a', 'h/esc\x1b[0m', 'h/ok', 'h/sp ace+plus%25'].sort());
+      expect(page.prefixes).toEqual(['h/d\x01/']);
+      expect((await c.list('h/d\x01/')).objects.map((o) => o.key)).toEqual(['h/d\x01/x']);
+      for (const o of page.objects) expect((await c.head(o.key))?.size).toBe(1);
+    });
+
     it('deletes one and many, missing keys included', async () => {
       for (const k of ['d/1', 'd/2', 'd/3']) await c.put(k, Buffer.from('x'));
       await c.delete('d/1');

@@ -1,0 +1,269 @@
+// A writable open file (see file-handle.ts for what it is while open): a stream that uploads as
+// it is written, or a staging file on local disk, published only at flush (close or fsync).
+
+import type { WriteOptions } from '../s3/object-client.ts';
+import { FsError } from './errno.ts';
+import type { HandleSettings } from './file-handle.ts';
+import { type Attr, writeOptionsOf } from './metadata.ts';
+import { Spool } from './spool.ts';
+import { StagingFile } from './staging-file.ts';
+import { MemoryPressure, StreamingUpload } from './streaming-upload.ts';
+
+export class WriteHandle {
+  readonly kind = 'write';
+  private readonly s: HandleSettings;
+  path: string;
+  key: string;
+  /** The attributes the object will carry when uploaded. */
+  attr: Attr;
+  /** Size of the object in the bucket this handle started from (0 for a new or truncated file). */
+  private base: number;
+  private stream: StreamingUpload | undefined;
+  /** The local copy of what `stream` has sent (see spool.ts). */
+  private spool: Spool | undefined;
+  private staging: StagingFile | undefined;
+  dirty: boolean;
+  /** Set when bytes were lost in a failed upload: every later write and flush fails. */
+  private broken: unknown;
+  /** Set by unlink: the data is dropped at flush instead of recreating the file. */
+  unlinked = false;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /** Set by close(): nothing is read or written through this handle any more. */
+  closed = false;
+
+  constructor(
+    s: HandleSettings,
+    path: string,
+    key: string,
+    attr: Attr,
+    existingSize: number | undefined,
+  ) {
+    this.s = s;
+    this.path = path;
+    this.key = key;
+    this.attr = attr;
+    this.base = existingSize ?? 0;
+    this.dirty = existingSize === undefined;
+    if (existingSize === undefined && !s.journal) this.stream = this.newStream();
+  }
+
+  private newStream(): StreamingUpload {
+    this.spool = new Spool(this.s.staging, this.key);
+    return new StreamingUpload(this.s.upload, this.key, this.spool.keep);
+  }
+
+  get size(): number {
+    return this.stream?.size ?? this.staging?.size ?? this.base;
+  }
+
+  /** Operations on one handle run one at a time, in the order the kernel sent them. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Set when utimens gave the file an mtime. Until then the upload carries no mtime and the
+   * object's Last-Modified (when the upload completed, just after the last write) stands for it.
+   * Writes move the mtime, so a stored one would go stale while a multipart upload is under way,
+   * and putting it right at close would copy the whole object onto itself.
+   */
+  mtimeSet = false;
+
+  private options = (): WriteOptions => writeOptionsOf(this.attr, this.mtimeSet);
+
+  write(data: Buffer, offset: number): Promise<void> {
+    return this.serial(async () => {
+      if (this.broken !== undefined) throw this.broken;
+      if (!this.stream && !this.staging && offset === 0 && this.base === 0 && !this.s.journal) {
+        this.stream = this.newStream();
+      }
+      if (this.stream && offset === this.stream.size) {
+        try {
+          await this.stream.write(data, this.options);
+        } catch (err) {
+          if (!(err instanceof MemoryPressure)) throw err;
+          await this.toStaging();
+          await this.staging!.write(data, offset);
+        }
+      } else {
+        await this.toStaging();
+        await this.staging!.write(data, offset);
+      }
+      this.dirty = true;
+      const now = Date.now();
+      this.attr = { ...this.attr, mtimeMs: now, ctimeMs: now, size: this.size };
+    });
+  }
+
+  read(offset: number, length: number): Promise<Buffer> {
+    return this.serial(async () => {
+      if (this.stream?.unsent) {
+        const buf = this.stream.bufferedBytes();
+        return Buffer.from(buf.subarray(Math.min(offset, buf.length), Math.min(offset + length, buf.length)));
+      }
+      if (this.stream || this.s.staging.hasLocal?.(this.key)) await this.toStaging();
+      if (this.staging) return this.staging.read(offset, length);
+      const end = Math.min(this.base, offset + length);
+      if (offset >= end) return Buffer.alloc(0);
+      return this.s.client.get(this.key, { start: offset, end });
+    });
+  }
+
+  /**
+   * Makes the handle keep its content on local disk from now on, so another opener can read it
+   * (see Filesystem.openShared). False when it cannot: closed, or parts already sent.
+   */
+  keepLocal(): Promise<boolean> {
+    return this.serial(async () => {
+      if (this.closed || (this.stream && !this.stream.unsent)) return false;
+      await this.toStaging();
+      return true;
+    });
+  }
+
+  /**
+   * The file was renamed while open with unsaved changes: they go to the new key at close, and
+   * nothing is published now. A stream's multipart upload belongs to the old key, so the content
+   * moves to a staging file first (from the spool when parts have left).
+   */
+  moveTo(path: string, key: string): Promise<void> {
+    return this.serial(async () => {
+      if (this.stream) await this.toStaging();
+      this.path = path;
+      this.key = key;
+    });
+  }
+
+  /** Bytes of the content as this handle has it, or undefined once it no longer holds them. */
+  readLocal(offset: number, length: number): Promise<Buffer | undefined> {
+    return this.serial(async () => {
+      if (this.closed) return undefined;
+      if (this.staging) return this.staging.read(offset, length);
+      if (this.stream?.unsent) {
+        const buf = this.stream.bufferedBytes();
+        return Buffer.from(buf.subarray(Math.min(offset, buf.length), Math.min(offset + length, buf.length)));
+      }
+      return undefined;
+    });
+  }
+
+  truncate(size: number): Promise<void> {
+    return this.serial(async () => {
+      if (size === this.size) return;
+      if (size === 0) {
+        await this.discard();
+        this.base = 0;
+        if (this.s.journal) this.staging = await StagingFile.create(this.s.staging);
+        else this.stream = this.newStream();
+      } else {
+        if (size > this.s.staging.limit) {
+          throw new FsError('EFBIG', `${this.key}: ${size} bytes is over the staging limit of ${this.s.staging.limit}`);
+        }
+        await this.toStaging();
+        await this.staging!.truncate(size);
+      }
+      this.dirty = true;
+      const now = Date.now();
+      this.attr = { ...this.attr, mtimeMs: now, ctimeMs: now, size: this.size };
+    });
+  }
+
+  /** Uploads pending changes. Returns the new ETag, or undefined when there was nothing to do. */
+  flush(): Promise<string | undefined> {
+    return this.serial(async () => {
+      if (!this.dirty) return undefined;
+      if (this.unlinked) {
+        await this.discard();
+        this.dirty = false;
+        return undefined;
+      }
+      if (this.broken !== undefined) throw this.broken;
+      let etag: string;
+      if (this.s.journal) {
+        // Write-back: durable on local disk is enough; the journal uploads it later.
+        const file = this.staging ?? (await StagingFile.create(this.s.staging));
+        this.staging = undefined;
+        this.base = file.size;
+        await this.s.journal.add(this.key, file, this.options());
+        etag = '';
+      } else if (this.staging) {
+        etag = await this.staging.upload(this.key, this.options());
+      } else {
+        const stream = (this.stream ??= this.newStream());
+        const multipart = !stream.unsent;
+        etag = await this.finishStream(stream);
+        this.stream = undefined;
+        this.base = stream.size;
+        // Later writes change the local copy instead of downloading what was just sent.
+        const spool = this.spool;
+        this.spool = undefined;
+        if (multipart) this.staging = await spool?.take(Buffer.alloc(0), 0).catch(() => undefined);
+        else await spool?.close();
+      }
+      this.base = this.size;
+      this.dirty = false;
+      this.attr = { ...this.attr, size: this.size, etag };
+      return etag;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.serial(() => {
+      this.closed = true;
+      return this.discard();
+    });
+  }
+
+  private async finishStream(stream: StreamingUpload): Promise<string> {
+    try {
+      return await stream.finish(this.options());
+    } catch (err) {
+      if (!stream.unsent) {
+        this.broken = err;
+        this.stream = undefined;
+      }
+      throw err;
+    }
+  }
+
+  private async discard(): Promise<void> {
+    await this.stream?.abort();
+    this.stream = undefined;
+    await this.spool?.close();
+    this.spool = undefined;
+    await this.staging?.close();
+    this.staging = undefined;
+  }
+
+  /** Moves the handle's content to a local staging file (see the file comment for when). */
+  private async toStaging(): Promise<void> {
+    if (this.staging) return;
+    const stream = this.stream;
+    if (stream?.unsent) {
+      this.staging = await StagingFile.create(this.s.staging, stream.bufferedBytes());
+      // Releases the buffer, and a multipart upload started ahead of the first part.
+      void stream.abort();
+      this.stream = undefined;
+      await this.spool?.close();
+      this.spool = undefined;
+      return;
+    }
+    if (stream) {
+      // Parts already left: they are in the spool, and nothing is published before close (see
+      // spool.ts). Past the staging limit this throws EFBIG and the stream goes on as it was.
+      await stream.settle();
+      this.staging = await this.spool!.take(stream.bufferedBytes(), stream.bufferedFrom);
+      this.spool = undefined;
+      this.stream = undefined;
+      void stream.abort();
+      return;
+    }
+    this.staging =
+      this.base === 0
+        ? await StagingFile.create(this.s.staging)
+        : await StagingFile.fromObject(this.s.staging, this.key, this.base);
+  }
+}
