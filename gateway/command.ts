@@ -4,7 +4,7 @@ import { defineCommand } from '../lib/command.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
 import { expandCacheDir, gatewayOptions } from './options.ts';
 import { startCluster } from './cluster/primary.ts';
-import { announce, startGateway } from './server.ts';
+import { announce } from './announce.ts';
 
 export const command = defineCommand({
   name: 'gateway',
@@ -31,20 +31,16 @@ export const command = defineCommand({
   ],
   options: gatewayOptions,
   async run({ config, log }) {
-    if (config.workers > 1) {
-      const handle = await startCluster(config, log, config.logLevel, config.logFormat);
-      announce(
-        log,
-        { ...config, cacheDir: expandCacheDir(config.cacheDir) },
-        handle.port,
-        config.allowDest.length === 0 && config.upstream.length === 0,
-        {
-          workers: config.workers,
-        },
-      );
-      return runUntilSignalled(handle, { log, shutdownTimeoutMs: config.shutdownTimeout });
-    }
-    const gateway = await startGateway(config, log);
-    return runUntilSignalled(gateway, { log, shutdownTimeoutMs: config.shutdownTimeout });
+    // Even one worker runs under the primary: a bug met while serving a request ends that worker,
+    // which the primary replaces at once, instead of the whole service (gateway/cluster/).
+    const handle = await startCluster(config, log, config.logLevel, config.logFormat);
+    announce(
+      log,
+      { ...config, cacheDir: expandCacheDir(config.cacheDir) },
+      handle.port,
+      config.allowDest.length === 0 && config.upstream.length === 0,
+      { workers: config.workers },
+    );
+    return Promise.race([runUntilSignalled(handle, { log, shutdownTimeoutMs: config.shutdownTimeout }), handle.failed]);
   },
 });

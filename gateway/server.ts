@@ -18,8 +18,10 @@ import { gatewayErrors } from './errors.ts';
 import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
 import type { ToPrimary } from './cluster/messages.ts';
+import { announce } from './announce.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
 import { prefetchAll } from './prefetch.ts';
+import { whileServing } from './request-context.ts';
 import { ProxyHandler } from './proxy/handler.ts';
 import { proxyStatus, sendError } from './proxy/respond.ts';
 import { ringsFrom } from './proxy/target.ts';
@@ -117,27 +119,6 @@ export interface WorkerLink {
   diskMetrics: boolean;
 }
 
-/** The start-up line; when nothing is allowed yet it says how to allow destinations. */
-export function announce(
-  log: Logger,
-  config: GatewayConfig,
-  port: number,
-  nothingAllowed: boolean,
-  extra: Record<string, unknown> = {},
-): void {
-  log.info(
-    {
-      listen: `${config.listen.host}:${port}`,
-      cacheDir: config.cacheDir,
-      upstreams: config.upstream.map((r) => r.name),
-      ...extra,
-    },
-    nothingAllowed
-      ? 'gateway listening; no destination is allowed yet: add --allow-dest @cvmfs or --allow-dest HOST (or --upstream NAME=URL for reverse mode)'
-      : 'gateway listening',
-  );
-}
-
 export async function startGateway(given: GatewayConfig, log: Logger, worker?: WorkerLink): Promise<Gateway> {
   const config = { ...given, cacheDir: expandCacheDir(given.cacheDir) };
   try {
@@ -172,8 +153,10 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     ? new WorkerCoordinator(cache, worker.send, {
         claimDeadlineMs: CLAIM_DEADLINE_MS,
         followSilenceMs: Math.max(config.responseTimeout, config.idleTimeout) + FOLLOW_SLACK_MS,
-        onStall: (what, key) =>
-          log.warn({ key, what }, what === 'claim' ? 'no answer from the primary to a claim; fetching here' : 'a fill followed in another worker went silent; fetching here'),
+        onStall: (what, key) => {
+          metrics.guardFired.inc({ guard: what });
+          log.warn({ key, what }, what === 'claim' ? 'no answer from the primary to a claim; fetching here' : 'a fill followed in another worker went silent; fetching here');
+        },
       })
     : undefined;
   if (coordinator) {
@@ -226,7 +209,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       server = createServer(
         // Host is checked below, so the refusal carries Proxy-Status like every other one.
         { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_MS, requireHostHeader: false },
-        (req, res) => {
+        (req, res) => whileServing(req, () => {
           // Refused at accept time; a request that was parsed anyway gets nothing more.
           if (refused.has(req.socket)) res.destroy();
           else if (req.headers.host === undefined && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) {
@@ -236,7 +219,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
           } else if (isOwnPath(req.url)) fastifyHandler(req, res);
           else if (s3?.matches(req)) s3.handle(req, res);
           else handler.handle(req, res);
-        },
+        }),
       );
       // --allow-client covers every path (metrics, summary and admin API say what the site
       // caches) and is checked when the connection is accepted, before any header is parsed.

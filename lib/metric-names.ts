@@ -24,6 +24,14 @@ export const GATEWAY_METRICS = {
   cacheObjects: 'estuary_gateway_cache_objects',
   /** counter: content-addressed objects refused because their bytes did not match their name. */
   verifyFailures: 'estuary_gateway_verify_failures_total',
+  /**
+   * counter {guard="claim"|"follow"}: a worker gave up waiting on the cluster (a claim the primary
+   * did not answer, a followed fill that went silent) and fetched by itself. A backstop: any
+   * non-zero rate is a bug or an overloaded primary.
+   */
+  clusterGuardFired: 'estuary_gateway_cluster_guard_fired_total',
+  /** counter: gateway worker processes that died and were restarted by the primary. */
+  workerRestarts: 'estuary_gateway_worker_restarts_total',
 } as const;
 
 export const DISCOVERY_METRICS = {
