@@ -117,6 +117,7 @@ export async function startCluster(
   /** A worker that died mid-fill fails that fill for its followers; they answer with an error. */
   function onExit(id: number): void {
     workers.delete(id);
+    listenPorts.delete(id);
     if (diskReporter === id) {
       diskReporter = [...workers.keys()][0];
       if (diskReporter !== undefined) send(diskReporter, { t: 'disk-metrics' });
@@ -147,10 +148,23 @@ export async function startCluster(
   let started = false;
   /** The one worker whose disk gauges count (every worker indexes the same files). */
   let diskReporter: number | undefined;
+  /** The port each live worker was told to listen on, and the one the first workers got. */
+  const listenPorts = new Map<number, number>();
+  let boundPort: number | undefined = undefined;
   /** Forks one worker; one that dies after start-up is replaced at once, so capacity comes back. */
   const fork = (): Promise<number> => {
     const reports = diskReporter === undefined;
-    const w = cluster.fork({ ...env, ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0' });
+    // node:cluster shares one socket among workers that listen on the same address and port as
+    // written (":0" included), and closes it when the last of them is gone. A replacement joins
+    // the survivors' socket, or, when none is left, listens anew on the port they had.
+    const survivor = [...listenPorts.values()][0];
+    const listen = { ...config.listen, port: survivor ?? boundPort ?? config.listen.port };
+    const w = cluster.fork({
+      ...env,
+      ESTUARY_GATEWAY_WORKER_CONFIG: JSON.stringify({ ...config, listen }),
+      ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0',
+    });
+    listenPorts.set(w.id, listen.port);
     if (reports) diskReporter = w.id;
     workers.set(w.id, w);
     // A message to a worker that is exiting fails with EPIPE; unheard, that error would end the
@@ -197,10 +211,10 @@ export async function startCluster(
     throw err;
   }
   for (const p of ports) p.catch(() => undefined);
-  // A replacement takes the port the first workers got (--listen :0 picks one at random), so that
-  // a restart never moves the service. While no worker is up (one worker, between its death and
-  // its replacement's start) new connections are refused; a client's retry a second later is served.
-  env.ESTUARY_GATEWAY_WORKER_CONFIG = JSON.stringify({ ...config, listen: { ...config.listen, port } });
+  // A restart never moves the service (--listen :0 picks a port at random). While no worker is up
+  // (one worker, between its death and its replacement's start) new connections are refused; a
+  // client's retry a second later is served.
+  boundPort = port;
   started = true;
   return {
     port,
