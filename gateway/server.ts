@@ -17,6 +17,7 @@ import { handleConnect } from './connect.ts';
 import { gatewayErrors } from './errors.ts';
 import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
+import { Intake } from './cluster/intake.ts';
 import type { ToPrimary } from './cluster/messages.ts';
 import { announce } from './announce.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
@@ -202,6 +203,8 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         })
     : undefined;
   let server!: Server;
+  // In a worker, connections come from the primary, which holds the listening socket.
+  const intake = worker ? new Intake() : undefined;
   const overloadLog = new Throttle(10_000);
   const app = Fastify({
     logger: false,
@@ -225,6 +228,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       // caches) and is checked when the connection is accepted, before any header is parsed.
       let open = 0;
       server.on('connection', (socket: Socket) => {
+        if (intake && !intake.handed(socket)) return socket.destroy();
         if (!clientAcl.allows(socket.remoteAddress)) {
           log.info({ client: socket.remoteAddress }, 'refused a client not in --allow-client');
           return refuse(socket, REFUSAL);
@@ -265,13 +269,15 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   );
   const listenAddr = `${config.listen.host}:${config.listen.port}`;
   try {
-    await app.listen({ host: config.listen.host, port: config.listen.port });
+    if (intake) await app.listen({ path: await intake.path(), exclusive: true });
+    else await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (err) {
     upstreams.destroy();
     throw gatewayErrors.listen(listenAddr, (err as NodeJS.ErrnoException).code ?? String(err));
   }
-  const port = (server.address() as AddressInfo).port;
-  if (worker) log.debug({ port }, 'worker listening');
+  const port = intake ? config.listen.port : (server.address() as AddressInfo).port;
+  intake?.start(server);
+  if (worker) log.debug({ port }, 'worker ready');
   else {
     announce(log, config, port, destAcl.empty && rings.length === 0, {
       diskEntries: opened.entries,
@@ -294,6 +300,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       deadline?.addEventListener('abort', onAbort, { once: true });
       server.closeIdleConnections();
       await app.close();
+      await intake?.drain(server, deadline);
       await upstreams.close();
       deadline?.removeEventListener('abort', onAbort);
     },

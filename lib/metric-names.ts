@@ -30,6 +30,10 @@ export const GATEWAY_METRICS = {
    * non-zero rate is a bug or an overloaded primary.
    */
   clusterGuardFired: 'estuary_gateway_cluster_guard_fired_total',
+} as const;
+
+/** Exported by the gateway's primary process (gateway/cluster/primary.ts), beside the workers' sums. */
+export const GATEWAY_PRIMARY_METRICS = {
   /** counter: gateway worker processes that died and were restarted by the primary. */
   workerRestarts: 'estuary_gateway_worker_restarts_total',
 } as const;

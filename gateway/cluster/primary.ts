@@ -13,8 +13,9 @@ import { DiskStore, probeWritable } from '../cache/disk-store.ts';
 import { gatewayErrors } from '../errors.ts';
 import { expandCacheDir } from '../options.ts';
 import type { GatewayConfig } from '../server.ts';
-import { GATEWAY_METRICS } from '../../lib/metric-names.ts';
+import { GATEWAY_PRIMARY_METRICS } from '../../lib/metric-names.ts';
 import { CRASH_LOOP, CrashLoop } from './crash-loop.ts';
+import { Listener } from './listener.ts';
 import { isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
 
 interface Claim {
@@ -52,11 +53,16 @@ export async function startCluster(
   // Restarts are known here only: the workers' registries die with them.
   const own = new Registry();
   const restarts = new Counter({
-    name: GATEWAY_METRICS.workerRestarts,
+    name: GATEWAY_PRIMARY_METRICS.workerRestarts,
     help: 'Gateway worker processes that died and were restarted',
     registers: [own],
   });
   const crashLoop = new CrashLoop();
+  const listener = new Listener();
+  const listenAddr = `${config.listen.host}:${config.listen.port}`;
+  const port = await listener.listen(config.listen.host, config.listen.port).catch((err: NodeJS.ErrnoException) => {
+    throw gatewayErrors.listen(listenAddr, err.code ?? String(err));
+  });
   let giveUp!: (err: EstuaryError) => void;
   const failed = new Promise<never>((_, reject) => {
     giveUp = reject;
@@ -116,8 +122,9 @@ export async function startCluster(
 
   /** A worker that died mid-fill fails that fill for its followers; they answer with an error. */
   function onExit(id: number): void {
+    const w = workers.get(id);
+    if (w) listener.gone(w);
     workers.delete(id);
-    listenPorts.delete(id);
     if (diskReporter === id) {
       diskReporter = [...workers.keys()][0];
       if (diskReporter !== undefined) send(diskReporter, { t: 'disk-metrics' });
@@ -140,7 +147,8 @@ export async function startCluster(
     silent: false,
   });
   const env = {
-    ESTUARY_GATEWAY_WORKER_CONFIG: JSON.stringify(config),
+    // Workers take connections from the listener above; they learn its port for their links.
+    ESTUARY_GATEWAY_WORKER_CONFIG: JSON.stringify({ ...config, listen: { ...config.listen, port } }),
     ESTUARY_GATEWAY_WORKER_LOG: JSON.stringify({ level: logLevel, format: logFormat }),
   };
   const ports: Promise<number>[] = [];
@@ -148,23 +156,10 @@ export async function startCluster(
   let started = false;
   /** The one worker whose disk gauges count (every worker indexes the same files). */
   let diskReporter: number | undefined;
-  /** The port each live worker was told to listen on, and the one the first workers got. */
-  const listenPorts = new Map<number, number>();
-  let boundPort: number | undefined = undefined;
   /** Forks one worker; one that dies after start-up is replaced at once, so capacity comes back. */
   const fork = (): Promise<number> => {
     const reports = diskReporter === undefined;
-    // node:cluster shares one socket among workers that listen on the same address and port as
-    // written (":0" included), and closes it when the last of them is gone. A replacement joins
-    // the survivors' socket, or, when none is left, listens anew on the port they had.
-    const survivor = [...listenPorts.values()][0];
-    const listen = { ...config.listen, port: survivor ?? boundPort ?? config.listen.port };
-    const w = cluster.fork({
-      ...env,
-      ESTUARY_GATEWAY_WORKER_CONFIG: JSON.stringify({ ...config, listen }),
-      ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0',
-    });
-    listenPorts.set(w.id, listen.port);
+    const w = cluster.fork({ ...env, ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0' });
     if (reports) diskReporter = w.id;
     workers.set(w.id, w);
     // A message to a worker that is exiting fails with EPIPE; unheard, that error would end the
@@ -173,7 +168,10 @@ export async function startCluster(
     return new Promise((resolve, reject) => {
       w.on('message', (m: unknown) => {
         if (!isToPrimary(m)) return;
-        if (m.t === 'ready') resolve(m.port);
+        if (m.t === 'ready') {
+          listener.ready(w);
+          resolve(m.port);
+        }
         else if (m.t === 'start-failed') {
           reject(m.code ? new EstuaryError(m.code, m.message, { exitCode: m.exitCode }) : new Error(m.message));
         } else onMessage(w.id, m);
@@ -190,6 +188,7 @@ export async function startCluster(
   const replace = async (id: number, code: number | null, signal: string | null) => {
     if (crashLoop.died(Date.now())) {
       stopping = true;
+      listener.close();
       log.fatal({ worker: id, code, signal }, 'gateway workers are crashing in a loop; giving up');
       for (const w of workers.values()) w.process.kill('SIGKILL');
       giveUp(gatewayErrors.crashLoop(CRASH_LOOP.restarts, CRASH_LOOP.windowMs / 1000));
@@ -202,25 +201,22 @@ export async function startCluster(
     if (!stopping) fork().catch((err) => log.error({ err: String(err) }, 'replacement worker failed'));
   };
   for (let i = 0; i < config.workers; i++) ports.push(fork());
-  let port: number;
   try {
-    port = (await Promise.all(ports))[0]!;
+    await Promise.all(ports);
   } catch (err) {
     stopping = true;
+    listener.close();
     for (const w of workers.values()) w.kill('SIGKILL');
     throw err;
   }
   for (const p of ports) p.catch(() => undefined);
-  // A restart never moves the service (--listen :0 picks a port at random). While no worker is up
-  // (one worker, between its death and its replacement's start) new connections are refused; a
-  // client's retry a second later is served.
-  boundPort = port;
   started = true;
   return {
     port,
     failed,
     async stop(deadline) {
       stopping = true;
+      listener.close();
       const exits = [...workers.values()].map(
         (w) =>
           new Promise<void>((resolve) => {

@@ -50,7 +50,8 @@ describe('one worker under the supervisor', async () => {
     expect(crashed?.complete ?? false).toBe(false);
     await gw.child.waitFor(/starting a new one/, 10_000);
 
-    const after = await retried(gw.url, `${origin.url}/kept`);
+    // No retry needed: the primary holds the socket, and the connection waits for the new worker.
+    const after = await send(gw.url, `${origin.url}/kept`);
     expect(after.body.equals(kept)).toBe(true);
     expect(String(after.headers['cache-status'])).toMatch(/hit.*detail=disk/);
     expect(origin.count('/kept')).toBe(1);

@@ -10,7 +10,7 @@ import { onTeardown } from '../../helpers/cleanup.ts';
 
 /**
  * How the connection is treated: HTTP/1.0; 1.1 with `Connection: close`; 1.1 kept alive; kept
- * alive but closed once idle for 150–250 ms (a keep-alive timeout); kept alive, but every
+ * alive but closed once idle for 1–1.5 s (a keep-alive timeout); kept alive, but every
  * 4th request that reuses a connection finds it closed, unanswered (a server that closed an idle
  * connection just as the client reused it: the race every keep-alive client must survive, made
  * frequent).
@@ -92,15 +92,15 @@ export async function startRawOrigin(seed = 24): Promise<RawOrigin> {
         const keep = answer(socket, head);
         if (!keep) return;
         if (keep === 'flaky') {
-          // The timeout runs from when the response was handed to the kernel. It is long enough
-          // for the client to have read the body: a FIN arriving while a kept-alive body is
-          // still being read is a separate case (docs/DEPENDENCIES.md, undici).
+          // The timeout runs from when the response was handed to the kernel, and is long enough
+          // for the client to have read the body even on a loaded machine: a FIN arriving while
+          // a kept-alive body is still being read is a known undici bug (docs/DEPENDENCIES.md).
           socket.write('', () => {
             idle = setTimeout(() => {
               idleCloses++;
               closing = true;
               socket.end();
-            }, 150 + Math.floor(random() * 100));
+            }, 1000 + Math.floor(random() * 500));
           });
         }
       }
