@@ -171,8 +171,7 @@ export async function startCluster(
         if (m.t === 'ready') {
           listener.ready(w);
           resolve(m.port);
-        }
-        else if (m.t === 'start-failed') {
+        } else if (m.t === 'start-failed') {
           reject(m.code ? new EstuaryError(m.code, m.message, { exitCode: m.exitCode }) : new Error(m.message));
         } else onMessage(w.id, m);
       });
