@@ -42,8 +42,14 @@ interface Case {
   readonly size: number;
 }
 
+/**
+ * Every size for the bodies whose end the connection marks (where undici 7 crashed), the
+ * boundaries for kept-alive connections: the file stays well under a minute on a loaded machine.
+ */
 function casesFor(mode: Case['mode'], sizes: readonly number[]): Case[] {
-  return CASES.flatMap((c) => sizes.map((size) => ({ mode, ...c, size })));
+  return CASES.flatMap((c) =>
+    (c.conn === 'http10' || c.conn === 'close' ? sizes : FEW_SIZES).map((size) => ({ mode, ...c, size })),
+  );
 }
 
 async function pool<T>(items: readonly T[], run: (item: T) => Promise<void>): Promise<void> {
@@ -115,10 +121,12 @@ describe.each([1, 2])('origin behaviour sweep, --workers %i', async (workers) =>
     const all = [...casesFor('forward', SIZES), ...casesFor('reverse', FEW_SIZES), ...casesFor('s3', FEW_SIZES)];
     await pool(all, (k) => fetchCase(k, 1));
     // Served from the cache now (memory or disk, by size): the same bytes again.
-    await pool(casesFor('forward', SIZES), (k) => fetchCase(k, 2));
+    await pool(casesFor('forward', FEW_SIZES), (k) => fetchCase(k, 2));
     // The gateway's warnings say why, when a case failed.
     if (failures.length > 0) console.log(gw.child.output().split('\n').filter((l) => /"level":[4-6]0/.test(l)).join('\n'));
     expect(failures).toEqual([]);
+    // The origin closes kept-alive connections after 1–1.5 s idle; the last ones are idle now.
+    for (let i = 0; i < 50 && origin.idleCloses() === 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(origin.idleCloses()).toBeGreaterThan(0);
     expect(origin.dropped()).toBeGreaterThan(0);
   });
