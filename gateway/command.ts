@@ -7,7 +7,7 @@ import { lockCacheDir } from './cache/lock.ts';
 import { gatewayErrors } from './errors.ts';
 import { expandCacheDir, gatewayOptions } from './options.ts';
 import { startCluster } from './cluster/primary.ts';
-import { announce, startGateway } from './server.ts';
+import { announce } from './announce.ts';
 
 /** Stops `service`, then lets the next gateway have the cache directory. */
 function releasingAfter(service: Service, release: () => void): Service {
@@ -47,28 +47,25 @@ export const command = defineCommand({
   ],
   options: gatewayOptions,
   async run({ config, log }) {
-    // Held by this process (the primary of a multi-worker gateway) for the gateway's whole life,
-    // before tmp/ is emptied: another gateway's fills live there.
+    // Held by the primary for the gateway's whole life, before tmp/ is emptied: another gateway's
+    // fills live there.
     const lock = await lockCacheDir(expandCacheDir(config.cacheDir), log);
-    // Workers bind through their primary and could only report that they exited.
+    // A taken port is said in one line before any worker is forked.
     const { host, port } = config.listen;
     await probeListen(host, port).catch((err: NodeJS.ErrnoException) => {
       throw gatewayErrors.listen(`${host}:${port}`, err.code ?? String(err));
     });
-    if (config.workers > 1) {
-      const handle = await startCluster(config, log, config.logLevel, config.logFormat);
-      announce(
-        log,
-        { ...config, cacheDir: expandCacheDir(config.cacheDir) },
-        handle.port,
-        config.allowDest.length === 0 && config.upstream.length === 0,
-        {
-          workers: config.workers,
-        },
-      );
-      return runUntilSignalled(releasingAfter(handle, lock.release), { log, shutdownTimeoutMs: config.shutdownTimeout });
-    }
-    const gateway = await startGateway(config, log);
-    return runUntilSignalled(releasingAfter(gateway, lock.release), { log, shutdownTimeoutMs: config.shutdownTimeout });
+    // Even one worker runs under the primary: a bug met while serving a request ends that worker,
+    // which the primary replaces at once, instead of the whole service (gateway/cluster/).
+    const handle = await startCluster(config, log, config.logLevel, config.logFormat);
+    announce(
+      log,
+      { ...config, cacheDir: expandCacheDir(config.cacheDir) },
+      handle.port,
+      config.allowDest.length === 0 && config.upstream.length === 0,
+      { workers: config.workers },
+    );
+    const service = releasingAfter(handle, lock.release);
+    return Promise.race([runUntilSignalled(service, { log, shutdownTimeoutMs: config.shutdownTimeout }), handle.failed]);
   },
 });

@@ -32,6 +32,13 @@ export const gatewayErrors = {
       BAD_INPUT,
     ),
   s3Config: (message: string) => new EstuaryError('ESTUARY_GW_S3_CONFIG', message, BAD_INPUT),
+  crashLoop: (deaths: number, windowS: number) =>
+    new EstuaryError(
+      'ESTUARY_GW_CRASH_LOOP',
+      `gateway workers died ${deaths} times within ${windowS} s; stopped restarting them. The log line ` +
+        `"gateway worker crashed" names the request each one was serving`,
+      BAD_INPUT,
+    ),
   peerSelf: () =>
     new EstuaryError(
       'ESTUARY_GW_PEER_SELF',

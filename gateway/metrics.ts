@@ -48,6 +48,7 @@ export class Metrics {
   readonly upstreamErrors: Counter<'upstream' | 'reason'>;
   readonly upstreamLatency: Histogram<'upstream'>;
   readonly verifyFailures: Counter;
+  readonly guardFired: Counter<'guard'>;
   readonly memoryHit = tally();
   readonly diskHit = tally();
   /** Requests answered, all kinds together. */
@@ -126,6 +127,13 @@ export class Metrics {
       help: 'Content-addressed objects refused because their bytes did not match their name',
       registers,
     });
+    this.guardFired = new Counter({
+      name: N.clusterGuardFired,
+      help: 'Times a worker stopped waiting on the cluster (claim: no answer; follow: the leader went silent)',
+      labelNames: ['guard'],
+      registers,
+    });
+    for (const guard of ['claim', 'follow']) this.guardFired.inc({ guard }, 0);
     new Gauge({
       name: N.cacheBytes,
       help: 'Bytes held in the cache',

@@ -281,6 +281,6 @@ export const gatewayOptions = {
   workers: option(
     int(1, 64, 'N'),
     1,
-    'processes serving requests; they share the port, the disk cache and each fill (memory cache is split between them)',
+    'processes serving requests, under a supervisor that restarts one that dies; they share the port, the disk cache and each fill (memory cache is split between them)',
   ),
 } satisfies OptionTable;

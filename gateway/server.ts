@@ -19,9 +19,12 @@ import { openAccessLog } from './access-log.ts';
 import { startMemoryReclaim } from './memory-reclaim.ts';
 import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
+import { Intake } from './cluster/intake.ts';
 import type { ToPrimary } from './cluster/messages.ts';
+import { announce } from './announce.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
 import { prefetchAll } from './prefetch.ts';
+import { whileServing } from './request-context.ts';
 import { ProxyHandler } from './proxy/handler.ts';
 import { proxyStatus, sendError } from './proxy/respond.ts';
 import { ringsFrom } from './proxy/target.ts';
@@ -119,27 +122,6 @@ export interface WorkerLink {
   diskMetrics: boolean;
 }
 
-/** The start-up line; when nothing is allowed yet it says how to allow destinations. */
-export function announce(
-  log: Logger,
-  config: GatewayConfig,
-  port: number,
-  nothingAllowed: boolean,
-  extra: Record<string, unknown> = {},
-): void {
-  log.info(
-    {
-      listen: `${config.listen.host}:${port}`,
-      cacheDir: config.cacheDir,
-      upstreams: config.upstream.map((r) => r.name),
-      ...extra,
-    },
-    nothingAllowed
-      ? 'gateway listening; no destination is allowed yet: add --allow-dest @cvmfs or --allow-dest HOST (or --upstream NAME=URL for reverse mode)'
-      : 'gateway listening',
-  );
-}
-
 export async function startGateway(given: GatewayConfig, log: Logger, worker?: WorkerLink): Promise<Gateway> {
   const config = { ...given, cacheDir: expandCacheDir(given.cacheDir) };
   try {
@@ -175,8 +157,10 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     ? new WorkerCoordinator(cache, worker.send, {
         claimDeadlineMs: CLAIM_DEADLINE_MS,
         followSilenceMs: Math.max(config.responseTimeout, config.idleTimeout) + FOLLOW_SLACK_MS,
-        onStall: (what, key) =>
-          log.warn({ key, what }, what === 'claim' ? 'no answer from the primary to a claim; fetching here' : 'a fill followed in another worker went silent; fetching here'),
+        onStall: (what, key) => {
+          metrics.guardFired.inc({ guard: what });
+          log.warn({ key, what }, what === 'claim' ? 'no answer from the primary to a claim; fetching here' : 'a fill followed in another worker went silent; fetching here');
+        },
       })
     : undefined;
   if (coordinator) {
@@ -222,6 +206,8 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         })
     : undefined;
   let server!: Server;
+  // In a worker, connections come from the primary, which holds the listening socket.
+  const intake = worker ? new Intake() : undefined;
   const overloadLog = new Throttle(10_000);
   const app = Fastify({
     logger: false,
@@ -229,7 +215,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       server = createServer(
         // Host is checked below, so the refusal carries Proxy-Status like every other one.
         { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_MS, requireHostHeader: false },
-        (req, res) => {
+        (req, res) => whileServing(req, () => {
           // Refused at accept time; a request that was parsed anyway gets nothing more.
           if (refused.has(req.socket)) res.destroy();
           else if (req.headers.host === undefined && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) {
@@ -239,12 +225,13 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
           } else if (isOwnPath(req.url)) fastifyHandler(req, res);
           else if (s3?.matches(req)) s3.handle(req, res);
           else handler.handle(req, res);
-        },
+        }),
       );
       // --allow-client covers every path (metrics, summary and admin API say what the site
       // caches) and is checked when the connection is accepted, before any header is parsed.
       let open = 0;
       server.on('connection', (socket: Socket) => {
+        if (intake && !intake.handed(socket)) return socket.destroy();
         if (!clientAcl.allows(socket.remoteAddress)) {
           log.info({ client: socket.remoteAddress }, 'refused a client not in --allow-client');
           return refuse(socket, REFUSAL);
@@ -285,15 +272,17 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   );
   const listenAddr = `${config.listen.host}:${config.listen.port}`;
   try {
-    await app.listen({ host: config.listen.host, port: config.listen.port });
+    if (intake) await app.listen({ path: await intake.path(), exclusive: true });
+    else await app.listen({ host: config.listen.host, port: config.listen.port });
   } catch (err) {
     upstreams.destroy();
     throw gatewayErrors.listen(listenAddr, (err as NodeJS.ErrnoException).code ?? String(err));
   }
-  const port = (server.address() as AddressInfo).port;
+  const port = intake ? config.listen.port : (server.address() as AddressInfo).port;
+  intake?.start(server);
   const reclaim = startMemoryReclaim(() => metrics.activity());
   metrics.memoryReclaims = () => reclaim.runs;
-  if (worker) log.debug({ port }, 'worker listening');
+  if (worker) log.debug({ port }, 'worker ready');
   else {
     announce(log, config, port, destAcl.empty && rings.length === 0, {
       diskEntries: opened.entries,
@@ -317,6 +306,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       reclaim.stop();
       server.closeIdleConnections();
       await app.close();
+      await intake?.drain(server, deadline);
       await upstreams.close();
       await accessLog?.close();
       deadline?.removeEventListener('abort', onAbort);

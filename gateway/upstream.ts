@@ -93,6 +93,20 @@ export function dropBody(body: UpstreamResponse['body']): void {
   if (!body.destroyed) body.destroy();
 }
 
+/**
+ * A server may close a kept-alive connection whenever it is idle (Apache's KeepAliveTimeout and
+ * MaxKeepAliveRequests, nginx's keepalive_timeout), also just as a request goes out on it. Such a
+ * request never reached the server, and a GET or HEAD is sent again on another connection, as
+ * RFC 9112 §9.3.1 allows. Twice at most: the pool may hold another connection closed the same way.
+ */
+const RESEND_LIMIT = 2;
+
+function closedWhileIdle(err: unknown, req: UpstreamRequest): boolean {
+  if (req.body !== undefined || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+  const code = (err as { code?: string }).code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
 export class Upstreams {
   readonly agent: Agent;
   readonly #opts: UpstreamOptions;
@@ -138,6 +152,7 @@ export class Upstreams {
   async request(servers: readonly string[], req: UpstreamRequest): Promise<UpstreamResponse> {
     const order = this.order(servers);
     let lastFailure: UpstreamFailure | undefined;
+    let resent = 0;
     for (let i = 0; i < order.length; i++) {
       const origin = order[i]!;
       const last = i === order.length - 1;
@@ -163,6 +178,11 @@ export class Upstreams {
         return Object.assign(res, { origin });
       } catch (err) {
         if (req.signal?.aborted) throw err;
+        if (closedWhileIdle(err, req) && resent < RESEND_LIMIT) {
+          resent++;
+          i--;
+          continue;
+        }
         lastFailure = classifyError(err);
         this.#metrics.upstreamErrors.labels(req.label, lastFailure.proxyError).inc();
         this.#markDown(origin, order.length);

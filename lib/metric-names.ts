@@ -28,6 +28,18 @@ export const GATEWAY_METRICS = {
   upstreamPools: 'estuary_gateway_upstream_pools',
   /** counter: memory-reducing collections run while idle after a burst (gateway/memory-reclaim.ts). */
   memoryReclaims: 'estuary_gateway_memory_reclaims_total',
+  /**
+   * counter {guard="claim"|"follow"}: a worker gave up waiting on the cluster (a claim the primary
+   * did not answer, a followed fill that went silent) and fetched by itself. A backstop: any
+   * non-zero rate is a bug or an overloaded primary.
+   */
+  clusterGuardFired: 'estuary_gateway_cluster_guard_fired_total',
+} as const;
+
+/** Exported by the gateway's primary process (gateway/cluster/primary.ts), beside the workers' sums. */
+export const GATEWAY_PRIMARY_METRICS = {
+  /** counter: gateway worker processes that died and were restarted by the primary. */
+  workerRestarts: 'estuary_gateway_worker_restarts_total',
 } as const;
 
 export const DISCOVERY_METRICS = {

@@ -19,10 +19,12 @@ export type Found =
  * its temporary file. Absent when the gateway runs as one process.
  */
 export interface Coordinator {
-  /** 'leader': this process fetches; 'join': another does, and `follow` mirrors it into `fill`. */
-  claim(key: string): Promise<{ readonly role: 'leader' | 'join'; readonly snapshot?: unknown }>;
-  lead(fill: Fill): void;
-  follow(fill: Fill, snapshot: unknown): void;
+  /**
+   * 'leader': this process fetches, and the fill's events go to the others; 'join': another does,
+   * and its events are mirrored into `fill`. Either way the fill is wired when the answer arrives,
+   * not when the caller resumes: the answer's first events may come in the same tick.
+   */
+  claim(fill: Fill): Promise<'leader' | 'join'>;
   invalidated(key: string): void;
 }
 
@@ -55,13 +57,8 @@ export class Cache {
   async claim(key: string): Promise<{ fill: Fill; leader: boolean }> {
     const local = this.joinOrStart(key);
     if (!local.leader || !this.coordinator) return local;
-    const { role, snapshot } = await this.coordinator.claim(key);
-    if (role === 'leader') {
-      this.coordinator.lead(local.fill);
-      return local;
-    }
-    this.coordinator.follow(local.fill, snapshot);
-    return { fill: local.fill, leader: false };
+    const role = await this.coordinator.claim(local.fill);
+    return { fill: local.fill, leader: role === 'leader' };
   }
 
   lookup(key: string): Found | undefined {

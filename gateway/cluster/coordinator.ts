@@ -54,22 +54,31 @@ export class WorkerCoordinator implements Coordinator {
     cache.disk.onEvict = (key, path) => send({ t: 'evicted', key, path });
   }
 
-  claim(key: string): Promise<{ role: 'leader' | 'join'; snapshot?: unknown }> {
+  /**
+   * Asks the primary who fetches `fill.key`, and wires the fill for the answer as soon as it
+   * arrives: node emits each IPC message on process.nextTick, ahead of promise continuations, so
+   * the leader's next events (even its final one) can be handled in the same tick as `claimed`.
+   * A follow registered by the caller after `await` would miss them and wait for the guard.
+   */
+  claim(fill: Fill): Promise<'leader' | 'join'> {
     const id = this.#nextId++;
     return new Promise((resolve) => {
       const deadline = setTimeout(() => {
         // A late answer finds nothing to resolve. Leading here is safe even if the primary made
         // us a follower: it ignores our events, and the events it relays find no follow here.
         this.#claims.delete(id);
-        this.#limits.onStall?.('claim', key);
-        resolve({ role: 'leader' });
+        this.#limits.onStall?.('claim', fill.key);
+        this.lead(fill);
+        resolve('leader');
       }, this.#limits.claimDeadlineMs);
       deadline.unref();
       this.#claims.set(id, (m) => {
         clearTimeout(deadline);
-        resolve({ role: m.role, snapshot: m });
+        if (m.role === 'join') this.follow(fill, m);
+        else this.lead(fill);
+        resolve(m.role);
       });
-      this.#send({ t: 'claim', id, key });
+      this.#send({ t: 'claim', id, key: fill.key });
     });
   }
 

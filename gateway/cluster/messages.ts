@@ -8,6 +8,8 @@ import type { FillEvent } from '../cache/fill.ts';
 
 export type ToPrimary =
   | { readonly t: 'ready'; readonly port: number }
+  /** The worker could not start (a port in use, say): the primary ends with this error. */
+  | { readonly t: 'start-failed'; readonly code?: string; readonly message: string; readonly exitCode: number }
   | { readonly t: 'claim'; readonly id: number; readonly key: string }
   | { readonly t: 'fill'; readonly key: string; readonly ev: FillEvent }
   | { readonly t: 'invalidate'; readonly key: string }

@@ -1,15 +1,21 @@
-// The primary of a multi-worker gateway: forks the workers (which share the listening socket),
-// keeps the table of fills in flight (key -> the worker fetching it and those following it),
-// relays fill events, replicates index changes, aggregates metrics, and stops everything on
-// SIGINT/SIGTERM. It serves no requests itself.
+// The primary of the gateway: forks the workers (which share the listening socket), keeps the
+// table of fills in flight (key -> the worker fetching it and those following it), relays fill
+// events, replicates index changes, aggregates metrics, and stops everything on SIGINT/SIGTERM.
+// It serves no requests itself, so a bug met while serving one cannot end it: it is the
+// supervisor that restarts a dead worker at once, also when there is only one (as Squid's master
+// restarts its kid), and gives up only on a crash loop (crash-loop.ts).
 
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
+import { AggregatorRegistry, Counter, Registry } from 'prom-client';
+import { EstuaryError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { DiskStore, probeWritable } from '../cache/disk-store.ts';
 import { gatewayErrors } from '../errors.ts';
 import { expandCacheDir } from '../options.ts';
 import type { GatewayConfig } from '../server.ts';
+import { GATEWAY_PRIMARY_METRICS } from '../../lib/metric-names.ts';
+import { CRASH_LOOP, CrashLoop } from './crash-loop.ts';
+import { Listener } from './listener.ts';
 import { isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
 
 interface Claim {
@@ -21,6 +27,8 @@ interface Claim {
 
 export interface ClusterHandle {
   readonly port: number;
+  /** Rejects when the workers crash in a loop and the primary gave up (ESTUARY_GW_CRASH_LOOP). */
+  readonly failed: Promise<never>;
   stop(deadline?: AbortSignal): Promise<void>;
 }
 
@@ -39,8 +47,27 @@ export async function startCluster(
     throw gatewayErrors.cacheDir(config.cacheDir, (err as NodeJS.ErrnoException).code ?? String(err));
   }
   // Leftovers of interrupted fills are removed once, before any worker can start a new one.
-  await new DiskStore(config.cacheDir, config.diskCache, log).cleanTemp();
+  const disk = new DiskStore(config.cacheDir, config.diskCache, log);
+  await disk.cleanTemp();
   const aggregator = new AggregatorRegistry();
+  // Restarts are known here only: the workers' registries die with them.
+  const own = new Registry();
+  const restarts = new Counter({
+    name: GATEWAY_PRIMARY_METRICS.workerRestarts,
+    help: 'Gateway worker processes that died and were restarted',
+    registers: [own],
+  });
+  const crashLoop = new CrashLoop();
+  const listener = new Listener();
+  const listenAddr = `${config.listen.host}:${config.listen.port}`;
+  const port = await listener.listen(config.listen.host, config.listen.port).catch((err: NodeJS.ErrnoException) => {
+    throw gatewayErrors.listen(listenAddr, err.code ?? String(err));
+  });
+  let giveUp!: (err: EstuaryError) => void;
+  const failed = new Promise<never>((_, reject) => {
+    giveUp = reject;
+  });
+  failed.catch(() => undefined);
   const claims = new Map<string, Claim>();
   const workers = new Map<number, Worker>();
   const send = (id: number, m: ToWorker) => {
@@ -83,9 +110,8 @@ export async function startCluster(
         others(id, { t: 'evicted', key: m.key, path: m.path });
         return;
       case 'metrics':
-        aggregator
-          .clusterMetrics()
-          .then((text) => send(id, { t: 'metrics', id: m.id, text }))
+        Promise.all([aggregator.clusterMetrics(), own.metrics()])
+          .then(([workers, primary]) => send(id, { t: 'metrics', id: m.id, text: workers + primary }))
           .catch((err) =>
             send(id, { t: 'metrics', id: m.id, text: `# aggregation failed: ${String(err)}\n` }),
           );
@@ -96,6 +122,8 @@ export async function startCluster(
 
   /** A worker that died mid-fill fails that fill for its followers; they answer with an error. */
   function onExit(id: number): void {
+    const w = workers.get(id);
+    if (w) listener.gone(w);
     workers.delete(id);
     if (diskReporter === id) {
       diskReporter = [...workers.keys()][0];
@@ -119,7 +147,8 @@ export async function startCluster(
     silent: false,
   });
   const env = {
-    ESTUARY_GATEWAY_WORKER_CONFIG: JSON.stringify(config),
+    // Workers take connections from the listener above; they learn its port for their links.
+    ESTUARY_GATEWAY_WORKER_CONFIG: JSON.stringify({ ...config, listen: { ...config.listen, port } }),
     ESTUARY_GATEWAY_WORKER_LOG: JSON.stringify({ level: logLevel, format: logFormat }),
   };
   const ports: Promise<number>[] = [];
@@ -127,7 +156,7 @@ export async function startCluster(
   let started = false;
   /** The one worker whose disk gauges count (every worker indexes the same files). */
   let diskReporter: number | undefined;
-  /** Forks one worker; one that dies after start-up is replaced, so capacity comes back. */
+  /** Forks one worker; one that dies after start-up is replaced at once, so capacity comes back. */
   const fork = (): Promise<number> => {
     const reports = diskReporter === undefined;
     const w = cluster.fork({ ...env, ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0' });
@@ -139,24 +168,43 @@ export async function startCluster(
     return new Promise((resolve, reject) => {
       w.on('message', (m: unknown) => {
         if (!isToPrimary(m)) return;
-        if (m.t === 'ready') resolve(m.port);
-        else onMessage(w.id, m);
+        if (m.t === 'ready') {
+          listener.ready(w);
+          resolve(m.port);
+        } else if (m.t === 'start-failed') {
+          reject(m.code ? new EstuaryError(m.code, m.message, { exitCode: m.exitCode }) : new Error(m.message));
+        } else onMessage(w.id, m);
       });
       w.once('exit', (code, signal) => {
         onExit(w.id);
-        reject(new Error(`worker exited with status ${code} before it was ready`));
-        if (stopping) return;
-        log.error({ worker: w.id, code, signal }, 'gateway worker exited; starting a new one');
-        if (started) fork().catch((err) => log.error({ err: String(err) }, 'replacement worker failed'));
+        reject(new Error(`a gateway worker exited with status ${code ?? signal} before it was ready`));
+        if (stopping || !started) return;
+        void replace(w.id, code, signal);
       });
     });
   };
+  /** Replaces a dead worker at once, unless the deaths make a crash loop. */
+  const replace = async (id: number, code: number | null, signal: string | null) => {
+    if (crashLoop.died(Date.now())) {
+      stopping = true;
+      listener.close();
+      log.fatal({ worker: id, code, signal }, 'gateway workers are crashing in a loop; giving up');
+      for (const w of workers.values()) w.process.kill('SIGKILL');
+      giveUp(gatewayErrors.crashLoop(CRASH_LOOP.restarts, CRASH_LOOP.windowMs / 1000));
+      return;
+    }
+    restarts.inc();
+    log.error({ worker: id, code, signal }, 'gateway worker exited; starting a new one');
+    // With no other worker, nothing is filling: the dead one's partial files can go now.
+    if (workers.size === 0) await disk.cleanTemp().catch(() => undefined);
+    if (!stopping) fork().catch((err) => log.error({ err: String(err) }, 'replacement worker failed'));
+  };
   for (let i = 0; i < config.workers; i++) ports.push(fork());
-  let port: number;
   try {
-    port = (await Promise.all(ports))[0]!;
+    await Promise.all(ports);
   } catch (err) {
     stopping = true;
+    listener.close();
     for (const w of workers.values()) w.kill('SIGKILL');
     throw err;
   }
@@ -164,8 +212,10 @@ export async function startCluster(
   started = true;
   return {
     port,
+    failed,
     async stop(deadline) {
       stopping = true;
+      listener.close();
       const exits = [...workers.values()].map(
         (w) =>
           new Promise<void>((resolve) => {

@@ -1,10 +1,15 @@
 // Entry point of a gateway worker process (forked by gateway/cluster/primary.ts). It serves
 // requests like a single gateway, with its fills coordinated through the primary. Signals are
-// the primary's business: a worker stops when the primary says so, or when the primary is gone.
+// the primary's business: a worker stops when the primary says so, and exits at once when the
+// primary is gone (nothing would coordinate its fills, and a new gateway may take the cache).
+// An uncaught exception is logged once, with the request being served, and ends the worker: its
+// state may be corrupt, and the primary starts a fresh one.
 
 import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
+import { isEstuaryError } from '../../lib/errors.ts';
 import { createLogger, flushLogs, type LogFormat, type LogLevel } from '../../lib/log.ts';
+import { servedRequest } from '../request-context.ts';
 import type { Gateway, GatewayConfig } from '../server.ts';
 import type { ToPrimary } from './messages.ts';
 
@@ -19,6 +24,15 @@ const log = createLogger({
   role: 'gateway',
 }).child({
   worker: cluster.worker?.id,
+});
+
+/** Exit status of a worker that crashed (EX_SOFTWARE), told apart from a failed start (1). */
+const CRASHED = 70;
+
+process.on('uncaughtException', (err) => {
+  log.fatal({ err, request: servedRequest() ?? null }, 'gateway worker crashed; the primary starts a new one');
+  flushLogs();
+  process.exit(CRASHED);
 });
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => undefined);
@@ -48,7 +62,12 @@ process.on('message', (m: unknown) => {
   if (t === 'stop') void stop();
   if (t === 'disk-metrics') link.diskMetrics = true;
 });
-process.on('disconnect', () => void stop());
+process.on('disconnect', () => {
+  if (stopping) return;
+  log.error('the gateway primary is gone; this worker exits');
+  flushLogs();
+  process.exit(1);
+});
 
 try {
   // The gateway's modules load only now, after the handlers above: a stop that the primary sends
@@ -59,7 +78,20 @@ try {
   if (stopping) await gateway.stop();
   else send({ t: 'ready', port: gateway.port });
 } catch (err) {
-  log.error({ err: String(err) }, 'worker failed to start');
-  flushLogs();
-  process.exit(1);
+  // The primary ends with this very error (a port in use is the user's to fix: exit 2).
+  const known = isEstuaryError(err);
+  log.debug({ err: String(err) }, 'worker failed to start');
+  if (!process.connected) process.exit(1);
+  process.send?.(
+    {
+      t: 'start-failed',
+      code: known ? err.code : undefined,
+      message: known ? err.message : String(err),
+      exitCode: known ? err.exitCode : 1,
+    } satisfies ToPrimary,
+    () => {
+      flushLogs();
+      process.exit(1);
+    },
+  );
 }

@@ -86,4 +86,10 @@ describe('deploy/systemd', () => {
     const local = argv.map((a) => a.replace(/^\/etc\/estuary\/([\w-]+)\.yaml$/, 'deploy/$1.example.yaml'));
     expect(() => prepareCommand(command, local, { ...env, ...unitEnv })).not.toThrow();
   });
+
+  it('the gateway unit signals only the primary, which stops its workers after draining', () => {
+    const unit = parseUnit(readFileSync(new URL('estuary-gateway.service', dir), 'utf8'));
+    expect(unit.Service!.KillMode).toEqual(['mixed']);
+    expect(unit.Service!.Restart).toEqual(['on-failure']);
+  });
 });

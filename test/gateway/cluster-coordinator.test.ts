@@ -25,19 +25,19 @@ describe('WorkerCoordinator limits', () => {
   it('leads by itself when the primary does not answer a claim in time', async () => {
     const { c, stalls } = setup();
     const t = Date.now();
-    expect((await c.claim('k1')).role).toBe('leader');
+    expect(await c.claim(new Fill('k1'))).toBe('leader');
     expect(Date.now() - t).toBeGreaterThanOrEqual(45);
     expect(stalls).toEqual(['claim k1']);
   });
 
   it('takes the primary’s answer when it comes in time, and ignores one that comes late', async () => {
     const { c, sent, stalls } = setup();
-    const p = c.claim('k2');
+    const p = c.claim(new Fill('k2'));
     const claim = sent[0] as Extract<ToPrimary, { t: 'claim' }>;
     c.onMessage({ t: 'claimed', id: claim.id, role: 'join' });
-    expect((await p).role).toBe('join');
-    const late = c.claim('k3');
-    expect((await late).role).toBe('leader');
+    expect(await p).toBe('join');
+    const late = c.claim(new Fill('k3'));
+    expect(await late).toBe('leader');
     c.onMessage({ t: 'claimed', id: (sent[1] as { id: number }).id, role: 'join' }); // nothing to resolve
     expect(stalls).toEqual(['claim k3']);
   });

@@ -59,6 +59,10 @@ describe('two workers', async () => {
     // Every herd request but the first joined a fill, in its own worker or through the other one.
     expect(text).toMatch(/^estuary_gateway_collapsed_requests_total 39$/m);
     expect(text).toMatch(/^estuary_gateway_cache_objects\{tier="disk"\} 2$/m);
+    // The guards against a silent primary or leader are backstops: the herd never needed them.
+    expect(text).toMatch(/^estuary_gateway_cluster_guard_fired_total\{guard="follow"\} 0$/m);
+    expect(text).toMatch(/^estuary_gateway_cluster_guard_fired_total\{guard="claim"\} 0$/m);
+    expect(text).toMatch(/^estuary_gateway_worker_restarts_total 0$/m);
   });
 
   it('replaces a worker killed with SIGKILL and keeps serving', async () => {

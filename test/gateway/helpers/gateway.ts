@@ -32,14 +32,18 @@ export interface GatewayChild {
   readonly url: string;
 }
 
-/** `estuary gateway` as a real process, JSON logs on stderr. */
-export async function startGatewayProcess(args: readonly string[]): Promise<GatewayChild> {
+/** `estuary gateway` as a real process, JSON logs on stderr; `env` adds to this process's environment. */
+export async function startGatewayProcess(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<GatewayChild> {
   const dir = args.includes('--cache-dir') ? [] : ['--cache-dir', await tempDir('estuary-gw-')];
   const child = startChild(
     NODE,
     ['bin/estuary.js', 'gateway', '--listen', '127.0.0.1:0', '--log-format', 'json', ...dir, ...args],
     {
       cwd: new URL('../../../', import.meta.url).pathname,
+      env: { ...process.env, ...env },
     },
   );
   const m = await child.waitFor(/"listen":"127\.0\.0\.1:(\d+)"/, 20_000);

@@ -1,0 +1,49 @@
+// The worker side of gateway/cluster/listener.ts: takes the connections the primary hands over
+// and gives them to the HTTP server as if it had accepted them. The server also listens on a
+// socket file of its own in a private directory, because Node's HTTP server runs its header and
+// request timers (the slow-client limits) only while it listens; nothing else connects there,
+// and a connection that did would be closed.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HAND_OVER } from './listener.ts';
+
+export class Intake {
+  readonly #handed = new WeakSet<Socket>();
+  #open = 0;
+  #dir?: string;
+
+  /** A private path for the server to listen on. */
+  async path(): Promise<string> {
+    this.#dir = await mkdtemp(join(tmpdir(), 'estuary-gw-worker-'));
+    return join(this.#dir, 'http.sock');
+  }
+
+  /** From now on, connections handed over by the primary go to `server`. */
+  start(server: Server): void {
+    process.on('message', (m: unknown, handle: unknown) => {
+      if ((m as { t?: unknown } | null)?.t !== HAND_OVER || !(handle instanceof Socket)) return;
+      this.#handed.add(handle);
+      this.#open++;
+      handle.once('close', () => this.#open--);
+      server.emit('connection', handle);
+    });
+  }
+
+  /** Whether `socket` came from the primary (every other connection is refused). */
+  handed(socket: Socket): boolean {
+    return this.#handed.has(socket);
+  }
+
+  /** Waits for the handed connections to end, closing each as soon as it is idle. */
+  async drain(server: Server, deadline?: AbortSignal): Promise<void> {
+    while (this.#open > 0 && !deadline?.aborted) {
+      server.closeIdleConnections();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    if (this.#dir) await rm(this.#dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
