@@ -7,6 +7,7 @@
 import { backoffDelay } from '../lib/backoff.ts';
 import type { Logger } from '../lib/log.ts';
 import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
+import { BatchReader } from './batch-read.ts';
 import type { Clock } from './clock.ts';
 import type { MachineType } from './config.ts';
 import { locationOf, spentToday } from './cost.ts';
@@ -61,6 +62,10 @@ export interface CoordinatorOptions {
 export interface TickReport {
   readonly at: number;
   readonly batchHealthy: boolean;
+  /** Why the last read of the batch system failed (its own words), null when it answered. */
+  readonly batchError: string | null;
+  /** Whether the batch system has answered at least once since start. */
+  readonly batchEverRead: boolean;
   readonly unhealthySites: readonly string[];
   readonly pending: number;
   readonly pools: readonly PoolReport[];
@@ -91,6 +96,9 @@ export class Coordinator {
   private demand = new Map<string, number>();
   private nodes = new Map<string, NodeView>();
   private lastPending: PendingJob[] = [];
+  private readonly reader: BatchReader;
+  private batchError: string | null = null;
+  private batchEverRead = false;
   private readonly data: DataCache;
   /**
    * Jobs this coordinator steered, and where. In memory: after a restart they keep their
@@ -105,6 +113,7 @@ export class Coordinator {
 
   constructor(options: CoordinatorOptions) {
     this.o = options;
+    this.reader = new BatchReader(options.batch, options.prefix, options.clock);
     this.data = new DataCache(options.data ?? noData, options.log, (url) => locationOf(url, options.storage) !== undefined);
   }
 
@@ -144,10 +153,13 @@ export class Coordinator {
   }
 
   async tick(): Promise<TickReport> {
-    const { batch, registry, log } = this.o;
-    let batchHealthy = true;
-    try {
-      const [queue, nodes] = await Promise.all([batch.queue(this.o.prefix), batch.nodes(this.o.prefix)]);
+    const { registry, log } = this.o;
+    const read = await this.reader.read(registry.all().filter((d) => !FINAL.has(d.state)));
+    const batchHealthy = read.ok;
+    if (read.ok) {
+      this.batchError = null;
+      this.batchEverRead = true;
+      const { queue, nodes } = read;
       const steer = this.o.steer;
       if (steer) {
         const waiting = new Set(queue.pending.map((j) => j.id));
@@ -163,22 +175,26 @@ export class Coordinator {
         live: registry.all().filter((d) => !FINAL.has(d.state)).length,
       });
       if (this.timeline.length > TIMELINE_POINTS) this.timeline.splice(0, this.timeline.length - TIMELINE_POINTS);
-    } catch (err) {
-      batchHealthy = false;
-      log.warn({ err: (err as Error).message }, 'batch system unreachable: no drone is started or stopped this interval');
+    } else {
+      this.batchError = read.error;
+      log.warn({ err: read.error }, 'batch system unreadable: no drone is started or stopped this interval');
     }
     // Where the pending jobs' inputs are; never throws (a failure keeps the last answer).
     if (batchHealthy) await this.data.refresh(this.lastPending);
     const now = this.o.clock.now();
     const unhealthy = new Set([...this.backoff].filter(([, b]) => now < b.until).map(([s]) => s));
     const live = registry.all().filter((d) => !FINAL.has(d.state));
-    const statuses = await Promise.all(live.map((d) => this.instanceStatus(d, unhealthy)));
-    await Promise.all(
-      live.map(async (d, i) => {
-        const node = batchHealthy ? (this.nodes.get(d.id) ?? ABSENT) : UNKNOWN_NODE;
-        await this.apply(d, step(d, { instance: statuses[i]!, node }, this.o.clock.now(), this.timing(d)));
-      }),
-    );
+    // While the batch system cannot be read every drone is frozen as it is: no step, no action,
+    // so nothing is concluded from a node list that may be a controller's outage.
+    if (batchHealthy) {
+      const statuses = await Promise.all(live.map((d) => this.instanceStatus(d, unhealthy)));
+      await Promise.all(
+        live.map(async (d, i) => {
+          const node = this.nodes.get(d.id) ?? ABSENT;
+          await this.apply(d, step(d, { instance: statuses[i]!, node }, this.o.clock.now(), this.timing(d)));
+        }),
+      );
+    }
     const snapshot = this.snapshot(batchHealthy, unhealthy);
     const result = decide(snapshot, this.demand, { ...this.o.policy, intervalMs: this.o.intervalMs });
     this.demand = new Map(result.demand);
@@ -192,6 +208,8 @@ export class Coordinator {
     this.last = {
       at: snapshot.now,
       batchHealthy,
+      batchError: this.batchError,
+      batchEverRead: this.batchEverRead,
       unhealthySites: [...unhealthy],
       pending: snapshot.pending.length,
       pools: result.pools,

@@ -19,6 +19,8 @@ export class MemoryBatch implements BatchSystem {
   readonly nodesByName = new Map<string, Node>();
   pending: PendingJob[] = [];
   down = false;
+  /** Answers, but lists none of the drones' nodes (a controller that lost its view). */
+  hideNodes = false;
   integrated: string[] = [];
   /** Every steer call, in order. */
   steered: { jobIds: string[]; features: string }[] = [];
@@ -57,6 +59,7 @@ export class MemoryBatch implements BatchSystem {
     this.check();
     this.sync();
     const out = new Map<string, NodeView>();
+    if (this.hideNodes) return out;
     for (const [name, n] of this.nodesByName) {
       if (!name.startsWith(prefix)) continue;
       const gone = !this.sites.some((s) => s.instances.has(name));

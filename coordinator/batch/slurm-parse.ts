@@ -105,13 +105,41 @@ interface SqueueJob {
   array_task_id?: unknown;
 }
 
+/**
+ * Slurm 22.05 prints `squeue --json` and `sinfo --json` with exit status 0 when slurmctld cannot
+ * be reached: an `errors` array and empty `jobs`/`nodes`. Read as it stands, that is "no jobs,
+ * every drone's node gone", which would stop every drone: any error makes the whole read fail.
+ */
+export class SlurmReadError extends Error {}
+
+/** The document, or a SlurmReadError with Slurm's own words when it cannot be trusted. */
+export function slurmDocument(json: string, what: 'jobs' | 'nodes'): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(json);
+  } catch {
+    throw new SlurmReadError(`unparsable output (${json.trim().slice(0, 80) || 'empty'})`);
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new SlurmReadError('output is not a JSON object');
+  const d = doc as Record<string, unknown>;
+  const errors = Array.isArray(d.errors) ? (d.errors as Record<string, unknown>[]) : [];
+  if (errors.length > 0) {
+    const e = errors[0] ?? {};
+    const words = [e.description, e.error, e.source].filter((x) => typeof x === 'string' && x).join(': ');
+    const errno = e.error_number ?? e.errno;
+    throw new SlurmReadError(`${words || 'error'}${errno !== undefined ? ` (errno ${String(errno)})` : ''}`);
+  }
+  if (!Array.isArray(d[what])) throw new SlurmReadError(`no "${what}" list in the output`);
+  return d;
+}
+
 export function parsePending(json: string, partitions: readonly string[]): PendingJob[] {
   return parseQueue(json, partitions, '\0').pending;
 }
 
 /** Pending jobs, and running ones counted by where they run (a drone's node name has `prefix`). */
 export function parseQueue(json: string, partitions: readonly string[], prefix: string): Queue {
-  const doc = JSON.parse(json) as { jobs?: SqueueJob[] };
+  const doc = slurmDocument(json, 'jobs') as { jobs?: SqueueJob[] };
   const out: PendingJob[] = [];
   let runningAtHome = 0;
   let runningOnDrones = 0;
@@ -168,7 +196,7 @@ export function nodeStatus(n: SinfoNode): NodeView['status'] {
 }
 
 export function parseNodes(json: string, prefix: string): Map<string, NodeView> {
-  const doc = JSON.parse(json) as { nodes?: SinfoNode[] };
+  const doc = slurmDocument(json, 'nodes') as { nodes?: SinfoNode[] };
   const out = new Map<string, NodeView>();
   for (const n of doc.nodes ?? []) {
     if (!n.name.startsWith(prefix)) continue;

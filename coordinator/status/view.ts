@@ -40,6 +40,9 @@ export interface StatusView {
   readonly version: number;
   readonly at: number;
   readonly batchHealthy: boolean;
+  /** `reachable` only once the batch system has answered; `unreachable` with its own error. */
+  readonly batch: 'not yet read' | 'reachable' | 'unreachable';
+  readonly batchError: string | null;
   readonly pendingJobs: number;
   readonly sites: readonly SiteStatus[];
   readonly pools: TickReport['pools'];
@@ -92,7 +95,9 @@ export function buildStatus(
   return {
     version: API_VERSION,
     at: now,
-    batchHealthy: last?.batchHealthy ?? true,
+    batchHealthy: last?.batchHealthy ?? false,
+    batch: batchState(last),
+    batchError: last?.batchError ?? null,
     pendingJobs: last?.pending ?? 0,
     sites: sites.map((s) => ({
       name: s.name,
@@ -111,6 +116,11 @@ export function buildStatus(
   };
 }
 
+function batchState(last: TickReport | undefined): StatusView['batch'] {
+  if (last?.batchHealthy) return 'reachable';
+  return last?.batchEverRead || last?.batchError ? 'unreachable' : 'not yet read';
+}
+
 /** A reason as one line of text: its sentence if it has one, the rule, then its numbers. */
 export function reasonText(r: Reason): string {
   const { rule, why, ...rest } = r;
@@ -126,7 +136,7 @@ export function reasonText(r: Reason): string {
 /** The terminal table `estuary coordinator status` prints. */
 export function statusTable(v: StatusView): string {
   const lines = [
-    `batch system: ${v.batchHealthy ? 'ok' : 'UNREACHABLE'}   pending jobs: ${v.pendingJobs}`,
+    `batch system: ${v.batch === 'unreachable' ? `UNREACHABLE (${v.batchError ?? 'no answer'})` : v.batch}   pending jobs: ${v.pendingJobs}`,
     '',
     'SITE            DRONES/QUOTA  HEALTHY  COST',
     ...v.sites.map(
