@@ -4,21 +4,20 @@
 // registry before the side effect it implies, so kill -9 at any point leaves a state whose
 // actions can simply run again (coordinator/drone.ts).
 
-import { backoffDelay } from '../lib/backoff.ts';
 import type { Logger } from '../lib/log.ts';
 import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
 import { BatchReader } from './batch-read.ts';
+import { DroneRunner } from './drone-runner.ts';
 import type { Clock } from './clock.ts';
 import type { MachineType } from './config.ts';
 import { locationOf, spentToday } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
-import { type Action, release, step, type Step } from './drone.ts';
+import { release } from './drone.ts';
 import { steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
   droneFeatures,
-  type InstanceStatus,
   type NodeView,
   poolKey,
   type PendingJob,
@@ -67,6 +66,8 @@ export interface TickReport {
   /** Whether the batch system has answered at least once since start. */
   readonly batchEverRead: boolean;
   readonly unhealthySites: readonly string[];
+  /** Why each unhealthy site is so. */
+  readonly siteProblems: Readonly<Record<string, string>>;
   readonly pending: number;
   readonly pools: readonly PoolReport[];
   readonly decisions: readonly Decision[];
@@ -85,9 +86,6 @@ export interface TimelinePoint {
   readonly live: number;
 }
 
-/** A site that failed is left alone this long at most before it is asked again. */
-const SITE_BACKOFF_MAX_MS = 5 * 60_000;
-
 /** A day at the default 10 s interval; older points are dropped. */
 const TIMELINE_POINTS = 8640;
 
@@ -105,8 +103,7 @@ export class Coordinator {
    * site_<name> requirement (read as the user's), so they still run there, just not moved.
    */
   private readonly steered = new Map<string, string>();
-  /** Sites that failed: not asked again before `until` (exponential, from one interval). */
-  private readonly backoff = new Map<string, { attempt: number; until: number }>();
+  private readonly runner: DroneRunner;
   last: TickReport | undefined;
   /** Jobs by state over time, in memory (a restart starts a new picture). */
   readonly timeline: TimelinePoint[] = [];
@@ -114,6 +111,10 @@ export class Coordinator {
   constructor(options: CoordinatorOptions) {
     this.o = options;
     this.reader = new BatchReader(options.batch, options.prefix, options.clock);
+    this.runner = new DroneRunner({
+      ...options,
+      bootTimeout: (site) => this.settings(site).bootTimeout,
+    });
     this.data = new DataCache(options.data ?? noData, options.log, (url) => locationOf(url, options.storage) !== undefined);
   }
 
@@ -152,7 +153,37 @@ export class Coordinator {
     return { adopted: known.size, orphans };
   }
 
+  /** One interval, then waits for every site call it made (tests and the simulator). */
   async tick(): Promise<TickReport> {
+    const report = await this.interval();
+    await this.runner.calls.settle();
+    return report;
+  }
+
+  /** Site calls still running (the loop never waits for them; a stop waits a little). */
+  settle(): Promise<void> {
+    return this.runner.calls.settle();
+  }
+
+  /**
+   * Sites the policy must not start drones at now: an operation backed off, new drones held
+   * back after failed instances, or no adapter; with the reason, for the API and the page.
+   */
+  private unhealthySites(): Map<string, string> {
+    const now = this.o.clock.now();
+    const out = new Map<string, string>();
+    for (const s of this.o.siteSettings) {
+      const failing = this.runner.calls.failing(s.name, now).filter((f) => f.op !== 'stop');
+      const instances = this.runner.failures.unhealthy(s.name);
+      if (!this.o.sites.has(s.name)) out.set(s.name, 'no adapter');
+      else if (failing.length) out.set(s.name, failing.map((f) => `${f.op} failing, retried in ${f.retryInS} s: ${f.error}`).join('; '));
+      else if (instances && this.runner.failures.holding(s.name, now)) out.set(s.name, instances);
+      else if (instances) out.set(s.name, `${instances}; trying one drone again`);
+    }
+    return out;
+  }
+
+  private async interval(): Promise<TickReport> {
     const { registry, log } = this.o;
     const read = await this.reader.read(registry.all().filter((d) => !FINAL.has(d.state)));
     const batchHealthy = read.ok;
@@ -181,21 +212,21 @@ export class Coordinator {
     }
     // Where the pending jobs' inputs are; never throws (a failure keeps the last answer).
     if (batchHealthy) await this.data.refresh(this.lastPending);
-    const now = this.o.clock.now();
-    const unhealthy = new Set([...this.backoff].filter(([, b]) => now < b.until).map(([s]) => s));
     const live = registry.all().filter((d) => !FINAL.has(d.state));
     // While the batch system cannot be read every drone is frozen as it is: no step, no action,
-    // so nothing is concluded from a node list that may be a controller's outage.
+    // so nothing is concluded from a node list that may be a controller's outage. Each site's
+    // drones are stepped in that site's own turn, in the background (coordinator/site-calls.ts).
+    // The loop waits for them at most half an interval, so a decision normally sees this
+    // interval's states, and a site that hangs costs the others nothing (their cadence holds).
     if (batchHealthy) {
-      const statuses = await Promise.all(live.map((d) => this.instanceStatus(d, unhealthy)));
-      await Promise.all(
-        live.map(async (d, i) => {
-          const node = this.nodes.get(d.id) ?? ABSENT;
-          await this.apply(d, step(d, { instance: statuses[i]!, node }, this.o.clock.now(), this.timing(d)));
-        }),
-      );
+      const stepped = [...this.o.sites.keys()].map((site) => this.runner.stepSite(site, live.filter((d) => d.site === site).map((d) => d.id), this.nodes, ABSENT));
+      const enough = new AbortController();
+      await Promise.race([Promise.all(stepped), this.o.clock.sleep(this.o.intervalMs / 2, enough.signal)]);
+      enough.abort();
     }
-    const snapshot = this.snapshot(batchHealthy, unhealthy);
+    const unhealthy = this.unhealthySites();
+    const holding = new Set([...unhealthy.keys()].filter((site) => !/trying one drone again/.test(unhealthy.get(site)!)));
+    const snapshot = this.snapshot(batchHealthy, holding);
     const result = decide(snapshot, this.demand, { ...this.o.policy, intervalMs: this.o.intervalMs });
     this.demand = new Map(result.demand);
     // The caches start fetching while the drones boot, so the first jobs start hot.
@@ -210,7 +241,8 @@ export class Coordinator {
       batchHealthy,
       batchError: this.batchError,
       batchEverRead: this.batchEverRead,
-      unhealthySites: [...unhealthy],
+      unhealthySites: [...unhealthy.keys()],
+      siteProblems: Object.fromEntries(unhealthy),
       pending: snapshot.pending.length,
       pools: result.pools,
       decisions: result.decisions,
@@ -225,87 +257,6 @@ export class Coordinator {
 
   private settings(site: string): SiteSettings {
     return this.o.siteSettings.find((s) => s.name === site)!;
-  }
-
-  private async instanceStatus(d: Drone, unhealthy: Set<string>): Promise<InstanceStatus> {
-    const site = this.o.sites.get(d.site);
-    if (!site || unhealthy.has(d.site)) return 'unknown';
-    try {
-      const status = await site.status(d.id, d.instance);
-      this.backoff.delete(d.site);
-      return status;
-    } catch (err) {
-      unhealthy.add(d.site);
-      this.siteFailed(d.site, err);
-      return 'unknown';
-    }
-  }
-
-  /**
-   * A failing or slow site is left alone for a while (one interval, doubling up to 5 min), so
-   * its timeouts do not slow every interval for the other sites; its drones keep their state.
-   */
-  private siteFailed(site: string, err: unknown): void {
-    const attempt = (this.backoff.get(site)?.attempt ?? 0) + 1;
-    // No jitter (random 1): one coordinator has no herd to spread.
-    const delay = backoffDelay(attempt - 1, { baseMs: this.o.intervalMs, maxMs: SITE_BACKOFF_MAX_MS }, () => 1);
-    this.backoff.set(site, { attempt, until: this.o.clock.now() + delay });
-    this.o.log.warn({ site, err: (err as Error).message, retryInS: delay / 1000 }, 'site unreachable: its drones keep their state');
-  }
-
-  /** Persists the step, then performs its actions; a failed action is retried next interval. */
-  private async apply(d: Drone, s: Step): Promise<void> {
-    const now = this.o.clock.now();
-    const changed = s.state !== d.state;
-    const next: Drone = changed
-      ? { ...d, state: s.state, reason: s.reason, stateSince: now, lastBusyAt: s.lastBusyAt }
-      : { ...d, lastBusyAt: s.lastBusyAt };
-    if (changed || s.lastBusyAt !== d.lastBusyAt) this.o.registry.put(next, now);
-    if (changed) {
-      this.o.log.info({ drone: d.id, from: d.state, to: s.state, reason: s.reason }, 'drone transition');
-      this.o.onTransition?.(next, d.state);
-    }
-    for (const action of s.actions) {
-      try {
-        await this.perform(next, action);
-      } catch (err) {
-        this.o.log.warn({ drone: d.id, action, err: (err as Error).message }, 'action failed; retried next interval');
-        if (action === 'deploy' || action === 'stop') this.siteFailed(d.site, err);
-        if (action === 'deploy') return;
-      }
-    }
-  }
-
-  private async perform(d: Drone, action: Action): Promise<void> {
-    const site = this.o.sites.get(d.site)!;
-    switch (action) {
-      case 'deploy': {
-        const instance = await site.deploy(this.spec(d));
-        this.o.registry.put({ ...this.o.registry.get(d.id)!, instance }, this.o.clock.now());
-        return;
-      }
-      case 'integrate':
-        return this.o.batch.integrate(d.id, `estuary ${d.site}/${d.machineType}`);
-      case 'drain':
-        return this.o.batch.drain(d.id, `estuary: ${d.reason.rule}`);
-      case 'remove-node':
-        return this.o.batch.remove(d.id, d.state === 'lost' || d.state === 'error');
-      case 'stop':
-        return site.stop(d.id, d.instance);
-    }
-  }
-
-  private spec(d: Drone) {
-    const type = this.o.machineTypes[d.machineType]!;
-    return {
-      id: d.id,
-      site: d.site,
-      machineType: d.machineType,
-      cores: type.cores,
-      memoryMb: Math.floor(type.memory / 1_048_576),
-      features: droneFeatures(d.site, d.machineType, type.features),
-      ...(d.market ? { market: d.market } : {}),
-    };
   }
 
   snapshot(batchHealthy: boolean, unhealthy: ReadonlySet<string>): Snapshot {
@@ -367,42 +318,15 @@ export class Coordinator {
   }
 
   private async act(decisions: readonly Decision[]): Promise<void> {
-    await Promise.all(
-      decisions.map(async (dec) => {
-        const now = this.o.clock.now();
-        if (dec.kind === 'release') {
-          const d = this.o.registry.get(dec.droneId);
-          if (d && d.state === 'available') await this.apply(d, release(d, dec.reason));
-          return;
-        }
-        const id = `${this.o.prefix}${dec.site}-${this.o.registry.nextSerial()}`;
-        const drone: Drone = {
-          id,
-          site: dec.site,
-          machineType: dec.machineType,
-          ...(dec.market ? { market: dec.market } : {}),
-          state: 'requested',
-          createdAt: now,
-          stateSince: now,
-          lastBusyAt: now,
-          instance: {},
-          reason: dec.reason,
-          startReason: dec.reason,
-        };
-        this.o.registry.put(drone, now);
-        this.o.onTransition?.(drone, null);
-        this.o.log.info({ drone: id, site: dec.site, machineType: dec.machineType, reason: dec.reason }, 'starting drone');
-        try {
-          await this.perform(drone, 'deploy');
-        } catch (err) {
-          const failed: Drone = { ...this.o.registry.get(id)!, state: 'error', stateSince: this.o.clock.now(), reason: { rule: 'deploy-failed', error: (err as Error).message.slice(0, 200) } };
-          this.o.registry.put(failed, this.o.clock.now());
-          this.o.onTransition?.(failed, 'requested');
-          this.o.log.warn({ drone: id, err: (err as Error).message }, 'site refused the drone; cleaning up');
-          this.siteFailed(dec.site, err);
-        }
-      }),
-    );
+    for (const dec of decisions) {
+      if (dec.kind === 'start') {
+        this.runner.start(dec, `${this.o.prefix}${dec.site}-${this.o.registry.nextSerial()}`);
+        continue;
+      }
+      const d = this.o.registry.get(dec.droneId);
+      // A drain is a batch-system call: done now, so the node takes no new job from here on.
+      if (d && d.state === 'available') await this.runner.apply(d, release(d, dec.reason));
+    }
   }
 
   /** Runs tick() every interval until `signal` aborts; a failing tick is logged, not fatal. */
@@ -410,7 +334,7 @@ export class Coordinator {
     while (!signal.aborted) {
       const started = this.o.clock.now();
       try {
-        await this.tick();
+        await this.interval();
       } catch (err) {
         this.o.log.error({ err }, 'control loop interval failed');
       }

@@ -47,7 +47,7 @@ export interface PoolPlan {
 
 export type Plan = ReadonlyMap<string, PoolPlan>;
 
-const WAITING = new Set(['requested', 'booting', 'integrating']);
+const WAITING = new Set(['requested', 'unknown', 'booting', 'integrating']);
 
 interface SiteState {
   readonly site: SiteView;

@@ -38,5 +38,5 @@ export const firstFit: Placement = (snapshot) => {
 };
 
 function isLive(state: string): boolean {
-  return state === 'requested' || state === 'booting' || state === 'integrating' || state === 'available' || state === 'draining';
+  return state === 'requested' || state === 'unknown' || state === 'booting' || state === 'integrating' || state === 'available' || state === 'draining';
 }

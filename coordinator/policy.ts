@@ -52,7 +52,7 @@ export interface PolicyOptions {
   readonly runtimeMs?: number;
 }
 
-const WAITING = new Set(['requested', 'booting', 'integrating']);
+const WAITING = new Set(['requested', 'unknown', 'booting', 'integrating']);
 
 function usage(d: DroneView): { alloc: number; util: number } {
   const cpu = d.node.cpus > 0 ? d.node.allocCpus / d.node.cpus : 0;

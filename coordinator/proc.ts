@@ -17,13 +17,15 @@ export interface ProcOptions {
 
 export function runProgram(file: string, args: readonly string[], o: ProcOptions = {}): Promise<ProcResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, args, { env: o.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Its own process group, so a timeout ends everything it started (an admin's script runs
+    // `/bin/sh -c`, whose children would otherwise outlive the kill and pile up under PID 1).
+    const child = spawn(file, args, { env: o.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
+      killGroup(child.pid);
       reject(new Error(`${file} ${args.join(' ')}: no answer in ${o.timeoutMs} ms`));
     }, o.timeoutMs ?? 30_000);
     child.once('error', (err) => {
@@ -38,6 +40,15 @@ export function runProgram(file: string, args: readonly string[], o: ProcOptions
     child.stdin.on('error', () => undefined);
     child.stdin.end(o.input ?? '');
   });
+}
+
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // the group is gone already
+  }
 }
 
 /** The first line of a failed program's complaint, for a one-line error. */
