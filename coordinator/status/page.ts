@@ -10,7 +10,7 @@ export function renderPage(v: StatusView): string {
   const sites = v.sites
     .map(
       (s) =>
-        `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : '<b>no</b>'}</td><td>$${s.costPerCoreHour}${s.spotPerCoreHour === null ? '' : ` (spot $${s.spotPerCoreHour})`}</td><td>$${s.cost.toFixed(4)}</td><td>$${s.spentToday.toFixed(2)}${s.budgetPerDay === null ? '' : ` of $${s.budgetPerDay.toFixed(2)}`}</td></tr>`,
+        `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : `<b>no</b>${s.problem ? `: ${esc(s.problem)}` : ''}`}</td><td>$${s.costPerCoreHour}${s.spotPerCoreHour === null ? '' : ` (spot $${s.spotPerCoreHour})`}</td><td>$${s.cost.toFixed(4)}</td><td>$${s.spentToday.toFixed(2)}${s.budgetPerDay === null ? '' : ` of $${s.budgetPerDay.toFixed(2)}`}</td></tr>`,
     )
     .join('');
   const prewarmed = Object.entries(v.prewarmed)

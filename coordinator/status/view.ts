@@ -28,6 +28,8 @@ export interface SiteStatus {
   readonly quota: number;
   readonly drones: number;
   readonly healthy: boolean;
+  /** Why the site is unhealthy (a failing operation, failed instances in a row), else null. */
+  readonly problem: string | null;
   readonly cost: number;
   readonly costPerCoreHour: number;
   readonly spotPerCoreHour: number | null;
@@ -104,6 +106,7 @@ export function buildStatus(
       quota: s.quota,
       drones: drones.filter((d) => d.site === s.name && d.state !== 'down').length,
       healthy: !unhealthy.has(s.name),
+      problem: last?.siteProblems?.[s.name] ?? null,
       costPerCoreHour: s.costPerCoreHour,
       spotPerCoreHour: s.cost?.spotPerCoreHour ?? null,
       cost: round4(drones.filter((d) => d.site === s.name).reduce((sum, d) => sum + droneCost(d, coresOf(d.machineType), priceOf(s, d), now), 0)),
@@ -140,7 +143,8 @@ export function statusTable(v: StatusView): string {
     '',
     'SITE            DRONES/QUOTA  HEALTHY  COST',
     ...v.sites.map(
-      (s) => `${s.name.padEnd(15)} ${`${s.drones}/${s.quota}`.padEnd(13)} ${(s.healthy ? 'yes' : 'NO').padEnd(8)} $${s.cost.toFixed(4)}`,
+      (s) =>
+        `${s.name.padEnd(15)} ${`${s.drones}/${s.quota}`.padEnd(13)} ${(s.healthy ? 'yes' : 'NO').padEnd(8)} $${s.cost.toFixed(4)}${s.problem ? `  ${s.problem}` : ''}`,
     ),
     '',
     'POOL                  SUPPLY  DEMAND  PENDING  DECISION',

@@ -2,7 +2,7 @@
 // slurmctld killed with -9 mid-burst and started again. Each run ends by checking for orphans
 // (namespaces, slurmd, Slurm nodes, live registry rows) and lost or repeated jobs.
 
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { NODE, startChild, type Child } from '../helpers/process.ts';
@@ -81,13 +81,21 @@ describe('coordinator faults against Slurm 22.05', () => {
     const results = join(cluster.dir, 'results-outage');
     mkdirSync(results, { recursive: true });
     const script = join(cluster.dir, 'job-outage.sh');
-    writeFileSync(script, `#!/bin/sh\nsleep 6\necho "$1 $(hostname) \${SLURM_RESTART_COUNT:-0}" > ${results}/$1\n`, { mode: 0o755 });
-    const ids = await Promise.all(Array.from({ length: 6 }, (_, i) => cluster.sbatch(['-c', '1', '-o', '/dev/null', script, String(i)])));
-    // Mid-burst: two drones up and running jobs.
+    writeFileSync(script, `#!/bin/sh\nsleep 25\necho "$1 $(hostname) \${SLURM_RESTART_COUNT:-0}" > ${results}/$1\n`, { mode: 0o755 });
+    const ids = await Promise.all(Array.from({ length: 5 }, (_, i) => cluster.sbatch(['-c', '1', '-o', '/dev/null', script, String(i)])));
+    // Mid-burst: every job running, four of them on the two drones.
     await waitFor('jobs running on both drones', async () => {
       const r = await cluster.slurm('squeue', ['-h', '-t', 'R', '-o', '%N']);
-      return new Set(r.stdout.split('\n').filter((n) => n.startsWith(prefix))).size === 2 ? true : undefined;
+      return r.stdout.split('\n').filter((n) => n.startsWith(prefix)).length === 4 ? true : undefined;
     }, 40_000);
+    // slurmctld writes its state a little after each change; a kill -9 before that loses what
+    // changed (jobs, dynamic nodes) to Slurm itself, whatever the coordinator does. Kill it once
+    // both files are newer than the burst, as in an outage mid-burst rather than mid-submit.
+    const burstAt = Date.now();
+    await waitFor('Slurm state saved', async () => {
+      const saved = ['job_state', 'node_state'].map((f) => statSync(join(cluster.dir, 'state', f)).mtimeMs);
+      return saved.every((t) => t > burstAt) ? true : undefined;
+    }, 30_000);
     const before = (await get<{ drones: { id: string; state: string }[] }>(c, '/api/v1/drones')).drones;
     await cluster.killController();
     const outageEnds = Date.now() + OUTAGE_S * 1000;
