@@ -114,6 +114,10 @@ export class DroneRunner {
       } catch (err) {
         if (action === 'stop') this.siteFailed(d.site, 'stop', err);
         else this.o.log.warn({ drone: d.id, action, err: (err as Error).message }, 'action failed; retried next interval');
+        // A node Slurm will not delete ("Requested nodes are busy": a job still ends there) or
+        // cannot be asked about is not stopped under it: that would kill the job and leave
+        // the node DOWN. Both actions are tried again next interval.
+        if (action === 'remove-node') return;
       }
     }
   }

@@ -19,6 +19,8 @@ export class MemoryBatch implements BatchSystem {
   readonly nodesByName = new Map<string, Node>();
   pending: PendingJob[] = [];
   down = false;
+  /** Nodes whose delete Slurm refuses as busy (a job still completing on them). */
+  busyOnDelete = new Set<string>();
   /** Answers, but lists none of the drones' nodes (a controller that lost its view). */
   hideNodes = false;
   integrated: string[] = [];
@@ -91,7 +93,7 @@ export class MemoryBatch implements BatchSystem {
     this.check();
     const n = this.nodesByName.get(node);
     if (!n) return;
-    if (n.alloc > 0 && !lost) throw new Error('Requested nodes are busy');
+    if ((n.alloc > 0 || this.busyOnDelete.has(node)) && !lost) throw new Error('Requested nodes are busy');
     this.nodesByName.delete(node);
     this.removed.add(node);
   }

@@ -3,6 +3,7 @@
 
 import { parseSize } from '../../lib/config/values.ts';
 import type { NodeView, PendingJob } from '../model.ts';
+import { parseArrayTasks, runnableTasks } from './job-array.ts';
 import type { Queue } from './types.ts';
 
 /** Pending reasons that are not a lack of resources: such jobs would not run on a new drone. */
@@ -103,7 +104,40 @@ interface SqueueJob {
   nodes?: string;
   array_job_id?: unknown;
   array_task_id?: unknown;
+  array_task_string?: string;
+  array_max_tasks?: unknown;
 }
+
+/** Running tasks per array job id: what a `%` throttle leaves room for. */
+function runningTasksByArray(jobs: readonly SqueueJob[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const j of jobs) {
+    const array = num(j.array_job_id);
+    if (j.job_state === 'RUNNING' && array) out.set(array, (out.get(array) ?? 0) + 1);
+  }
+  return out;
+}
+
+/**
+ * The pending jobs one squeue record stands for: one, or for a job array each task that could
+ * start now (its id `<array>_<index>`, as scontrol takes it). A throttle (`%N`, or the record's
+ * array_max_tasks) allows N running at once, less those already running.
+ */
+function expand(j: SqueueJob, job: PendingJob, running: ReadonlyMap<number, number>): PendingJob[] {
+  const text = j.array_task_string;
+  const tasks = text ? parseArrayTasks(text.includes('%') || !num(j.array_max_tasks) ? text : `${text}%${num(j.array_max_tasks)}`, MAX_TASKS_PER_ARRAY) : undefined;
+  if (!tasks) return [job];
+  const array = num(j.array_job_id) || j.job_id;
+  const n = Math.min(runnableTasks(tasks, running.get(array) ?? 0), MAX_TASKS_PER_ARRAY);
+  return tasks.indices.slice(0, n).map((i) => ({ ...job, id: `${array}_${i}` }));
+}
+
+/**
+ * Tasks of one array counted as demand at most. A drone runs a handful of tasks at once and no
+ * site's quota comes near ten thousand cores, so more would change no decision — only the cost
+ * of planning each interval.
+ */
+const MAX_TASKS_PER_ARRAY = 10_000;
 
 /**
  * Slurm 22.05 prints `squeue --json` and `sinfo --json` with exit status 0 when slurmctld cannot
@@ -143,6 +177,7 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
   const out: PendingJob[] = [];
   let runningAtHome = 0;
   let runningOnDrones = 0;
+  const running = runningTasksByArray(doc.jobs ?? []);
   for (const j of doc.jobs ?? []) {
     const parts = (j.partition ?? '').split(',');
     const partition = parts.find((p) => partitions.includes(p));
@@ -159,7 +194,7 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
     const perCpu = num(j.memory_per_cpu);
     const outputBytes = parseOutputs(j.comment);
     const limit = timeLimitMs(j.time_limit);
-    out.push({
+    const job: PendingJob = {
       id: String(j.job_id),
       partition,
       cpus,
@@ -170,7 +205,8 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
       ...(limit !== undefined ? { timeLimitMs: limit } : {}),
       submittedAt: (num(j.submit_time) ?? 0) * 1000,
       reason: j.state_reason ?? '',
-    });
+    };
+    out.push(...expand(j, job, running));
   }
   return { pending: out, runningAtHome, runningOnDrones };
 }

@@ -193,3 +193,24 @@ describe('coordinator lifecycle', () => {
     expect(() => makeWorld({ stateDir: w.stateDir })).toThrow(/in use by another coordinator/);
   });
 });
+
+describe('a node Slurm still counts busy', () => {
+  it('is not stopped while scontrol delete refuses it; stopped once Slurm lets it go', async () => {
+    const w = makeWorld({ quota: 1, idleTime: 2000 });
+    try {
+      w.batch.pending = [job('a', 2)];
+      await run(w, 7);
+      w.batch.pending = [];
+      w.batch.busyOnDelete.add('es-cloud-1');
+      await run(w, 8);
+      expect(states(w)).toEqual({ 'es-cloud-1': 'stopping' });
+      expect(w.site.instances.has('es-cloud-1')).toBe(true); // refused three times and more: waits
+      w.batch.busyOnDelete.clear();
+      await run(w, 2);
+      expect(states(w)).toEqual({ 'es-cloud-1': 'down' });
+      expect(w.site.instances.size).toBe(0);
+    } finally {
+      w.registry.close();
+    }
+  });
+});
