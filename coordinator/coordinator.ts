@@ -10,7 +10,7 @@ import { BatchReader } from './batch-read.ts';
 import { DroneRunner } from './drone-runner.ts';
 import type { Clock } from './clock.ts';
 import type { MachineType } from './config.ts';
-import { locationOf, spentToday } from './cost.ts';
+import { committedToday, locationOf } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { release } from './drone.ts';
@@ -86,6 +86,9 @@ export interface TimelinePoint {
   readonly live: number;
 }
 
+/** A refusal that lasts is logged again this often. */
+const REFUSAL_LOG_EVERY_MS = 10 * 60_000;
+
 /** A day at the default 10 s interval; older points are dropped. */
 const TIMELINE_POINTS = 8640;
 
@@ -104,6 +107,8 @@ export class Coordinator {
    */
   private readonly steered = new Map<string, string>();
   private readonly runner: DroneRunner;
+  /** When a budget refusal was last logged, per site. */
+  private readonly refusalLogged = new Map<string, number>();
   last: TickReport | undefined;
   /** Jobs by state over time, in memory (a restart starts a new picture). */
   readonly timeline: TimelinePoint[] = [];
@@ -233,6 +238,7 @@ export class Coordinator {
     const prewarmed = batchHealthy ? this.data.prewarm(result.prewarm, snapshot.now) : new Map();
     await this.act(result.decisions);
     if (batchHealthy && this.o.steer) await this.steer(result.placed, this.o.steer.homeFeature);
+    this.logRefusals(result.pools);
     for (const p of result.pools)
       if (p.reason.why && result.decisions.some((d) => d.kind === 'start' && p.pool === poolKey(d.site, d.machineType, d.market)))
         log.info({ pool: p.pool, reason: p.reason }, String(p.reason.why));
@@ -290,12 +296,28 @@ export class Coordinator {
       now,
       batchHealthy,
       pending: this.lastPending,
-      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name), spentToday: spentToday(all, s, coresOf, now) })),
+      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name), spentToday: committedToday(all, s, coresOf, now) })),
       pools,
       ...(this.o.storage ? { storage: this.o.storage } : {}),
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
       sizes: new Map(this.data.sizes),
     };
+  }
+
+  /**
+   * A budget refusal is logged when it first happens at a site, then at most every 10 minutes
+   * while it lasts (a refused start repeats every interval; the API and page always show it).
+   */
+  private logRefusals(pools: readonly PoolReport[]): void {
+    const now = this.o.clock.now();
+    for (const p of pools) {
+      if (p.reason.rule !== 'budget') continue;
+      const site = p.pool.split('/')[0]!;
+      const last = this.refusalLogged.get(site);
+      if (last !== undefined && now - last < REFUSAL_LOG_EVERY_MS) continue;
+      this.refusalLogged.set(site, now);
+      this.o.log.warn({ pool: p.pool, reason: p.reason }, String(p.reason.why));
+    }
   }
 
   /** Makes each placed job require its site's drones; a failure is retried next interval. */

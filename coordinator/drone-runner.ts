@@ -175,6 +175,8 @@ export class DroneRunner {
       instance: {},
       reason: dec.reason,
       startReason: dec.reason,
+      ...(dec.pricePerCoreHour !== undefined ? { pricePerCoreHour: dec.pricePerCoreHour } : {}),
+      ...(dec.budget !== undefined ? { budget: dec.budget } : {}),
     };
     this.o.registry.put(drone, now);
     this.o.onTransition?.(drone, null);

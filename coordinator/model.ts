@@ -44,6 +44,10 @@ export interface Drone {
   readonly reason: Reason;
   /** Why the drone was started; kept through its transitions (absent in older registries). */
   readonly startReason?: Reason;
+  /** Its price per core-hour when started; its whole life is priced so (absent: the site's). */
+  readonly pricePerCoreHour?: number;
+  /** Dollars it was budgeted at when started: held against the site's budget until it ends. */
+  readonly budget?: number;
 }
 
 /**

@@ -185,7 +185,7 @@ describe("estuary's policy in the control loop", () => {
     expect(w.registry.all().map((d) => d.market)).toEqual(['spot', 'spot']);
     expect([...w.adapters.get('aws')!.instances.values()].map((i) => i.spec.market)).toEqual(['spot', 'spot']);
     expect(r.pools.find((p) => p.pool === 'aws/small/spot')!.reason.why).toBe(
-      '10 pending jobs, no declared inputs: aws spot $0.02/h, 2 new drones; no more drones: $0.00 spent today, budget $0.01 a day; aws over budget',
+      '10 pending jobs, no declared inputs: aws spot $0.02/h, 2 new drones; no more drones: $0.00 spent or held today, budget $0.01 a day; aws over budget',
     );
     w.clock.advance(3_600_000);
     const view = buildStatus(w.registry.all(), [aws], () => 2, w.coordinator.last, w.clock.now());
