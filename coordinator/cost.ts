@@ -4,6 +4,7 @@
 
 import { COST_DEFAULTS } from './config.ts';
 import type { Drone, Link, Market, SiteCost, SiteView, StorageLocation } from './model.ts';
+import { prefixDepth, withinPrefix } from './url-scope.ts';
 
 export const HOUR_MS = 3_600_000;
 export const GB = 1e9;
@@ -47,15 +48,18 @@ export function expectedRunMs(runMs: number, market: Market | undefined, rate: n
   return runMs * (1 + (rate * h) / 2);
 }
 
-/** The storage location an input lives in: the longest matching URL prefix. */
+/**
+ * The storage location an input lives in: the deepest URL prefix it lies under, matched segment
+ * by segment (url-scope.ts: no `…/data` for `…/data-private`, no dot segments).
+ */
 export function locationOf(url: string, storage: readonly StorageLocation[] | undefined): StorageLocation | undefined {
   let best: StorageLocation | undefined;
-  let bestLen = -1;
+  let bestDepth = -1;
   for (const loc of storage ?? [])
     for (const prefix of loc.urls)
-      if (url.startsWith(prefix) && prefix.length > bestLen) {
+      if (withinPrefix(url, prefix) && prefixDepth(prefix) > bestDepth) {
         best = loc;
-        bestLen = prefix.length;
+        bestDepth = prefixDepth(prefix);
       }
   return best;
 }
