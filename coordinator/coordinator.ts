@@ -26,6 +26,7 @@ import {
   type Snapshot,
   type StorageLocation,
 } from './model.ts';
+import { whyNoPool } from './placement.ts';
 import { decide, type Decision, type PolicyOptions, type PoolReport } from './policy.ts';
 import type { DroneRegistry } from './registry.ts';
 import type { SiteAdapter } from './sites/types.ts';
@@ -68,6 +69,9 @@ export interface TickReport {
   readonly unhealthySites: readonly string[];
   /** Why each unhealthy site is so. */
   readonly siteProblems: Readonly<Record<string, string>>;
+  /** Pending jobs no pool could run at all, with why (the first UNPLACEABLE_LISTED). */
+  readonly unplaceable: readonly { readonly job: string; readonly why: string }[];
+  readonly unplaceableCount: number;
   readonly pending: number;
   readonly pools: readonly PoolReport[];
   readonly decisions: readonly Decision[];
@@ -85,6 +89,9 @@ export interface TimelinePoint {
   readonly drones: number;
   readonly live: number;
 }
+
+/** Unplaceable jobs listed by the API and page (the count is always whole). */
+const UNPLACEABLE_LISTED = 50;
 
 /** A refusal that lasts is logged again this often. */
 const REFUSAL_LOG_EVERY_MS = 10 * 60_000;
@@ -232,6 +239,11 @@ export class Coordinator {
     const unhealthy = this.unhealthySites();
     const holding = new Set([...unhealthy.keys()].filter((site) => !/trying one drone again/.test(unhealthy.get(site)!)));
     const snapshot = this.snapshot(batchHealthy, holding);
+    // Jobs no drone of any pool could run are not demand; they are listed, not silently pending.
+    const unplaceable = snapshot.pending.flatMap((j) => {
+      const why = whyNoPool(j, snapshot.pools);
+      return why ? [{ job: j.id, why }] : [];
+    });
     const result = decide(snapshot, this.demand, { ...this.o.policy, intervalMs: this.o.intervalMs });
     this.demand = new Map(result.demand);
     // The caches start fetching while the drones boot, so the first jobs start hot.
@@ -249,6 +261,8 @@ export class Coordinator {
       batchEverRead: this.batchEverRead,
       unhealthySites: [...unhealthy.keys()],
       siteProblems: Object.fromEntries(unhealthy),
+      unplaceable: unplaceable.slice(0, UNPLACEABLE_LISTED),
+      unplaceableCount: unplaceable.length,
       pending: snapshot.pending.length,
       pools: result.pools,
       decisions: result.decisions,

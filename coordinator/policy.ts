@@ -187,9 +187,18 @@ export function decide(
         liveAtSite.set(pool.site, (liveAtSite.get(pool.site) ?? 0) + 1);
         missing -= pool.cores;
       }
-    }
+      if (missing > 0 && (liveAtSite.get(pool.site) ?? 0) >= site.quota && reports[reports.length - 1]!.reason.rule !== 'budget')
+        reports[reports.length - 1] = { ...base, demand: target, reason: quotaFull(site, liveAtSite.get(pool.site) ?? 0, reason) };
+    } else if (wanted.demand - idle * pool.cores > limits.maximum && target >= limits.maximum)
+      // Wanted more than the quota allows: say so rather than leave the controller's rule alone.
+      reports[reports.length - 1] = { ...base, demand: target, reason: quotaFull(site, liveAtSite.get(pool.site) ?? 0, reason) };
   }
   return { decisions, pools: reports, demand, prewarm, placed };
+}
+
+/** Demand the site's quota cannot meet: said as such, with the numbers the controller wanted. */
+function quotaFull(site: Snapshot['sites'][number], used: number, wanted: Reason): Reason {
+  return { ...wanted, rule: 'quota', wanted: wanted.rule, why: `${site.name}: quota ${used}/${site.quota} used: no more drones`, quotaUsed: used, quota: site.quota };
 }
 
 function overBudget(site: Snapshot['sites'][number], cost: number, reservedNow: number, wanted: Reason): Reason {

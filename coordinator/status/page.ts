@@ -28,6 +28,7 @@ export function renderPage(v: StatusView): string {
         `<tr class="s-${esc(d.state)}"><td class="wrap">${esc(d.id)}</td><td>${esc(d.site)}</td><td>${esc(d.machineType)}${d.market === 'spot' ? ' (spot)' : ''}</td><td>${esc(d.state)}</td><td>${d.ageS} s</td><td>$${d.cost.toFixed(4)}</td><td>${esc(reasonText(d.reason))}</td></tr>`,
     )
     .join('');
+  const unplaceable = v.unplaceable.map((u) => `<tr><td>${esc(u.job)}</td><td>${esc(u.why)}</td></tr>`).join('');
   return htmlPage(
     'estuary coordinator',
     `<h1>estuary coordinator</h1>
@@ -39,7 +40,11 @@ export function renderPage(v: StatusView): string {
 <h2>Pools</h2>
 <table><tr><th>pool</th><th>supply (cores)</th><th>demand</th><th>allocation</th><th>utilisation</th><th>pending jobs</th><th>last decision</th></tr>${pools}</table>
 ${prewarmed ? `<h2>Pre-warming</h2>\n<ul>${prewarmed}</ul>\n` : ''}<h2>Drones</h2>
-<table><tr><th>drone</th><th>site</th><th>type</th><th>state</th><th>age</th><th>cost so far</th><th>last decision</th></tr>${drones || '<tr><td colspan="7">no drones</td></tr>'}</table>`,
+<table><tr><th>drone</th><th>site</th><th>type</th><th>state</th><th>age</th><th>cost so far</th><th>last decision</th></tr>${drones || '<tr><td colspan="7">no drones</td></tr>'}</table>${
+      v.unplaceableCount
+        ? `\n<h2>Pending jobs no pool can run (${v.unplaceableCount})</h2>\n<table><tr><th>job</th><th>why</th></tr>${unplaceable}</table>`
+        : ''
+    }`,
     REFRESH_S,
   );
 }

@@ -46,6 +46,9 @@ export interface StatusView {
   readonly batch: 'not yet read' | 'reachable' | 'unreachable';
   readonly batchError: string | null;
   readonly pendingJobs: number;
+  /** Pending jobs no pool can run (a feature no drone has, too many cores or too much memory). */
+  readonly unplaceable: TickReport['unplaceable'];
+  readonly unplaceableCount: number;
   readonly sites: readonly SiteStatus[];
   readonly pools: TickReport['pools'];
   /** Inputs each site's cache was last asked to fetch ahead of the drones. */
@@ -101,6 +104,8 @@ export function buildStatus(
     batch: batchState(last),
     batchError: last?.batchError ?? null,
     pendingJobs: last?.pending ?? 0,
+    unplaceable: last?.unplaceable ?? [],
+    unplaceableCount: last?.unplaceableCount ?? 0,
     sites: sites.map((s) => ({
       name: s.name,
       quota: s.quota,
@@ -159,5 +164,7 @@ export function statusTable(v: StatusView): string {
     ),
   ];
   if (v.drones.length === 0) lines.push('(no drones)');
+  if (v.unplaceableCount > 0)
+    lines.push('', `PENDING JOBS NO POOL CAN RUN (${v.unplaceableCount})`, ...v.unplaceable.map((u) => `${u.job.padEnd(21)} ${u.why}`));
   return `${lines.join('\n')}\n`;
 }
