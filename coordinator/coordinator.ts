@@ -116,6 +116,8 @@ export class Coordinator {
   private readonly runner: DroneRunner;
   /** When a budget refusal was last logged, per site. */
   private readonly refusalLogged = new Map<string, number>();
+  /** The home feature steering used last (undefined: not looked for yet), to log changes once. */
+  private homeFeatureSeen: string | null | undefined;
   last: TickReport | undefined;
   /** Jobs by state over time, in memory (a restart starts a new picture). */
   readonly timeline: TimelinePoint[] = [];
@@ -208,7 +210,8 @@ export class Coordinator {
         const waiting = new Set(queue.pending.map((j) => j.id));
         for (const id of [...this.steered.keys()]) if (!waiting.has(id)) this.steered.delete(id);
       }
-      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, steer.homeFeature, this.steered)) : queue.pending;
+      const home = steer?.homeFeature ?? this.homeFeatureSeen ?? undefined;
+      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered)) : queue.pending;
       this.nodes = nodes;
       this.timeline.push({
         at: this.o.clock.now(),
@@ -249,7 +252,7 @@ export class Coordinator {
     // The caches start fetching while the drones boot, so the first jobs start hot.
     const prewarmed = batchHealthy ? this.data.prewarm(result.prewarm, snapshot.now) : new Map();
     await this.act(result.decisions);
-    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.o.steer.homeFeature);
+    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.homeFeature(snapshot));
     this.logRefusals(result.pools);
     for (const p of result.pools)
       if (p.reason.why && result.decisions.some((d) => d.kind === 'start' && p.pool === poolKey(d.site, d.machineType, d.market)))
@@ -334,8 +337,29 @@ export class Coordinator {
     }
   }
 
+  /**
+   * The feature steering offers as the alternative to a site's drones, so steered jobs may still
+   * run at home: the configured `home-feature`, else one every home node carries that no drone
+   * does. None: steering is off (and lifted from jobs steered before) — a job must never wait
+   * for a drone while a home core it could use sits idle.
+   */
+  private homeFeature(snapshot: Snapshot): string | null {
+    if (this.o.steer?.homeFeature) return this.o.steer.homeFeature;
+    const droneFeatures = new Set(snapshot.pools.flatMap((p) => p.features));
+    const found = this.o.batch.homeFeatures?.().find((f) => !droneFeatures.has(f)) ?? null;
+    if (found !== this.homeFeatureSeen) {
+      this.homeFeatureSeen = found;
+      if (found) this.o.log.info({ homeFeature: found }, `steering lets jobs run at home too: site_<name>|${found}`);
+      else this.o.log.warn('steering off: no feature every home node carries and no drone does; set controller.home-feature to steer');
+    }
+    return found;
+  }
+
   /** Makes each placed job require its site's drones; a failure is retried next interval. */
-  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, homeFeature: string | undefined): Promise<void> {
+  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, home: string | null): Promise<void> {
+    const homeFeature = home ?? undefined;
+    // Without a home alternative nothing is steered; what was steered before is lifted.
+    if (home === null) placed = new Map();
     const siteOfPool = new Map(this.o.siteSettings.flatMap((s) => s.machineTypes.flatMap((t) => [[poolKey(s.name, t), s.name], [poolKey(s.name, t, 'spot'), s.name]] as const)));
     const placedAt = new Map<string, string>();
     for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, siteOfPool.get(pool) ?? '');

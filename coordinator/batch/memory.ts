@@ -19,6 +19,11 @@ export class MemoryBatch implements BatchSystem {
   readonly nodesByName = new Map<string, Node>();
   pending: PendingJob[] = [];
   down = false;
+  /** What every home node carries (none by default: no home feature to steer with). */
+  home: string[] = [];
+  homeFeatures(): readonly string[] {
+    return this.home;
+  }
   /** Nodes whose delete Slurm refuses as busy (a job still completing on them). */
   busyOnDelete = new Set<string>();
   /** Answers, but lists none of the drones' nodes (a controller that lost its view). */

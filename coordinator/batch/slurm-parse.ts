@@ -231,6 +231,21 @@ export function nodeStatus(n: SinfoNode): NodeView['status'] {
   return 'available';
 }
 
+/**
+ * Features every home node (not a drone, not a FUTURE placeholder) of the served partitions
+ * carries, sorted: steering may then say `site_x|<one of them>` and a steered job can still run
+ * at home, so home cores never sit idle while it waits for a drone.
+ */
+export function homeFeatures(json: string, prefix: string, partitions: readonly string[]): string[] {
+  const doc = slurmDocument(json, 'nodes') as { nodes?: (SinfoNode & { features?: string; partitions?: string[] })[] };
+  const home = (doc.nodes ?? []).filter(
+    (n) => !n.name.startsWith(prefix) && n.state.toLowerCase() !== 'future' && (!n.partitions || n.partitions.some((p) => partitions.includes(p))),
+  );
+  if (home.length === 0) return [];
+  const sets = home.map((n) => new Set((n.features ?? '').split(',').map((f) => f.trim()).filter(Boolean)));
+  return [...sets[0]!].filter((f) => sets.every((s) => s.has(f))).sort();
+}
+
 export function parseNodes(json: string, prefix: string): Map<string, NodeView> {
   const doc = slurmDocument(json, 'nodes') as { nodes?: SinfoNode[] };
   const out = new Map<string, NodeView>();

@@ -6,7 +6,7 @@ import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
 import { complaint, runProgram } from '../proc.ts';
-import { parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
+import { homeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
 import type { BatchSystem, Queue } from './types.ts';
 
 type SlurmConfig = Extract<BatchSystemConfig, { type: 'slurm' }>;
@@ -14,6 +14,7 @@ type SlurmConfig = Extract<BatchSystemConfig, { type: 'slurm' }>;
 export class SlurmBatch implements BatchSystem {
   readonly kind = 'slurm';
   private readonly c: SlurmConfig;
+  private home: readonly string[] = [];
 
   constructor(config: SlurmConfig) {
     this.c = config;
@@ -42,7 +43,16 @@ export class SlurmBatch implements BatchSystem {
   }
 
   async nodes(prefix: string): Promise<Map<string, NodeView>> {
-    return readable('sinfo --json', () => this.run('sinfo', ['--json']), (t) => parseNodes(t, prefix));
+    return readable('sinfo --json', () => this.run('sinfo', ['--json']), (t) => {
+      const nodes = parseNodes(t, prefix);
+      this.home = homeFeatures(t, prefix, this.c.partitions);
+      return nodes;
+    });
+  }
+
+  /** Features every home node carries, as the last nodes() read found them. */
+  homeFeatures(): readonly string[] {
+    return this.home;
   }
 
   /**

@@ -106,6 +106,9 @@ describe('Slurm adapter', () => {
     expect(await site.status(id, {})).toBe('running');
     const node = await waitFor('node', async () => (await batch.nodes(prefix)).get(id));
     expect(node).toMatchObject({ status: 'available', cpus: 2, memoryMb: 1000 });
+    // What steering offers as the home alternative: the home node's own feature (the drone and
+    // the FUTURE placeholder are not home nodes).
+    expect(batch.homeFeatures()).toEqual(['home']);
     await batch.integrate(id, 'estuary cloud/small');
     // The job of the first test, pending for want of a drone, runs on it at once.
     const busy = await waitFor('job on drone', async () => {
