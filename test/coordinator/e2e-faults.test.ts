@@ -2,7 +2,8 @@
 // slurmctld killed with -9 mid-burst and started again. Each run ends by checking for orphans
 // (namespaces, slurmd, Slurm nodes, live registry rows) and lost or repeated jobs.
 
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { runProgram } from '../../coordinator/proc.ts';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { NODE, startChild, type Child } from '../helpers/process.ts';
@@ -36,8 +37,8 @@ interface Coord {
   port: number;
 }
 
-async function startCoordinator(): Promise<Coord> {
-  const child = startChild(NODE, [BIN, 'coordinator', '--config', configPath, '--log-format', 'json'], { env: { ...process.env } });
+async function startCoordinator(config = configPath): Promise<Coord> {
+  const child = startChild(NODE, [BIN, 'coordinator', '--config', config, '--log-format', 'json'], { env: { ...process.env } });
   onTestFinished(() => child.stop('SIGTERM').then(() => undefined));
   onTestFailed(async () => {
     const q = await cluster.slurm('squeue', ['-o', '%i %T %r %N']);
@@ -120,4 +121,31 @@ describe('coordinator faults against Slurm 22.05', () => {
     }
     await expectNothingLeft(c);
   }, 180_000);
+
+  it('instances whose boot always fails: three, then the site is backed off and unhealthy, nothing left', async () => {
+    const boot = join(cluster.dir, 'boot-fails.sh');
+    writeFileSync(boot, '#!/bin/sh\necho "cloud-init: cannot mount /data" >&2\nexit 1\n', { mode: 0o755 });
+    const failing = join(cluster.dir, 'coordinator-failing.yaml');
+    writeCoordinatorConfig(cluster, { prefix, quota: 2, bootTimeout: '30s', boot });
+    copyFileSync(join(cluster.dir, 'coordinator.yaml'), failing);
+    writeCoordinatorConfig(cluster, { prefix, quota: 2, bootTimeout: '30s' }); // configPath as it was
+    const c = await startCoordinator(failing);
+    // --constraint=cloud: the home node cannot take them, so the demand stays.
+    const ids = await Promise.all([0, 1].map(() => cluster.sbatch(['-c', '1', '--constraint=cloud', '-o', '/dev/null', '--wrap', 'true'])));
+    onTestFinished(() => cluster.slurm('scancel', ids).then(() => undefined));
+    const before = (await get<{ drones: unknown[] }>(c, '/api/v1/drones?all=1')).drones.length;
+    const site = await waitFor('site unhealthy', async () => {
+      const s = await get<{ sites: { name: string; healthy: boolean; problem: string | null }[] }>(c, '/api/v1/status');
+      return s.sites.find((x) => x.name === 'cloud' && !x.healthy && x.problem?.includes('in a row failed')) ?? undefined;
+    }, 40_000);
+    expect(site.problem).toMatch(/^3 instances in a row failed \(last: site-error\)/);
+    await new Promise((r) => setTimeout(r, 8000)); // eight intervals: nothing more is launched
+    const all = (await get<{ drones: { state: string }[] }>(c, '/api/v1/drones?all=1')).drones;
+    expect(all.length - before).toBe(3);
+    const cli = await runProgram(NODE, [BIN, 'coordinator', 'status', '--url', `http://127.0.0.1:${c.port}`]);
+    expect(cli.stdout).toMatch(/cloud +\d\/2 +NO .*3 instances in a row failed/);
+    expect(await (await fetch(`http://127.0.0.1:${c.port}/metrics`)).text()).toMatch(/estuary_coordinator_site_healthy\{site="cloud",problem="3 instances in a row failed[^"]*"\} 0/);
+    await waitFor('failed drones cleaned up', async () => (namespacesWith(prefix).length === 0 ? true : undefined), 20_000);
+    await expectNothingLeft(c);
+  }, 120_000);
 });
