@@ -5,7 +5,8 @@
 // actions can simply run again (coordinator/drone.ts).
 
 import type { Logger } from '../lib/log.ts';
-import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
+import { ABSENT, type BatchSystem } from './batch/types.ts';
+import { buildPools } from './pools.ts';
 import { BatchReader } from './batch-read.ts';
 import { DroneRunner } from './drone-runner.ts';
 import type { Clock } from './clock.ts';
@@ -17,11 +18,9 @@ import { release } from './drone.ts';
 import { steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
-  droneFeatures,
   type NodeView,
   poolKey,
   type PendingJob,
-  type PoolView,
   type SiteView,
   type Snapshot,
   type StorageLocation,
@@ -274,40 +273,15 @@ export class Coordinator {
     return this.last;
   }
 
-  private timing(d: Drone) {
-    return { bootTimeout: this.settings(d.site).bootTimeout };
-  }
-
   private settings(site: string): SiteSettings {
     return this.o.siteSettings.find((s) => s.name === site)!;
   }
 
   snapshot(batchHealthy: boolean, unhealthy: ReadonlySet<string>): Snapshot {
     const all = this.o.registry.all();
-    const drones = all.filter((d) => !FINAL.has(d.state));
     const now = this.o.clock.now();
-    const pools: PoolView[] = [];
-    for (const site of this.o.siteSettings)
-      for (const type of site.machineTypes) {
-        const mt = this.o.machineTypes[type]!;
-        const markets = this.o.markets && site.cost?.spotPerCoreHour !== undefined ? (['on-demand', 'spot'] as const) : (['on-demand'] as const);
-        for (const market of markets)
-          pools.push({
-            key: poolKey(site.name, type, market),
-            site: site.name,
-            machineType: type,
-            // With markets, on-demand is said explicitly: an ec2 site configured `spot: true`
-            // must not buy spot for a drone the policy priced on demand.
-            ...(this.o.markets ? { market } : {}),
-            cores: mt.cores,
-            memoryMb: Math.floor(mt.memory / 1_048_576),
-            features: droneFeatures(site.name, type, mt.features),
-            drones: drones
-              // Without spot pools every drone of the type counts in its one pool.
-              .filter((d) => d.site === site.name && d.machineType === type && (markets.length === 1 || (d.market === 'spot') === (market === 'spot')))
-              .map((drone) => ({ drone, node: batchHealthy ? (this.nodes.get(drone.id) ?? ABSENT) : UNKNOWN_NODE })),
-          });
-      }
+    const live = all.filter((d) => !FINAL.has(d.state));
+    const pools = buildPools(this.o.siteSettings, this.o.machineTypes, live, batchHealthy ? this.nodes : undefined, this.o.markets ?? false);
     const coresOf = (t: string) => this.o.machineTypes[t]?.cores ?? 0;
     return {
       now,
