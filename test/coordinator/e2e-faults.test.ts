@@ -1,9 +1,9 @@
 // Faults against a real Slurm 22.05 cluster, one fault per test on one cluster for the file:
-// slurmctld killed with -9 mid-burst and started again. Each run ends by checking for orphans
+// slurmctld killed with -9 mid-burst and started again (boot failures: e2e-boot-fails.test.ts, a
+// cluster of its own to keep each file well under a minute). Each run ends by checking for orphans
 // (namespaces, slurmd, Slurm nodes, live registry rows) and lost or repeated jobs.
 
-import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { runProgram } from '../../coordinator/proc.ts';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { NODE, startChild, type Child } from '../helpers/process.ts';
@@ -15,12 +15,12 @@ const prefix = `f${process.pid % 100000}-`;
 const features = ['estuary', 'site_cloud', 'type_small', 'cloud'];
 /**
  * The outage. The coordinator reads Slurm every second here, so every interval of the outage is
- * a read that old code turned into "every drone's node is gone"; 20 intervals show the rule as
- * well as 60 and keep the file inside CI's budget. It is also twice SlurmdTimeout (10 s), so the
- * restarted controller must take back drones it has not heard from for longer than that.
+ * a read that old code turned into "every drone's node is gone"; 15 intervals show the rule as
+ * well as 60 and keep the file inside CI's budget. It is also longer than SlurmdTimeout (10 s), so
+ * the restarted controller must take back drones it has not heard from for longer than that.
  * ESTUARY_FAULT_OUTAGE_S=60 runs the full minute.
  */
-const OUTAGE_S = Number(process.env.ESTUARY_FAULT_OUTAGE_S ?? 20);
+const OUTAGE_S = Number(process.env.ESTUARY_FAULT_OUTAGE_S ?? 15);
 let cluster: SlurmCluster;
 let configPath: string;
 
@@ -37,8 +37,8 @@ interface Coord {
   port: number;
 }
 
-async function startCoordinator(config = configPath): Promise<Coord> {
-  const child = startChild(NODE, [BIN, 'coordinator', '--config', config, '--log-format', 'json'], { env: { ...process.env } });
+async function startCoordinator(): Promise<Coord> {
+  const child = startChild(NODE, [BIN, 'coordinator', '--config', configPath, '--log-format', 'json'], { env: { ...process.env } });
   onTestFinished(() => child.stop('SIGTERM').then(() => undefined));
   onTestFailed(async () => {
     const q = await cluster.slurm('squeue', ['-o', '%i %T %r %N']);
@@ -82,7 +82,7 @@ describe('coordinator faults against Slurm 22.05', () => {
     const results = join(cluster.dir, 'results-outage');
     mkdirSync(results, { recursive: true });
     const script = join(cluster.dir, 'job-outage.sh');
-    writeFileSync(script, `#!/bin/sh\nsleep 25\necho "$1 $(hostname) \${SLURM_RESTART_COUNT:-0}" > ${results}/$1\n`, { mode: 0o755 });
+    writeFileSync(script, `#!/bin/sh\nsleep 22\necho "$1 $(hostname) \${SLURM_RESTART_COUNT:-0}" > ${results}/$1\n`, { mode: 0o755 });
     const ids = await Promise.all(Array.from({ length: 5 }, (_, i) => cluster.sbatch(['-c', '1', '-o', '/dev/null', script, String(i)])));
     // Mid-burst: every job running, four of them on the two drones.
     await waitFor('jobs running on both drones', async () => {
@@ -122,30 +122,4 @@ describe('coordinator faults against Slurm 22.05', () => {
     await expectNothingLeft(c);
   }, 180_000);
 
-  it('instances whose boot always fails: three, then the site is backed off and unhealthy, nothing left', async () => {
-    const boot = join(cluster.dir, 'boot-fails.sh');
-    writeFileSync(boot, '#!/bin/sh\necho "cloud-init: cannot mount /data" >&2\nexit 1\n', { mode: 0o755 });
-    const failing = join(cluster.dir, 'coordinator-failing.yaml');
-    writeCoordinatorConfig(cluster, { prefix, quota: 2, bootTimeout: '30s', boot });
-    copyFileSync(join(cluster.dir, 'coordinator.yaml'), failing);
-    writeCoordinatorConfig(cluster, { prefix, quota: 2, bootTimeout: '30s' }); // configPath as it was
-    const c = await startCoordinator(failing);
-    // --constraint=cloud: the home node cannot take them, so the demand stays.
-    const ids = await Promise.all([0, 1].map(() => cluster.sbatch(['-c', '1', '--constraint=cloud', '-o', '/dev/null', '--wrap', 'true'])));
-    onTestFinished(() => cluster.slurm('scancel', ids).then(() => undefined));
-    const before = (await get<{ drones: unknown[] }>(c, '/api/v1/drones?all=1')).drones.length;
-    const site = await waitFor('site unhealthy', async () => {
-      const s = await get<{ sites: { name: string; healthy: boolean; problem: string | null }[] }>(c, '/api/v1/status');
-      return s.sites.find((x) => x.name === 'cloud' && !x.healthy && x.problem?.includes('in a row failed')) ?? undefined;
-    }, 40_000);
-    expect(site.problem).toMatch(/^3 instances in a row failed \(last: site-error\)/);
-    await new Promise((r) => setTimeout(r, 8000)); // eight intervals: nothing more is launched
-    const all = (await get<{ drones: { state: string }[] }>(c, '/api/v1/drones?all=1')).drones;
-    expect(all.length - before).toBe(3);
-    const cli = await runProgram(NODE, [BIN, 'coordinator', 'status', '--url', `http://127.0.0.1:${c.port}`]);
-    expect(cli.stdout).toMatch(/cloud +\d\/2 +NO .*3 instances in a row failed/);
-    expect(await (await fetch(`http://127.0.0.1:${c.port}/metrics`)).text()).toMatch(/estuary_coordinator_site_healthy\{site="cloud",problem="3 instances in a row failed[^"]*"\} 0/);
-    await waitFor('failed drones cleaned up', async () => (namespacesWith(prefix).length === 0 ? true : undefined), 20_000);
-    await expectNothingLeft(c);
-  }, 120_000);
 });
