@@ -87,7 +87,8 @@ export class DroneRunner {
     this.o.log.info({ drone: d.id, from: d.state, to: state, reason }, 'drone transition');
     this.o.onTransition?.(next, d.state);
     if (state === 'available') this.failures.worked(d.site);
-    if (state === 'error' && FAILED_RULES.has(reason.rule)) {
+    // A spot instance taken back before it ran is the market, not a broken site: not counted.
+    if (state === 'error' && FAILED_RULES.has(reason.rule) && reason.instance !== 'interrupting') {
       const f = this.failures.failed(d.site, reason.rule, now);
       const why = this.failures.unhealthy(d.site);
       if (why) this.o.log.warn({ site: d.site, failedInARow: f.consecutive, retryInS: Math.round((f.until - now) / 1000) }, `site ${d.site} unhealthy: ${why}; no new drone there for a while`);
