@@ -10,15 +10,15 @@ import { onTeardown } from '../../helpers/cleanup.ts';
 
 export interface FakeOpenstack {
   readonly authUrl: string;
-  readonly servers: Map<string, { id: string; name: string; status: string; createdAt: number; body: Record<string, unknown>   /** Set createAnswerDelayMs to answer POST /servers that much later (the server is made at once). */
-  readonly control: { createAnswerDelayMs: number };
-}>;
+  readonly servers: Map<string, { id: string; name: string; status: string; createdAt: number; body: Record<string, unknown> }>;
   /** Tokens issued so far; revoke() makes every one of them invalid (401). */
   readonly tokens: Set<string>;
   revoke(): void;
   /** Every request, "METHOD path". */
   readonly log: string[];
   close(): Promise<void>;
+  /** Set createAnswerDelayMs to answer POST /servers that much later (the server is made at once). */
+  readonly control: { createAnswerDelayMs: number };
 }
 
 const USER = { name: 'estuary', password: 'secret-pw', project: 'burst' };
