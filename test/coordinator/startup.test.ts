@@ -57,7 +57,8 @@ describe('estuary coordinator start and stop', () => {
     const code = await child.exited;
     const took = Date.now() - t0;
     expect(code).toBe(0);
-    expect(took).toBeLessThan(2000 + 1500);
+    // The 2 s deadline, plus starting to exit on a loaded machine; squeue alone would hold it 30 s.
+    expect(took).toBeLessThan(2000 + 2500);
     const ps = await runProgram('ps', ['-eo', 'args']);
     expect(ps.stdout.split('\n').filter((l) => l.includes('31.4159'))).toEqual([]);
   }, 30_000);
