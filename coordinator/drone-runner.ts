@@ -47,16 +47,24 @@ export class DroneRunner {
    */
   stepSite(site: string, ids: readonly string[], nodes: ReadonlyMap<string, NodeView>, absent: NodeView): Promise<void> | undefined {
     if (ids.length === 0 || this.calls.isBusy(site)) return undefined;
+    const one = async (id: string) => {
+      // Read again: a release in this interval may have moved it since the ids were taken.
+      const d = this.o.registry.get(id);
+      if (!d || d.state === 'down') return;
+      const instance = await this.status(d);
+      await this.apply(d, step(d, { instance, node: nodes.get(d.id) ?? absent }, this.o.clock.now(), { bootTimeout: this.o.bootTimeout(site) }));
+    };
+    // Drones still to be deployed go one after another (a deploy that fails backs the next off);
+    // of the others the first probes the site and the rest are asked at once only if it
+    // answered, so a failing site costs one call (and one back-off step), not one per drone.
+    const deploying = ids.filter((id) => this.o.registry.get(id)?.state === 'requested');
+    const others = ids.filter((id) => !deploying.includes(id));
     return this.calls.enqueue(site, async () => {
-      for (const id of ids) {
-        // Read again: a release in this interval may have moved it since the ids were taken.
-        const d = this.o.registry.get(id);
-        if (!d || d.state === 'down') continue;
-        // After one failed status call the site's status is backed off: the rest read unknown.
-        const instance = await this.status(d);
-        const now = this.o.clock.now();
-        await this.apply(d, step(d, { instance, node: nodes.get(d.id) ?? absent }, now, { bootTimeout: this.o.bootTimeout(site) }));
+      if (others.length) {
+        await one(others[0]!);
+        await Promise.all(others.slice(1).map(one));
       }
+      for (const id of deploying) await one(id);
     });
   }
 
