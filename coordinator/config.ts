@@ -6,6 +6,7 @@
 
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { keyHint } from '../lib/config/suggest.ts';
 import { parseDuration, parseSize, ValueError, type ValueType } from '../lib/config/values.ts';
 import { coordinatorErrors } from './errors.ts';
 
@@ -314,6 +315,27 @@ export type BatchSystemConfig = z.infer<typeof batchSystemSchema>;
 export const machineTypesSchema = z.record(name, machineTypeSchema);
 export const sitesSchema = z.record(name, siteSchema);
 
+/**
+ * Keys the object at `path` should have, as far as the other issues name them (a required key
+ * missing), plus every key any coordinator schema knows: the candidates for "did you mean".
+ */
+function keysAt(issues: readonly z.core.$ZodIssue[], path: readonly PropertyKey[]): string[] {
+  const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  const here = issues
+    .filter((i) => i.path.length === path.length + 1 && path.every((p, n) => i.path[n] === p))
+    .map((i) => kebab(String(i.path[path.length])));
+  return [...new Set([...here, ...KNOWN_KEYS])];
+}
+
+/** Every key of the coordinator's structured sections, for suggestions. */
+const KNOWN_KEYS = [
+  'adapter', 'quota', 'min', 'machine-types', 'cost-per-core-hour', 'spot-per-core-hour', 'spot-interruption-rate', 'egress-per-gb',
+  'bandwidth', 'rtt', 'boot-latency', 'budget-per-day', 'links', 'gateway', 'discovery-site', 'idle-time', 'boot-timeout',
+  'min-lifetime', 'netns', 'command', 'openstack', 'ec2', 'cores', 'memory', 'features', 'type', 'partitions', 'slurm-conf',
+  'bin-dir', 'timeout', 'urls', 'turnaround', 'runtime', 'steer', 'home-feature', 'rules', 'jobs', 'pending-for', 'start',
+  'status', 'stop', 'list', 'url', 'token-file',
+];
+
 /** A config option whose value is structured: YAML/JSON in a file, or YAML text in a flag/env. */
 export function structured<T>(key: string, schema: z.ZodType<T>, placeholder: string): ValueType<T> {
   return {
@@ -330,8 +352,17 @@ export function structured<T>(key: string, schema: z.ZodType<T>, placeholder: st
       }
       const r = schema.safeParse(value);
       if (r.success) return r.data;
-      const issue = r.error.issues[0]!;
       const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+      // A misspelt key shows as an unknown key and, often, a required one missing ("quta: 2":
+      // quota received undefined): the unknown key is the mistake, so it is named first.
+      const unknown = r.error.issues.find((i) => i.code === 'unrecognized_keys');
+      if (unknown && unknown.code === 'unrecognized_keys') {
+        const where = [key, ...unknown.path.map((k) => kebab(String(k)))].join('.');
+        const known = keysAt(r.error.issues, unknown.path);
+        const names = unknown.keys.map((k) => `"${kebab(k)}"${keyHint(kebab(k), known)}`);
+        throw coordinatorErrors.badConfig(where, `unknown key ${names.join(', ')}`);
+      }
+      const issue = r.error.issues[0]!;
       const where = [key, ...issue.path.map((k) => kebab(String(k)))].join('.');
       const message = issue.message.replace(/"([a-z][A-Za-z]*)"/g, (_, k: string) => `"${kebab(k)}"`);
       throw coordinatorErrors.badConfig(where, message);

@@ -4,28 +4,28 @@
 // registry before the side effect it implies, so kill -9 at any point leaves a state whose
 // actions can simply run again (coordinator/drone.ts).
 
-import { backoffDelay } from '../lib/backoff.ts';
 import type { Logger } from '../lib/log.ts';
-import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
+import { ABSENT, type BatchSystem } from './batch/types.ts';
+import { buildPools } from './pools.ts';
+import { BatchReader } from './batch-read.ts';
+import { DroneRunner } from './drone-runner.ts';
 import type { Clock } from './clock.ts';
 import type { MachineType } from './config.ts';
-import { locationOf, spentToday } from './cost.ts';
+import { committedToday, locationOf } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
-import { type Action, release, step, type Step } from './drone.ts';
+import { release } from './drone.ts';
 import { steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
-  droneFeatures,
-  type InstanceStatus,
   type NodeView,
   poolKey,
   type PendingJob,
-  type PoolView,
   type SiteView,
   type Snapshot,
   type StorageLocation,
 } from './model.ts';
+import { whyNoPool } from './placement.ts';
 import { decide, type Decision, type PolicyOptions, type PoolReport } from './policy.ts';
 import type { DroneRegistry } from './registry.ts';
 import type { SiteAdapter } from './sites/types.ts';
@@ -61,7 +61,16 @@ export interface CoordinatorOptions {
 export interface TickReport {
   readonly at: number;
   readonly batchHealthy: boolean;
+  /** Why the last read of the batch system failed (its own words), null when it answered. */
+  readonly batchError: string | null;
+  /** Whether the batch system has answered at least once since start. */
+  readonly batchEverRead: boolean;
   readonly unhealthySites: readonly string[];
+  /** Why each unhealthy site is so. */
+  readonly siteProblems: Readonly<Record<string, string>>;
+  /** Pending jobs no pool could run at all, with why (the first UNPLACEABLE_LISTED). */
+  readonly unplaceable: readonly { readonly job: string; readonly why: string }[];
+  readonly unplaceableCount: number;
   readonly pending: number;
   readonly pools: readonly PoolReport[];
   readonly decisions: readonly Decision[];
@@ -80,8 +89,11 @@ export interface TimelinePoint {
   readonly live: number;
 }
 
-/** A site that failed is left alone this long at most before it is asked again. */
-const SITE_BACKOFF_MAX_MS = 5 * 60_000;
+/** Unplaceable jobs listed by the API and page (the count is always whole). */
+const UNPLACEABLE_LISTED = 50;
+
+/** A refusal that lasts is logged again this often. */
+const REFUSAL_LOG_EVERY_MS = 10 * 60_000;
 
 /** A day at the default 10 s interval; older points are dropped. */
 const TIMELINE_POINTS = 8640;
@@ -91,20 +103,31 @@ export class Coordinator {
   private demand = new Map<string, number>();
   private nodes = new Map<string, NodeView>();
   private lastPending: PendingJob[] = [];
+  private readonly reader: BatchReader;
+  private batchError: string | null = null;
+  private batchEverRead = false;
   private readonly data: DataCache;
   /**
    * Jobs this coordinator steered, and where. In memory: after a restart they keep their
    * site_<name> requirement (read as the user's), so they still run there, just not moved.
    */
   private readonly steered = new Map<string, string>();
-  /** Sites that failed: not asked again before `until` (exponential, from one interval). */
-  private readonly backoff = new Map<string, { attempt: number; until: number }>();
+  private readonly runner: DroneRunner;
+  /** When a budget refusal was last logged, per site. */
+  private readonly refusalLogged = new Map<string, number>();
+  /** The home feature steering used last (undefined: not looked for yet), to log changes once. */
+  private homeFeatureSeen: string | null | undefined;
   last: TickReport | undefined;
   /** Jobs by state over time, in memory (a restart starts a new picture). */
   readonly timeline: TimelinePoint[] = [];
 
   constructor(options: CoordinatorOptions) {
     this.o = options;
+    this.reader = new BatchReader(options.batch, options.prefix, options.clock);
+    this.runner = new DroneRunner({
+      ...options,
+      bootTimeout: (site) => this.settings(site).bootTimeout,
+    });
     this.data = new DataCache(options.data ?? noData, options.log, (url) => locationOf(url, options.storage) !== undefined);
   }
 
@@ -143,17 +166,51 @@ export class Coordinator {
     return { adopted: known.size, orphans };
   }
 
+  /** One interval, then waits for every site call it made (tests and the simulator). */
   async tick(): Promise<TickReport> {
-    const { batch, registry, log } = this.o;
-    let batchHealthy = true;
-    try {
-      const [queue, nodes] = await Promise.all([batch.queue(this.o.prefix), batch.nodes(this.o.prefix)]);
+    const report = await this.interval();
+    await this.runner.calls.settle();
+    return report;
+  }
+
+  /** Site calls still running (the loop never waits for them; a stop waits a little). */
+  settle(): Promise<void> {
+    return this.runner.calls.settle();
+  }
+
+  /**
+   * Sites the policy must not start drones at now: an operation backed off, new drones held
+   * back after failed instances, or no adapter; with the reason, for the API and the page.
+   */
+  private unhealthySites(): Map<string, string> {
+    const now = this.o.clock.now();
+    const out = new Map<string, string>();
+    for (const s of this.o.siteSettings) {
+      const failing = this.runner.calls.failing(s.name, now).filter((f) => f.op !== 'stop');
+      const instances = this.runner.failures.unhealthy(s.name);
+      if (!this.o.sites.has(s.name)) out.set(s.name, 'no adapter');
+      else if (failing.length) out.set(s.name, failing.map((f) => `${f.op} failing, retried in ${f.retryInS} s: ${f.error}`).join('; '));
+      else if (instances && this.runner.failures.holding(s.name, now)) out.set(s.name, instances);
+      else if (instances) out.set(s.name, `${instances}; trying one drone again`);
+    }
+    return out;
+  }
+
+  private async interval(): Promise<TickReport> {
+    const { registry, log } = this.o;
+    const read = await this.reader.read(registry.all().filter((d) => !FINAL.has(d.state)));
+    const batchHealthy = read.ok;
+    if (read.ok) {
+      this.batchError = null;
+      this.batchEverRead = true;
+      const { queue, nodes } = read;
       const steer = this.o.steer;
       if (steer) {
         const waiting = new Set(queue.pending.map((j) => j.id));
         for (const id of [...this.steered.keys()]) if (!waiting.has(id)) this.steered.delete(id);
       }
-      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, steer.homeFeature, this.steered)) : queue.pending;
+      const home = steer?.homeFeature ?? this.homeFeatureSeen ?? undefined;
+      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered)) : queue.pending;
       this.nodes = nodes;
       this.timeline.push({
         at: this.o.clock.now(),
@@ -163,36 +220,51 @@ export class Coordinator {
         live: registry.all().filter((d) => !FINAL.has(d.state)).length,
       });
       if (this.timeline.length > TIMELINE_POINTS) this.timeline.splice(0, this.timeline.length - TIMELINE_POINTS);
-    } catch (err) {
-      batchHealthy = false;
-      log.warn({ err: (err as Error).message }, 'batch system unreachable: no drone is started or stopped this interval');
+    } else {
+      this.batchError = read.error;
+      log.warn({ err: read.error }, 'batch system unreadable: no drone is started or stopped this interval');
     }
     // Where the pending jobs' inputs are; never throws (a failure keeps the last answer).
     if (batchHealthy) await this.data.refresh(this.lastPending);
-    const now = this.o.clock.now();
-    const unhealthy = new Set([...this.backoff].filter(([, b]) => now < b.until).map(([s]) => s));
     const live = registry.all().filter((d) => !FINAL.has(d.state));
-    const statuses = await Promise.all(live.map((d) => this.instanceStatus(d, unhealthy)));
-    await Promise.all(
-      live.map(async (d, i) => {
-        const node = batchHealthy ? (this.nodes.get(d.id) ?? ABSENT) : UNKNOWN_NODE;
-        await this.apply(d, step(d, { instance: statuses[i]!, node }, this.o.clock.now(), this.timing(d)));
-      }),
-    );
-    const snapshot = this.snapshot(batchHealthy, unhealthy);
+    // While the batch system cannot be read every drone is frozen as it is: no step, no action,
+    // so nothing is concluded from a node list that may be a controller's outage. Each site's
+    // drones are stepped in that site's own turn, in the background (coordinator/site-calls.ts).
+    // The loop waits for them at most half an interval, so a decision normally sees this
+    // interval's states, and a site that hangs costs the others nothing (their cadence holds).
+    if (batchHealthy) {
+      const stepped = [...this.o.sites.keys()].map((site) => this.runner.stepSite(site, live.filter((d) => d.site === site).map((d) => d.id), this.nodes, ABSENT));
+      const enough = new AbortController();
+      await Promise.race([Promise.all(stepped), this.o.clock.sleep(this.o.intervalMs / 2, enough.signal)]);
+      enough.abort();
+    }
+    const unhealthy = this.unhealthySites();
+    const holding = new Set([...unhealthy.keys()].filter((site) => !/trying one drone again/.test(unhealthy.get(site)!)));
+    const snapshot = this.snapshot(batchHealthy, holding);
+    // Jobs no drone of any pool could run are not demand; they are listed, not silently pending.
+    const unplaceable = snapshot.pending.flatMap((j) => {
+      const why = whyNoPool(j, snapshot.pools);
+      return why ? [{ job: j.id, why }] : [];
+    });
     const result = decide(snapshot, this.demand, { ...this.o.policy, intervalMs: this.o.intervalMs });
     this.demand = new Map(result.demand);
     // The caches start fetching while the drones boot, so the first jobs start hot.
     const prewarmed = batchHealthy ? this.data.prewarm(result.prewarm, snapshot.now) : new Map();
     await this.act(result.decisions);
-    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.o.steer.homeFeature);
+    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.homeFeature(snapshot));
+    this.logRefusals(result.pools);
     for (const p of result.pools)
       if (p.reason.why && result.decisions.some((d) => d.kind === 'start' && p.pool === poolKey(d.site, d.machineType, d.market)))
         log.info({ pool: p.pool, reason: p.reason }, String(p.reason.why));
     this.last = {
       at: snapshot.now,
       batchHealthy,
-      unhealthySites: [...unhealthy],
+      batchError: this.batchError,
+      batchEverRead: this.batchEverRead,
+      unhealthySites: [...unhealthy.keys()],
+      siteProblems: Object.fromEntries(unhealthy),
+      unplaceable: unplaceable.slice(0, UNPLACEABLE_LISTED),
+      unplaceableCount: unplaceable.length,
       pending: snapshot.pending.length,
       pools: result.pools,
       decisions: result.decisions,
@@ -201,127 +273,21 @@ export class Coordinator {
     return this.last;
   }
 
-  private timing(d: Drone) {
-    return { bootTimeout: this.settings(d.site).bootTimeout };
-  }
-
   private settings(site: string): SiteSettings {
     return this.o.siteSettings.find((s) => s.name === site)!;
   }
 
-  private async instanceStatus(d: Drone, unhealthy: Set<string>): Promise<InstanceStatus> {
-    const site = this.o.sites.get(d.site);
-    if (!site || unhealthy.has(d.site)) return 'unknown';
-    try {
-      const status = await site.status(d.id, d.instance);
-      this.backoff.delete(d.site);
-      return status;
-    } catch (err) {
-      unhealthy.add(d.site);
-      this.siteFailed(d.site, err);
-      return 'unknown';
-    }
-  }
-
-  /**
-   * A failing or slow site is left alone for a while (one interval, doubling up to 5 min), so
-   * its timeouts do not slow every interval for the other sites; its drones keep their state.
-   */
-  private siteFailed(site: string, err: unknown): void {
-    const attempt = (this.backoff.get(site)?.attempt ?? 0) + 1;
-    // No jitter (random 1): one coordinator has no herd to spread.
-    const delay = backoffDelay(attempt - 1, { baseMs: this.o.intervalMs, maxMs: SITE_BACKOFF_MAX_MS }, () => 1);
-    this.backoff.set(site, { attempt, until: this.o.clock.now() + delay });
-    this.o.log.warn({ site, err: (err as Error).message, retryInS: delay / 1000 }, 'site unreachable: its drones keep their state');
-  }
-
-  /** Persists the step, then performs its actions; a failed action is retried next interval. */
-  private async apply(d: Drone, s: Step): Promise<void> {
-    const now = this.o.clock.now();
-    const changed = s.state !== d.state;
-    const next: Drone = changed
-      ? { ...d, state: s.state, reason: s.reason, stateSince: now, lastBusyAt: s.lastBusyAt }
-      : { ...d, lastBusyAt: s.lastBusyAt };
-    if (changed || s.lastBusyAt !== d.lastBusyAt) this.o.registry.put(next, now);
-    if (changed) {
-      this.o.log.info({ drone: d.id, from: d.state, to: s.state, reason: s.reason }, 'drone transition');
-      this.o.onTransition?.(next, d.state);
-    }
-    for (const action of s.actions) {
-      try {
-        await this.perform(next, action);
-      } catch (err) {
-        this.o.log.warn({ drone: d.id, action, err: (err as Error).message }, 'action failed; retried next interval');
-        if (action === 'deploy' || action === 'stop') this.siteFailed(d.site, err);
-        if (action === 'deploy') return;
-      }
-    }
-  }
-
-  private async perform(d: Drone, action: Action): Promise<void> {
-    const site = this.o.sites.get(d.site)!;
-    switch (action) {
-      case 'deploy': {
-        const instance = await site.deploy(this.spec(d));
-        this.o.registry.put({ ...this.o.registry.get(d.id)!, instance }, this.o.clock.now());
-        return;
-      }
-      case 'integrate':
-        return this.o.batch.integrate(d.id, `estuary ${d.site}/${d.machineType}`);
-      case 'drain':
-        return this.o.batch.drain(d.id, `estuary: ${d.reason.rule}`);
-      case 'remove-node':
-        return this.o.batch.remove(d.id, d.state === 'lost' || d.state === 'error');
-      case 'stop':
-        return site.stop(d.id, d.instance);
-    }
-  }
-
-  private spec(d: Drone) {
-    const type = this.o.machineTypes[d.machineType]!;
-    return {
-      id: d.id,
-      site: d.site,
-      machineType: d.machineType,
-      cores: type.cores,
-      memoryMb: Math.floor(type.memory / 1_048_576),
-      features: droneFeatures(d.site, d.machineType, type.features),
-      ...(d.market ? { market: d.market } : {}),
-    };
-  }
-
   snapshot(batchHealthy: boolean, unhealthy: ReadonlySet<string>): Snapshot {
     const all = this.o.registry.all();
-    const drones = all.filter((d) => !FINAL.has(d.state));
     const now = this.o.clock.now();
-    const pools: PoolView[] = [];
-    for (const site of this.o.siteSettings)
-      for (const type of site.machineTypes) {
-        const mt = this.o.machineTypes[type]!;
-        const markets = this.o.markets && site.cost?.spotPerCoreHour !== undefined ? (['on-demand', 'spot'] as const) : (['on-demand'] as const);
-        for (const market of markets)
-          pools.push({
-            key: poolKey(site.name, type, market),
-            site: site.name,
-            machineType: type,
-            // With markets, on-demand is said explicitly: an ec2 site configured `spot: true`
-            // must not buy spot for a drone the policy priced on demand.
-            ...(this.o.markets ? { market } : {}),
-            cores: mt.cores,
-            memoryMb: Math.floor(mt.memory / 1_048_576),
-            features: droneFeatures(site.name, type, mt.features),
-            drones: drones
-              // Without spot pools every drone of the type counts in its one pool.
-              .filter((d) => d.site === site.name && d.machineType === type && (markets.length === 1 || (d.market === 'spot') === (market === 'spot')))
-              .map((drone) => ({ drone, node: batchHealthy ? (this.nodes.get(drone.id) ?? ABSENT) : UNKNOWN_NODE })),
-          });
-      }
+    const live = all.filter((d) => !FINAL.has(d.state));
+    const pools = buildPools(this.o.siteSettings, this.o.machineTypes, live, batchHealthy ? this.nodes : undefined, this.o.markets ?? false);
     const coresOf = (t: string) => this.o.machineTypes[t]?.cores ?? 0;
     return {
       now,
       batchHealthy,
       pending: this.lastPending,
-      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name), spentToday: spentToday(all, s, coresOf, now) })),
+      sites: this.o.siteSettings.map((s) => ({ ...s, healthy: !unhealthy.has(s.name) && this.o.sites.has(s.name), spentToday: committedToday(all, s, coresOf, now) })),
       pools,
       ...(this.o.storage ? { storage: this.o.storage } : {}),
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
@@ -329,8 +295,45 @@ export class Coordinator {
     };
   }
 
+  /**
+   * A budget refusal is logged when it first happens at a site, then at most every 10 minutes
+   * while it lasts (a refused start repeats every interval; the API and page always show it).
+   */
+  private logRefusals(pools: readonly PoolReport[]): void {
+    const now = this.o.clock.now();
+    for (const p of pools) {
+      if (p.reason.rule !== 'budget') continue;
+      const site = p.pool.split('/')[0]!;
+      const last = this.refusalLogged.get(site);
+      if (last !== undefined && now - last < REFUSAL_LOG_EVERY_MS) continue;
+      this.refusalLogged.set(site, now);
+      this.o.log.warn({ pool: p.pool, reason: p.reason }, String(p.reason.why));
+    }
+  }
+
+  /**
+   * The feature steering offers as the alternative to a site's drones, so steered jobs may still
+   * run at home: the configured `home-feature`, else one every home node carries that no drone
+   * does. None: steering is off (and lifted from jobs steered before) — a job must never wait
+   * for a drone while a home core it could use sits idle.
+   */
+  private homeFeature(snapshot: Snapshot): string | null {
+    if (this.o.steer?.homeFeature) return this.o.steer.homeFeature;
+    const droneFeatures = new Set(snapshot.pools.flatMap((p) => p.features));
+    const found = this.o.batch.homeFeatures?.().find((f) => !droneFeatures.has(f)) ?? null;
+    if (found !== this.homeFeatureSeen) {
+      this.homeFeatureSeen = found;
+      if (found) this.o.log.info({ homeFeature: found }, `steering lets jobs run at home too: site_<name>|${found}`);
+      else this.o.log.warn('steering off: no feature every home node carries and no drone does; set controller.home-feature to steer');
+    }
+    return found;
+  }
+
   /** Makes each placed job require its site's drones; a failure is retried next interval. */
-  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, homeFeature: string | undefined): Promise<void> {
+  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, home: string | null): Promise<void> {
+    const homeFeature = home ?? undefined;
+    // Without a home alternative nothing is steered; what was steered before is lifted.
+    if (home === null) placed = new Map();
     const siteOfPool = new Map(this.o.siteSettings.flatMap((s) => s.machineTypes.flatMap((t) => [[poolKey(s.name, t), s.name], [poolKey(s.name, t, 'spot'), s.name]] as const)));
     const placedAt = new Map<string, string>();
     for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, siteOfPool.get(pool) ?? '');
@@ -349,42 +352,15 @@ export class Coordinator {
   }
 
   private async act(decisions: readonly Decision[]): Promise<void> {
-    await Promise.all(
-      decisions.map(async (dec) => {
-        const now = this.o.clock.now();
-        if (dec.kind === 'release') {
-          const d = this.o.registry.get(dec.droneId);
-          if (d && d.state === 'available') await this.apply(d, release(d, dec.reason));
-          return;
-        }
-        const id = `${this.o.prefix}${dec.site}-${this.o.registry.nextSerial()}`;
-        const drone: Drone = {
-          id,
-          site: dec.site,
-          machineType: dec.machineType,
-          ...(dec.market ? { market: dec.market } : {}),
-          state: 'requested',
-          createdAt: now,
-          stateSince: now,
-          lastBusyAt: now,
-          instance: {},
-          reason: dec.reason,
-          startReason: dec.reason,
-        };
-        this.o.registry.put(drone, now);
-        this.o.onTransition?.(drone, null);
-        this.o.log.info({ drone: id, site: dec.site, machineType: dec.machineType, reason: dec.reason }, 'starting drone');
-        try {
-          await this.perform(drone, 'deploy');
-        } catch (err) {
-          const failed: Drone = { ...this.o.registry.get(id)!, state: 'error', stateSince: this.o.clock.now(), reason: { rule: 'deploy-failed', error: (err as Error).message.slice(0, 200) } };
-          this.o.registry.put(failed, this.o.clock.now());
-          this.o.onTransition?.(failed, 'requested');
-          this.o.log.warn({ drone: id, err: (err as Error).message }, 'site refused the drone; cleaning up');
-          this.siteFailed(dec.site, err);
-        }
-      }),
-    );
+    for (const dec of decisions) {
+      if (dec.kind === 'start') {
+        this.runner.start(dec, `${this.o.prefix}${dec.site}-${this.o.registry.nextSerial()}`);
+        continue;
+      }
+      const d = this.o.registry.get(dec.droneId);
+      // A drain is a batch-system call: done now, so the node takes no new job from here on.
+      if (d && d.state === 'available') await this.runner.apply(d, release(d, dec.reason));
+    }
   }
 
   /** Runs tick() every interval until `signal` aborts; a failing tick is logged, not fatal. */
@@ -392,7 +368,7 @@ export class Coordinator {
     while (!signal.aborted) {
       const started = this.o.clock.now();
       try {
-        await this.tick();
+        await this.interval();
       } catch (err) {
         this.o.log.error({ err }, 'control loop interval failed');
       }

@@ -4,6 +4,7 @@
 
 import { COST_DEFAULTS } from './config.ts';
 import type { Drone, Link, Market, SiteCost, SiteView, StorageLocation } from './model.ts';
+import { prefixDepth, withinPrefix } from './url-scope.ts';
 
 export const HOUR_MS = 3_600_000;
 export const GB = 1e9;
@@ -28,7 +29,9 @@ export function pricePerCoreHour(site: Priced, market: Market | undefined): numb
 }
 
 /** What a drone costs per core-hour: its market's price (spot drones at the spot price). */
-export function dronePrice(site: Priced | undefined, drone: Pick<Drone, 'market'>): number {
+export function dronePrice(site: Priced | undefined, drone: Pick<Drone, 'market' | 'pricePerCoreHour'>): number {
+  // The price in force when it started: changing the config does not re-price the past.
+  if (drone.pricePerCoreHour !== undefined) return drone.pricePerCoreHour;
   if (!site) return 0;
   return pricePerCoreHour(site, drone.market) ?? site.costPerCoreHour;
 }
@@ -45,15 +48,18 @@ export function expectedRunMs(runMs: number, market: Market | undefined, rate: n
   return runMs * (1 + (rate * h) / 2);
 }
 
-/** The storage location an input lives in: the longest matching URL prefix. */
+/**
+ * The storage location an input lives in: the deepest URL prefix it lies under, matched segment
+ * by segment (url-scope.ts: no `…/data` for `…/data-private`, no dot segments).
+ */
 export function locationOf(url: string, storage: readonly StorageLocation[] | undefined): StorageLocation | undefined {
   let best: StorageLocation | undefined;
-  let bestLen = -1;
+  let bestDepth = -1;
   for (const loc of storage ?? [])
     for (const prefix of loc.urls)
-      if (url.startsWith(prefix) && prefix.length > bestLen) {
+      if (withinPrefix(url, prefix) && prefixDepth(prefix) > bestDepth) {
         best = loc;
-        bestLen = prefix.length;
+        bestDepth = prefixDepth(prefix);
       }
   return best;
 }
@@ -104,6 +110,22 @@ export function costSince(d: Drone, cores: number, pricePerCoreHourValue: number
 export function spentToday(drones: readonly Drone[], site: Priced & { readonly name: string }, coresOf: (machineType: string) => number, now: number): number {
   const from = dayStart(now);
   return drones.filter((d) => d.site === site.name).reduce((sum, d) => sum + costSince(d, coresOf(d.machineType), dronePrice(site, d), from, now), 0);
+}
+
+/**
+ * What the budget check counts as today's: each drone's cost so far, but a live drone at least
+ * at what it was budgeted when started — held until it ends, so the next interval cannot start
+ * a drone the budget just refused. An ended drone counts what it cost.
+ */
+export function committedToday(drones: readonly Drone[], site: Priced & { readonly name: string }, coresOf: (machineType: string) => number, now: number): number {
+  const from = dayStart(now);
+  return drones
+    .filter((d) => d.site === site.name)
+    .reduce((sum, d) => {
+      const spent = costSince(d, coresOf(d.machineType), dronePrice(site, d), from, now);
+      const held = d.state !== 'down' && d.budget !== undefined && d.createdAt >= from ? d.budget : 0;
+      return sum + Math.max(spent, held);
+    }, 0);
 }
 
 /** Rounded for reasons: cents as numbers, GB to one decimal. */

@@ -15,6 +15,7 @@ import { GATEWAY_PATHS } from '../lib/metric-names.ts';
 import type { SiteConfig } from './config.ts';
 import type { DataSource, Holdings } from './data.ts';
 import { coordinatorErrors } from './errors.ts';
+import { sameOrigin } from './url-scope.ts';
 
 export interface GatewayEndpoint {
   readonly site: string;
@@ -22,6 +23,26 @@ export interface GatewayEndpoint {
   readonly token?: string;
   readonly timeoutMs: number;
 }
+
+/**
+ * HEAD, following redirects only on the URL's own origin (a few hops): a redirect elsewhere would
+ * let whoever serves the location send the coordinator to any address. Undefined when refused.
+ */
+async function headWithinOrigin(url: string, timeoutMs: number): Promise<Response | undefined> {
+  let at = url;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    const res = await fetch(at, { method: 'HEAD', redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    const location = res.headers.get('location');
+    if (res.status < 300 || res.status >= 400 || !location) return res;
+    const next = new URL(location, at).href;
+    if (!sameOrigin(url, next) || !sameOrigin(url, location.includes('://') ? location : next)) return undefined;
+    at = next;
+  }
+  return undefined;
+}
+
+/** Same-origin redirects followed at most (a moved object, a trailing slash). */
+const MAX_REDIRECTS = 3;
 
 /** Inputs per holdings request: the gateway takes at most 1000. */
 const HOLDINGS_BATCH = 1000;
@@ -163,9 +184,9 @@ export class GatewayData implements DataSource {
 
   async size(url: string): Promise<number | undefined> {
     if (/^https?:\/\//.test(url)) {
-      const res = await fetch(url, { method: 'HEAD', redirect: 'follow', signal: AbortSignal.timeout(this.gateways[0]?.timeoutMs ?? 10_000) });
-      const length = res.headers.get('content-length');
-      return res.ok && length !== null && /^\d+$/.test(length) ? Number(length) : undefined;
+      const res = await headWithinOrigin(url, this.gateways[0]?.timeoutMs ?? 10_000);
+      const length = res?.headers.get('content-length') ?? null;
+      return res?.ok && length !== null && /^\d+$/.test(length) ? Number(length) : undefined;
     }
     if (!url.startsWith('s3://')) return undefined;
     for (const g of this.gateways.filter((x) => x.token)) {

@@ -52,7 +52,7 @@ export function step(d: Drone, o: Observation, now: number, t: Timing): Step {
   // While the site cannot be asked, nothing is concluded about the instance.
   if (instance === 'unknown' && d.state !== 'available' && d.state !== 'draining') return stay(d);
   // Taken back before it ran a job: give it up at once and let a new drone take its place.
-  if (instance === 'interrupting' && (d.state === 'requested' || d.state === 'booting' || d.state === 'integrating'))
+  if (instance === 'interrupting' && (d.state === 'requested' || d.state === 'unknown' || d.state === 'booting' || d.state === 'integrating'))
     return to(d, 'error', { rule: 'site-error', instance }, d.state === 'integrating' ? ['remove-node', 'stop'] : ['stop']);
   switch (d.state) {
     case 'requested':
@@ -62,6 +62,17 @@ export function step(d: Drone, o: Observation, now: number, t: Timing): Step {
       if (age > t.bootTimeout) return timedOut();
       // Not at the site (a deploy cut short by a crash, or refused for now): ask again.
       return stay(d, ['deploy']);
+    case 'unknown':
+      // The deploy's answer never came, but the site may have done it (a cloud API that
+      // timed out, a script slower than its timeout). Never deploy again (that could make a
+      // second instance); ask the site by id until it shows the instance, or the boot timeout
+      // says it never will. Meanwhile it counts against the quota like any live drone.
+      if (instance === 'booting') return to(d, 'booting', { rule: 'deploy-confirmed' });
+      if (instance === 'running') return to(d, 'integrating', { rule: 'deploy-confirmed' });
+      if (instance === 'error' || instance === 'stopped') return to(d, 'error', { rule: 'site-error', instance }, ['stop']);
+      if (age > t.bootTimeout)
+        return to(d, 'error', { rule: 'deploy-unconfirmed', ageS: Math.round(age / 1000), limitS: t.bootTimeout / 1000 }, ['stop']);
+      return stay(d);
     case 'booting':
       if (instance === 'running') return to(d, 'integrating', { rule: 'instance-running' });
       if (instance === 'deleted') return to(d, 'lost', { rule: 'instance-vanished' }, ['remove-node']);

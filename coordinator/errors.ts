@@ -11,6 +11,11 @@ export class CoordinatorError extends EstuaryError {
   }
 }
 
+/** True for a call that got no answer: whether the site did it is unknown (see siteUnanswered). */
+export function unanswered(err: unknown): boolean {
+  return (err as { unanswered?: boolean } | undefined)?.unanswered === true;
+}
+
 export const coordinatorErrors = {
   badConfig: (key: string, problem: string) =>
     new CoordinatorError(
@@ -56,6 +61,9 @@ export const coordinatorErrors = {
     ),
   siteFailed: (site: string, op: string, reason: string) =>
     new CoordinatorError('ESTUARY_CO_SITE', `site ${site}: ${op} failed: ${reason}`),
+  /** No answer (timeout, connection lost): the site may have done it anyway. */
+  siteUnanswered: (site: string, op: string, reason: string) =>
+    Object.assign(new CoordinatorError('ESTUARY_CO_SITE', `site ${site}: ${op} got no answer: ${reason}`), { unanswered: true }),
   batchFailed: (op: string, reason: string) =>
     new CoordinatorError('ESTUARY_CO_BATCH', `batch system: ${op} failed: ${reason}`),
   dataFailed: (site: string, op: string, reason: string) =>

@@ -47,7 +47,7 @@ export interface PoolPlan {
 
 export type Plan = ReadonlyMap<string, PoolPlan>;
 
-const WAITING = new Set(['requested', 'booting', 'integrating']);
+const WAITING = new Set(['requested', 'unknown', 'booting', 'integrating']);
 
 interface SiteState {
   readonly site: SiteView;
@@ -268,7 +268,7 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
         : `${jobsText} need ${input} (${bytesText(size)}, ${bytesText(cached)} cached at ${site.name})`;
   const here = `${p.pool.site} ${p.pool.market === 'spot' ? 'spot' : 'on-demand'} $${price.toFixed(2)}/h${p.newDrones ? `, ${p.newDrones} new drone${p.newDrones === 1 ? '' : 's'}` : ''}`;
   const others = alternatives(p);
-  const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
+  const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent or held today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
   const why = n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}`;
   return {
     jobs: p.jobs,
@@ -301,7 +301,7 @@ function idleWhy(p: PoolState, site: SiteView): string {
     if (why !== 'over budget') return `${jobs} wait: ${label(p.pool)} ${why}`;
     const drone = droneBudget(site, p.pool.cores, p.pool.market, p.first?.runMs ?? HOUR_MS);
     const cost = costOf(site);
-    return `${jobs} wait: ${label(p.pool)} over budget ($${(site.spentToday ?? 0).toFixed(2)} spent today, a drone $${drone.toFixed(2)}, budget $${(cost.budgetPerDay ?? 0).toFixed(2)} a day)`;
+    return `${jobs} wait: ${label(p.pool)} over budget ($${(site.spentToday ?? 0).toFixed(2)} spent or held today, a drone $${drone.toFixed(2)}, budget $${(cost.budgetPerDay ?? 0).toFixed(2)} a day)`;
   });
   return parts.join('; ');
 }

@@ -22,6 +22,10 @@ export const COORDINATOR_METRICS = {
   transitions: 'estuary_coordinator_transitions_total',
   /** gauge: 1 while the batch system answers. */
   batchUp: 'estuary_coordinator_batch_system_up',
+  /** gauge {error}: 1 with the batch system's own words while it cannot be read. */
+  batchError: 'estuary_coordinator_batch_system_error',
+  /** gauge {site, problem}: 1 when the site is healthy; 0 with why it is not. */
+  siteHealthy: 'estuary_coordinator_site_healthy',
 } as const;
 
 export interface CoordinatorMetrics {
@@ -61,6 +65,12 @@ export function createMetrics(view: () => StatusView): CoordinatorMetrics {
   });
   gauge(COORDINATOR_METRICS.pending, 'Pending jobs in the served partitions.', [], (g, v) => g.set(v.pendingJobs));
   gauge(COORDINATOR_METRICS.batchUp, '1 while the batch system answers.', [], (g, v) => g.set(v.batchHealthy ? 1 : 0));
+  gauge(COORDINATOR_METRICS.batchError, 'The batch system\'s error while it cannot be read.', ['error'], (g, v) => {
+    if (v.batch === 'unreachable') g.set({ error: (v.batchError ?? 'no answer').slice(0, 200) }, 1);
+  });
+  gauge(COORDINATOR_METRICS.siteHealthy, '1 when the site is healthy; 0 with the problem.', ['site', 'problem'], (g, v) => {
+    for (const s of v.sites) g.set({ site: s.name, problem: s.healthy ? '' : (s.problem ?? '').slice(0, 200) }, s.healthy ? 1 : 0);
+  });
   const transitions = new Counter({
     name: COORDINATOR_METRICS.transitions,
     help: 'Drone state transitions.',

@@ -4,6 +4,7 @@
 /** TARDIS's lifecycle, as one word per state (docs/COORDINATOR.md has the diagram). */
 export const DRONE_STATES = [
   'requested', // persisted, the site has been (or is about to be) asked for an instance
+  'unknown', // the site's answer to the deploy never came (timeout): it may exist; asked by id each interval
   'booting', // the site accepted; the instance is starting
   'integrating', // the instance runs; waiting for its node to join the batch system
   'available', // the node takes jobs
@@ -15,7 +16,7 @@ export const DRONE_STATES = [
 ] as const;
 export type DroneState = (typeof DRONE_STATES)[number];
 
-export const LIVE_STATES: readonly DroneState[] = ['requested', 'booting', 'integrating', 'available', 'draining'];
+export const LIVE_STATES: readonly DroneState[] = ['requested', 'unknown', 'booting', 'integrating', 'available', 'draining'];
 
 /** Why something was decided: a rule name and the numbers that decided it. */
 export interface Reason {
@@ -43,6 +44,10 @@ export interface Drone {
   readonly reason: Reason;
   /** Why the drone was started; kept through its transitions (absent in older registries). */
   readonly startReason?: Reason;
+  /** Its price per core-hour when started; its whole life is priced so (absent: the site's). */
+  readonly pricePerCoreHour?: number;
+  /** Dollars it was budgeted at when started: held against the site's budget until it ends. */
+  readonly budget?: number;
 }
 
 /**

@@ -12,6 +12,23 @@ export function fits(job: PendingJob, pool: PoolView): boolean {
   return job.constraints.every((anyOf) => anyOf.some((f) => pool.features.includes(f)));
 }
 
+/**
+ * Why no drone of any pool could run the job, in words an admin can act on, or undefined when
+ * some pool could. The closest miss is named: cores, then memory, then the features no drone has.
+ */
+export function whyNoPool(job: PendingJob, pools: readonly PoolView[]): string | undefined {
+  if (pools.some((p) => fits(job, p))) return undefined;
+  if (pools.length === 0) return 'no pool is configured';
+  const maxCores = Math.max(...pools.map((p) => p.cores));
+  if (job.cpus > maxCores) return `asks ${job.cpus} cores; the largest drone has ${maxCores}`;
+  const maxMem = Math.max(...pools.filter((p) => p.cores >= job.cpus).map((p) => p.memoryMb));
+  if (job.memoryMb > maxMem) return `asks ${job.memoryMb} MB memory; the largest drone has ${maxMem} MB`;
+  const features = new Set(pools.flatMap((p) => p.features));
+  const missing = job.constraints.filter((anyOf) => !anyOf.some((f) => features.has(f))).map((g) => g.join('|'));
+  if (missing.length) return `needs feature ${missing.join(' and ')}, which no drone has${missing.some((m) => m.startsWith('site_')) ? ' (no such site configured)' : ''}`;
+  return 'no single drone has all its features, cores and memory at once';
+}
+
 export const firstFit: Placement = (snapshot) => {
   const placed = new Map<string, PendingJob[]>(snapshot.pools.map((p) => [p.key, []]));
   const siteOf = new Map(snapshot.sites.map((s) => [s.name, s]));
@@ -38,5 +55,5 @@ export const firstFit: Placement = (snapshot) => {
 };
 
 function isLive(state: string): boolean {
-  return state === 'requested' || state === 'booting' || state === 'integrating' || state === 'available' || state === 'draining';
+  return state === 'requested' || state === 'unknown' || state === 'booting' || state === 'integrating' || state === 'available' || state === 'draining';
 }

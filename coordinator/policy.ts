@@ -6,7 +6,7 @@
 // are released too, never before their minimum lifetime. Pure: no I/O, no clock but snapshot.now.
 
 import { type Controller, type PoolState, standardise } from './controllers.ts';
-import { budgetLeft, cents, costOf, droneBudget } from './cost.ts';
+import { budgetLeft, cents, costOf, droneBudget, pricePerCoreHour } from './cost.ts';
 import type { Plan } from './estuary-policy.ts';
 import type { Drone, DroneView, Market, PendingJob, PoolView, Reason, Snapshot } from './model.ts';
 import type { Placement } from './placement.ts';
@@ -14,7 +14,17 @@ import type { Placement } from './placement.ts';
 const DEFAULT_RUNTIME_MS = 3_600_000;
 
 export type Decision =
-  | { readonly kind: 'start'; readonly site: string; readonly machineType: string; readonly market?: Market; readonly reason: Reason }
+  | {
+      readonly kind: 'start';
+      readonly site: string;
+      readonly machineType: string;
+      readonly market?: Market;
+      readonly reason: Reason;
+      /** Dollars the drone is budgeted at, held against the site's budget until it ends. */
+      readonly budget?: number;
+      /** Its price now, kept with it: a later change of the config does not re-price its past. */
+      readonly pricePerCoreHour?: number;
+    }
   | { readonly kind: 'release'; readonly droneId: string; readonly reason: Reason };
 
 export interface PoolReport {
@@ -52,7 +62,7 @@ export interface PolicyOptions {
   readonly runtimeMs?: number;
 }
 
-const WAITING = new Set(['requested', 'booting', 'integrating']);
+const WAITING = new Set(['requested', 'unknown', 'booting', 'integrating']);
 
 function usage(d: DroneView): { alloc: number; util: number } {
   const cpu = d.node.cpus > 0 ? d.node.allocCpus / d.node.cpus : 0;
@@ -165,13 +175,30 @@ export function decide(
           break;
         }
         reserved.set(pool.site, spent + cost);
-        decisions.push({ kind: 'start', site: pool.site, machineType: pool.machineType, ...(pool.market ? { market: pool.market } : {}), reason });
+        decisions.push({
+          kind: 'start',
+          site: pool.site,
+          machineType: pool.machineType,
+          ...(pool.market ? { market: pool.market } : {}),
+          reason,
+          budget: cost,
+          pricePerCoreHour: pricePerCoreHour(site, pool.market) ?? site.costPerCoreHour,
+        });
         liveAtSite.set(pool.site, (liveAtSite.get(pool.site) ?? 0) + 1);
         missing -= pool.cores;
       }
-    }
+      if (missing > 0 && (liveAtSite.get(pool.site) ?? 0) >= site.quota && reports[reports.length - 1]!.reason.rule !== 'budget')
+        reports[reports.length - 1] = { ...base, demand: target, reason: quotaFull(site, liveAtSite.get(pool.site) ?? 0, reason) };
+    } else if (wanted.demand - idle * pool.cores > limits.maximum && target >= limits.maximum)
+      // Wanted more than the quota allows: say so rather than leave the controller's rule alone.
+      reports[reports.length - 1] = { ...base, demand: target, reason: quotaFull(site, liveAtSite.get(pool.site) ?? 0, reason) };
   }
   return { decisions, pools: reports, demand, prewarm, placed };
+}
+
+/** Demand the site's quota cannot meet: said as such, with the numbers the controller wanted. */
+function quotaFull(site: Snapshot['sites'][number], used: number, wanted: Reason): Reason {
+  return { ...wanted, rule: 'quota', wanted: wanted.rule, why: `${site.name}: quota ${used}/${site.quota} used: no more drones`, quotaUsed: used, quota: site.quota };
 }
 
 function overBudget(site: Snapshot['sites'][number], cost: number, reservedNow: number, wanted: Reason): Reason {
@@ -179,7 +206,7 @@ function overBudget(site: Snapshot['sites'][number], cost: number, reservedNow: 
   const spent = site.spentToday ?? 0;
   return {
     rule: 'budget',
-    why: `${site.name}: $${spent.toFixed(2)} spent today + $${reservedNow.toFixed(2)} started now + $${cost.toFixed(2)} for one more drone would pass the budget of $${budget.toFixed(2)} a day: not started`,
+    why: `${site.name}: $${spent.toFixed(2)} spent or held today + $${reservedNow.toFixed(2)} started now + $${cost.toFixed(2)} for one more drone would pass the budget of $${budget.toFixed(2)} a day: not started`,
     wanted: wanted.rule,
     spentToday: cents(spent),
     droneCost: cents(cost),

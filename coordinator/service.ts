@@ -2,6 +2,7 @@
 // opens the registry, reconciles with the sites, and runs the loop and the status server.
 // Stopping the coordinator leaves every drone as it is: the next start adopts them.
 
+import { accessSync, constants } from 'node:fs';
 import type { Logger } from '../lib/log.ts';
 import type { ConfigOf } from '../lib/config/options.ts';
 import type { Service } from '../lib/lifecycle.ts';
@@ -19,6 +20,7 @@ import { estuaryPlan } from './estuary-policy.ts';
 import type { SiteCost, Snapshot, StorageLocation } from './model.ts';
 import type { coordinatorOptions } from './options.ts';
 import { firstFit } from './placement.ts';
+import { complaint, killRunningPrograms, runProgram } from './proc.ts';
 import { DroneRegistry } from './registry.ts';
 import { CommandSite } from './sites/command.ts';
 import { NetnsSite } from './sites/netns.ts';
@@ -144,6 +146,28 @@ export function buildBatch(c: BatchSystemConfig): BatchSystem {
   return new SlurmBatch(c);
 }
 
+/**
+ * A slurm-conf that cannot be read is a config error, found at start (exit 2), not a batch
+ * system that looks unreachable for ever after. squeue's own complaint is quoted: it prints it
+ * at once and then retries for a minute, so it is given two seconds.
+ */
+export async function checkSlurmConf(c: BatchSystemConfig): Promise<void> {
+  if (c.type !== 'slurm' || !c.slurmConf) return;
+  try {
+    accessSync(c.slurmConf, constants.R_OK);
+    return;
+  } catch (err) {
+    let said: string;
+    try {
+      const r = await runProgram(c.binDir ? `${c.binDir}/squeue` : 'squeue', ['--json'], { env: { ...process.env, SLURM_CONF: c.slurmConf }, timeoutMs: 2000 });
+      said = r.code === 0 ? '' : complaint(r);
+    } catch (e) {
+      said = /\(it said: (.*)\)$/.exec((e as Error).message)?.[1] ?? '';
+    }
+    throw coordinatorErrors.badConfig('batch-system.slurm-conf', `cannot read ${c.slurmConf}: ${said || (err as Error).message}`);
+  }
+}
+
 export interface Running extends Service {
   readonly coordinator: Coordinator;
   readonly port: number;
@@ -156,6 +180,7 @@ export async function startCoordinator(
 ): Promise<Running> {
   const { config } = settings;
   const clock = deps.clock ?? systemClock;
+  if (!deps.batch) await checkSlurmConf(settings.batchSystem);
   const registry = DroneRegistry.open(config.stateDir);
   // Drones at a site the config dropped could be neither watched nor stopped: refuse to start.
   for (const d of registry.all()) {
@@ -204,9 +229,13 @@ export async function startCoordinator(
   return {
     coordinator,
     port,
-    async stop() {
+    async stop(deadline: AbortSignal) {
       stopLoop.abort();
-      await loop;
+      // The interval in progress and the site calls in flight finish if they can before the
+      // deadline; past it, the programs they wait for are killed (their state is persisted).
+      const timeUp = new Promise<void>((resolve) => (deadline.aborted ? resolve() : deadline.addEventListener('abort', () => resolve(), { once: true })));
+      const done = await Promise.race([loop.then(() => coordinator.settle()).then(() => true), timeUp.then(() => false)]);
+      if (!done) log.warn({ killed: killRunningPrograms() }, 'stop deadline reached: ended the batch-system and site programs still running');
       await http.close();
       registry.close();
     },

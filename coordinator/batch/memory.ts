@@ -19,6 +19,15 @@ export class MemoryBatch implements BatchSystem {
   readonly nodesByName = new Map<string, Node>();
   pending: PendingJob[] = [];
   down = false;
+  /** What every home node carries (none by default: no home feature to steer with). */
+  home: string[] = [];
+  homeFeatures(): readonly string[] {
+    return this.home;
+  }
+  /** Nodes whose delete Slurm refuses as busy (a job still completing on them). */
+  busyOnDelete = new Set<string>();
+  /** Answers, but lists none of the drones' nodes (a controller that lost its view). */
+  hideNodes = false;
   integrated: string[] = [];
   /** Every steer call, in order. */
   steered: { jobIds: string[]; features: string }[] = [];
@@ -57,6 +66,7 @@ export class MemoryBatch implements BatchSystem {
     this.check();
     this.sync();
     const out = new Map<string, NodeView>();
+    if (this.hideNodes) return out;
     for (const [name, n] of this.nodesByName) {
       if (!name.startsWith(prefix)) continue;
       const gone = !this.sites.some((s) => s.instances.has(name));
@@ -88,7 +98,7 @@ export class MemoryBatch implements BatchSystem {
     this.check();
     const n = this.nodesByName.get(node);
     if (!n) return;
-    if (n.alloc > 0 && !lost) throw new Error('Requested nodes are busy');
+    if ((n.alloc > 0 || this.busyOnDelete.has(node)) && !lost) throw new Error('Requested nodes are busy');
     this.nodesByName.delete(node);
     this.removed.add(node);
   }

@@ -3,6 +3,7 @@
 
 import { parseSize } from '../../lib/config/values.ts';
 import type { NodeView, PendingJob } from '../model.ts';
+import { parseArrayTasks, runnableTasks } from './job-array.ts';
 import type { Queue } from './types.ts';
 
 /** Pending reasons that are not a lack of resources: such jobs would not run on a new drone. */
@@ -103,6 +104,67 @@ interface SqueueJob {
   nodes?: string;
   array_job_id?: unknown;
   array_task_id?: unknown;
+  array_task_string?: string;
+  array_max_tasks?: unknown;
+}
+
+/** Running tasks per array job id: what a `%` throttle leaves room for. */
+function runningTasksByArray(jobs: readonly SqueueJob[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const j of jobs) {
+    const array = num(j.array_job_id);
+    if (j.job_state === 'RUNNING' && array) out.set(array, (out.get(array) ?? 0) + 1);
+  }
+  return out;
+}
+
+/**
+ * The pending jobs one squeue record stands for: one, or for a job array each task that could
+ * start now (its id `<array>_<index>`, as scontrol takes it). A throttle (`%N`, or the record's
+ * array_max_tasks) allows N running at once, less those already running.
+ */
+function expand(j: SqueueJob, job: PendingJob, running: ReadonlyMap<number, number>): PendingJob[] {
+  const text = j.array_task_string;
+  const tasks = text ? parseArrayTasks(text.includes('%') || !num(j.array_max_tasks) ? text : `${text}%${num(j.array_max_tasks)}`, MAX_TASKS_PER_ARRAY) : undefined;
+  if (!tasks) return [job];
+  const array = num(j.array_job_id) || j.job_id;
+  const n = Math.min(runnableTasks(tasks, running.get(array) ?? 0), MAX_TASKS_PER_ARRAY);
+  return tasks.indices.slice(0, n).map((i) => ({ ...job, id: `${array}_${i}` }));
+}
+
+/**
+ * Tasks of one array counted as demand at most. A drone runs a handful of tasks at once and no
+ * site's quota comes near ten thousand cores, so more would change no decision — only the cost
+ * of planning each interval.
+ */
+const MAX_TASKS_PER_ARRAY = 10_000;
+
+/**
+ * Slurm 22.05 prints `squeue --json` and `sinfo --json` with exit status 0 when slurmctld cannot
+ * be reached: an `errors` array and empty `jobs`/`nodes`. Read as it stands, that is "no jobs,
+ * every drone's node gone", which would stop every drone: any error makes the whole read fail.
+ */
+export class SlurmReadError extends Error {}
+
+/** The document, or a SlurmReadError with Slurm's own words when it cannot be trusted. */
+export function slurmDocument(json: string, what: 'jobs' | 'nodes'): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(json);
+  } catch {
+    throw new SlurmReadError(`unparsable output (${json.trim().slice(0, 80) || 'empty'})`);
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw new SlurmReadError('output is not a JSON object');
+  const d = doc as Record<string, unknown>;
+  const errors = Array.isArray(d.errors) ? (d.errors as Record<string, unknown>[]) : [];
+  if (errors.length > 0) {
+    const e = errors[0] ?? {};
+    const words = [e.description, e.error, e.source].filter((x) => typeof x === 'string' && x).join(': ');
+    const errno = e.error_number ?? e.errno;
+    throw new SlurmReadError(`${words || 'error'}${errno !== undefined ? ` (errno ${String(errno)})` : ''}`);
+  }
+  if (!Array.isArray(d[what])) throw new SlurmReadError(`no "${what}" list in the output`);
+  return d;
 }
 
 export function parsePending(json: string, partitions: readonly string[]): PendingJob[] {
@@ -111,10 +173,11 @@ export function parsePending(json: string, partitions: readonly string[]): Pendi
 
 /** Pending jobs, and running ones counted by where they run (a drone's node name has `prefix`). */
 export function parseQueue(json: string, partitions: readonly string[], prefix: string): Queue {
-  const doc = JSON.parse(json) as { jobs?: SqueueJob[] };
+  const doc = slurmDocument(json, 'jobs') as { jobs?: SqueueJob[] };
   const out: PendingJob[] = [];
   let runningAtHome = 0;
   let runningOnDrones = 0;
+  const running = runningTasksByArray(doc.jobs ?? []);
   for (const j of doc.jobs ?? []) {
     const parts = (j.partition ?? '').split(',');
     const partition = parts.find((p) => partitions.includes(p));
@@ -133,7 +196,7 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
     const perCpu = num(j.memory_per_cpu);
     const outputBytes = parseOutputs(j.comment);
     const limit = timeLimitMs(j.time_limit);
-    out.push({
+    const job: PendingJob = {
       id: String(j.job_id),
       partition,
       cpus,
@@ -144,7 +207,8 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
       ...(limit !== undefined ? { timeLimitMs: limit } : {}),
       submittedAt: (num(j.submit_time) ?? 0) * 1000,
       reason: j.state_reason ?? '',
-    });
+    };
+    out.push(...expand(j, job, running));
   }
   return { pending: out, runningAtHome, runningOnDrones };
 }
@@ -169,8 +233,23 @@ export function nodeStatus(n: SinfoNode): NodeView['status'] {
   return 'available';
 }
 
+/**
+ * Features every home node (not a drone, not a FUTURE placeholder) of the served partitions
+ * carries, sorted: steering may then say `site_x|<one of them>` and a steered job can still run
+ * at home, so home cores never sit idle while it waits for a drone.
+ */
+export function homeFeatures(json: string, prefix: string, partitions: readonly string[]): string[] {
+  const doc = slurmDocument(json, 'nodes') as { nodes?: (SinfoNode & { features?: string; partitions?: string[] })[] };
+  const home = (doc.nodes ?? []).filter(
+    (n) => !n.name.startsWith(prefix) && n.state.toLowerCase() !== 'future' && (!n.partitions || n.partitions.some((p) => partitions.includes(p))),
+  );
+  if (home.length === 0) return [];
+  const sets = home.map((n) => new Set((n.features ?? '').split(',').map((f) => f.trim()).filter(Boolean)));
+  return [...sets[0]!].filter((f) => sets.every((s) => s.has(f))).sort();
+}
+
 export function parseNodes(json: string, prefix: string): Map<string, NodeView> {
-  const doc = JSON.parse(json) as { nodes?: SinfoNode[] };
+  const doc = slurmDocument(json, 'nodes') as { nodes?: SinfoNode[] };
   const out = new Map<string, NodeView>();
   for (const n of doc.nodes ?? []) {
     if (!n.name.startsWith(prefix)) continue;

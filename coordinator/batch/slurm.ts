@@ -6,7 +6,7 @@ import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
 import { complaint, runProgram } from '../proc.ts';
-import { parseNodes, parseQueue } from './slurm-parse.ts';
+import { homeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
 import type { BatchSystem, Queue } from './types.ts';
 
 type SlurmConfig = Extract<BatchSystemConfig, { type: 'slurm' }>;
@@ -14,6 +14,7 @@ type SlurmConfig = Extract<BatchSystemConfig, { type: 'slurm' }>;
 export class SlurmBatch implements BatchSystem {
   readonly kind = 'slurm';
   private readonly c: SlurmConfig;
+  private home: readonly string[] = [];
 
   constructor(config: SlurmConfig) {
     this.c = config;
@@ -38,11 +39,20 @@ export class SlurmBatch implements BatchSystem {
 
   async queue(prefix: string): Promise<Queue> {
     // squeue --json ignores -t and -p in 22.05, so filtering happens in parseQueue.
-    return parseQueue(await this.run('squeue', ['--json']), this.c.partitions, prefix);
+    return readable('squeue --json', () => this.run('squeue', ['--json']), (t) => parseQueue(t, this.c.partitions, prefix));
   }
 
   async nodes(prefix: string): Promise<Map<string, NodeView>> {
-    return parseNodes(await this.run('sinfo', ['--json']), prefix);
+    return readable('sinfo --json', () => this.run('sinfo', ['--json']), (t) => {
+      const nodes = parseNodes(t, prefix);
+      this.home = homeFeatures(t, prefix, this.c.partitions);
+      return nodes;
+    });
+  }
+
+  /** Features every home node carries, as the last nodes() read found them. */
+  homeFeatures(): readonly string[] {
+    return this.home;
   }
 
   /**
@@ -91,6 +101,17 @@ export class SlurmBatch implements BatchSystem {
     } catch (err) {
       if (!notFound(err)) throw err;
     }
+  }
+}
+
+/** Runs a read; output Slurm itself flags as wrong (errors array, not JSON) is a failed read. */
+async function readable<T>(op: string, run: () => Promise<string>, parse: (text: string) => T): Promise<T> {
+  const text = await run();
+  try {
+    return parse(text);
+  } catch (err) {
+    if (err instanceof SlurmReadError || err instanceof SyntaxError) throw coordinatorErrors.batchFailed(op, err.message);
+    throw err;
   }
 }
 

@@ -18,6 +18,11 @@ export interface BatchSystem {
   queue(prefix: string): Promise<Queue>;
   /** Every node the batch system knows whose name starts with `prefix`, by name. */
   nodes(prefix: string): Promise<Map<string, NodeView>>;
+  /**
+   * Features every one of the site's own nodes carries (as the last nodes() read found them):
+   * steering adds one as an alternative, so a steered job may still run at home.
+   */
+  homeFeatures?(): readonly string[];
   /** The node of a drone has joined: make it schedulable at once, and tag it with the drone. */
   integrate(node: string, tag: string): Promise<void>;
   /**

@@ -32,7 +32,7 @@ export class CommandSite implements SiteAdapter {
     try {
       r = await runProgram('/bin/sh', ['-c', script], { env: { ...process.env, ...env }, timeoutMs: this.c.timeout });
     } catch (err) {
-      throw coordinatorErrors.siteFailed(this.name, op, (err as Error).message);
+      throw coordinatorErrors.siteUnanswered(this.name, op, (err as Error).message);
     }
     if (r.code !== 0) throw coordinatorErrors.siteFailed(this.name, op, complaint(r));
     return r.stdout;

@@ -67,7 +67,12 @@ export class Ec2Site implements SiteAdapter {
   }
 
   private fail(op: string, err: unknown): Error {
-    return coordinatorErrors.siteFailed(this.name, op, (err as Error).message ?? String(err));
+    const message = (err as Error).message ?? String(err);
+    // An error with an HTTP status is EC2's own refusal; anything else (timeout, a connection
+    // lost) leaves open whether RunInstances went through. Its ClientToken makes asking again
+    // safe, and the drone is kept as unknown until EC2 shows the instance or the boot timeout.
+    const answered = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode !== undefined;
+    return answered ? coordinatorErrors.siteFailed(this.name, op, message) : coordinatorErrors.siteUnanswered(this.name, op, message);
   }
 
   private async describe(op: string, filters: Filter[], ids?: string[]): Promise<Instance[]> {

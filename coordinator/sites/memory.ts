@@ -2,6 +2,7 @@
 // clock, and faults can be injected (API down, instance that never boots, instance that dies).
 
 import type { Clock } from '../clock.ts';
+import { coordinatorErrors } from '../errors.ts';
 import type { InstanceStatus } from '../model.ts';
 import type { DroneSpec, InstanceData, SiteAdapter } from './types.ts';
 
@@ -19,6 +20,11 @@ export class MemorySite implements SiteAdapter {
   /** Instances deployed from now on never leave booting. */
   neverBoot = false;
   deploys = 0;
+  /**
+   * The next deploys get no answer (as a timeout): `late` ones are made anyway, `lost` ones not.
+   * The order is taken from the front, one per deploy.
+   */
+  unanswered: ('late' | 'lost')[] = [];
   private readonly clock: Clock;
   private readonly bootMs: number;
 
@@ -34,6 +40,8 @@ export class MemorySite implements SiteAdapter {
 
   async deploy(spec: DroneSpec): Promise<InstanceData> {
     this.check();
+    const fault = this.instances.has(spec.id) ? undefined : this.unanswered.shift();
+    if (fault === 'lost') throw coordinatorErrors.siteUnanswered(this.name, 'start', 'no answer in 5000 ms');
     if (!this.instances.has(spec.id)) {
       this.deploys++;
       this.instances.set(spec.id, {
@@ -42,6 +50,7 @@ export class MemorySite implements SiteAdapter {
         status: 'booting',
       });
     }
+    if (fault === 'late') throw coordinatorErrors.siteUnanswered(this.name, 'start', 'no answer in 5000 ms');
     return { fake: spec.id };
   }
 

@@ -112,7 +112,9 @@ export class OpenstackSite implements SiteAdapter {
           signal: AbortSignal.timeout(this.c.timeout),
         });
       } catch (err) {
-        throw this.fail(op, (err as Error).message);
+        // No answer: Nova may have created the server; the drone is kept as unknown and looked
+        // up by name until it shows or the boot timeout passes.
+        throw coordinatorErrors.siteUnanswered(this.name, op, (err as Error).message);
       }
       if (res.status === 401 && attempt === 0) {
         this.token = undefined;

@@ -10,7 +10,7 @@ export function renderPage(v: StatusView): string {
   const sites = v.sites
     .map(
       (s) =>
-        `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : '<b>no</b>'}</td><td>$${s.costPerCoreHour}${s.spotPerCoreHour === null ? '' : ` (spot $${s.spotPerCoreHour})`}</td><td>$${s.cost.toFixed(4)}</td><td>$${s.spentToday.toFixed(2)}${s.budgetPerDay === null ? '' : ` of $${s.budgetPerDay.toFixed(2)}`}</td></tr>`,
+        `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : `<b>no</b>${s.problem ? `: ${esc(s.problem)}` : ''}`}</td><td>$${s.costPerCoreHour}${s.spotPerCoreHour === null ? '' : ` (spot $${s.spotPerCoreHour})`}</td><td>$${s.cost.toFixed(4)}</td><td>$${s.spentToday.toFixed(2)}${s.budgetPerDay === null ? '' : ` of $${s.budgetPerDay.toFixed(2)}`}</td></tr>`,
     )
     .join('');
   const prewarmed = Object.entries(v.prewarmed)
@@ -28,10 +28,11 @@ export function renderPage(v: StatusView): string {
         `<tr class="s-${esc(d.state)}"><td class="wrap">${esc(d.id)}</td><td>${esc(d.site)}</td><td>${esc(d.machineType)}${d.market === 'spot' ? ' (spot)' : ''}</td><td>${esc(d.state)}</td><td>${d.ageS} s</td><td>$${d.cost.toFixed(4)}</td><td>${esc(reasonText(d.reason))}</td></tr>`,
     )
     .join('');
+  const unplaceable = v.unplaceable.map((u) => `<tr><td>${esc(u.job)}</td><td>${esc(u.why)}</td></tr>`).join('');
   return htmlPage(
     'estuary coordinator',
     `<h1>estuary coordinator</h1>
-<p class="facts">Batch system: ${v.batchHealthy ? 'reachable' : '<b>unreachable</b>'} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}, refreshed every ${REFRESH_S} s</p>
+<p class="facts">Batch system: ${v.batch === 'unreachable' ? `<b>unreachable</b>: ${esc(v.batchError ?? 'no answer')}` : esc(v.batch)} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}, refreshed every ${REFRESH_S} s</p>
 <h2>Jobs by state</h2>
 <p><img src="/timeline.svg" alt="pending, running at home and in the cloud over time" width="720" height="360"></p>
 <h2>Sites</h2>
@@ -39,7 +40,11 @@ export function renderPage(v: StatusView): string {
 <h2>Pools</h2>
 <table><tr><th>pool</th><th>supply (cores)</th><th>demand</th><th>allocation</th><th>utilisation</th><th>pending jobs</th><th>last decision</th></tr>${pools}</table>
 ${prewarmed ? `<h2>Pre-warming</h2>\n<ul>${prewarmed}</ul>\n` : ''}<h2>Drones</h2>
-<table><tr><th>drone</th><th>site</th><th>type</th><th>state</th><th>age</th><th>cost so far</th><th>last decision</th></tr>${drones || '<tr><td colspan="7">no drones</td></tr>'}</table>`,
+<table><tr><th>drone</th><th>site</th><th>type</th><th>state</th><th>age</th><th>cost so far</th><th>last decision</th></tr>${drones || '<tr><td colspan="7">no drones</td></tr>'}</table>${
+      v.unplaceableCount
+        ? `\n<h2>Pending jobs no pool can run (${v.unplaceableCount})</h2>\n<table><tr><th>job</th><th>why</th></tr>${unplaceable}</table>`
+        : ''
+    }`,
     REFRESH_S,
   );
 }

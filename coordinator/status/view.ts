@@ -28,6 +28,8 @@ export interface SiteStatus {
   readonly quota: number;
   readonly drones: number;
   readonly healthy: boolean;
+  /** Why the site is unhealthy (a failing operation, failed instances in a row), else null. */
+  readonly problem: string | null;
   readonly cost: number;
   readonly costPerCoreHour: number;
   readonly spotPerCoreHour: number | null;
@@ -40,7 +42,13 @@ export interface StatusView {
   readonly version: number;
   readonly at: number;
   readonly batchHealthy: boolean;
+  /** `reachable` only once the batch system has answered; `unreachable` with its own error. */
+  readonly batch: 'not yet read' | 'reachable' | 'unreachable';
+  readonly batchError: string | null;
   readonly pendingJobs: number;
+  /** Pending jobs no pool can run (a feature no drone has, too many cores or too much memory). */
+  readonly unplaceable: TickReport['unplaceable'];
+  readonly unplaceableCount: number;
   readonly sites: readonly SiteStatus[];
   readonly pools: TickReport['pools'];
   /** Inputs each site's cache was last asked to fetch ahead of the drones. */
@@ -92,13 +100,18 @@ export function buildStatus(
   return {
     version: API_VERSION,
     at: now,
-    batchHealthy: last?.batchHealthy ?? true,
+    batchHealthy: last?.batchHealthy ?? false,
+    batch: batchState(last),
+    batchError: last?.batchError ?? null,
     pendingJobs: last?.pending ?? 0,
+    unplaceable: last?.unplaceable ?? [],
+    unplaceableCount: last?.unplaceableCount ?? 0,
     sites: sites.map((s) => ({
       name: s.name,
       quota: s.quota,
       drones: drones.filter((d) => d.site === s.name && d.state !== 'down').length,
       healthy: !unhealthy.has(s.name),
+      problem: last?.siteProblems?.[s.name] ?? null,
       costPerCoreHour: s.costPerCoreHour,
       spotPerCoreHour: s.cost?.spotPerCoreHour ?? null,
       cost: round4(drones.filter((d) => d.site === s.name).reduce((sum, d) => sum + droneCost(d, coresOf(d.machineType), priceOf(s, d), now), 0)),
@@ -109,6 +122,11 @@ export function buildStatus(
     prewarmed: last?.prewarmed ?? {},
     drones: rows,
   };
+}
+
+function batchState(last: TickReport | undefined): StatusView['batch'] {
+  if (last?.batchHealthy) return 'reachable';
+  return last?.batchEverRead || last?.batchError ? 'unreachable' : 'not yet read';
 }
 
 /** A reason as one line of text: its sentence if it has one, the rule, then its numbers. */
@@ -126,11 +144,12 @@ export function reasonText(r: Reason): string {
 /** The terminal table `estuary coordinator status` prints. */
 export function statusTable(v: StatusView): string {
   const lines = [
-    `batch system: ${v.batchHealthy ? 'ok' : 'UNREACHABLE'}   pending jobs: ${v.pendingJobs}`,
+    `batch system: ${v.batch === 'unreachable' ? `UNREACHABLE (${v.batchError ?? 'no answer'})` : v.batch}   pending jobs: ${v.pendingJobs}`,
     '',
     'SITE            DRONES/QUOTA  HEALTHY  COST',
     ...v.sites.map(
-      (s) => `${s.name.padEnd(15)} ${`${s.drones}/${s.quota}`.padEnd(13)} ${(s.healthy ? 'yes' : 'NO').padEnd(8)} $${s.cost.toFixed(4)}`,
+      (s) =>
+        `${s.name.padEnd(15)} ${`${s.drones}/${s.quota}`.padEnd(13)} ${(s.healthy ? 'yes' : 'NO').padEnd(8)} $${s.cost.toFixed(4)}${s.problem ? `  ${s.problem}` : ''}`,
     ),
     '',
     'POOL                  SUPPLY  DEMAND  PENDING  DECISION',
@@ -145,5 +164,7 @@ export function statusTable(v: StatusView): string {
     ),
   ];
   if (v.drones.length === 0) lines.push('(no drones)');
+  if (v.unplaceableCount > 0)
+    lines.push('', `PENDING JOBS NO POOL CAN RUN (${v.unplaceableCount})`, ...v.unplaceable.map((u) => `${u.job.padEnd(21)} ${u.why}`));
   return `${lines.join('\n')}\n`;
 }

@@ -2,6 +2,7 @@
 // All exit with status 2, the convention for usage errors.
 
 import { EstuaryError } from '../errors.ts';
+import { keyHint } from './suggest.ts';
 
 export class ConfigError extends EstuaryError {
   constructor(code: string, message: string) {
@@ -33,7 +34,12 @@ export const configErrors = {
   unknownFileKey: (path: string, key: string, role: string, known: string[]) =>
     new ConfigError(
       'ESTUARY_CONFIG_UNKNOWN_KEY',
-      `${path}: unknown key "${key}" for ${role}; known keys: ${known.join(', ')}`,
+      `${path}: unknown key "${key}" for ${role}${keyHint(key.split('.').pop()!, known)}; known keys: ${known.join(', ')}`,
+    ),
+  misspeltSection: (path: string, section: string, role: string) =>
+    new ConfigError(
+      'ESTUARY_CONFIG_UNKNOWN_KEY',
+      `${path}: unknown section "${section}:" (did you mean "${role}:"?); this file has no ${role} section`,
     ),
   fileNotMapping: (path: string) =>
     new ConfigError('ESTUARY_CONFIG_FILE_SHAPE', `${path}: expected a mapping of option names to values`),

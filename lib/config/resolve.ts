@@ -4,6 +4,7 @@
 
 import { ConfigError, configErrors } from './errors.ts';
 import { type ConfigOf, envName, flagName, keyFromFile, type OptionTable } from './options.ts';
+import { closestKey } from './suggest.ts';
 import { ValueError } from './values.ts';
 
 export type Origin = 'flag' | 'env' | 'file' | 'default';
@@ -47,6 +48,12 @@ function fileSection(
     else if (!hasSections)
       throw configErrors.unknownFileKey(file.path, name, role, Object.keys(options).map(flagName));
   }
+  // A section that is this role's name misspelt would otherwise be ignored, and the role would
+  // run on defaults ("no sites"): name it.
+  if (section === undefined && hasSections)
+    for (const name of Object.keys(data))
+      if (name !== role && !(keyFromFile(name) in options) && closestKey(name, [role]) === role)
+        throw configErrors.misspeltSection(file.path, name, role);
   if (section !== undefined) {
     if (section === null || typeof section !== 'object' || Array.isArray(section)) {
       throw configErrors.fileNotMapping(`${file.path} (section ${role})`);

@@ -42,3 +42,28 @@ export function didYouMean(flag: string, known: readonly string[]): string {
   const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
   return `did you mean ${list}?`;
 }
+
+/**
+ * The known config key closest to `name`, when it is close enough to be a slip of the keyboard:
+ * at most 2 edits, and fewer than a third of the name (so "id" does not suggest "ip"). Case,
+ * dashes and underscores are ignored, as a YAML file may spell a key either way.
+ */
+export function closestKey(name: string, known: readonly string[]): string | undefined {
+  const norm = (s: string) => s.toLowerCase().replace(/[-_]/g, '');
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const k of known) {
+    const dist = editDistance(norm(name), norm(k));
+    if (dist < bestD) {
+      best = k;
+      bestD = dist;
+    }
+  }
+  return best !== undefined && bestD <= Math.min(2, Math.ceil(name.length / 3)) ? best : undefined;
+}
+
+/** ` (did you mean "x"?)` for an unknown config key, or ''. */
+export function keyHint(name: string, known: readonly string[]): string {
+  const c = closestKey(name, known);
+  return c ? ` (did you mean "${c}"?)` : '';
+}

@@ -57,6 +57,17 @@ async function fails(text: string): Promise<string> {
 }
 
 describe('estuary coordinator config', () => {
+  it('names a misspelt key, with what was meant, before the key it leaves missing', async () => {
+    expect(await fails(GOOD.replace('quota: 3', 'quta: 2'))).toMatch(/sites\.cloud: unknown key "quta" \(did you mean "quota"\?\)/);
+    expect(await fails(GOOD.replace('cost-per-core-hour: 0.05', 'cost-per-core-huor: 0.05'))).toMatch(/unknown key "cost-per-core-huor" \(did you mean "cost-per-core-hour"\?\)/);
+  });
+
+  it('names a misspelt section instead of running with no sites', async () => {
+    const err = await fails(GOOD.replace('coordinator:', 'coordinater:'));
+    expect(err).toMatch(/unknown section "coordinater:" \(did you mean "coordinator:"\?\)/);
+    expect(err).not.toMatch(/no sites/);
+  });
+
   it('reads one YAML file with every section, keys in kebab-case', () => {
     const p = prepareCommand(command, ['--config', withFile(GOOD)], {});
     const s = validate(p.config as never);

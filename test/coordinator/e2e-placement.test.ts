@@ -179,7 +179,10 @@ describe('estuary coordinator end to end with data-aware placement', () => {
       start: Number(readFileSync(join(results, `${i}.start`), 'utf8')),
     }));
     const onDrones = ran.filter((r) => r.host.startsWith(prefix));
-    expect(onDrones.length).toBeGreaterThanOrEqual(4); // the home node takes one or two first
+    // Steered jobs may still run at home (site_near|home: the home node's feature), so the home
+    // node keeps taking jobs as it frees while the drones boot; the rest ran at near.
+    expect(onDrones.length).toBeGreaterThanOrEqual(2);
+    expect(ran.length - onDrones.length).toBeGreaterThanOrEqual(1);
     expect(onDrones.every((r) => r.host.startsWith(`${prefix}near-`))).toBe(true);
     expect(Math.min(...onDrones.map((r) => r.start))).toBeGreaterThan(warmAt - 0.06);
     // Over near's link only the missing megabyte came, once, however many jobs need the input.

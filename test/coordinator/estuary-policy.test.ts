@@ -100,12 +100,12 @@ describe("estuary's policy", () => {
     const s = snap([site('a', 0.5, { budgetPerDay: 1 }, { spentToday: 0.5 })], [pool('a')], jobs(3));
     const d = decide(s, new Map(), withPlan);
     expect(d.decisions).toEqual([]);
-    expect(d.pools[0]!.reason.why).toBe('3 pending jobs wait: a over budget ($0.50 spent today, a drone $1.03, budget $1.00 a day)');
+    expect(d.pools[0]!.reason.why).toBe('3 pending jobs wait: a over budget ($0.50 spent or held today, a drone $1.03, budget $1.00 a day)');
     // Baseline controllers go through the same budget check.
     const t = decide(s, new Map(), { controllerFor: () => threshold, placement: firstFit, intervalMs: 1000 });
     expect(t.decisions).toEqual([]);
     expect(t.pools[0]!.reason).toMatchObject({ rule: 'budget', spentToday: 0.5, droneCost: 1.03, budgetPerDay: 1 });
-    expect(t.pools[0]!.reason.why).toMatch(/^a: \$0\.50 spent today .* would pass the budget of \$1\.00 a day: not started$/);
+    expect(t.pools[0]!.reason.why).toMatch(/^a: \$0\.50 spent or held today .* would pass the budget of \$1\.00 a day: not started$/);
     // With $2.50 left two drones fit, not three.
     const rich = snap([site('a', 0.5, { budgetPerDay: 3 }, { spentToday: 0.5 })], [pool('a')], jobs(6));
     expect(decide(rich, new Map(), withPlan).decisions).toHaveLength(2);

@@ -193,3 +193,48 @@ describe('coordinator lifecycle', () => {
     expect(() => makeWorld({ stateDir: w.stateDir })).toThrow(/in use by another coordinator/);
   });
 });
+
+describe('a node Slurm still counts busy', () => {
+  it('is not stopped while scontrol delete refuses it; stopped once Slurm lets it go', async () => {
+    const w = makeWorld({ quota: 1, idleTime: 2000 });
+    try {
+      w.batch.pending = [job('a', 2)];
+      await run(w, 7);
+      w.batch.pending = [];
+      w.batch.busyOnDelete.add('es-cloud-1');
+      await run(w, 8);
+      expect(states(w)).toEqual({ 'es-cloud-1': 'stopping' });
+      expect(w.site.instances.has('es-cloud-1')).toBe(true); // refused three times and more: waits
+      w.batch.busyOnDelete.clear();
+      await run(w, 2);
+      expect(states(w)).toEqual({ 'es-cloud-1': 'down' });
+      expect(w.site.instances.size).toBe(0);
+    } finally {
+      w.registry.close();
+    }
+  });
+});
+
+describe('saying why', () => {
+  it('a pool held by its quota says "quota x/y used"; jobs no pool can run are listed with why', async () => {
+    const w = makeWorld({ quota: 1 });
+    try {
+      w.batch.pending = [job('a', 2), job('b', 2), job('c', 2), job('big', 8), job('gpu', 1, 0, [['gpu']]), job('elsewhere', 1, 0, [['site_mars']])];
+      await run(w, 2);
+      const pool = w.coordinator.last!.pools[0]!;
+      expect(pool.reason).toMatchObject({ rule: 'quota', wanted: 'threshold-met', why: 'cloud: quota 1/1 used: no more drones', quotaUsed: 1, quota: 1 });
+      expect(w.coordinator.last!.unplaceable).toEqual([
+        { job: 'big', why: 'asks 8 cores; the largest drone has 2' },
+        { job: 'gpu', why: 'needs feature gpu, which no drone has' },
+        { job: 'elsewhere', why: 'needs feature site_mars, which no drone has (no such site configured)' },
+      ]);
+      const { buildStatus, statusTable } = await import('../../coordinator/status/view.ts');
+      const table = statusTable(buildStatus(w.registry.all(), [{ name: 'cloud', quota: 1, costPerCoreHour: 0 }], () => 2, w.coordinator.last, w.clock.now()));
+      expect(table).toContain('PENDING JOBS NO POOL CAN RUN (3)');
+      expect(table).toMatch(/gpu +needs feature gpu, which no drone has/);
+      expect(table).toContain('cloud: quota 1/1 used: no more drones');
+    } finally {
+      w.registry.close();
+    }
+  });
+});

@@ -153,10 +153,11 @@ describe("estuary's policy in the control loop", () => {
   it('steers placed jobs to their site once, and moves them when the site falls ill', async () => {
     const data = new FakeData();
     const w = world([site('cheap', 0.03), site('tokyo', 0.05)], data);
+    w.batch.home = ['home', 'x86']; // every home node carries these; the first no drone carries is used
     w.batch.pending = jobs(4);
     await w.tick();
-    expect(w.batch.steered).toEqual([{ jobIds: ['j0', 'j1', 'j2', 'j3'], features: 'site_tokyo' }]);
-    expect(w.batch.pending[0]!.constraints).toEqual([['site_tokyo']]);
+    expect(w.batch.steered).toEqual([{ jobIds: ['j0', 'j1', 'j2', 'j3'], features: 'site_tokyo|home' }]);
+    expect(w.batch.pending[0]!.constraints).toEqual([['site_tokyo', 'home']]);
     await w.tick();
     expect(w.batch.steered).toHaveLength(1); // read back as ours: not steered again
     // A job with a constraint of its own is never rewritten, even one that looks like ours.
@@ -167,10 +168,21 @@ describe("estuary's policy in the control loop", () => {
     w.adapters.get('tokyo')!.down = true;
     await w.tick();
     await w.tick();
-    expect(w.batch.steered.at(-1)).toEqual({ jobIds: ['j0', 'j1', 'j2', 'j3'], features: 'site_cheap' });
+    expect(w.batch.steered.at(-1)).toEqual({ jobIds: ['j0', 'j1', 'j2', 'j3'], features: 'site_cheap|home' });
     // The user's own site_tokyo stays: never moved to cheap with the others.
     expect(w.batch.steered.flatMap((x) => x.jobIds)).not.toContain('j5');
     expect(w.lines.some((l) => JSON.parse(l).msg === 'steered 4 job(s) to cheap')).toBe(true);
+    w.registry.close();
+  });
+
+  it('steers nothing when no feature lets a steered job still run at home', async () => {
+    const w = world([site('cheap', 0.03), site('tokyo', 0.05)], new FakeData());
+    w.batch.home = ['cloud']; // the only common home feature is one drones carry too: no use
+    w.batch.pending = jobs(4);
+    await w.tick();
+    await w.tick();
+    expect(w.batch.steered).toEqual([]);
+    expect(w.lines.filter((l) => JSON.parse(l).msg.startsWith('steering off: no feature every home node carries'))).toHaveLength(1);
     w.registry.close();
   });
 
@@ -185,7 +197,7 @@ describe("estuary's policy in the control loop", () => {
     expect(w.registry.all().map((d) => d.market)).toEqual(['spot', 'spot']);
     expect([...w.adapters.get('aws')!.instances.values()].map((i) => i.spec.market)).toEqual(['spot', 'spot']);
     expect(r.pools.find((p) => p.pool === 'aws/small/spot')!.reason.why).toBe(
-      '10 pending jobs, no declared inputs: aws spot $0.02/h, 2 new drones; no more drones: $0.00 spent today, budget $0.01 a day; aws over budget',
+      '10 pending jobs, no declared inputs: aws spot $0.02/h, 2 new drones; no more drones: $0.00 spent or held today, budget $0.01 a day; aws over budget',
     );
     w.clock.advance(3_600_000);
     const view = buildStatus(w.registry.all(), [aws], () => 2, w.coordinator.last, w.clock.now());

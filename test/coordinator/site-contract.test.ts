@@ -13,6 +13,7 @@ import { CommandSite } from '../../coordinator/sites/command.ts';
 import { MemorySite } from '../../coordinator/sites/memory.ts';
 import { NetnsSite } from '../../coordinator/sites/netns.ts';
 import { novaStatus, OpenstackSite } from '../../coordinator/sites/openstack.ts';
+import { unanswered } from '../../coordinator/errors.ts';
 import { FAKE_USER, startFakeOpenstack } from './helpers/fake-openstack.ts';
 import type { DroneSpec, SiteAdapter } from '../../coordinator/sites/types.ts';
 import { onTeardown } from '../helpers/cleanup.ts';
@@ -115,6 +116,25 @@ siteContract('openstack (local Keystone v3 + Nova)', async () => {
 });
 
 describe('openstack site', () => {
+  it('a create answered after the timeout is "no answer" (the server may exist), and is found by name', async () => {
+    const cloud = await startFakeOpenstack(0);
+    const site = new OpenstackSite('s', openstackSiteSchema.parse({
+      authUrl: cloud.authUrl, username: FAKE_USER.name, password: FAKE_USER.password, projectName: FAKE_USER.project,
+      flavor: 'm1.small', image: 'img-1', timeout: '300ms',
+    }));
+    cloud.control.createAnswerDelayMs = 1000;
+    const err = await site.deploy(spec(1)).catch((e: unknown) => e);
+    expect(unanswered(err)).toBe(true);
+    expect(String(err)).toMatch(/deploy got no answer/);
+    // What the coordinator asks each interval of an `unknown` drone: by name, no server id kept.
+    expect(await site.status(spec(1).id, {})).toBe('running');
+    cloud.control.createAnswerDelayMs = 0;
+    expect(await site.deploy(spec(1))).toEqual({ server: [...cloud.servers.keys()][0] }); // never a second
+    expect(cloud.servers.size).toBe(1);
+    await site.stop(spec(1).id, {});
+    await cloud.close();
+  });
+
   it('sends the documented requests, fills in the user data, and renews a revoked token once', async () => {
     const cloud = await startFakeOpenstack(0);
     const dir = mkdtempSync(join(tmpdir(), 'estuary-os-'));

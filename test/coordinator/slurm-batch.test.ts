@@ -58,6 +58,28 @@ describe('Slurm adapter', () => {
     await cluster.slurm('scancel', [held]);
   });
 
+  it('counts a pending job array as its tasks: 8, 1,000, and a throttle less the running tasks', async () => {
+    const out = '/dev/null';
+    // --constraint=cloud: no drone is up, so every task stays pending.
+    const eight = await cluster.sbatch(['-o', out, '--constraint=cloud', '--array=1-8', '--wrap', 'true']);
+    const thousand = await cluster.sbatch(['-o', out, '--constraint=cloud', '--array=1-1000', '--wrap', 'true']);
+    const throttled = await cluster.sbatch(['-o', out, '--constraint=cloud', '--array=1-1000%10', '--wrap', 'true']);
+    const stepped = await cluster.sbatch(['-o', out, '--constraint=cloud', '--array=1-9:2', '--wrap', 'true']);
+    // Runs on the home node (one CPU): one task running, the throttle of 2 leaves room for one.
+    const home = await cluster.sbatch(['-o', out, '--array=1-4%2', '--wrap', 'sleep 20']);
+    const tasks = await waitFor('arrays pending', async () => {
+      const p = (await batch.queue(prefix)).pending.map((j) => j.id);
+      const of = (id: string) => p.filter((x) => x.startsWith(`${id}_`));
+      return of(home).length === 1 && of(eight).length === 8 ? of : undefined;
+    });
+    expect(tasks(eight)).toHaveLength(8);
+    expect(tasks(thousand)).toHaveLength(1000);
+    expect(tasks(throttled)).toHaveLength(10);
+    expect(tasks(stepped)).toEqual([1, 3, 5, 7, 9].map((i) => `${stepped}_${i}`));
+    expect(tasks(home)).toHaveLength(1);
+    await cluster.slurm('scancel', [eight, thousand, throttled, stepped, home]);
+  });
+
   it('steers pending jobs to a site with their features, several per call, and lifts it again', async () => {
     const out = `${cluster.dir}/out/%j.out`;
     // Two CPUs: no home node (one CPU) can run them, so they stay pending.
@@ -84,6 +106,9 @@ describe('Slurm adapter', () => {
     expect(await site.status(id, {})).toBe('running');
     const node = await waitFor('node', async () => (await batch.nodes(prefix)).get(id));
     expect(node).toMatchObject({ status: 'available', cpus: 2, memoryMb: 1000 });
+    // What steering offers as the home alternative: the home node's own feature (the drone and
+    // the FUTURE placeholder are not home nodes).
+    expect(batch.homeFeatures()).toEqual(['home']);
     await batch.integrate(id, 'estuary cloud/small');
     // The job of the first test, pending for want of a drone, runs on it at once.
     const busy = await waitFor('job on drone', async () => {

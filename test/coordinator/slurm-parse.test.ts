@@ -115,3 +115,21 @@ describe('sinfo --json', () => {
     ]);
   });
 });
+
+describe('home features', () => {
+  it('are those every home node of the served partitions carries; drones and placeholders are not home', async () => {
+    const { homeFeatures } = await import('../../coordinator/batch/slurm-parse.ts');
+    const node = (name: string, features: string, o: object = {}) => ({ name, state: 'idle', features, partitions: ['hybrid'], ...o });
+    const text = JSON.stringify({
+      nodes: [
+        node('home1', 'home,x86,ib'),
+        node('home2', 'x86,home'),
+        node('gpu1', 'gpu', { partitions: ['gpu'] }),
+        node('es-cloud-1', 'estuary,site_cloud'),
+        node('placeholder', 'estuary,site_cloud,home', { state: 'future' }),
+      ],
+    });
+    expect(homeFeatures(text, 'es-', ['hybrid'])).toEqual(['home', 'x86']);
+    expect(homeFeatures(JSON.stringify({ nodes: [node('es-cloud-1', 'x')] }), 'es-', ['hybrid'])).toEqual([]);
+  });
+});

@@ -17,12 +17,15 @@ export interface FakeOpenstack {
   /** Every request, "METHOD path". */
   readonly log: string[];
   close(): Promise<void>;
+  /** Set createAnswerDelayMs to answer POST /servers that much later (the server is made at once). */
+  readonly control: { createAnswerDelayMs: number };
 }
 
 const USER = { name: 'estuary', password: 'secret-pw', project: 'burst' };
 
 export async function startFakeOpenstack(bootMs = 200): Promise<FakeOpenstack> {
   const servers: FakeOpenstack['servers'] = new Map();
+  const control = { createAnswerDelayMs: 0 };
   const tokens = new Set<string>();
   const log: string[] = [];
   let base = '';
@@ -83,6 +86,8 @@ export async function startFakeOpenstack(bootMs = 200): Promise<FakeOpenstack> {
         if (!b.name || !b.flavorRef || !b.imageRef) return send(res, 400, { badRequest: { code: 400, message: 'name, flavorRef and imageRef are required' } });
         const id = randomUUID();
         servers.set(id, { id, name: b.name, status: 'BUILD', createdAt: Date.now(), body: b });
+        // A create that Nova makes at once but answers late (a slow API, a lost answer).
+        if (control.createAnswerDelayMs > 0) await new Promise((r) => setTimeout(r, control.createAnswerDelayMs));
         return send(res, 202, { server: { id, links: [], adminPass: 'x', security_groups: [{ name: 'default' }] } });
       }
       const id = decodeURIComponent(rest.slice(1));
@@ -102,7 +107,7 @@ export async function startFakeOpenstack(bootMs = 200): Promise<FakeOpenstack> {
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   const close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   onTeardown(close);
-  return { authUrl: `${base}/v3`, servers, tokens, log, revoke: () => tokens.clear(), close };
+  return { authUrl: `${base}/v3`, servers, tokens, log, revoke: () => tokens.clear(), close, control };
 }
 
 export const FAKE_USER = USER;

@@ -25,6 +25,10 @@ export interface SlurmCluster {
   readonly homeNodes: readonly string[];
   /** Runs a Slurm client command against this cluster. */
   slurm(program: string, args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** kill -9 of slurmctld (its saved state stays), as a crash of the controller. */
+  killController(): Promise<void>;
+  /** Starts slurmctld again on its saved state; resolves once it is the primary controller. */
+  startController(): Promise<void>;
   /** Submits a batch script; returns the job id. */
   sbatch(args: readonly string[]): Promise<string>;
   stop(): Promise<void>;
@@ -166,12 +170,17 @@ export async function startSlurmCluster(o: ClusterOptions): Promise<SlurmCluster
         '',
       ].join('\n'),
     );
-    const ctl = startChild('unshare', [
-      '--uts', '--mount', '--', 'sh', '-c',
-      `hostname ${ctlName} && mount --bind ${join(dir, 'hosts')} /etc/hosts && exec slurmctld -D -f ${conf}`,
-    ]);
-    undo.push(() => ctl.stop('SIGTERM', 5000).then(() => undefined));
-    await ctl.waitFor(/Running as primary controller/, 15_000);
+    const controller = { child: undefined as Child | undefined };
+    const startController = async () => {
+      const child = startChild('unshare', [
+        '--uts', '--mount', '--', 'sh', '-c',
+        `hostname ${ctlName} && mount --bind ${join(dir, 'hosts')} /etc/hosts && exec slurmctld -D -f ${conf}`,
+      ]);
+      controller.child = child;
+      await child.waitFor(/Running as primary controller/, 15_000);
+    };
+    undo.push(() => controller.child?.stop('SIGTERM', 5000).then(() => undefined));
+    await startController();
     const env = { ...process.env, SLURM_CONF: conf };
     const slurm = (program: string, args: readonly string[]) => runProgram(program, args, { env, timeoutMs: 15_000 });
 
@@ -207,6 +216,13 @@ export async function startSlurmCluster(o: ClusterOptions): Promise<SlurmCluster
       partition: 'hybrid',
       homeNodes,
       slurm,
+      async killController() {
+        const child = controller.child;
+        controller.child = undefined;
+        child?.proc.kill('SIGKILL');
+        await child?.exited;
+      },
+      startController,
       async sbatch(args) {
         const r = await slurm('sbatch', ['--parsable', ...args]);
         if (r.code !== 0) throw new Error(`sbatch: ${r.stderr}`);

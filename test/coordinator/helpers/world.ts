@@ -9,6 +9,8 @@ import { VirtualClock } from '../../../coordinator/clock.ts';
 import { controllerSchema } from '../../../coordinator/config.ts';
 import { makeController } from '../../../coordinator/controllers.ts';
 import { Coordinator } from '../../../coordinator/coordinator.ts';
+import { DEFAULT_COST } from '../../../coordinator/cost.ts';
+import type { Logger } from '../../../lib/log.ts';
 import type { PendingJob } from '../../../coordinator/model.ts';
 import { firstFit } from '../../../coordinator/placement.ts';
 import { DroneRegistry } from '../../../coordinator/registry.ts';
@@ -30,7 +32,17 @@ export function job(id: string, cpus = 1, at = 0, constraints: string[][] = []):
 }
 
 export function makeWorld(
-  opts: { quota?: number; idleTime?: number; minLifetime?: number; bootTimeout?: number; controller?: object; stateDir?: string } = {},
+  opts: {
+    quota?: number;
+    idleTime?: number;
+    minLifetime?: number;
+    bootTimeout?: number;
+    controller?: object;
+    stateDir?: string;
+    costPerCoreHour?: number;
+    budgetPerDay?: number;
+    log?: Logger;
+  } = {},
   shared?: { clock: VirtualClock; site: MemorySite; batch: MemoryBatch },
 ): World {
   const clock = shared?.clock ?? new VirtualClock();
@@ -51,7 +63,8 @@ export function makeWorld(
         idleTime: opts.idleTime ?? 30_000,
         minLifetime: opts.minLifetime ?? 0,
         bootTimeout: opts.bootTimeout ?? 60_000,
-        costPerCoreHour: 0.05,
+        costPerCoreHour: opts.costPerCoreHour ?? 0.05,
+        ...(opts.budgetPerDay !== undefined ? { cost: { ...DEFAULT_COST, budgetPerDay: opts.budgetPerDay } } : {}),
         machineTypes: ['small'],
       },
     ],
@@ -59,7 +72,7 @@ export function makeWorld(
     policy: { controllerFor: () => controller, placement: firstFit },
     intervalMs: 1000,
     clock,
-    log: pino({ level: 'silent' }),
+    log: opts.log ?? pino({ level: 'silent' }),
     prefix: 'es-',
   });
   const world: World = {
