@@ -9,6 +9,7 @@ import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { currentAge } from '../cache/freshness.ts';
 import { first, httpDate, listItems } from '../http/headers.ts';
+import { wholeBodyOnly } from '../http/partial.ts';
 import { parseRange } from '../http/range.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 
@@ -63,10 +64,13 @@ function flatHeaders(meta: EntryMeta): string[] {
   return flat;
 }
 
-/** A stored Content-Range (RFC 9110 §14.4) gives way to the one of a range cut from the body. */
+/**
+ * A range cut from the body: the stored Content-Range (RFC 9110 §14.4) gives way to the range's
+ * own, and digests of the whole body (S3's x-amz-checksum-*) are left off (http/partial.ts).
+ */
 function withoutRange(flat: string[]): string[] {
   const out: string[] = [];
-  for (let i = 0; i < flat.length; i += 2) if (flat[i] !== 'content-range') out.push(flat[i]!, flat[i + 1]!);
+  for (let i = 0; i < flat.length; i += 2) if (!wholeBodyOnly(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
   return out;
 }
 

@@ -44,6 +44,8 @@ type Deny = (code: S3ErrorCode, message: string) => void;
 const MAX_PREFETCH_LISTED = 100_000;
 /** DeleteObjects bodies name at most 1000 keys: 1 MiB is far more than such a body needs. */
 const MAX_DELETE_BODY = 1024 * 1024;
+/** Methods undici sends a Content-Length: 0 for; for any other it drops a zero length. */
+const BODY_METHODS = new Set(['PUT', 'POST', 'PATCH']);
 /** Request headers never sent to the store: the client's own signature and hop-by-hop fields. */
 const CLIENT_AUTH = ['authorization', 'x-amz-security-token', 'x-amz-date', 'x-amz-content-sha256', 'host'];
 
@@ -227,6 +229,9 @@ export class S3Endpoint {
         const h: Record<string, string | string[]> = {};
         for (const [k, v] of Object.entries(headers)) if (!CLIENT_AUTH.includes(k)) h[k] = v;
         Object.assign(h, extra);
+        // undici leaves a zero Content-Length off a request whose method has no body (DELETE,
+        // GET, HEAD); signed but not sent, the store would answer SignatureDoesNotMatch.
+        if (!BODY_METHODS.has(method) && String(h['content-length']) === '0') delete h['content-length'];
         const hash = method === 'GET' || method === 'HEAD' ? UNSIGNED_PAYLOAD : payload;
         return sign({ method, path, query: route.query, headers: h, host }, up.credentials, up.region, hash, Date.now());
       },

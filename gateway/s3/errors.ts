@@ -15,6 +15,10 @@ export const S3_ERRORS = {
   NotImplemented: 501,
   InvalidRequest: 400,
   EntityTooLarge: 400,
+  IncompleteBody: 400,
+  BadDigest: 400,
+  MissingContentLength: 411,
+  InvalidRange: 416,
   ServiceUnavailable: 503,
 } as const;
 
