@@ -16,7 +16,9 @@ import { type S3ErrorCode, sendS3Error } from './errors.ts';
 import { filterListing } from './listing.ts';
 import { bucketOf, nextToken, parseCopySource, routeS3, type S3Route, xmlKeys, xmlObjects } from './route.ts';
 import { uriEncode } from './sigv4.ts';
-import { parseAuthorization, sign, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
+import { parseAuthorization, sign, signingKey, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
+import type { ChunkSigning } from './aws-chunked.ts';
+import { chunkedOptions, chunkedUpload } from './chunked-upload.ts';
 
 export interface UpstreamBucket {
   /** scheme://host:port of the store. */
@@ -87,8 +89,9 @@ export class S3Endpoint {
       sendS3Error(res, code, message, resource);
     };
     if ('error' in route) return deny('InvalidRequest', route.error);
-    const claims = this.#authenticate(req, path, query, deny);
-    if (!claims) return;
+    const authenticated = this.#authenticate(req, path, query, deny);
+    if (!authenticated) return;
+    const { claims, signing } = authenticated;
     if (route.op === 'refused') return deny('NotImplemented', `${req.method} on this resource is not served by the gateway`);
     const inScope = allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
     // A listing outside the scopes is still answered, filtered to what the credential may see.
@@ -97,8 +100,10 @@ export class S3Endpoint {
       return deny('AccessDenied', `this credential does not allow ${route.write ? 'writing' : 'reading'} ${route.bucket}/${route.scopeKey}`);
     }
     const payload = String(req.headers['x-amz-content-sha256'] ?? UNSIGNED_PAYLOAD);
-    if (payload.startsWith('STREAMING-AWS4-HMAC-SHA256')) {
-      return deny('NotImplemented', 'signed aws-chunked uploads cannot be re-signed; send UNSIGNED-PAYLOAD or a SHA-256');
+    // aws-chunked bodies are decoded here and go to the store plain (chunked-upload.ts).
+    const chunked = payload.startsWith('STREAMING-');
+    if (chunked && !(route.op === 'write' && req.method === 'PUT')) {
+      return deny('InvalidRequest', 'an aws-chunked body is accepted only by PutObject and UploadPart');
     }
     const upstream = this.#o.buckets.get(route.bucket)!;
     const extra: Record<string, string> = {};
@@ -114,7 +119,11 @@ export class S3Endpoint {
       }
       extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${src.rawKey}${src.suffix}`;
     }
-    const target = this.#target(route, upstream, payload, extra);
+    const target = this.#target(route, upstream, chunked ? UNSIGNED_PAYLOAD : payload, extra);
+    if (chunked) {
+      const deps = { upstreams: this.#o.upstreams, log: this.#o.log, invalidate: () => this.#o.handler.invalidate(target.key) };
+      return chunkedUpload(req, res, target, chunkedOptions(req, signing), deps, deny);
+    }
     if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, target, deny);
     if (filtered) return this.#filteredList(req, res, route, claims, target, deny);
     if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, 'cached');
@@ -180,7 +189,7 @@ export class S3Endpoint {
     path: string,
     query: string,
     deny: Deny,
-  ): Claims | undefined {
+  ): { claims: Claims; signing: ChunkSigning } | undefined {
     if (/(^|&)X-Amz-(Algorithm|Signature)=/i.test(query)) {
       deny('AccessDenied', 'query-string (presigned) authentication is not accepted by this gateway');
       return undefined;
@@ -210,7 +219,13 @@ export class S3Endpoint {
       else deny('SignatureDoesNotMatch', 'the request signature does not match (wrong secret, or the request was changed)');
       return undefined;
     }
-    return checked.claims;
+    const signing: ChunkSigning = {
+      key: signingKey(checked.secret, auth.date, auth.region, auth.service),
+      amzDate: String(req.headers['x-amz-date']),
+      scope: `${auth.date}/${auth.region}/${auth.service}/aws4_request`,
+      seed: auth.signature,
+    };
+    return { claims: checked.claims, signing };
   }
 
   #target(route: S3Route, up: UpstreamBucket, payload: string, extra: Record<string, string>): Target {
