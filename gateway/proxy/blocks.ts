@@ -26,7 +26,7 @@ import { endToEnd, first, type HeaderMap, listItems } from '../http/headers.ts';
 import { parseRange } from '../http/range.ts';
 import { classifyError, drainBody, dropBody, type UpstreamResponse } from '../upstream.ts';
 import { type FetchDeps, runFill } from './fetcher.ts';
-import { drained, NAME, noteCacheStatus } from './respond.ts';
+import { drained, NAME, noteCacheStatus, sendUnsatisfiable } from './respond.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 import type { Target } from './target.ts';
 
@@ -66,8 +66,7 @@ export async function serveBlocks(
     const range = parseRange(first(req.headers.range), version.size);
     if (range.kind === 'none') return false;
     if (range.kind === 'unsatisfiable') {
-      res.writeHead(416, { 'content-range': `bytes */${version.size}`, 'content-length': 0 });
-      res.end();
+      sendUnsatisfiable(res, version.size, true);
       return true;
     }
     const outcome = await streamBlocks(d, blockSize, res, target, version, range.start, range.end);

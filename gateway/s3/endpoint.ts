@@ -96,6 +96,12 @@ export class S3Endpoint {
     const inScope = allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
     // A listing outside the scopes is still answered, filtered to what the credential may see.
     const filtered = !inScope && route.op === 'list' && claims.scopes.some((sc) => sc.bucket === route.bucket);
+    // The scope's own prefix as a key (s3fs looks up `run42` when it lists the bucket's root for a
+    // `run42/` credential): answered as S3 answers for a key that is not there, so a mount shows a
+    // directory, not an unreadable file. The store is not asked; nothing outside the scope is told.
+    if (!inScope && route.op === 'get' && claims.scopes.some((sc) => sc.bucket === route.bucket && sc.prefix === `${route.key}/`)) {
+      return deny('NoSuchKey', 'the specified key does not exist');
+    }
     if (!inScope && !filtered) {
       return deny('AccessDenied', `this credential does not allow ${route.write ? 'writing' : 'reading'} ${route.bucket}/${route.scopeKey}`);
     }

@@ -19,6 +19,7 @@ export const S3_ERRORS = {
   BadDigest: 400,
   MissingContentLength: 411,
   InvalidRange: 416,
+  NoSuchKey: 404,
   ServiceUnavailable: 503,
 } as const;
 

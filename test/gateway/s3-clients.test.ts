@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { sign } from '../../gateway/s3/sigv4.ts';
 import { minioAvailable, startMinio } from '../helpers/minio.ts';
@@ -108,6 +108,23 @@ for (const [name, start, available] of stores) {
         const b = await boto3(python, gw.url, job, 'get-range', 'run42/large', 'bytes=0-99');
         expect(b).toMatchObject({ ok: true, status: 206, md5: md5(large.subarray(0, 100)) });
       }
+    });
+
+    it('answers a range of an empty object with S3 InvalidRange, fetched or cached', async () => {
+      await sdk.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'run42/empty', Body: '' }));
+      for (let i = 0; i < 2; i++) {
+        await expect(bytesOf(sdk, 'run42/empty', 'bytes=0-9')).rejects.toMatchObject({ name: 'InvalidRange', $metadata: { httpStatusCode: 416 } });
+      }
+      if (python) expect(await boto3(python, gw.url, job, 'get-range', 'run42/empty', 'bytes=0-9')).toMatchObject({ ok: false, code: 'InvalidRange' });
+    });
+
+    it("answers a lookup of the scope's own prefix as a missing key, and lists it as a prefix", async () => {
+      await expect(sdk.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'run42' }))).rejects.toMatchObject({ name: 'NotFound', $metadata: { httpStatusCode: 404 } });
+      await expect(bytesOf(sdk, 'run42')).rejects.toMatchObject({ name: 'NoSuchKey' });
+      const root = await sdk.send(new ListObjectsV2Command({ Bucket: BUCKET, Delimiter: '/' }));
+      expect(root.CommonPrefixes?.map((p) => p.Prefix)).toEqual(['run42/']);
+      // Anything else outside the scope is still refused.
+      await expect(sdk.send(new HeadObjectCommand({ Bucket: BUCKET, Key: 'run4' }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 403 } });
     });
 
     it.runIf(python)('deletes with boto3, which signs Content-Length: 0', async () => {
