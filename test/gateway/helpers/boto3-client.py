@@ -10,7 +10,10 @@ import sys
 
 import boto3
 from botocore.config import Config
+from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import BotoCoreError, ClientError
+
+MiB = 1024 * 1024
 
 endpoint, bucket, op, key = sys.argv[1:5]
 arg = sys.argv[5] if len(sys.argv) > 5 else None
@@ -24,6 +27,15 @@ try:
     if op == "put-file":
         s3.upload_file(arg, bucket, key)
         out = {}
+    elif op == "put-multipart":
+        # The smallest part size S3 allows, so a 6 MiB file goes up in two parts.
+        config = TransferConfig(multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB)
+        s3.upload_file(arg, bucket, key, Config=config)
+        out = {}
+    elif op == "list":
+        pages = s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key)
+        counts = [len(p.get("Contents", [])) for p in pages]
+        out = {"length": sum(counts), "pages": len(counts)}
     elif op == "get-range":
         r = s3.get_object(Bucket=bucket, Key=key, Range=arg, ChecksumMode="ENABLED")
         body = r["Body"].read()

@@ -93,6 +93,7 @@ export interface Boto3Result {
   readonly status?: number;
   readonly md5?: string;
   readonly length?: number;
+  readonly pages?: number;
 }
 
 export async function boto3(python: string, endpoint: string, c: Creds, op: string, key: string, arg?: string): Promise<Boto3Result> {
@@ -102,9 +103,9 @@ export async function boto3(python: string, endpoint: string, c: Creds, op: stri
 }
 
 /** awscli 2 with its defaults; resolves with exit code and output, never rejects. */
-export function awscli(endpoint: string, c: Creds, args: readonly string[]): Promise<{ code: number; out: string }> {
+export function awscli(endpoint: string, c: Creds, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile(AWSCLI, ['--endpoint-url', endpoint, ...args], { env: clientEnv(c), timeout: 120_000 }, (err, stdout, stderr) => {
+    execFile(AWSCLI, ['--endpoint-url', endpoint, ...args], { env: { ...clientEnv(c), ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
     });
   });
