@@ -19,6 +19,7 @@ import { uriEncode } from './sigv4.ts';
 import { parseAuthorization, sign, signingKey, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
 import type { ChunkSigning } from './aws-chunked.ts';
 import { chunkedOptions, chunkedUpload } from './chunked-upload.ts';
+import { expectsContinue, expectUpload } from './expect-upload.ts';
 
 export interface UpstreamBucket {
   /** scheme://host:port of the store. */
@@ -126,8 +127,15 @@ export class S3Endpoint {
       extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${src.rawKey}${src.suffix}`;
     }
     const target = this.#target(route, upstream, chunked ? UNSIGNED_PAYLOAD : payload, extra);
+    const invalidate = () => this.#o.handler.invalidate(target.key);
+    if (expectsContinue(req)) {
+      if (route.op === 'write' && !chunked && (req.method === 'PUT' || req.method === 'POST')) {
+        return expectUpload(req, res, target, { log: this.#o.log, invalidate }, deny);
+      }
+      res.writeContinue();
+    }
     if (chunked) {
-      const deps = { upstreams: this.#o.upstreams, log: this.#o.log, invalidate: () => this.#o.handler.invalidate(target.key) };
+      const deps = { upstreams: this.#o.upstreams, log: this.#o.log, invalidate };
       return chunkedUpload(req, res, target, chunkedOptions(req, signing), deps, deny);
     }
     if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, target, deny);
