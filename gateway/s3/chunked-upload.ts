@@ -59,7 +59,9 @@ export function plainHeaders(req: IncomingMessage, decodedLength: number): Recor
 async function* decodedBody(req: IncomingMessage, decoder: AwsChunkedDecoder, failed: { error?: ChunkedError }) {
   let held: Buffer | undefined;
   try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
+    // When the store answers before the body ends, this generator is returned early: the client's
+    // request must stay open (and be drained) so that answer can still reach it.
+    for await (const chunk of req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       for (const piece of decoder.push(chunk)) {
         if (held) yield held;
         held = piece;

@@ -60,8 +60,8 @@ export async function startMinio(options: { buckets?: readonly string[]; dataDir
   const dataDir = options.dataDir ?? (await tempDir('estuary-minio-'));
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const console = await freePort();
-    const child = startChild(bin, ['server', dataDir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${console}`], {
+    const consolePort = await freePort();
+    const child = startChild(bin, ['server', dataDir, '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`], {
       env: {
         PATH: process.env.PATH,
         HOME: dataDir,
