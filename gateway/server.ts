@@ -2,7 +2,7 @@
 // own endpoints, CONNECT tunnels, and the listening socket. Origin-form requests for
 // GATEWAY_PATHS go to Fastify; everything else (absolute URIs, reverse-mode paths) to the proxy.
 
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify from 'fastify';
 import type { ConfigOf } from '../lib/config/options.ts';
@@ -212,21 +212,27 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   const app = Fastify({
     logger: false,
     serverFactory: (fastifyHandler) => {
-      server = createServer(
-        // Host is checked below, so the refusal carries Proxy-Status like every other one.
-        { maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_MS, requireHostHeader: false },
-        (req, res) => whileServing(req, () => {
-          // Refused at accept time; a request that was parsed anyway gets nothing more.
-          if (refused.has(req.socket)) res.destroy();
-          else if (req.headers.host === undefined && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) {
-            // RFC 9112 §3.2: a 1.1 request without Host gets 400, whatever its target.
-            res.setHeader('connection', 'close');
-            sendError(res, 400, 'http_request_error', 'an HTTP/1.1 request needs a Host header');
-          } else if (isOwnPath(req.url)) fastifyHandler(req, res);
-          else if (s3?.matches(req)) s3.handle(req, res);
-          else handler.handle(req, res);
-        }),
-      );
+      const onRequest = (req: IncomingMessage, res: ServerResponse) =>
+        whileServing(req, () => {
+        // Refused at accept time; a request that was parsed anyway gets nothing more.
+        if (refused.has(req.socket)) res.destroy();
+        else if (req.headers.host === undefined && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) {
+          // RFC 9112 §3.2: a 1.1 request without Host gets 400, whatever its target.
+          res.setHeader('connection', 'close');
+          sendError(res, 400, 'http_request_error', 'an HTTP/1.1 request needs a Host header');
+        } else if (isOwnPath(req.url)) fastifyHandler(req, res);
+        else if (s3?.matches(req)) s3.handle(req, res);
+        else handler.handle(req, res);
+        });
+      // Host is checked in onRequest, so the refusal carries Proxy-Status like every other one.
+      server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_MS, requireHostHeader: false }, onRequest);
+      // Expect: 100-continue is answered by node:http itself, except for S3 requests: their 100
+      // waits for the store's (s3/expect-upload.ts), so a store's refusal reaches the client.
+      server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+        if (!refused.has(req.socket) && req.headers.host !== undefined && !isOwnPath(req.url) && s3?.matches(req)) return s3.handle(req, res);
+        res.writeContinue();
+        onRequest(req, res);
+      });
       // --allow-client covers every path (metrics, summary and admin API say what the site
       // caches) and is checked when the connection is accepted, before any header is parsed.
       let open = 0;

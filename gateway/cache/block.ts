@@ -5,6 +5,7 @@
 // and ETag are exactly the ones asked for. Pure.
 
 import { first } from '../http/headers.ts';
+import { wholeBodyOnly } from '../http/partial.ts';
 
 /** The version of an object that a block read serves, as its HEAD described it. */
 export interface ObjectVersion {
@@ -55,7 +56,7 @@ const NOT_COPIED = new Set(['content-length', 'content-range', 'accept-ranges', 
 export function rangeHeaders(version: ObjectVersion, start: number, end: number, cacheStatus: string): string[] {
   const out: string[] = [];
   for (const [k, v] of Object.entries(version.headers)) {
-    if (NOT_COPIED.has(k)) continue;
+    if (NOT_COPIED.has(k) || wholeBodyOnly(k)) continue;
     if (Array.isArray(v)) for (const x of v) out.push(k, x);
     else out.push(k, v);
   }

@@ -42,6 +42,14 @@ export class Cache {
    * the object's entry, so a write through the gateway is seen by the next ranged read.
    */
   readonly objectVersions = new LRUCache<string, ObjectVersion>({ max: 10_000 });
+  /**
+   * When each key was last written through the gateway (ms). A fill that started before then
+   * fetched what may be the old version, so it is served to its readers but not stored (nor
+   * adopted from another worker): a write is seen by every later read (docs/STAGING.md). An hour
+   * is longer than any fill; a mark that is evicted early only costs that guarantee for a fill
+   * still running from before it.
+   */
+  readonly #written = new LRUCache<string, number>({ max: 100_000, ttl: 3_600_000 });
   coordinator?: Coordinator;
 
   constructor(memory: MemoryStore, disk: DiskStore) {
@@ -111,8 +119,15 @@ export class Cache {
     return this.invalidateHere(key);
   }
 
+  /** Whether `key` was written through the gateway at or after `since` (a fill's request time). */
+  writtenSince(key: string, since: number): boolean {
+    const at = this.#written.get(key);
+    return at !== undefined && at >= since;
+  }
+
   /** Invalidates in this process only (another worker already told everyone). */
   invalidateHere(key: string): boolean {
+    this.#written.set(key, Date.now());
     this.objectVersions.delete(key);
     const a = this.memory.delete(key);
     const b = this.disk.delete(key);

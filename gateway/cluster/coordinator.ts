@@ -131,6 +131,8 @@ export class WorkerCoordinator implements Coordinator {
         return;
       }
       case 'put':
+        // Stored by a fill that started before a write this process acknowledged: not adopted.
+        if (this.#cache.writtenSince(m.meta.key, m.meta.requestTime)) return;
         this.#cache.disk.adopt({ meta: m.meta, path: m.path });
         return;
       case 'meta': {

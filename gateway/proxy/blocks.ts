@@ -22,16 +22,20 @@ import { blockKey, blockRange, blockSpan, isBlockOf, type ObjectVersion, rangeHe
 import type { Found } from '../cache/cache.ts';
 import type { Cache } from '../cache/cache.ts';
 import type { Fill } from '../cache/fill.ts';
-import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
+import { endToEnd, first, type HeaderMap, listItems } from '../http/headers.ts';
 import { parseRange } from '../http/range.ts';
 import { classifyError, drainBody, dropBody, type UpstreamResponse } from '../upstream.ts';
 import { type FetchDeps, runFill } from './fetcher.ts';
-import { drained, NAME, noteCacheStatus } from './respond.ts';
+import { drained, NAME, noteCacheStatus, sendUnsatisfiable } from './respond.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 import type { Target } from './target.ts';
 
-/** Conditional requests take the whole-object way, which knows the stored validators. */
-const CONDITIONAL = ['if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since', 'if-range'];
+/**
+ * Conditional requests take the whole-object way, which knows the stored validators; except an
+ * If-Match naming the version the blocks serve, which is what a client sends with every range of
+ * a download it split (boto3's download_file): its answer is the same ranges.
+ */
+const CONDITIONAL = ['if-none-match', 'if-modified-since', 'if-unmodified-since', 'if-range'];
 const VIA = `1.1 ${NAME}`;
 
 type Source = { readonly found: Found } | { readonly fill: Fill };
@@ -58,11 +62,11 @@ export async function serveBlocks(
   for (let attempt = 0; attempt < 2; attempt++) {
     const version = await versionOf(d, target);
     if (!version || version.size <= blockSize) return false;
+    if (!matchesVersion(req.headers['if-match'], version.etag)) return false;
     const range = parseRange(first(req.headers.range), version.size);
     if (range.kind === 'none') return false;
     if (range.kind === 'unsatisfiable') {
-      res.writeHead(416, { 'content-range': `bytes */${version.size}`, 'content-length': 0 });
-      res.end();
+      sendUnsatisfiable(res, version.size, true);
       return true;
     }
     const outcome = await streamBlocks(d, blockSize, res, target, version, range.start, range.end);
@@ -75,6 +79,12 @@ export async function serveBlocks(
     }
   }
   return false;
+}
+
+/** No If-Match, or one that names `etag` (strong comparison, RFC 9110 §13.1.1) or `*`. */
+function matchesVersion(ifMatch: string | string[] | undefined, etag: string): boolean {
+  if (ifMatch === undefined) return true;
+  return listItems(ifMatch).some((t) => t === '*' || (t === etag && !t.startsWith('W/')));
 }
 
 /** The version to serve: known and within --s3-revalidate, else asked with one HEAD. */

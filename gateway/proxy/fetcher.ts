@@ -226,6 +226,8 @@ async function streamToDisk(
       throw new UpstreamFailure('http_response_incomplete', 502, 'content does not match its hash name');
     }
     const final: EntryMeta = { ...meta, size: fill.written };
+    // Written through the gateway while this fill ran: these bytes may be the old version.
+    if (deps.cache.writtenSince(meta.key, meta.requestTime)) fill.stored = false;
     if (!fill.stored) {
       fill.path = temp.path;
       fill.meta = final;

@@ -36,6 +36,7 @@ import {
   NAME,
   noteCacheStatus,
   sendError,
+  sendUnsatisfiable,
   serveStored,
   streamFill,
 } from './respond.ts';
@@ -254,6 +255,7 @@ export class ProxyHandler {
       noteCacheStatus(res, status);
       if (!('headers' in h)) {
         fill.release();
+        if (target.sign) return sendUnsatisfiable(res, fill.length ?? 0, true, status);
         return sendError(res, 416, 'http_request_error', 'requested range not satisfiable');
       }
       if (req.method === 'HEAD') {
@@ -318,7 +320,7 @@ export class ProxyHandler {
     const age = ageNow(found.meta, Date.now(), d.heuristicMaxS);
     const onBytes = (n: number) => d.metrics.bytesOut.inc(n);
     if (found.tier === 'disk' && found.meta.size <= d.cache.memory.maxObject) this.#promote(found.meta.key);
-    if (!(await serveStored(req, res, found, { age, cacheStatus, onBytes }))) {
+    if (!(await serveStored(req, res, found, { age, cacheStatus, onBytes, s3: target.sign !== undefined }))) {
       d.cache.invalidate(found.meta.key);
       return this.#pass(req, res, target, 'miss', false);
     }

@@ -9,6 +9,7 @@ import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { currentAge } from '../cache/freshness.ts';
 import { first, httpDate, listItems } from '../http/headers.ts';
+import { wholeBodyOnly } from '../http/partial.ts';
 import { parseRange } from '../http/range.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 
@@ -63,10 +64,13 @@ function flatHeaders(meta: EntryMeta): string[] {
   return flat;
 }
 
-/** A stored Content-Range (RFC 9110 §14.4) gives way to the one of a range cut from the body. */
+/**
+ * A range cut from the body: the stored Content-Range (RFC 9110 §14.4) gives way to the range's
+ * own, and digests of the whole body (S3's x-amz-checksum-*) are left off (http/partial.ts).
+ */
 function withoutRange(flat: string[]): string[] {
   const out: string[] = [];
-  for (let i = 0; i < flat.length; i += 2) if (flat[i] !== 'content-range') out.push(flat[i]!, flat[i + 1]!);
+  for (let i = 0; i < flat.length; i += 2) if (!wholeBodyOnly(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
   return out;
 }
 
@@ -92,6 +96,24 @@ export interface ServeOptions {
   readonly age: number;
   readonly cacheStatus: string;
   readonly onBytes: (n: number) => void;
+  /** An S3 object: errors the gateway answers itself get S3's XML error document. */
+  readonly s3?: boolean;
+}
+
+/**
+ * 416 for a range that starts beyond the body (an empty object has no satisfiable range). S3
+ * clients branch on the error code, so an S3 object gets S3's `InvalidRange` document.
+ */
+export function sendUnsatisfiable(res: ServerResponse, size: number, s3: boolean, cacheStatus?: string): void {
+  const body = s3
+    ? '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidRange</Code>' +
+      `<Message>The requested range is not satisfiable</Message><ActualObjectSize>${size}</ActualObjectSize></Error>`
+    : '';
+  const headers: Record<string, string | number> = { 'content-range': `bytes */${size}`, 'content-length': Buffer.byteLength(body) };
+  if (s3) headers['content-type'] = 'application/xml';
+  if (cacheStatus) headers['cache-status'] = cacheStatus;
+  res.writeHead(416, headers);
+  res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
 /**
@@ -119,12 +141,7 @@ export async function serveStored(
   const range =
     meta.status === 200 ? parseRange(first(req.headers.range), meta.size) : { kind: 'none' as const };
   if (range.kind === 'unsatisfiable') {
-    res.writeHead(416, {
-      'content-range': `bytes */${meta.size}`,
-      'cache-status': opts.cacheStatus,
-      'content-length': 0,
-    });
-    res.end();
+    sendUnsatisfiable(res, meta.size, opts.s3 === true, opts.cacheStatus);
     return true;
   }
   if (range.kind === 'range') {

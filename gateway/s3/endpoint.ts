@@ -19,7 +19,10 @@ import { runScopedListing } from './scoped-listing.ts';
 import { bucketOf, nextToken, parseCopySource, queryParams, routeS3, type S3Route, xmlObjects } from './route.ts';
 import { nameProblem, requestNameProblem, upstreamKey } from './scope.ts';
 import { uriEncode } from './sigv4.ts';
-import { parseAuthorization, sign, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
+import { parseAuthorization, sign, signingKey, UNSIGNED_PAYLOAD, verify } from './sigv4.ts';
+import type { ChunkSigning } from './aws-chunked.ts';
+import { chunkedOptions, chunkedUpload } from './chunked-upload.ts';
+import { expectsContinue, expectUpload } from './expect-upload.ts';
 
 export interface UpstreamBucket {
   /** scheme://host:port of the store. */
@@ -47,6 +50,8 @@ type Deny = (code: S3ErrorCode, message: string) => void;
 const MAX_PREFETCH_LISTED = 100_000;
 /** DeleteObjects bodies name at most 1000 keys: 1 MiB is far more than such a body needs. */
 const MAX_DELETE_BODY = 1024 * 1024;
+/** Methods undici sends a Content-Length: 0 for; for any other it drops a zero length. */
+const BODY_METHODS = new Set(['PUT', 'POST', 'PATCH']);
 /** Request headers never sent to the store: the client's own signature and hop-by-hop fields. */
 const CLIENT_AUTH = ['authorization', 'x-amz-security-token', 'x-amz-date', 'x-amz-content-sha256', 'host'];
 
@@ -88,8 +93,9 @@ export class S3Endpoint {
       sendS3Error(res, code, message, resource);
     };
     if ('error' in route) return deny('InvalidRequest', route.error);
-    const claims = this.#authenticate(req, path, query, deny);
-    if (!claims) return;
+    const authenticated = this.#authenticate(req, path, query, deny);
+    if (!authenticated) return;
+    const { claims, signing } = authenticated;
     if (route.op === 'refused') return deny('NotImplemented', `${req.method} on this resource is not served by the gateway`);
     const copy = req.headers['x-amz-copy-source'];
     const src = typeof copy === 'string' ? parseCopySource(copy) : undefined;
@@ -106,12 +112,20 @@ export class S3Endpoint {
       route.op === 'delete-objects'
         ? claims.scopes.some((sc) => sc.bucket === route.bucket && sc.write)
         : allowed(claims.scopes, { bucket: route.bucket, key: route.scopeKey, write: route.write });
+    // The scope's own prefix as a key (s3fs looks up `run42` when it lists the bucket's root for a
+    // `run42/` credential): answered as S3 answers for a key that is not there, so a mount shows a
+    // directory, not an unreadable file. The store is not asked; nothing outside the scope is told.
+    if (!inScope && route.op === 'get' && claims.scopes.some((sc) => sc.bucket === route.bucket && sc.prefix === `${route.key}/`)) {
+      return deny('NoSuchKey', 'the specified key does not exist');
+    }
     if (!inScope) {
       return deny('AccessDenied', `this credential does not allow ${route.write ? 'writing' : 'reading'} ${route.bucket}/${route.scopeKey}`);
     }
     const payload = String(req.headers['x-amz-content-sha256'] ?? UNSIGNED_PAYLOAD);
-    if (payload.startsWith('STREAMING-AWS4-HMAC-SHA256')) {
-      return deny('NotImplemented', 'signed aws-chunked uploads cannot be re-signed; send UNSIGNED-PAYLOAD or a SHA-256');
+    // aws-chunked bodies are decoded here and go to the store plain (chunked-upload.ts).
+    const chunked = payload.startsWith('STREAMING-');
+    if (chunked && !(route.op === 'write' && req.method === 'PUT')) {
+      return deny('InvalidRequest', 'an aws-chunked body is accepted only by PutObject and UploadPart');
     }
     const upstream = this.#o.buckets.get(route.bucket)!;
     const extra: Record<string, string> = {};
@@ -126,7 +140,18 @@ export class S3Endpoint {
       // Sent as checked: the canonical encoding of the decoded key, never the client's bytes.
       extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${upstreamKey(src.key)}${src.suffix}`;
     }
-    const target = this.#target(route, upstream, payload, extra);
+    const target = this.#target(route, upstream, chunked ? UNSIGNED_PAYLOAD : payload, extra);
+    const invalidate = () => this.#o.handler.invalidate(target.key);
+    if (expectsContinue(req)) {
+      if (route.op === 'write' && !chunked && (req.method === 'PUT' || req.method === 'POST')) {
+        return expectUpload(req, res, target, { log: this.#o.log, invalidate }, deny);
+      }
+      res.writeContinue();
+    }
+    if (chunked) {
+      const deps = { upstreams: this.#o.upstreams, log: this.#o.log, invalidate };
+      return chunkedUpload(req, res, target, chunkedOptions(req, signing), deps, deny);
+    }
     if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, deny);
     if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, 'cached');
     return this.#o.handler.serveS3(req, res, target, route.write ? 'write' : 'read');
@@ -191,7 +216,7 @@ export class S3Endpoint {
     path: string,
     query: string,
     deny: Deny,
-  ): Claims | undefined {
+  ): { claims: Claims; signing: ChunkSigning } | undefined {
     if (/(^|&)X-Amz-(Algorithm|Signature)=/i.test(query)) {
       deny('AccessDenied', 'query-string (presigned) authentication is not accepted by this gateway');
       return undefined;
@@ -221,7 +246,13 @@ export class S3Endpoint {
       else deny('SignatureDoesNotMatch', 'the request signature does not match (wrong secret, or the request was changed)');
       return undefined;
     }
-    return checked.claims;
+    const signing: ChunkSigning = {
+      key: signingKey(checked.secret, auth.date, auth.region, auth.service),
+      amzDate: String(req.headers['x-amz-date']),
+      scope: `${auth.date}/${auth.region}/${auth.service}/aws4_request`,
+      seed: auth.signature,
+    };
+    return { claims: checked.claims, signing };
   }
 
   #target(route: S3Route, up: UpstreamBucket, payload: string, extra: Record<string, string>): Target {
@@ -241,6 +272,9 @@ export class S3Endpoint {
         const h: Record<string, string | string[]> = {};
         for (const [k, v] of Object.entries(headers)) if (!CLIENT_AUTH.includes(k)) h[k] = v;
         Object.assign(h, extra);
+        // undici leaves a zero Content-Length off a request whose method has no body (DELETE,
+        // GET, HEAD); signed but not sent, the store would answer SignatureDoesNotMatch.
+        if (!BODY_METHODS.has(method) && String(h['content-length']) === '0') delete h['content-length'];
         const hash = method === 'GET' || method === 'HEAD' ? UNSIGNED_PAYLOAD : payload;
         return sign({ method, path, query: route.query, headers: h, host }, up.credentials, up.region, hash, Date.now());
       },

@@ -17,6 +17,11 @@ export const S3_ERRORS = {
   InvalidArgument: 400,
   MalformedXML: 400,
   EntityTooLarge: 400,
+  IncompleteBody: 400,
+  BadDigest: 400,
+  MissingContentLength: 411,
+  InvalidRange: 416,
+  NoSuchKey: 404,
   ServiceUnavailable: 503,
 } as const;
 

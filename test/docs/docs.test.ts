@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderConfigurationDoc } from '../../scripts/gen-config-doc.ts';
+import { MATRIX_FILE, type Matrix, STAGING_FILE, withMatrix } from '../../scripts/gen-s3-client-matrix.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const SOURCE_DIRS = ['lib', 'cli', 'gateway', 'agent', 'discovery', 'fuse', 'bench', 'stage', 'coordinator'];
@@ -45,5 +46,13 @@ describe('docs/CONFIGURATION.md', () => {
   it('is what `npm run docs` generates from the option tables', async () => {
     const doc = readFileSync(join(root, 'docs/CONFIGURATION.md'), 'utf8');
     expect(doc, 'docs/CONFIGURATION.md is stale: run `npm run docs`').toBe(await renderConfigurationDoc());
+  });
+});
+
+describe('docs/STAGING.md client matrix', () => {
+  it('is what `npm run docs` renders from docs/s3-client-matrix.json', () => {
+    const page = readFileSync(STAGING_FILE, 'utf8');
+    const matrix = JSON.parse(readFileSync(MATRIX_FILE, 'utf8')) as Matrix;
+    expect(page, 'the client matrix in docs/STAGING.md is stale: run `npm run docs`').toBe(withMatrix(page, matrix));
   });
 });

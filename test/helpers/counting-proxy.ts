@@ -13,6 +13,8 @@ export interface Seen {
   readonly range?: string;
   /** x-amz-copy-source as sent, for tests that check where a copy reads from. */
   readonly copySource?: string;
+  /** Response body bytes relayed so far: what crossed the link for this request. */
+  bytes?: number;
 }
 
 export interface CountingProxy {
@@ -44,6 +46,8 @@ export async function startCountingProxy(origin: string): Promise<CountingProxy>
           { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers, agent },
           (ur) => {
             res.writeHead(ur.statusCode ?? 502, ur.headers);
+            seen.bytes = 0;
+            ur.on('data', (c: Buffer) => (seen.bytes! += c.length));
             ur.pipe(res);
             res.on('close', () => ur.destroy());
           },

@@ -1,4 +1,4 @@
-// The S3 test servers themselves: the shared smoke suite against s3rver and Swift, and the
+// The S3 test servers themselves: the shared smoke suite against s3rver, Swift and MinIO, and the
 // Swift harness's lifecycle (kill mid-run, restart on the same data, nothing left behind).
 
 import { execFile } from 'node:child_process';
@@ -10,7 +10,8 @@ import { Readable } from 'node:stream';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { onTeardown, runTeardowns } from './cleanup.ts';
-import { S3RVER_QUIRKS, s3Client, s3SmokeSuite, SWIFT_QUIRKS } from './s3-smoke.ts';
+import { minioAvailable, startMinio } from './minio.ts';
+import { MINIO_QUIRKS, S3RVER_QUIRKS, s3Client, s3SmokeSuite, SWIFT_QUIRKS } from './s3-smoke.ts';
 import { startS3rver } from './s3rver.ts';
 import { SWIFT_APT_INSTALL, SWIFT_LAUNCHER, SWIFT_PYTHON, startSwift, swiftAvailable } from './swift.ts';
 
@@ -20,6 +21,7 @@ afterAll(runTeardowns);
 
 const MiB = 1024 * 1024;
 const swift = await swiftAvailable();
+const minio = await minioAvailable();
 
 s3SmokeSuite('s3rver', startS3rverWithDes, S3RVER_QUIRKS);
 
@@ -38,6 +40,18 @@ async function startS3rverWithDes() {
     else process.env.NODE_OPTIONS = previous;
   }
 }
+
+describe.runIf(minio.ok)('MinIO', () => {
+  s3SmokeSuite('minio', () => startMinio(), MINIO_QUIRKS);
+
+  it('kill() stops it: its clients are refused', async () => {
+    const server = await startMinio({ buckets: ['gone'] });
+    const s3 = s3Client(server);
+    await s3.send(new PutObjectCommand({ Bucket: 'gone', Key: 'k', Body: 'x' }));
+    await server.kill();
+    await expect(s3.send(new GetObjectCommand({ Bucket: 'gone', Key: 'k' }))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
 
 describe.runIf(existsSync(SWIFT_PYTHON))('Swift launcher without Swift', () => {
   it('names the apt-get command that installs it', async () => {

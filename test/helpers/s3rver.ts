@@ -5,9 +5,9 @@ import { s3rverArgs } from '../../bench/backends/s3rver.ts';
 import { type Child, NODE, startChild } from './process.ts';
 import { tempDir } from './tmp.ts';
 
-/** A running S3-compatible server; s3rver and Swift's s3api both present this shape. */
+/** A running S3-compatible server; s3rver, Swift's s3api and MinIO all present this shape. */
 export interface S3Server {
-  readonly kind: 's3rver' | 'swift';
+  readonly kind: 's3rver' | 'swift' | 'minio';
   readonly endpoint: string;
   readonly port: number;
   readonly accessKeyId: string;
