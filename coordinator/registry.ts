@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { coordinatorErrors } from './errors.ts';
 import type { Drone, DroneState, Reason } from './model.ts';
+import { pidAlive } from '../lib/pid.ts';
 
 /** Bump when the tables change; a registry of another format is refused, never rewritten. */
 export const REGISTRY_FORMAT = 1;
@@ -21,14 +22,6 @@ export interface Transition {
   readonly reason: Reason;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Lock files this process holds: a second open in the same process is refused too. */
 const held = new Set<string>();
@@ -54,7 +47,7 @@ function takeLock(path: string): void {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid))
         throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
       unlinkSync(path);
     }

@@ -16,6 +16,7 @@ import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from '
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { pidAlive } from './pid.ts';
 
 export interface DirLock {
   readonly path: string;
@@ -42,14 +43,6 @@ const PID_WAIT_MS = 500;
 /** Locks held by this process, kept reachable: a collected DatabaseSync would drop its lock. */
 const held = new Set<DatabaseSync>();
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function readPid(path: string): number | undefined {
   try {
@@ -64,7 +57,7 @@ async function holderOf(pidPath: string): Promise<number | undefined> {
   const until = Date.now() + PID_WAIT_MS;
   for (;;) {
     const pid = readPid(pidPath);
-    if ((pid !== undefined && pid !== process.pid && alive(pid)) || Date.now() >= until) return pid;
+    if ((pid !== undefined && pid !== process.pid && pidAlive(pid)) || Date.now() >= until) return pid;
     await sleep(50);
   }
 }

@@ -19,7 +19,7 @@ import { copyFile, type FileHandle, mkdir, open, readdir, readFile, rename, unli
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
-import { pidAlive } from './leftovers.ts';
+import { pidAlive } from '../../lib/pid.ts';
 import type { FsLogger } from './log.ts';
 import { type StagingFile, type StagingSettings, uploadFile } from './staging-file.ts';
 

@@ -11,15 +11,8 @@
 import { lstat, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ObjectClient, PendingUpload } from '../s3/object-client.ts';
+import { pidAlive } from '../../lib/pid.ts';
 
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 const STAGING_DIR = /^staging-(\d+)$/;
 
