@@ -16,6 +16,7 @@ import { deleteBody, deniedResult, MAX_DELETE_KEYS, mergeDenied, parseDeleteBatc
 import { type S3ErrorCode, sendS3Error, sendXml } from './errors.ts';
 import { filterListing } from './listing.ts';
 import { runScopedListing } from './scoped-listing.ts';
+import { aclGrant } from './object-query.ts';
 import { bucketOf, nextToken, parseCopySource, queryParams, routeS3, type S3Route, xmlObjects } from './route.ts';
 import { nameProblem, requestNameProblem, upstreamKey } from './scope.ts';
 import { uriEncode } from './sigv4.ts';
@@ -92,7 +93,7 @@ export class S3Endpoint {
       req.resume();
       sendS3Error(res, code, message, resource);
     };
-    if ('error' in route) return deny('InvalidRequest', route.error);
+    if ('error' in route) return deny(route.code ?? 'InvalidRequest', route.error);
     const authenticated = this.#authenticate(req, path, query, deny);
     if (!authenticated) return;
     const { claims, signing } = authenticated;
@@ -121,6 +122,8 @@ export class S3Endpoint {
     if (!inScope) {
       return deny('AccessDenied', `this credential does not allow ${route.write ? 'writing' : 'reading'} ${route.bucket}/${route.scopeKey}`);
     }
+    const grant = route.write ? aclGrant(req.headers) : undefined;
+    if (grant) return deny('AccessDenied', `${grant}: a gateway credential cannot change who may read an object; it keeps the bucket's policy`);
     const payload = String(req.headers['x-amz-content-sha256'] ?? UNSIGNED_PAYLOAD);
     // aws-chunked bodies are decoded here and go to the store plain (chunked-upload.ts).
     const chunked = payload.startsWith('STREAMING-');

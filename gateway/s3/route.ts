@@ -1,6 +1,7 @@
 // What an S3 request asks for: which served bucket (path-style `/bucket/key` or virtual-host
 // `bucket.gateway/key`), which key, which operation, and what access that needs. Pure.
 
+import { canonicalQuery, objectQueryProblem, type QueryProblem } from './object-query.ts';
 import { uriEncode } from './sigv4.ts';
 
 export type S3Op =
@@ -69,7 +70,7 @@ export function routeS3(
   bucket: string,
   rawKey: string,
   query: string,
-): S3Route | { readonly error: string } {
+): S3Route | { readonly error: string; readonly code?: QueryProblem['code'] } {
   const key = decodeKey(rawKey);
   if (key === undefined) return { error: 'the object key is not valid percent-encoding' };
   const q = queryParams(query);
@@ -82,21 +83,19 @@ export function routeS3(
     if (method === 'POST' && q.has('delete')) return route('delete-objects', '', true);
     return route('refused', '', true);
   }
-  const sub = [...q.keys()].filter((k) => !k.startsWith('response-') && k !== 'x-id');
+  // An object request's query goes to the store only as checked (object-query.ts).
+  const problem = objectQueryProblem(method, q);
+  if (problem) return { error: problem.message, code: problem.code };
+  const object = (op: S3Op, write: boolean): S3Route => ({ ...base, query: canonicalQuery(q), op, scopeKey: key, write });
   switch (method) {
     case 'GET':
     case 'HEAD':
       // The SDKs add ?x-id=GetObject; only that leaves a read plain enough for the cache.
-      return route([...q.keys()].every((k) => k === 'x-id') ? 'get' : 'read', key, false);
+      return object([...q.keys()].every((k) => k === 'x-id') ? 'get' : 'read', false);
     case 'PUT':
-      if (sub.length === 0 || (q.has('partNumber') && q.has('uploadId'))) return route('write', key, true);
-      return route('refused', key, true);
     case 'POST':
-      if (q.has('uploads') || q.has('uploadId')) return route('write', key, true);
-      return route('refused', key, true);
     case 'DELETE':
-      if (sub.length === 0 || q.has('uploadId')) return route('write', key, true);
-      return route('refused', key, true);
+      return object('write', true);
     default:
       return route('refused', key, true);
   }

@@ -62,9 +62,26 @@ export function canonicalQuery(raw: string): string {
   return pairs.map(([k, v]) => `${k}=${v}`).join('&');
 }
 
-function headerValue(v: string | readonly string[] | undefined): string {
+/**
+ * Node hands a header value over as latin1 text, one character per byte on the wire, and undici
+ * writes one out the same way; clients sign the bytes read as UTF-8 (the AWS SDKs send
+ * `x-amz-meta-name: café` as C3 A9). A value whose bytes are valid UTF-8 is signed as that text.
+ */
+function wireText(s: string): string {
+  if (!/[\x80-\xff]/.test(s) || /[^\x00-\xff]/.test(s)) return s;
+  const bytes = Buffer.from(s, 'latin1');
+  const text = bytes.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(bytes) ? text : s;
+}
+
+/** A header value as it goes on the wire: list values joined, white space folded. */
+function wireValue(v: string | readonly string[] | undefined): string {
   const joined = Array.isArray(v) ? v.join(',') : ((v as string | undefined) ?? '');
   return joined.trim().replace(/\s+/g, ' ');
+}
+
+function headerValue(v: string | readonly string[] | undefined): string {
+  return wireText(wireValue(v));
 }
 
 export function canonicalRequest(req: SignableRequest, signedHeaders: readonly string[], payloadHash: string): string {
@@ -177,7 +194,7 @@ export function sign(
 ): Record<string, string> {
   const amzDate = formatAmzDate(now);
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) out[k] = headerValue(v);
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) out[k] = wireValue(v);
   out.host = req.host;
   out['x-amz-date'] = amzDate;
   out['x-amz-content-sha256'] = payloadHash;
