@@ -75,7 +75,8 @@ describe('a site whose instances never boot, against Slurm 22.05', () => {
       const s = await get<{ sites: { name: string; healthy: boolean; problem: string | null }[] }>(c, '/api/v1/status');
       return s.sites.find((x) => x.name === 'cloud' && !x.healthy && x.problem?.includes('in a row failed')) ?? undefined;
     }, 40_000);
-    expect(site.problem).toMatch(/^3 instances in a row failed \(last: site-error\)/);
+    // The boot script's failure is seen by the deploy or by the next status call, as timing has it.
+    expect(site.problem).toMatch(/^3 instances in a row failed \(last: (site-error|deploy-failed)\)/);
     await new Promise((r) => setTimeout(r, 5000)); // five intervals: nothing more is launched
     const all = (await get<{ drones: { state: string }[] }>(c, '/api/v1/drones?all=1')).drones;
     expect(all.length - before).toBe(3);

@@ -64,7 +64,10 @@ describe('memory per distinct origin', () => {
     const half = liveHeap();
     await askAll(ORIGINS / 2, ORIGINS);
     const grownPerOrigin = (liveHeap() - half) / (ORIGINS / 2);
-    expect(grownPerOrigin).toBeLessThan(50);
+    // A pool or a cache entry kept per origin costs kilobytes (about 4 KB each was seen when
+    // memory grew per origin); what V8 allocates and has not yet compacted varies with load by
+    // tens of bytes per origin.
+    expect(grownPerOrigin).toBeLessThan(256);
 
     // Structural: the upstream agent holds no pool for an origin it is done with.
     expect(gw.upstreams.pools).toBe(0);
