@@ -6,14 +6,14 @@
 
 import { backoffDelay } from '../lib/backoff.ts';
 import type { Logger } from '../lib/log.ts';
-import { ABSENT, type BatchSystem, UNKNOWN_NODE } from './batch/types.ts';
+import { ABSENT, type BatchSystem, type Queue, UNKNOWN_NODE } from './batch/types.ts';
 import type { Clock } from './clock.ts';
 import type { MachineType } from './config.ts';
 import { locationOf, spentToday } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { type Action, release, step, type Step } from './drone.ts';
-import { steerRequests, unsteered } from './steer.ts';
+import { HOME_POOL, HOME_SITE, steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
   droneFeatures,
@@ -91,6 +91,7 @@ export class Coordinator {
   private demand = new Map<string, number>();
   private nodes = new Map<string, NodeView>();
   private lastPending: PendingJob[] = [];
+  private lastHome: Queue['home'];
   private readonly data: DataCache;
   /**
    * Jobs this coordinator steered, and where. In memory: after a restart they keep their
@@ -155,6 +156,7 @@ export class Coordinator {
       }
       this.lastPending = steer ? queue.pending.map((j) => unsteered(j, steer.homeFeature, this.steered)) : queue.pending;
       this.nodes = nodes;
+      this.lastHome = queue.home;
       this.timeline.push({
         at: this.o.clock.now(),
         pending: queue.pending.length,
@@ -185,7 +187,7 @@ export class Coordinator {
     // The caches start fetching while the drones boot, so the first jobs start hot.
     const prewarmed = batchHealthy ? this.data.prewarm(result.prewarm, snapshot.now) : new Map();
     await this.act(result.decisions);
-    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.o.steer.homeFeature);
+    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.o.steer.homeFeature, result.awayFromHome);
     for (const p of result.pools)
       if (p.reason.why && result.decisions.some((d) => d.kind === 'start' && p.pool === poolKey(d.site, d.machineType, d.market)))
         log.info({ pool: p.pool, reason: p.reason }, String(p.reason.why));
@@ -326,15 +328,16 @@ export class Coordinator {
       ...(this.o.storage ? { storage: this.o.storage } : {}),
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
       sizes: new Map(this.data.sizes),
+      ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
     };
   }
 
   /** Makes each placed job require its site's drones; a failure is retried next interval. */
-  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, homeFeature: string | undefined): Promise<void> {
+  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, homeFeature: string | undefined, awayFromHome?: ReadonlySet<string>): Promise<void> {
     const siteOfPool = new Map(this.o.siteSettings.flatMap((s) => s.machineTypes.flatMap((t) => [[poolKey(s.name, t), s.name], [poolKey(s.name, t, 'spot'), s.name]] as const)));
     const placedAt = new Map<string, string>();
-    for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, siteOfPool.get(pool) ?? '');
-    for (const r of steerRequests(this.lastPending, placedAt, homeFeature)) {
+    for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, pool === HOME_POOL ? HOME_SITE : (siteOfPool.get(pool) ?? ''));
+    for (const r of steerRequests(this.lastPending, placedAt, homeFeature, awayFromHome)) {
       try {
         await this.o.batch.steer(r.jobIds, r.features);
         for (const id of r.jobIds) {

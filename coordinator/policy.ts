@@ -36,6 +36,8 @@ export interface PolicyResult {
   readonly placed: ReadonlyMap<string, readonly PendingJob[]>;
   /** Per site, inputs its cache should fetch now for the jobs placed there (estuary's policy). */
   readonly prewarm: ReadonlyMap<string, readonly string[]>;
+  /** Placed jobs that should not run on the home nodes: their inputs are not there (estuary's policy). */
+  readonly awayFromHome?: ReadonlySet<string>;
 }
 
 export interface PolicyOptions {
@@ -171,7 +173,8 @@ export function decide(
       }
     }
   }
-  return { decisions, pools: reports, demand, prewarm, placed };
+  const away = plan ? new Set([...plan.values()].flatMap((p) => p.awayFromHome ?? [])) : undefined;
+  return { decisions, pools: reports, demand, prewarm, placed, ...(away?.size ? { awayFromHome: away } : {}) };
 }
 
 function overBudget(site: Snapshot['sites'][number], cost: number, reservedNow: number, wanted: Reason): Reason {

@@ -3,14 +3,15 @@
 // GlideinWMS, and estuary's own once `controller.type: estuary` exists), each policy with its
 // documented defaults and nothing tuned per scenario, in one run, on the simulator
 // (coordinator/sim/). Reports per scenario and policy the makespan, waits, idle core-hours,
-// dollars, WAN bytes and drones; checks estuary's figures against the issue's targets (relative
+// dollars, WAN bytes and drones; checks estuary's figures against its placement targets (relative
 // to the best baseline of each scenario); draws jobs by state and dollars over time.
 
 import { readdirSync } from 'node:fs';
-import { policies, type SimResult, simulate } from '../../coordinator/sim/run.ts';
+import { onDemandOnly, policies, sellsSpot, type SimResult, simulate } from '../../coordinator/sim/run.ts';
 import { loadScenario, type Scenario } from '../../coordinator/sim/scenario.ts';
 import type { Measurement, PeerStatus, Scenario as BenchScenario, ScenarioResult } from '../scenario.ts';
 import { type Series, thin } from '../report/lines.ts';
+import { marketsOf, marketText, pricesText } from './markets.ts';
 import { targetNotes } from './targets.ts';
 
 const DIR = new URL('./scenarios/', import.meta.url);
@@ -93,21 +94,32 @@ export const coordinatorScenario: BenchScenario = async (ctx): Promise<ScenarioR
   const results: SimResult[] = [];
   const series: Series[] = [];
   const notes: string[] = [];
-  for (const file of files) {
-    const full = loadScenario(file);
-    const s = ctx.quick ? reduce(full) : full;
+  const runAll = async (s: Scenario, onDemand: boolean): Promise<SimResult[]> => {
     const runs: SimResult[] = [];
     for (const p of pols) {
       if (ctx.signal.aborted) break;
       ctx.progress(`coordinator: ${s.name} under ${p.name}`);
-      const r = await simulate(s, p.controller);
+      const r = await simulate(s, p.controller, { spot: !onDemand && marketsOf(p.name).spot });
       ctx.log.info({ scenario: s.name, policy: p.name, wallS: Math.round(r.wallMs) / 1000, ticks: r.ticks, events: r.events }, 'simulated');
       if (r.finished < r.jobs) notes.push(`${s.name}, ${p.name}: ${r.jobs - r.finished} of ${r.jobs} jobs never ran (the policy started no drone they fit)`);
       runs.push(r);
     }
+    return runs;
+  };
+  for (const file of files) {
+    const full = loadScenario(file);
+    const s = ctx.quick ? reduce(full) : full;
+    notes.push(`${s.name}: prices ${pricesText(s)}; markets given: ${pols.map((p) => `${p.name} ${marketText(p.name, s)}`).join('; ')}`);
+    const runs = await runAll(s, false);
     results.push(...runs);
     series.push(...charts(s.name, runs));
     notes.push(...targetNotes(s.name, runs));
+    if (sellsSpot(s)) {
+      // The same scenario with every policy held to on demand: the second table.
+      const od = onDemandOnly(s);
+      notes.push(`${od.name}: ${s.name} with no spot market; every policy on demand`);
+      results.push(...(await runAll(od, true)));
+    }
   }
   const peers: PeerStatus[] = pols.map((p) => ({ peer: p.name, status: 'ok' }));
   if (!pols.some((p) => p.name === 'estuary'))
@@ -117,7 +129,7 @@ export const coordinatorScenario: BenchScenario = async (ctx): Promise<ScenarioR
     scenario: 'coordinator',
     settings: {
       scenarios: files.map((f) => f.replace(/^.*\//, '')),
-      policies: pols.map((p) => ({ name: p.name, controller: p.controller })),
+      policies: pols.map((p) => ({ name: p.name, controller: p.controller, spot: marketsOf(p.name).spot, markets: marketsOf(p.name).how })),
       quick: ctx.quick,
       simulatedRuns: results.map((r) => ({ scenario: r.scenario, policy: r.policy, jobs: r.jobs, finished: r.finished, ticks: r.ticks, events: r.events, wallSeconds: Math.round(r.wallMs) / 1000, spotReclaims: r.spotReclaims, apiErrors: r.apiErrors, paidCoreHours: r.paidCoreHours, wanGBByLink: Object.fromEntries(Object.entries(r.wanByLink).map(([k, v]) => [k, Math.round(v / 1e8) / 10])) })),
     },

@@ -8,7 +8,7 @@
 // the World (links and caches), runs, sends its results home, and frees its cores.
 
 import { parseConstraint } from '../batch/slurm-parse.ts';
-import type { BatchSystem, Queue } from '../batch/types.ts';
+import type { BatchSystem, HomeView, Queue } from '../batch/types.ts';
 import type { Clock } from '../clock.ts';
 import type { NodeView, PendingJob } from '../model.ts';
 import type { TraceJob } from './trace.ts';
@@ -126,7 +126,23 @@ export class SimBatch implements BatchSystem {
   async queue(prefix: string): Promise<Queue> {
     void prefix;
     this.view ??= this.pendingJobs.slice(this.head).map((j) => j.pending);
-    return { pending: this.view, runningAtHome: this.running.home, runningOnDrones: this.running.drones };
+    return { pending: this.view, runningAtHome: this.running.home, runningOnDrones: this.running.drones, ...this.home() };
+  }
+
+  /** The home nodes' cores, as `sinfo` reports a partition's CPUs (allocated/idle/other/total). */
+  private home(): { home?: HomeView } {
+    let cores = 0;
+    let idleCores = 0;
+    let nodeCores = 0;
+    let nodeMemoryMb = 0;
+    for (const n of this.nodes_.values())
+      if (n.home) {
+        cores += n.cpus;
+        idleCores += n.cpus - n.alloc;
+        nodeCores = Math.max(nodeCores, n.cpus);
+        nodeMemoryMb = Math.max(nodeMemoryMb, n.memoryMb);
+      }
+    return cores > 0 ? { home: { cores, idleCores, nodeCores, nodeMemoryMb } } : {};
   }
 
   async nodes(prefix: string): Promise<Map<string, NodeView>> {
