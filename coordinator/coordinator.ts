@@ -92,6 +92,8 @@ export class Coordinator {
   private nodes = new Map<string, NodeView>();
   private lastPending: PendingJob[] = [];
   private lastHome: Queue['home'];
+  /** When each drone that stays busy was last seen busy, not yet written (see apply). */
+  private readonly busyAt = new Map<string, number>();
   private readonly data: DataCache;
   /**
    * Jobs this coordinator steered, and where. In memory: after a restart they keep their
@@ -178,7 +180,10 @@ export class Coordinator {
     await Promise.all(
       live.map(async (d, i) => {
         const node = batchHealthy ? (this.nodes.get(d.id) ?? ABSENT) : UNKNOWN_NODE;
-        await this.apply(d, step(d, { instance: statuses[i]!, node }, this.o.clock.now(), this.timing(d)));
+        // A busy drone's busy time moves every interval; it is kept here and written when it ends.
+        const busyAt = this.busyAt.get(d.id);
+        const seen = busyAt !== undefined && busyAt > d.lastBusyAt ? { ...d, lastBusyAt: busyAt } : d;
+        await this.apply(d, step(seen, { instance: statuses[i]!, node }, this.o.clock.now(), this.timing(d)));
       }),
     );
     const snapshot = this.snapshot(batchHealthy, unhealthy);
@@ -244,7 +249,14 @@ export class Coordinator {
     const next: Drone = changed
       ? { ...d, state: s.state, reason: s.reason, stateSince: now, lastBusyAt: s.lastBusyAt }
       : { ...d, lastBusyAt: s.lastBusyAt };
-    if (changed || s.lastBusyAt !== d.lastBusyAt) this.o.registry.put(next, now);
+    // Only changes are written: a drone that stays busy moves its busy time in memory, and the
+    // registry gets it when the drone falls idle or changes state (a restart in between sees
+    // the time it became busy: its idle time then starts at most one busy spell early).
+    const stillBusy = !changed && s.lastBusyAt === now && this.busyAt.has(d.id);
+    const busyNow = !changed && s.lastBusyAt === now;
+    if (changed || (!stillBusy && s.lastBusyAt !== d.lastBusyAt)) this.o.registry.put(next, now);
+    if (busyNow) this.busyAt.set(d.id, now);
+    else this.busyAt.delete(d.id);
     if (changed) {
       this.o.log.info({ drone: d.id, from: d.state, to: s.state, reason: s.reason }, 'drone transition');
       this.o.onTransition?.(next, d.state);

@@ -131,7 +131,7 @@ export const coordinatorScenario: BenchScenario = async (ctx): Promise<ScenarioR
       scenarios: files.map((f) => f.replace(/^.*\//, '')),
       policies: pols.map((p) => ({ name: p.name, controller: p.controller, spot: marketsOf(p.name).spot, markets: marketsOf(p.name).how })),
       quick: ctx.quick,
-      simulatedRuns: results.map((r) => ({ scenario: r.scenario, policy: r.policy, jobs: r.jobs, finished: r.finished, ticks: r.ticks, events: r.events, wallSeconds: Math.round(r.wallMs) / 1000, spotReclaims: r.spotReclaims, apiErrors: r.apiErrors, paidCoreHours: r.paidCoreHours, wanGBByLink: Object.fromEntries(Object.entries(r.wanByLink).map(([k, v]) => [k, Math.round(v / 1e8) / 10])) })),
+      simulatedRuns: results.map((r) => ({ scenario: r.scenario, policy: r.policy, jobs: r.jobs, finished: r.finished, ticks: r.ticks, events: r.events, wallSeconds: Math.round(r.wallMs) / 1000, spotReclaims: r.spotReclaims, starts: r.starts, steeredStarts: r.steeredStarts, apiErrors: r.apiErrors, paidCoreHours: r.paidCoreHours, wanGBByLink: Object.fromEntries(Object.entries(r.wanByLink).map(([k, v]) => [k, Math.round(v / 1e8) / 10])) })),
     },
     peers,
     measurements: results.flatMap(measurements),

@@ -58,6 +58,8 @@ export class SimBatch implements BatchSystem {
   private sorted = true;
   private view: PendingJob[] | undefined;
   running = { home: 0, drones: 0 };
+  /** Job starts, and those of jobs a policy had steered (constraints set while pending). */
+  starts = { all: 0, steered: 0 };
   /** Something changed that may let a pending job start. */
   dirty = false;
   private readonly matchCache = new Map<string, boolean>();
@@ -286,6 +288,8 @@ export class SimBatch implements BatchSystem {
     j.node = n;
     j.startedAt = now;
     j.firstStart ??= now;
+    this.starts.all++;
+    if (j.constraints.length > 0) this.starts.steered++;
     j.gen++;
     if (n.home) this.running.home++;
     else this.running.drones++;

@@ -66,6 +66,9 @@ export interface SimResult {
   readonly wanByLink: Readonly<Record<string, number>>;
   readonly dronesStarted: number;
   readonly spotReclaims: number;
+  /** Job starts, and how many of them a policy had steered first (the rest started on arrival or unsteered). */
+  readonly starts: number;
+  readonly steeredStarts: number;
   readonly apiErrors: number;
   readonly ticks: number;
   readonly events: number;
@@ -268,6 +271,8 @@ export async function simulate(s: Scenario, controller: ControllerConfig, o: Sim
     wanByLink: { ...a.byLink },
     dronesStarted: [...sites.values()].reduce((n, site) => n + site.deploys, 0),
     spotReclaims: [...sites.values()].reduce((n, site) => n + site.reclaims, 0),
+    starts: batch.starts.all,
+    steeredStarts: batch.starts.steered,
     apiErrors: [...sites.values()].reduce((n, site) => n + site.apiErrors, 0),
     ticks,
     events,
