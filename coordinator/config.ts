@@ -141,6 +141,11 @@ export const controllerSchema = keyed(z.discriminatedUnion('type', [
      * what the policy weighs a shared link's bytes at even where moving them is free.
      */
     wanPerGb: z.number().min(0).default(CONTROLLER_DEFAULTS.estuary.wanPerGb),
+    /**
+     * New jobs arrive held by the feature estuary_hold (a job_submit plugin adds it; no node has
+     * it): the coordinator replaces it with the job's placement, or lifts it, within an interval.
+     */
+    hold: z.boolean().default(false),
   }),
   z.strictObject({
     type: z.literal('slurm-power'),

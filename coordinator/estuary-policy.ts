@@ -161,7 +161,8 @@ function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView, busyMs: n
       const idle = Math.max(0, d.node.cpus - d.node.allocCpus);
       const busy = Math.max(0, Math.min(d.node.cpus, d.node.allocCpus));
       slots.add([...Array.from({ length: idle }, () => 0), ...Array.from({ length: busy }, () => busyMs)]);
-    } else if (WAITING.has(d.drone.state)) {
+    } else if (WAITING.has(d.drone.state) && site.healthy) {
+      // At a site whose API fails, a drone still booting may never come: only nodes that run count.
       const at = Math.max(0, boot - (snapshot.now - d.drone.createdAt));
       slots.add(Array.from({ length: pool.cores }, () => at));
     }
@@ -240,7 +241,6 @@ function dataAt(job: PendingJob, s: SiteState, snapshot: Snapshot, wanPerGb: num
 }
 
 function evaluate(job: PendingJob, runMs: number, p: PoolState, s: SiteState, snapshot: Snapshot, c: EstuaryConfig): Evaluation[] {
-  if (!s.site.healthy) return [{ pool: p, refused: 'unhealthy' }];
   const cost = costOf(s.site);
   const price = pricePerCoreHour(s.site, p.pool.market)!;
   const run = expectedRunMs(runMs, p.pool.market, cost.spotInterruptionRate);
@@ -253,6 +253,9 @@ function evaluate(job: PendingJob, runMs: number, p: PoolState, s: SiteState, sn
   if (slot) options.push({ pool: p, idx: slot.idx, opens: false, finish: Math.max(slot.at, data.readyMs) + run, cost: base, compute, data, output });
   const reserve = droneBudget(s.site, p.pool.cores, p.pool.market, runMs);
   const affordable = s.budget >= reserve;
+  // An unhealthy site (its API failing, backed off) opens nothing, but its drones whose nodes
+  // have joined keep running jobs: the batch system, not the site's API, starts those.
+  if (!s.site.healthy) return options.length ? options : [{ pool: p, refused: 'unhealthy' }];
   if (s.room > 0 && !affordable) p.budgetHeld = true;
   if (s.room > 0 && affordable && job.cpus <= p.pool.cores) {
     const boot = (p.pool.cores * price * cost.bootLatencyMs) / HOUR_MS;

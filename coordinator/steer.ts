@@ -15,6 +15,13 @@ export const HOME_POOL = 'home';
 export const HOME_SITE = '(home)';
 
 /**
+ * The feature a new job is held by until the coordinator has placed it (`hold: true`): no node
+ * carries it, so the scheduler cannot start the job on whichever node is free at submission.
+ */
+export const HOLD_FEATURE = 'estuary_hold';
+const HELD = '(held)';
+
+/**
  * The feature expression that steers to a site: its drones, or the home nodes when they are
  * named and `home` allows them (a job whose inputs are elsewhere is kept off the home nodes); a
  * job placed at home requires the home nodes alone.
@@ -31,6 +38,9 @@ export function steering(site: string, homeFeature: string | undefined, home = t
  */
 export function unsteered(job: PendingJob, homeFeature: string | undefined, steered: ReadonlyMap<string, string>): PendingJob {
   const mine = steered.get(job.id);
+  const only = job.constraints.length === 1 && job.constraints[0]!.length === 1 ? job.constraints[0]![0] : undefined;
+  // Held at submission: not placed yet, so any placement (or none) replaces the hold.
+  if (only === HOLD_FEATURE) return { ...job, constraints: [], steeredTo: HELD };
   if (mine === undefined || job.constraints.length !== 1) return job;
   const group = job.constraints[0]!;
   if (mine === HOME_SITE) return group.length === 1 && group[0] === homeFeature ? { ...job, constraints: [], steeredTo: mine } : job;

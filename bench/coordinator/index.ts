@@ -90,7 +90,8 @@ function charts(scenario: string, runs: readonly SimResult[]): Series[] {
 
 export const coordinatorScenario: BenchScenario = async (ctx): Promise<ScenarioResult> => {
   const files = Array.isArray(ctx.settings.scenarioFiles) ? (ctx.settings.scenarioFiles as string[]) : scenarioFiles();
-  const pols = policies();
+  // estuary places work at submission: the site's job_submit plugin holds new jobs for it (hold).
+  const pols = policies().map((p) => (p.controller.type === 'estuary' ? { ...p, controller: { ...p.controller, hold: true } } : p));
   const results: SimResult[] = [];
   const series: Series[] = [];
   const notes: string[] = [];
@@ -139,7 +140,8 @@ export const coordinatorScenario: BenchScenario = async (ctx): Promise<ScenarioR
     method: [
       'Simulated: the real coordinator (control loop, policy, drone states, registry in memory) on a virtual clock against simulated sites and a simulated Slurm (coordinator/sim/).',
       'Deterministic: one run per scenario and policy, seeded; a rerun gives the same figures.',
-      'Every policy runs with its documented defaults; nothing is tuned per scenario.',
+      'Every policy runs with its documented defaults; nothing is tuned per scenario. estuary runs with `hold: true` in every scenario: new jobs arrive held by the feature estuary_hold (a job_submit plugin) until the coordinator places them.',
+      'Markets: each baseline buys on every market its tool supports (bench/coordinator/markets.ts); the notes state per scenario the prices and which policy was given spot. A scenario with a spot price runs a second time with every policy on demand (`<scenario>-on-demand`).',
       `Idle core-hours count cloud cores paid for (deploy to stop) that ran no job; home slots are free and not counted. ${Math.round(wall)} s of wall time for all runs.`,
     ],
     notes,

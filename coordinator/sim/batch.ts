@@ -11,6 +11,7 @@ import { parseConstraint } from '../batch/slurm-parse.ts';
 import type { BatchSystem, HomeView, Queue } from '../batch/types.ts';
 import type { Clock } from '../clock.ts';
 import type { NodeView, PendingJob } from '../model.ts';
+import { HOLD_FEATURE } from '../steer.ts';
 import type { TraceJob } from './trace.ts';
 import type { World } from './world.ts';
 
@@ -65,6 +66,8 @@ export class SimBatch implements BatchSystem {
   private readonly matchCache = new Map<string, boolean>();
   /** Nodes that take jobs and have a free core: kept up to date, so scheduling never walks every node. */
   private readonly free = new Set<SimNode>();
+  /** Jobs arrive held by estuary_hold (a job_submit plugin's doing) until the coordinator places them. */
+  holdNew = false;
   /** Live instances by name: a node whose instance is gone reads as down, as in Slurm. */
   instanceAlive: (name: string) => boolean = () => true;
 
@@ -92,19 +95,20 @@ export class SimBatch implements BatchSystem {
   }
 
   submit(job: TraceJob, at: number): void {
+    const constraints = this.holdNew ? [[HOLD_FEATURE]] : [];
     const pending: PendingJob = {
       id: job.id,
       partition: PARTITION,
       cpus: job.cpus,
       memoryMb: job.memoryMb,
-      constraints: [],
+      constraints,
       inputs: job.inputs,
       ...(job.outputBytes > 0 ? { outputBytes: job.outputBytes } : {}),
       ...(job.timeLimitMs ? { timeLimitMs: job.timeLimitMs } : {}),
       submittedAt: at,
       reason: 'Resources',
     };
-    this.enqueue({ trace: job, submittedAt: at, constraints: [], pending, gen: 0 });
+    this.enqueue({ trace: job, submittedAt: at, constraints, pending, gen: 0 });
   }
 
   private enqueue(j: SimJob): void {

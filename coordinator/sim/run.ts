@@ -145,6 +145,7 @@ export async function simulate(s: Scenario, controller: ControllerConfig, o: Sim
     for (const site of sites.values()) if (site.instances.has(name)) return true;
     return false;
   };
+  batch.holdNew = controller.type === 'estuary' && controller.hold && controller.steer;
   batch.addHome(s.home.nodes, s.home.cores, s.home.memoryMb, s.home.feature);
   const sizes = new Map<string, number>();
   for (const j of s.trace.jobs) for (const i of j.inputs) sizes.set(i.url, i.bytes);
