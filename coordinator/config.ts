@@ -90,7 +90,7 @@ export const CONTROLLER_DEFAULTS = {
   // cookbooks/aws-parallelcluster-slurm/templates/default/slurm/slurm.conf.erb; slurm-gcp
   // scripts/conf.py, cloud_parameters resume_rate). SuspendTime and ResumeTimeout are the site's
   // idle-time and boot-timeout (docs/COORDINATOR.md, "slurm-power").
-  slurmPower: { resumeRate: 0 },
+  'slurm-power': { resumeRate: 0 },
 } as const;
 
 const unit = z.number().min(0).max(1);
@@ -150,7 +150,7 @@ export const controllerSchema = keyed(z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('slurm-power'),
     /** Nodes resumed per minute at most; 0 is no limit (Slurm's ResumeRate). */
-    resumeRate: z.number().int().min(0).default(CONTROLLER_DEFAULTS.slurmPower.resumeRate),
+    resumeRate: z.number().int().min(0).default(CONTROLLER_DEFAULTS['slurm-power'].resumeRate),
   }),
 ]));
 export type ControllerConfig = z.infer<typeof controllerSchema>;

@@ -24,7 +24,7 @@ export const coordinatorOptions = {
   controller: option(
     structured('controller', controllerSchema, 'YAML'),
     controllerSchema.parse({ type: 'threshold' }),
-    'the policy: {type: estuary|threshold|linear|relative|glideinwms, ...} (docs/COORDINATOR.md)',
+    'the policy: {type: estuary|threshold|linear|relative|glideinwms|slurm-power, ...} (docs/COORDINATOR.md)',
   ),
   batchSystem: optional(structured('batch-system', batchSystemSchema, 'YAML'), 'the batch system: {type: slurm, partitions: [...]}'),
   machineTypes: option(structured('machine-types', machineTypesSchema, 'YAML'), {}, 'machine types by name: {cores, memory, features}'),
