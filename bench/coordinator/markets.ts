@@ -2,7 +2,7 @@
 // tool's documentation recommends, so no baseline loses to estuary only for being held to on
 // demand. Stated per policy in the report, with the prices each scenario offers. Pure.
 
-import type { Scenario } from '../../coordinator/sim/scenario.ts';
+import type { SimRecord } from './child.ts';
 
 export interface Markets {
   /** Drones are bought on spot wherever a site sells it. */
@@ -32,19 +32,18 @@ export const MARKETS: Readonly<Record<string, Markets>> = {
 export const marketsOf = (policy: string): Markets => MARKETS[policy] ?? { spot: false, how: 'on demand' };
 
 /** "aws: on demand $0.0665, spot $0.0133 per core-hour": what a scenario's sites sell. */
-export function pricesText(s: Scenario): string {
+export function pricesText(s: Pick<SimRecord, 'sites'>): string {
   return s.sites
-    .map((site) => {
-      const c = site.config;
+    .map((c) => {
       const spot = c.spotPerCoreHour !== undefined ? `, spot $${c.spotPerCoreHour}` : '';
-      return `${site.name}: on demand $${c.costPerCoreHour}${spot} per core-hour`;
+      return `${c.name}: on demand $${c.costPerCoreHour}${spot} per core-hour`;
     })
     .join('; ');
 }
 
 /** The markets one policy used in a scenario, in words. */
-export function marketText(policy: string, s: Scenario): string {
-  const spotSites = s.sites.filter((site) => site.config.spotPerCoreHour !== undefined).map((site) => site.name);
+export function marketText(policy: string, s: Pick<SimRecord, 'sites'>): string {
+  const spotSites = s.sites.filter((site) => site.spotPerCoreHour !== undefined).map((site) => site.name);
   if (spotSites.length === 0) return 'on demand (no site sells spot)';
   const m = marketsOf(policy);
   if (!m.spot) return 'on demand';

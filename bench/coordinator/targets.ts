@@ -6,7 +6,7 @@
 // drones it starts none): running everything at home is not a way of bursting, and its zero idle
 // hours or WAN bytes would make every target unreachable by definition. Pure.
 
-import type { SimResult } from '../../coordinator/sim/run.ts';
+import type { SimRecord as SimResult } from './child.ts';
 
 interface Target {
   readonly label: string;
