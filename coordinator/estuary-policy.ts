@@ -332,7 +332,10 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
       : size === undefined
         ? `${jobsText} need ${input} (size unknown, ${bytesText(cached)} cached at ${site.name})`
         : `${jobsText} need ${input} (${bytesText(size)}, ${bytesText(cached)} cached at ${site.name})`;
-  const here = `${p.pool.site} ${p.pool.market === 'spot' ? 'spot' : 'on-demand'} $${price.toFixed(2)}/h${p.newDrones ? `, ${p.newDrones} new drone${p.newDrones === 1 ? '' : 's'}` : ''}`;
+  const here =
+    p.pool.key === HOME_POOL
+      ? 'the home cluster, free'
+      : `${p.pool.site} ${p.pool.market === 'spot' ? 'spot' : 'on-demand'} $${price.toFixed(2)}/h${p.newDrones ? `, ${p.newDrones} new drone${p.newDrones === 1 ? '' : 's'}` : ''}`;
   const others = alternatives(p);
   const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
   const why = n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}`;
