@@ -156,13 +156,15 @@ function busyFor(snapshot: Snapshot, c: EstuaryConfig): number {
 function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView, busyMs: number): PoolState {
   const slots = new PoolSlots();
   const boot = costOf(site).bootLatencyMs;
+  // A site whose API failed but whose drones' nodes run is reachable where it matters (its nodes
+  // take jobs): its drones still booting count. One with no running node may be truly down.
+  const booting = site.healthy || pool.drones.some((d) => d.drone.state === 'available' && d.node.status === 'available');
   for (const d of pool.drones) {
     if (d.drone.state === 'available' && d.node.status === 'available') {
       const idle = Math.max(0, d.node.cpus - d.node.allocCpus);
       const busy = Math.max(0, Math.min(d.node.cpus, d.node.allocCpus));
       slots.add([...Array.from({ length: idle }, () => 0), ...Array.from({ length: busy }, () => busyMs)]);
-    } else if (WAITING.has(d.drone.state) && site.healthy) {
-      // At a site whose API fails, a drone still booting may never come: only nodes that run count.
+    } else if (WAITING.has(d.drone.state) && booting) {
       const at = Math.max(0, boot - (snapshot.now - d.drone.createdAt));
       slots.add(Array.from({ length: pool.cores }, () => at));
     }

@@ -233,3 +233,28 @@ describe('the home cluster and WAN bytes', () => {
     expect(noWan.get('uni/small')!.jobs.map((j) => j.id)).toEqual(['b']);
   });
 });
+
+describe('a site whose API is failing', () => {
+  const droneView = (id: string, state: 'available' | 'booting', allocCpus: number) => ({
+    drone: { id, site: 'a', machineType: 'small', state, createdAt: NOW - 10_000, stateSince: 0, lastBusyAt: NOW, instance: {}, reason: { rule: 't' } },
+    node: state === 'available' ? { status: 'available' as const, cpus: 2, allocCpus, memoryMb: 4000, allocMemoryMb: 0 } : { status: 'absent' as const, cpus: 0, allocCpus: 0, memoryMb: 0, allocMemoryMb: 0 },
+  });
+  const sick = site('a', 0.01, {}, { healthy: false });
+  const other = site('b', 0.05);
+
+  it('opens nothing there, but its running nodes and, beside them, its booting drones still take jobs', () => {
+    const withRunning: PoolView = { ...pool('a'), drones: [droneView('a-1', 'available', 2), droneView('a-2', 'booting', 0)] };
+    // 50-minute jobs: the running node is busy for another 25 min (too late for the hour), the
+    // booting drone is up in under 2 min; b would have to open a drone at five times the price.
+    const plan = estuaryPlan(snap([sick, other], [withRunning, pool('b')], jobs(2, { timeLimitMs: 3_000_000 })), estuary);
+    expect(plan.get('a/small')).toMatchObject({ newDrones: 0, jobs: [{ id: 'j0' }, { id: 'j1' }] });
+    expect(plan.get('b/small')!.newDrones).toBe(0);
+  });
+
+  it('counts no booting drone where no node of the site runs: it may be down, the work goes elsewhere', () => {
+    const onlyBooting: PoolView = { ...pool('a'), drones: [droneView('a-2', 'booting', 0)] };
+    const plan = estuaryPlan(snap([sick, other], [onlyBooting, pool('b')], jobs(2, { timeLimitMs: 600_000 })), estuary);
+    expect(plan.get('a/small')!.jobs).toEqual([]);
+    expect(plan.get('b/small')!.jobs).toHaveLength(2);
+  });
+});
