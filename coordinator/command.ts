@@ -49,7 +49,7 @@ state, age, cost and the reason of the last decision. See docs/COORDINATOR.md.`,
     if (action === 'simulate') {
       if (!args[1]) throw coordinatorErrors.badScenario('(none)', 'file', 'give a scenario file: estuary coordinator simulate FILE');
       const { simulateFile } = await import('./sim/summary.ts');
-      process.stdout.write(await simulateFile(args[1], config.controller));
+      process.stdout.write(await simulateFile(args[1], config.controller, { json: config.json, market: config.simMarket, every: config.simEvery }));
       return 0;
     }
     if (action !== undefined) throw coordinatorErrors.badAction(action);

@@ -85,7 +85,13 @@ export const CONTROLLER_DEFAULTS = {
   // time limit is expected to run `runtime`. Both an hour: with runtime = turnaround every job
   // needs its own slot, so work of unknown length bursts as wide as quotas allow, like the others.
   // Placed jobs are steered to their site's drones with a feature constraint (coordinator/steer.ts).
-  estuary: { turnaround: 3_600_000, runtime: 3_600_000, steer: true },
+  estuary: { turnaround: 3_600_000, runtime: 3_600_000, steer: true, wanPerGb: 0.02 },
+  // Slurm power saving as AWS ParallelCluster and slurm-gcp write slurm.conf: ResumeRate=0, no
+  // limit on nodes resumed per minute (aws-parallelcluster-cookbook,
+  // cookbooks/aws-parallelcluster-slurm/templates/default/slurm/slurm.conf.erb; slurm-gcp
+  // scripts/conf.py, cloud_parameters resume_rate). SuspendTime and ResumeTimeout are the site's
+  // idle-time and boot-timeout (docs/COORDINATOR.md, "slurm-power").
+  'slurm-power': { resumeRate: 0 },
 } as const;
 
 const unit = z.number().min(0).max(1);
@@ -131,6 +137,21 @@ export const controllerSchema = keyed(z.discriminatedUnion('type', [
     steer: z.boolean().default(CONTROLLER_DEFAULTS.estuary.steer),
     /** A feature every home node carries: steered jobs may still run at home (site_x|home). */
     homeFeature: feature.optional(),
+    /**
+     * Dollars per GB an input crosses a WAN link to reach the site, on top of any egress price:
+     * what the policy weighs a shared link's bytes at even where moving them is free.
+     */
+    wanPerGb: z.number().min(0).default(CONTROLLER_DEFAULTS.estuary.wanPerGb),
+    /**
+     * New jobs arrive held by the feature estuary_hold (a job_submit plugin adds it; no node has
+     * it): the coordinator replaces it with the job's placement, or lifts it, within an interval.
+     */
+    hold: z.boolean().default(false),
+  }),
+  z.strictObject({
+    type: z.literal('slurm-power'),
+    /** Nodes resumed per minute at most; 0 is no limit (Slurm's ResumeRate). */
+    resumeRate: z.number().int().min(0).default(CONTROLLER_DEFAULTS['slurm-power'].resumeRate),
   }),
 ]));
 export type ControllerConfig = z.infer<typeof controllerSchema>;

@@ -102,6 +102,30 @@ export function threshold(c: Extract<ControllerConfig, { type: 'threshold' }>): 
 }
 
 /**
+ * Slurm power saving (ResumeProgram/SuspendProgram, as AWS ParallelCluster and slurm-gcp set it
+ * up): the scheduler allocates pending jobs to powered-down cloud nodes as to any idle node, and
+ * every node it allocated is resumed. With select/cons_tres and CR_CPU (ParallelCluster's
+ * SelectTypeParameters) single-core jobs share a node, so the nodes resumed are the pending
+ * cores not covered by nodes already resuming or idle, in whole nodes, at most ResumeRate nodes
+ * a minute (0: no limit). Nodes are suspended after SuspendTime idle (the site's idle time) and
+ * marked down when they miss ResumeTimeout (the site's boot timeout); demand never shrinks
+ * otherwise, as Slurm powers down only idle nodes.
+ */
+export function slurmPower(c: Extract<ControllerConfig, { type: 'slurm-power' }>): Controller {
+  return (p) => {
+    const pendingCores = p.pending.reduce((s, j) => s + j.cpus, 0);
+    const uncovered = Math.max(0, pendingCores - p.waitingCores - p.idleCores);
+    let nodes = Math.ceil(uncovered / p.cores);
+    const perInterval = c.resumeRate > 0 ? Math.max(1, Math.floor((c.resumeRate * p.intervalMs) / 60_000)) : Infinity;
+    nodes = Math.min(nodes, perInterval);
+    return {
+      demand: p.liveCores + nodes * p.cores,
+      reason: { rule: 'slurm-resume', pendingJobs: p.pending.length, pendingCores, coveredCores: pendingCores - uncovered, resume: nodes, resumeRate: c.resumeRate },
+    };
+  };
+}
+
+/**
  * GlideinWMS frontend: glidein_max_run and glidein_min_idle of one entry, counted in drones
  * (a drone is a glidein). The factory keeps min_idle drones waiting at the site and never more
  * than max_run in all; drones leave by their idle time, as glideins do.
@@ -151,6 +175,8 @@ export function makeController(c: ControllerConfig): Controller {
       return threshold(c);
     case 'glideinwms':
       return glideinwms(c);
+    case 'slurm-power':
+      return slurmPower(c);
     case 'estuary':
       // estuary's policy plans every pool's demand itself (coordinator/estuary-policy.ts); a
       // controller is asked only for a pool the plan does not cover, and then reacts like LSF RC.

@@ -5,7 +5,7 @@
 // actions can simply run again (coordinator/drone.ts).
 
 import type { Logger } from '../lib/log.ts';
-import { ABSENT, type BatchSystem } from './batch/types.ts';
+import { ABSENT, type BatchSystem, type Queue } from './batch/types.ts';
 import { buildPools } from './pools.ts';
 import { BatchReader } from './batch-read.ts';
 import { DroneRunner } from './drone-runner.ts';
@@ -15,7 +15,7 @@ import { committedToday, locationOf } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { release } from './drone.ts';
-import { steerRequests, unsteered } from './steer.ts';
+import { HOME_POOL, HOME_SITE, steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
   type NodeView,
@@ -106,6 +106,7 @@ export class Coordinator {
   private readonly reader: BatchReader;
   private batchError: string | null = null;
   private batchEverRead = false;
+  private lastHome: Queue['home'];
   private readonly data: DataCache;
   /**
    * Jobs this coordinator steered, and where. In memory: after a restart they keep their
@@ -212,6 +213,8 @@ export class Coordinator {
       const home = steer?.homeFeature ?? this.homeFeatureSeen ?? undefined;
       this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered)) : queue.pending;
       this.nodes = nodes;
+      this.lastHome = queue.home;
+      this.lastHome = queue.home;
       this.timeline.push({
         at: this.o.clock.now(),
         pending: queue.pending.length,
@@ -251,7 +254,7 @@ export class Coordinator {
     // The caches start fetching while the drones boot, so the first jobs start hot.
     const prewarmed = batchHealthy ? this.data.prewarm(result.prewarm, snapshot.now) : new Map();
     await this.act(result.decisions);
-    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.homeFeature(snapshot));
+    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.homeFeature(snapshot), result.awayFromHome);
     this.logRefusals(result.pools);
     for (const p of result.pools)
       if (p.reason.why && result.decisions.some((d) => d.kind === 'start' && p.pool === poolKey(d.site, d.machineType, d.market)))
@@ -292,6 +295,8 @@ export class Coordinator {
       ...(this.o.storage ? { storage: this.o.storage } : {}),
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
       sizes: new Map(this.data.sizes),
+      ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
+      ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
     };
   }
 
@@ -330,14 +335,14 @@ export class Coordinator {
   }
 
   /** Makes each placed job require its site's drones; a failure is retried next interval. */
-  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, home: string | null): Promise<void> {
+  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, home: string | null, awayFromHome?: ReadonlySet<string>): Promise<void> {
     const homeFeature = home ?? undefined;
     // Without a home alternative nothing is steered; what was steered before is lifted.
     if (home === null) placed = new Map();
     const siteOfPool = new Map(this.o.siteSettings.flatMap((s) => s.machineTypes.flatMap((t) => [[poolKey(s.name, t), s.name], [poolKey(s.name, t, 'spot'), s.name]] as const)));
     const placedAt = new Map<string, string>();
-    for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, siteOfPool.get(pool) ?? '');
-    for (const r of steerRequests(this.lastPending, placedAt, homeFeature)) {
+    for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, pool === HOME_POOL ? HOME_SITE : (siteOfPool.get(pool) ?? ''));
+    for (const r of steerRequests(this.lastPending, placedAt, homeFeature, awayFromHome)) {
       try {
         await this.o.batch.steer(r.jobIds, r.features);
         for (const id of r.jobIds) {

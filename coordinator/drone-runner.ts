@@ -35,6 +35,8 @@ export class DroneRunner {
   private readonly o: RunnerOptions;
   readonly calls: SiteCalls;
   readonly failures = new FailedInstances();
+  /** When each drone that stays busy was last seen busy, not yet written (see apply). */
+  private readonly busyAt = new Map<string, number>();
 
   constructor(o: RunnerOptions) {
     this.o = o;
@@ -52,7 +54,10 @@ export class DroneRunner {
       const d = this.o.registry.get(id);
       if (!d || d.state === 'down') return;
       const instance = await this.status(d);
-      await this.apply(d, step(d, { instance, node: nodes.get(d.id) ?? absent }, this.o.clock.now(), { bootTimeout: this.o.bootTimeout(site) }));
+      // A busy drone's busy time moves every interval; it is kept here and written when it ends.
+      const busyAt = this.busyAt.get(d.id);
+      const seen = busyAt !== undefined && busyAt > d.lastBusyAt ? { ...d, lastBusyAt: busyAt } : d;
+      await this.apply(d, step(seen, { instance, node: nodes.get(d.id) ?? absent }, this.o.clock.now(), { bootTimeout: this.o.bootTimeout(site) }));
     };
     // Drones still to be deployed go one after another (a deploy that fails backs the next off);
     // of the others the first probes the site and the rest are asked at once only if it
@@ -107,12 +112,19 @@ export class DroneRunner {
   /** Persists the step, then performs its actions; a failed action is retried next interval. */
   async apply(d: Drone, s: Step): Promise<void> {
     const changed = s.state !== d.state;
+    const now = this.o.clock.now();
     let next: Drone;
     if (changed) next = this.transition(d, s.state, s.reason, { lastBusyAt: s.lastBusyAt });
     else {
       next = { ...d, lastBusyAt: s.lastBusyAt };
-      if (s.lastBusyAt !== d.lastBusyAt) this.o.registry.put(next, this.o.clock.now());
+      // Only changes are written: a drone that stays busy moves its busy time in memory, and the
+      // registry gets it when the drone falls idle or changes state (a restart in between sees
+      // the time it became busy: its idle time then starts at most one busy spell early).
+      const stillBusy = s.lastBusyAt === now && this.busyAt.has(d.id);
+      if (!stillBusy && s.lastBusyAt !== d.lastBusyAt) this.o.registry.put(next, now);
     }
+    if (!changed && s.lastBusyAt === now) this.busyAt.set(d.id, now);
+    else this.busyAt.delete(d.id);
     for (const action of s.actions) {
       if (action === 'deploy') {
         await this.deploy(next);

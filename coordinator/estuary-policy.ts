@@ -7,6 +7,14 @@
 //   + inputs = bytes of its declared inputs not cached at the site × egress price of their
 //              storage location (charged once per site: the site's cache fetches them once)
 //   + output = its declared output bytes × the site's egress price (results go home)
+//   + WAN    = the same input bytes × `wan-per-gb`, even where egress is free: a link is shared
+//              and a site's WAN is its scarcest resource, so bytes that need not move do not
+//
+// The home cluster is one more place (when the batch system reports its cores): free, no boot,
+// its idle cores now and its busy ones expected free like a drone's, and its inputs priced the
+// same way, so a job whose data is at home waits for home and one whose data is elsewhere goes
+// where the data is. A job placed at a drone whose inputs are not at home is steered off the
+// home nodes (steer.ts), so a freed home slot does not pull its data across the WAN.
 //
 // and the time: a job starts when its slot is free and its inputs have crossed the site's link
 // (pre-warming starts that transfer now, during the boot), and runs its time limit or `runtime`.
@@ -33,6 +41,7 @@ import {
 import type { PendingJob, PoolView, Reason, SiteView, Snapshot } from './model.ts';
 import { fits } from './placement.ts';
 import { PoolSlots } from './slots.ts';
+import { HOME_POOL } from './steer.ts';
 
 export interface PoolPlan {
   readonly jobs: readonly PendingJob[];
@@ -42,6 +51,8 @@ export interface PoolPlan {
   readonly droneBudget: number;
   /** Inputs of the placed jobs the site does not hold in full: its cache should fetch them now. */
   readonly prewarm: readonly string[];
+  /** Placed jobs whose inputs the home cluster does not hold: kept off the home nodes. */
+  readonly awayFromHome?: readonly string[];
   readonly reason: Reason;
 }
 
@@ -75,6 +86,9 @@ interface PoolState {
   computeCost: number;
   inputCost: number;
   outputCost: number;
+  wanCost: number;
+  wanBytes: number;
+  readonly away: string[];
   finish: number;
 }
 
@@ -82,6 +96,9 @@ interface Data {
   bytes: number;
   cached: number;
   egress: number;
+  /** Bytes that cross a WAN link to reach the site, and their `wan-per-gb` price. */
+  wanBytes: number;
+  wan: number;
   readyMs: number;
   fetch: { url: string; at: number; link: string }[];
 }
@@ -107,14 +124,20 @@ export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
   }
   const busyMs = busyFor(snapshot, c);
   const pools = snapshot.pools.filter((p) => sites.has(p.site) && pricePerCoreHour(sites.get(p.site)!.site, p.market) !== undefined).map((pool) => poolState(pool, snapshot, sites.get(pool.site)!.site, busyMs));
+  const home = homeState(snapshot, busyMs);
+  if (home) {
+    sites.set(HOME, home.site);
+    pools.unshift(home.pool);
+  }
 
   for (const job of [...snapshot.pending].sort((a, b) => a.submittedAt - b.submittedAt || a.id.localeCompare(b.id))) {
     const runMs = job.timeLimitMs ?? c.runtime;
-    const evals = pools.filter((p) => fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot));
+    const evals = pools.filter((p) => fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot, c));
     const best = choose(evals, c.turnaround, runMs);
     if (!best)
       for (const e of evals) e.pool.unplaced.set(e.refused!, (e.pool.unplaced.get(e.refused!) ?? 0) + 1);
     if (best) commit(job, runMs, best, sites.get(best.pool.pool.site)!, evals, c.turnaround);
+    if (best && home && best.pool !== home.pool && !heldAtHome(job, snapshot)) best.pool.away.push(job.id);
   }
 
   return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c)]));
@@ -133,23 +156,62 @@ function busyFor(snapshot: Snapshot, c: EstuaryConfig): number {
 function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView, busyMs: number): PoolState {
   const slots = new PoolSlots();
   const boot = costOf(site).bootLatencyMs;
+  // A site whose API failed but whose drones' nodes run is reachable where it matters (its nodes
+  // take jobs): its drones still booting count. One with no running node may be truly down.
+  const booting = site.healthy || pool.drones.some((d) => d.drone.state === 'available' && d.node.status === 'available');
   for (const d of pool.drones) {
     if (d.drone.state === 'available' && d.node.status === 'available') {
       const idle = Math.max(0, d.node.cpus - d.node.allocCpus);
       const busy = Math.max(0, Math.min(d.node.cpus, d.node.allocCpus));
       slots.add([...Array.from({ length: idle }, () => 0), ...Array.from({ length: busy }, () => busyMs)]);
-    } else if (WAITING.has(d.drone.state)) {
+    } else if (WAITING.has(d.drone.state) && booting) {
       const at = Math.max(0, boot - (snapshot.now - d.drone.createdAt));
       slots.add(Array.from({ length: pool.cores }, () => at));
     }
   }
-  return { pool, slots, jobs: [], newDrones: 0, reserved: 0, prewarm: new Set(), budgetHeld: false, unplaced: new Map(), computeCost: 0, inputCost: 0, outputCost: 0, finish: 0 };
+  return newPool(pool, slots);
+}
+
+const newPool = (pool: PoolView, slots: PoolSlots): PoolState => ({ pool, slots, jobs: [], newDrones: 0, reserved: 0, prewarm: new Set(), budgetHeld: false, unplaced: new Map(), computeCost: 0, inputCost: 0, outputCost: 0, wanCost: 0, wanBytes: 0, away: [], finish: 0 });
+
+/** The home cluster as the plan's site: the name its cache's holdings are reported under. */
+const HOME = 'home';
+
+/**
+ * The home cluster as one more pool: its nodes in groups of the largest node's cores, idle cores
+ * free now, busy ones free like a drone's busy core. Free of charge, never opened, never full by
+ * quota; its link to data is the default one. Absent when the batch system does not report it.
+ */
+function homeState(snapshot: Snapshot, busyMs: number): { site: SiteState; pool: PoolState } | undefined {
+  const h = snapshot.home;
+  if (!h || h.cores <= 0 || h.nodeCores <= 0) return undefined;
+  const site: SiteView = { name: HOME, quota: 0, min: 0, healthy: true, idleTime: 0, minLifetime: 0, bootTimeout: 0, costPerCoreHour: 0 };
+  const pool: PoolView = { key: HOME_POOL, site: HOME, machineType: HOME, cores: h.nodeCores, memoryMb: h.nodeMemoryMb, features: h.feature ? [h.feature] : [], drones: [] };
+  const slots = new PoolSlots();
+  let idle = Math.max(0, Math.min(h.idleCores, h.cores));
+  for (let left = h.cores; left > 0; left -= h.nodeCores) {
+    const n = Math.min(h.nodeCores, left);
+    const free = Math.min(idle, n);
+    idle -= free;
+    slots.add([...Array.from({ length: free }, () => 0), ...Array.from({ length: n - free }, () => busyMs)]);
+  }
+  return { site: { site, room: 0, budget: Infinity, ready: new Map(), linkBusy: new Map() }, pool: newPool(pool, slots) };
+}
+
+/** Every declared input of the job is held in full at home (or sits there). */
+function heldAtHome(job: PendingJob, snapshot: Snapshot): boolean {
+  const held = snapshot.holdings?.get(HOME);
+  return job.inputs.every((i) => {
+    const size = i.bytes ?? snapshot.sizes?.get(i.url);
+    const has = held?.get(i.url) ?? 0;
+    return size === undefined ? has > 0 : has >= size;
+  });
 }
 
 /** Bytes of the job's inputs, what the site holds, what fetching the rest costs and when it is there. */
-function dataAt(job: PendingJob, s: SiteState, snapshot: Snapshot): Data {
+function dataAt(job: PendingJob, s: SiteState, snapshot: Snapshot, wanPerGb: number): Data {
   const held = snapshot.holdings?.get(s.site.name);
-  const out: Data = { bytes: 0, cached: 0, egress: 0, readyMs: 0, fetch: [] };
+  const out: Data = { bytes: 0, cached: 0, egress: 0, wanBytes: 0, wan: 0, readyMs: 0, fetch: [] };
   const busy = new Map(s.linkBusy);
   for (const input of job.inputs) {
     const size = input.bytes ?? snapshot.sizes?.get(input.url);
@@ -172,26 +234,30 @@ function dataAt(job: PendingJob, s: SiteState, snapshot: Snapshot): Data {
     const at = (busy.get(name) ?? 0) + (missing > 0 ? link.rttMs + ((missing * 8) / link.bandwidthBps) * 1000 : 0);
     busy.set(name, at);
     out.egress += dollars(missing, link.egressPerGb);
+    out.wanBytes += missing;
+    out.wan += dollars(missing, wanPerGb);
     out.readyMs = Math.max(out.readyMs, at);
     out.fetch.push({ url: input.url, at, link: name });
   }
   return out;
 }
 
-function evaluate(job: PendingJob, runMs: number, p: PoolState, s: SiteState, snapshot: Snapshot): Evaluation[] {
-  if (!s.site.healthy) return [{ pool: p, refused: 'unhealthy' }];
+function evaluate(job: PendingJob, runMs: number, p: PoolState, s: SiteState, snapshot: Snapshot, c: EstuaryConfig): Evaluation[] {
   const cost = costOf(s.site);
   const price = pricePerCoreHour(s.site, p.pool.market)!;
   const run = expectedRunMs(runMs, p.pool.market, cost.spotInterruptionRate);
-  const data = dataAt(job, s, snapshot);
+  const data = dataAt(job, s, snapshot, c.wanPerGb);
   const compute = (job.cpus * price * run) / HOUR_MS;
   const output = dollars(job.outputBytes ?? 0, cost.egressPerGb);
-  const base = compute + data.egress + output;
+  const base = compute + data.egress + data.wan + output;
   const options: Evaluation[] = [];
   const slot = p.slots.best(job.cpus);
   if (slot) options.push({ pool: p, idx: slot.idx, opens: false, finish: Math.max(slot.at, data.readyMs) + run, cost: base, compute, data, output });
   const reserve = droneBudget(s.site, p.pool.cores, p.pool.market, runMs);
   const affordable = s.budget >= reserve;
+  // An unhealthy site (its API failing, backed off) opens nothing, but its drones whose nodes
+  // have joined keep running jobs: the batch system, not the site's API, starts those.
+  if (!s.site.healthy) return options.length ? options : [{ pool: p, refused: 'unhealthy' }];
   if (s.room > 0 && !affordable) p.budgetHeld = true;
   if (s.room > 0 && affordable && job.cpus <= p.pool.cores) {
     const boot = (p.pool.cores * price * cost.bootLatencyMs) / HOUR_MS;
@@ -242,6 +308,8 @@ function commit(job: PendingJob, runMs: number, e: Evaluation, s: SiteState, eva
   p.first ??= { evals, turnaround, runMs };
   p.computeCost += e.compute!;
   p.inputCost += data.egress;
+  p.wanCost += data.wan;
+  p.wanBytes += data.wanBytes;
   p.outputCost += e.output!;
   p.finish = Math.max(p.finish, e.finish!);
 }
@@ -266,7 +334,10 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
       : size === undefined
         ? `${jobsText} need ${input} (size unknown, ${bytesText(cached)} cached at ${site.name})`
         : `${jobsText} need ${input} (${bytesText(size)}, ${bytesText(cached)} cached at ${site.name})`;
-  const here = `${p.pool.site} ${p.pool.market === 'spot' ? 'spot' : 'on-demand'} $${price.toFixed(2)}/h${p.newDrones ? `, ${p.newDrones} new drone${p.newDrones === 1 ? '' : 's'}` : ''}`;
+  const here =
+    p.pool.key === HOME_POOL
+      ? 'the home cluster, free'
+      : `${p.pool.site} ${p.pool.market === 'spot' ? 'spot' : 'on-demand'} $${price.toFixed(2)}/h${p.newDrones ? `, ${p.newDrones} new drone${p.newDrones === 1 ? '' : 's'}` : ''}`;
   const others = alternatives(p);
   const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent or held today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
   const why = n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}`;
@@ -274,7 +345,8 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
     jobs: p.jobs,
     newDrones: p.newDrones,
     droneBudget: p.reserved,
-    prewarm: [...p.prewarm],
+    prewarm: p.pool.key === HOME_POOL ? [] : [...p.prewarm],
+    ...(p.away.length ? { awayFromHome: p.away } : {}),
     reason: {
       rule: 'estuary',
       why,
@@ -284,6 +356,8 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
       pricePerHour: cents(price),
       computeCost: cents(p.computeCost),
       inputCost: cents(p.inputCost),
+      wanCost: cents(p.wanCost),
+      wanGB: Math.round(p.wanBytes / 1e8) / 10,
       outputCost: cents(p.outputCost),
       ...(input !== undefined ? { input, inputBytes: size, cachedBytes: cached } : {}),
       finishS: Math.round(p.finish / 1000),

@@ -167,6 +167,8 @@ export interface Snapshot {
   readonly holdings?: ReadonlyMap<string, ReadonlyMap<string, number>>;
   /** Sizes of declared inputs whose jobs gave none, as looked up (bytes). */
   readonly sizes?: ReadonlyMap<string, number>;
+  /** The home cluster's cores, when the batch system says (holdings of its cache under "home"). */
+  readonly home?: { readonly cores: number; readonly idleCores: number; readonly nodeCores: number; readonly nodeMemoryMb: number; readonly feature?: string };
 }
 
 /** `site/type` for on-demand pools (as before markets), `site/type/spot` for spot ones. */

@@ -3,7 +3,7 @@
 // zod schemas in config.ts. All of them can live in one YAML file under `coordinator:`.
 
 import { option, optional } from '../lib/config/options.ts';
-import { duration, hostPort, str, url } from '../lib/config/values.ts';
+import { bool, duration, hostPort, int, oneOf, str, url } from '../lib/config/values.ts';
 import { batchSystemSchema, controllerSchema, machineTypesSchema, sitesSchema, storagesSchema, structured } from './config.ts';
 
 /** How often the loop runs. LSF RC computes demand every 30 s; 10 s reacts faster to a burst. */
@@ -24,12 +24,19 @@ export const coordinatorOptions = {
   controller: option(
     structured('controller', controllerSchema, 'YAML'),
     controllerSchema.parse({ type: 'threshold' }),
-    'the policy: {type: estuary|threshold|linear|relative|glideinwms, ...} (docs/COORDINATOR.md)',
+    'the policy: {type: estuary|threshold|linear|relative|glideinwms|slurm-power, ...} (docs/COORDINATOR.md)',
   ),
   batchSystem: optional(structured('batch-system', batchSystemSchema, 'YAML'), 'the batch system: {type: slurm, partitions: [...]}'),
   machineTypes: option(structured('machine-types', machineTypesSchema, 'YAML'), {}, 'machine types by name: {cores, memory, features}'),
   sites: option(structured('sites', sitesSchema, 'YAML'), {}, 'sites by name: {adapter, quota, machine-types, ...}'),
   storage: option(structured('storage', storagesSchema, 'YAML'), {}, 'storage locations by name: {urls: [prefixes], egress-per-gb}'),
   url: optional(url(), 'for `status`: the coordinator to ask (default: http://<listen>)'),
+  json: option(bool(), false, 'for `simulate`: print the figures, the time series and the sites\' prices as one JSON object'),
+  simMarket: option(
+    oneOf(['as-configured', 'spot', 'on-demand'] as const),
+    'as-configured',
+    'for `simulate`: spot buys every drone started without a market on spot where a site sells it (a baseline given spot); on-demand takes every spot price away',
+  ),
+  simEvery: option(int(1, 1000), 1, 'for `simulate`: keep every N-th job of the trace (10 is the bench\'s --quick)'),
   discovery: optional(url(), "estuary discovery server: what the caches of sites without a `gateway` hold (its /api/v1/registry)"),
 };

@@ -46,6 +46,8 @@ export interface PolicyResult {
   readonly placed: ReadonlyMap<string, readonly PendingJob[]>;
   /** Per site, inputs its cache should fetch now for the jobs placed there (estuary's policy). */
   readonly prewarm: ReadonlyMap<string, readonly string[]>;
+  /** Placed jobs that should not run on the home nodes: their inputs are not there (estuary's policy). */
+  readonly awayFromHome?: ReadonlySet<string>;
 }
 
 export interface PolicyOptions {
@@ -193,7 +195,8 @@ export function decide(
       // Wanted more than the quota allows: say so rather than leave the controller's rule alone.
       reports[reports.length - 1] = { ...base, demand: target, reason: quotaFull(site, liveAtSite.get(pool.site) ?? 0, reason) };
   }
-  return { decisions, pools: reports, demand, prewarm, placed };
+  const away = plan ? new Set([...plan.values()].flatMap((p) => p.awayFromHome ?? [])) : undefined;
+  return { decisions, pools: reports, demand, prewarm, placed, ...(away?.size ? { awayFromHome: away } : {}) };
 }
 
 /** Demand the site's quota cannot meet: said as such, with the numbers the controller wanted. */

@@ -10,9 +10,25 @@ import type { PendingJob } from './model.ts';
 
 const SITE = 'site_';
 
-/** The feature expression that steers to a site: its drones, or the home nodes when they are named. */
-export function steering(site: string, homeFeature: string | undefined): string {
-  return homeFeature ? `${SITE}${site}|${homeFeature}` : `${SITE}${site}`;
+/** The plan's pool of the home cluster's own nodes, and the pseudo-site of jobs placed there. */
+export const HOME_POOL = 'home';
+export const HOME_SITE = '(home)';
+
+/**
+ * The feature a new job is held by until the coordinator has placed it (`hold: true`): no node
+ * carries it, so the scheduler cannot start the job on whichever node is free at submission.
+ */
+export const HOLD_FEATURE = 'estuary_hold';
+const HELD = '(held)';
+
+/**
+ * The feature expression that steers to a site: its drones, or the home nodes when they are
+ * named and `home` allows them (a job whose inputs are elsewhere is kept off the home nodes); a
+ * job placed at home requires the home nodes alone.
+ */
+export function steering(site: string, homeFeature: string | undefined, home = true): string {
+  if (site === HOME_SITE) return homeFeature ?? '';
+  return homeFeature && home ? `${SITE}${site}|${homeFeature}` : `${SITE}${site}`;
 }
 
 /**
@@ -22,8 +38,12 @@ export function steering(site: string, homeFeature: string | undefined): string 
  */
 export function unsteered(job: PendingJob, homeFeature: string | undefined, steered: ReadonlyMap<string, string>): PendingJob {
   const mine = steered.get(job.id);
+  const only = job.constraints.length === 1 && job.constraints[0]!.length === 1 ? job.constraints[0]![0] : undefined;
+  // Held at submission: not placed yet, so any placement (or none) replaces the hold.
+  if (only === HOLD_FEATURE) return { ...job, constraints: [], steeredTo: HELD };
   if (mine === undefined || job.constraints.length !== 1) return job;
   const group = job.constraints[0]!;
+  if (mine === HOME_SITE) return group.length === 1 && group[0] === homeFeature ? { ...job, constraints: [], steeredTo: mine } : job;
   const sites = group.filter((f) => f.startsWith(SITE));
   const rest = group.filter((f) => !f.startsWith(SITE));
   const ours = sites.length === 1 && (rest.length === 0 || (homeFeature !== undefined && rest.length === 1 && rest[0] === homeFeature));
@@ -47,13 +67,20 @@ export function steerRequests(
   pending: readonly PendingJob[],
   placedAt: ReadonlyMap<string, string>,
   homeFeature: string | undefined,
+  awayFromHome: ReadonlySet<string> = new Set(),
 ): SteerRequest[] {
   const bySite = new Map<string, string[]>();
   for (const job of pending) {
     if (job.constraints.length > 0) continue;
-    const site = placedAt.get(job.id) ?? '';
+    let site = placedAt.get(job.id) ?? '';
+    // Home placement needs the home nodes named; without them the job is left free.
+    if (site === HOME_SITE && !homeFeature) site = '';
     if ((job.steeredTo ?? '') === site) continue;
-    bySite.set(site, [...(bySite.get(site) ?? []), job.id]);
+    const key = site && site !== HOME_SITE && awayFromHome.has(job.id) ? `${site}\0away` : site;
+    bySite.set(key, [...(bySite.get(key) ?? []), job.id]);
   }
-  return [...bySite].map(([site, jobIds]) => ({ site, features: site ? steering(site, homeFeature) : '', jobIds }));
+  return [...bySite].map(([key, jobIds]) => {
+    const [site, away] = key.split('\0') as [string, string?];
+    return { site, features: site ? steering(site, homeFeature, !away) : '', jobIds };
+  });
 }

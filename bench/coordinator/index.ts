@@ -1,16 +1,16 @@
 // `estuary bench coordinator`: every scenario in bench/coordinator/scenarios/ under every policy
 // the coordinator's config accepts (LSF-RC threshold, COBalD Linear and RelativeSupply,
-// GlideinWMS, and estuary's own once `controller.type: estuary` exists), each policy with its
-// documented defaults and nothing tuned per scenario, in one run, on the simulator
-// (coordinator/sim/). Reports per scenario and policy the makespan, waits, idle core-hours,
-// dollars, WAN bytes and drones; checks estuary's figures against the issue's targets (relative
+// GlideinWMS, Slurm power saving and estuary's own), each with its documented defaults, on the
+// markets its tool supports (markets.ts), nothing tuned per scenario, in one run, on the
+// simulator, each run a child `estuary coordinator simulate --json` (child.ts). Reports per scenario and policy the makespan, waits, idle core-hours,
+// dollars, WAN bytes and drones; checks estuary's figures against its placement targets (relative
 // to the best baseline of each scenario); draws jobs by state and dollars over time.
 
 import { readdirSync } from 'node:fs';
-import { policies, type SimResult, simulate } from '../../coordinator/sim/run.ts';
-import { loadScenario, type Scenario } from '../../coordinator/sim/scenario.ts';
 import type { Measurement, PeerStatus, Scenario as BenchScenario, ScenarioResult } from '../scenario.ts';
 import { type Series, thin } from '../report/lines.ts';
+import { type ChildRun, pool, type SimRecord as SimResult, simulateChild } from './child.ts';
+import { marketsOf, marketText, pricesText } from './markets.ts';
 import { targetNotes } from './targets.ts';
 
 const DIR = new URL('./scenarios/', import.meta.url);
@@ -23,9 +23,23 @@ export function scenarioFiles(): string[] {
 }
 
 /** --quick: every tenth job, same sites: the shape of each scenario in a tenth of the time. */
-export function reduce(s: Scenario): Scenario {
-  return { ...s, trace: { ...s.trace, jobs: s.trace.jobs.filter((_, i) => i % 10 === 0) } };
-}
+const QUICK_EVERY = 10;
+
+/**
+ * Every controller type the coordinator's config accepts, by the name the report uses; each runs
+ * with its documented defaults (the child fills them in), estuary with the site holding new jobs.
+ */
+export const POLICIES: readonly { readonly name: string; readonly controller: Readonly<Record<string, unknown>> }[] = [
+  { name: 'lsf-rc', controller: { type: 'threshold' } },
+  { name: 'cobald-linear', controller: { type: 'linear' } },
+  { name: 'cobald-relative', controller: { type: 'relative' } },
+  { name: 'glideinwms', controller: { type: 'glideinwms' } },
+  { name: 'slurm-power', controller: { type: 'slurm-power' } },
+  { name: 'estuary', controller: { type: 'estuary', hold: true } },
+];
+
+/** Two children at a time: the machine's two cores, and room for the bench's own reading. */
+const WIDTH = 2;
 
 function measurements(r: SimResult): Measurement[] {
   const m = (c: string, metric: Measurement['metric'], value: number): Measurement => ({ case: `${r.scenario}: ${c}`, peer: r.policy, metric, samples: [value] });
@@ -89,46 +103,57 @@ function charts(scenario: string, runs: readonly SimResult[]): Series[] {
 
 export const coordinatorScenario: BenchScenario = async (ctx): Promise<ScenarioResult> => {
   const files = Array.isArray(ctx.settings.scenarioFiles) ? (ctx.settings.scenarioFiles as string[]) : scenarioFiles();
-  const pols = policies();
+  const pols = POLICIES;
   const results: SimResult[] = [];
   const series: Series[] = [];
   const notes: string[] = [];
+  const every = ctx.quick ? QUICK_EVERY : 1;
+  const runAll = (file: string, onDemand: boolean): Promise<SimResult[]> =>
+    pool(
+      pols.map((p) => async () => {
+        const run: ChildRun = { file, controller: p.controller, market: onDemand ? 'on-demand' : marketsOf(p.name).spot ? 'spot' : 'as-configured', every };
+        ctx.progress(`coordinator: ${file.replace(/^.*\//, '')}${onDemand ? ' (on demand only)' : ''} under ${p.name}`);
+        const r = await simulateChild(run, ctx.signal);
+        ctx.log.info({ scenario: r.scenario, policy: p.name, wallS: Math.round(r.wallMs) / 1000, cpuS: r.cpuMs / 1000, ticks: r.ticks, events: r.events }, 'simulated');
+        if (r.finished < r.jobs) notes.push(`${r.scenario}, ${p.name}: ${r.jobs - r.finished} of ${r.jobs} jobs never ran (the policy started no drone they fit)`);
+        return r;
+      }),
+      WIDTH,
+    );
   for (const file of files) {
-    const full = loadScenario(file);
-    const s = ctx.quick ? reduce(full) : full;
-    const runs: SimResult[] = [];
-    for (const p of pols) {
-      if (ctx.signal.aborted) break;
-      ctx.progress(`coordinator: ${s.name} under ${p.name}`);
-      const r = await simulate(s, p.controller);
-      ctx.log.info({ scenario: s.name, policy: p.name, wallS: Math.round(r.wallMs) / 1000, ticks: r.ticks, events: r.events }, 'simulated');
-      if (r.finished < r.jobs) notes.push(`${s.name}, ${p.name}: ${r.jobs - r.finished} of ${r.jobs} jobs never ran (the policy started no drone they fit)`);
-      runs.push(r);
-    }
+    if (ctx.signal.aborted) break;
+    const runs = await runAll(file, false);
+    const name = runs[0]!.scenario;
+    notes.push(`${name}: prices ${pricesText(runs[0]!)}; markets given: ${pols.map((p) => `${p.name} ${marketText(p.name, runs[0]!)}`).join('; ')}`);
     results.push(...runs);
-    series.push(...charts(s.name, runs));
-    notes.push(...targetNotes(s.name, runs));
+    series.push(...charts(name, runs));
+    notes.push(...targetNotes(name, runs));
+    if (runs[0]!.sellsSpot) {
+      // The same scenario with every policy held to on demand: the second table.
+      const od = await runAll(file, true);
+      notes.push(`${od[0]!.scenario}: ${name} with no spot market; every policy on demand`);
+      results.push(...od);
+    }
   }
   const peers: PeerStatus[] = pols.map((p) => ({ peer: p.name, status: 'ok' }));
-  if (!pols.some((p) => p.name === 'estuary'))
-    peers.push({ peer: 'estuary', status: 'skipped', reason: 'controller.type estuary is not in this tree yet' });
-  const wall = results.reduce((s, r) => s + r.wallMs, 0) / 1000;
+  const wall = results.reduce((s, r) => s + r.cpuMs, 0) / 1000;
   return {
     scenario: 'coordinator',
     settings: {
       scenarios: files.map((f) => f.replace(/^.*\//, '')),
-      policies: pols.map((p) => ({ name: p.name, controller: p.controller })),
+      policies: pols.map((p) => ({ name: p.name, controller: p.controller, spot: marketsOf(p.name).spot, markets: marketsOf(p.name).how })),
       quick: ctx.quick,
-      simulatedRuns: results.map((r) => ({ scenario: r.scenario, policy: r.policy, jobs: r.jobs, finished: r.finished, ticks: r.ticks, events: r.events, wallSeconds: Math.round(r.wallMs) / 1000, spotReclaims: r.spotReclaims, apiErrors: r.apiErrors, paidCoreHours: r.paidCoreHours, wanGBByLink: Object.fromEntries(Object.entries(r.wanByLink).map(([k, v]) => [k, Math.round(v / 1e8) / 10])) })),
+      simulatedRuns: results.map((r) => ({ scenario: r.scenario, policy: r.policy, jobs: r.jobs, finished: r.finished, ticks: r.ticks, events: r.events, wallSeconds: Math.round(r.wallMs) / 1000, cpuSeconds: r.cpuMs / 1000, spotReclaims: r.spotReclaims, starts: r.starts, steeredStarts: r.steeredStarts, apiErrors: r.apiErrors, paidCoreHours: r.paidCoreHours, wanGBByLink: Object.fromEntries(Object.entries(r.wanByLink).map(([k, v]) => [k, Math.round(v / 1e8) / 10])) })),
     },
     peers,
     measurements: results.flatMap(measurements),
     baseline: 'lsf-rc',
     method: [
-      'Simulated: the real coordinator (control loop, policy, drone states, registry in memory) on a virtual clock against simulated sites and a simulated Slurm (coordinator/sim/).',
+      'Simulated: the real coordinator (control loop, policy, drone states, registry in memory) on a virtual clock against simulated sites and a simulated Slurm, each run a child process `estuary coordinator simulate FILE --json` (two at a time).',
       'Deterministic: one run per scenario and policy, seeded; a rerun gives the same figures.',
-      'Every policy runs with its documented defaults; nothing is tuned per scenario.',
-      `Idle core-hours count cloud cores paid for (deploy to stop) that ran no job; home slots are free and not counted. ${Math.round(wall)} s of wall time for all runs.`,
+      'Every policy runs with its documented defaults; nothing is tuned per scenario. estuary runs with `hold: true` in every scenario: new jobs arrive held by the feature estuary_hold (a job_submit plugin) until the coordinator places them.',
+      'Markets: each baseline buys on every market its tool supports (bench/coordinator/markets.ts); the notes state per scenario the prices and which policy was given spot. A scenario with a spot price runs a second time with every policy on demand (`<scenario>-on-demand`).',
+      `Idle core-hours count cloud cores paid for (deploy to stop) that ran no job; home slots are free and not counted. ${Math.round(wall)} s of simulator CPU time for all runs.`,
     ],
     notes,
     series,

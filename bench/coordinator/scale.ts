@@ -1,15 +1,18 @@
 // The simulator's scale check: N single-core jobs at once (100,000 by default) for one cloud site
-// with a quota of 5,000 four-core drones, under the LSF-RC policy, timed on the wall clock:
+// with a quota of 5,000 four-core drones, under the LSF-RC policy, run as every bench run is, by
+// `estuary coordinator simulate --json` in a child process, which reports its own CPU time:
 //   npx node bench/coordinator/scale.ts [JOBS] [DRONES]
 // docs/BENCHMARKING.md, "Coordinator", gives the figures and how they grow with jobs and drones.
 
-import { controllerSchema } from '../../coordinator/config.ts';
-import { simulate } from '../../coordinator/sim/run.ts';
-import { parseScenario } from '../../coordinator/sim/scenario.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { simulateChild } from './child.ts';
 import { scale } from './generate.ts';
 
-export function scaleScenario(jobs: number, drones: number) {
-  const text = `name: scale
+/** The scenario file's text: one site, no home nodes, the trace beside it. */
+export function scaleScenario(drones: number): string {
+  return `name: scale
 trace: scale.json
 home: { nodes: 0, cores: 1 }
 interval: 30s
@@ -22,16 +25,21 @@ sites:
     cost-per-core-hour: 0.04
     sim: { boot: 2m, boot-jitter: 1m, api-error-rate: 0.001 }
 `;
-  return parseScenario(text, '/scale/scale.yaml', () => JSON.stringify(scale(jobs)));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const jobs = Number(process.argv[2] ?? 100_000);
   const drones = Number(process.argv[3] ?? 5000);
-  const s = scaleScenario(jobs, drones);
-  const cpu0 = process.cpuUsage();
-  const r = await simulate(s, controllerSchema.parse({ type: 'threshold' }));
-  const cpu = process.cpuUsage(cpu0);
-  const mem = Math.round(process.memoryUsage().rss / 1e6);
-  process.stdout.write(`${JSON.stringify({ jobs, drones, finished: r.finished, dronesStarted: r.dronesStarted, makespanH: +(r.makespanS / 3600).toFixed(2), ticks: r.ticks, events: r.events, wallS: +(r.wallMs / 1000).toFixed(1), cpuS: +((cpu.user + cpu.system) / 1e6).toFixed(1), rssMB: mem })}\n`);
+  const dir = mkdtempSync(join(tmpdir(), 'estuary-scale-'));
+  try {
+    writeFileSync(join(dir, 'scale.json'), JSON.stringify(scale(jobs)));
+    writeFileSync(join(dir, 'scale.yaml'), scaleScenario(drones));
+    const load = loadavg()[0]!;
+    const wall = performance.now();
+    const r = await simulateChild({ file: join(dir, 'scale.yaml'), controller: { type: 'threshold' }, market: 'as-configured', every: 1 }, new AbortController().signal);
+    const out = { jobs, drones, finished: r.finished, dronesStarted: r.dronesStarted, makespanH: +(r.makespanS / 3600).toFixed(2), ticks: r.ticks, events: r.events, simWallS: +(r.wallMs / 1000).toFixed(1), childWallS: +((performance.now() - wall) / 1000).toFixed(1), cpuS: +(r.cpuMs / 1000).toFixed(1), peakRssMB: r.peakRssMb, load1: [+load.toFixed(2), +loadavg()[0]!.toFixed(2)] };
+    process.stdout.write(`${JSON.stringify(out)}\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -1,11 +1,12 @@
-// The targets for estuary's policy, each against the best baseline of its scenario (the
-// lowest figure among LSF-RC, COBalD Linear and RelativeSupply, and GlideinWMS), written as one
+// The placement targets for estuary's policy, each against the best baseline of its scenario (the
+// lowest figure among LSF-RC, COBalD Linear and RelativeSupply, GlideinWMS and Slurm power saving,
+// each on the markets its tool supports, bench/coordinator/markets.ts), written as one
 // note per target saying met or missed. A baseline that left jobs unfinished is no baseline, and
 // neither is one that never burst (COBalD's RelativeSupply scales the supply it has, so from no
 // drones it starts none): running everything at home is not a way of bursting, and its zero idle
 // hours or WAN bytes would make every target unreachable by definition. Pure.
 
-import type { SimResult } from '../../coordinator/sim/run.ts';
+import type { SimRecord as SimResult } from './child.ts';
 
 interface Target {
   readonly label: string;
@@ -17,8 +18,8 @@ const total = (r: SimResult) => r.computeDollars + r.egressDollars;
 const makespan = { label: 'makespan', of: (r: SimResult) => r.makespanS } as const;
 
 export const TARGETS: Readonly<Record<string, readonly Target[]>> = {
-  'fermilab-nova': [{ label: 'total cost', of: total, atMost: 0.6 }, { ...makespan, atMost: 1.1 }],
-  'data-heavy': [{ label: 'WAN bytes', of: (r) => r.wanBytes, atMost: 0.5 }, { ...makespan, atMost: 1.0 }],
+  'fermilab-nova': [{ label: 'total cost', of: total, atMost: 0.8 }, { ...makespan, atMost: 1.05 }],
+  'data-heavy': [{ label: 'WAN bytes', of: (r) => r.wanBytes, atMost: 0.5 }, { ...makespan, atMost: 1.05 }],
   'kek-figure8': [{ ...makespan, atMost: 1.0 }, { label: 'idle core-hours', of: (r) => r.idleCoreHours, atMost: 0.8 }],
 };
 

@@ -6,7 +6,7 @@
 // dependencies; pure string building.
 
 import { formatNumber } from '../stats.ts';
-import { referenceLabel, type ChartSpec } from './charts.ts';
+import { referenceLabel, type ChartSpec } from './chart-spec.ts';
 
 // Colour-blind-safe palette (Okabe–Ito), in peer order.
 const COLOURS = ['#0072B2', '#E69F00', '#009E73', '#CC79A7', '#56B4E9', '#D55E00', '#F0E442', '#000000'];

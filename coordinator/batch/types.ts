@@ -10,6 +10,16 @@ export interface Queue {
   /** Running jobs of those partitions on the site's own nodes, and on drones (name prefix). */
   readonly runningAtHome: number;
   readonly runningOnDrones: number;
+  /** The site's own nodes in those partitions, when the adapter reads them: estuary's policy places work there too. */
+  readonly home?: HomeView;
+}
+
+/** The home cluster's cores: all of them, the free ones, and the largest node's. */
+export interface HomeView {
+  readonly cores: number;
+  readonly idleCores: number;
+  readonly nodeCores: number;
+  readonly nodeMemoryMb: number;
 }
 
 export interface BatchSystem {

@@ -8,9 +8,10 @@
 // the World (links and caches), runs, sends its results home, and frees its cores.
 
 import { parseConstraint } from '../batch/slurm-parse.ts';
-import type { BatchSystem, Queue } from '../batch/types.ts';
+import type { BatchSystem, HomeView, Queue } from '../batch/types.ts';
 import type { Clock } from '../clock.ts';
 import type { NodeView, PendingJob } from '../model.ts';
+import { HOLD_FEATURE } from '../steer.ts';
 import type { TraceJob } from './trace.ts';
 import type { World } from './world.ts';
 
@@ -58,11 +59,15 @@ export class SimBatch implements BatchSystem {
   private sorted = true;
   private view: PendingJob[] | undefined;
   running = { home: 0, drones: 0 };
+  /** Job starts, and those of jobs a policy had steered (constraints set while pending). */
+  starts = { all: 0, steered: 0 };
   /** Something changed that may let a pending job start. */
   dirty = false;
   private readonly matchCache = new Map<string, boolean>();
   /** Nodes that take jobs and have a free core: kept up to date, so scheduling never walks every node. */
   private readonly free = new Set<SimNode>();
+  /** Jobs arrive held by estuary_hold (a job_submit plugin's doing) until the coordinator places them. */
+  holdNew = false;
   /** Live instances by name: a node whose instance is gone reads as down, as in Slurm. */
   instanceAlive: (name: string) => boolean = () => true;
 
@@ -90,19 +95,20 @@ export class SimBatch implements BatchSystem {
   }
 
   submit(job: TraceJob, at: number): void {
+    const constraints = this.holdNew ? [[HOLD_FEATURE]] : [];
     const pending: PendingJob = {
       id: job.id,
       partition: PARTITION,
       cpus: job.cpus,
       memoryMb: job.memoryMb,
-      constraints: [],
+      constraints,
       inputs: job.inputs,
       ...(job.outputBytes > 0 ? { outputBytes: job.outputBytes } : {}),
       ...(job.timeLimitMs ? { timeLimitMs: job.timeLimitMs } : {}),
       submittedAt: at,
       reason: 'Resources',
     };
-    this.enqueue({ trace: job, submittedAt: at, constraints: [], pending, gen: 0 });
+    this.enqueue({ trace: job, submittedAt: at, constraints, pending, gen: 0 });
   }
 
   private enqueue(j: SimJob): void {
@@ -126,7 +132,23 @@ export class SimBatch implements BatchSystem {
   async queue(prefix: string): Promise<Queue> {
     void prefix;
     this.view ??= this.pendingJobs.slice(this.head).map((j) => j.pending);
-    return { pending: this.view, runningAtHome: this.running.home, runningOnDrones: this.running.drones };
+    return { pending: this.view, runningAtHome: this.running.home, runningOnDrones: this.running.drones, ...this.home() };
+  }
+
+  /** The home nodes' cores, as `sinfo` reports a partition's CPUs (allocated/idle/other/total). */
+  private home(): { home?: HomeView } {
+    let cores = 0;
+    let idleCores = 0;
+    let nodeCores = 0;
+    let nodeMemoryMb = 0;
+    for (const n of this.nodes_.values())
+      if (n.home) {
+        cores += n.cpus;
+        idleCores += n.cpus - n.alloc;
+        nodeCores = Math.max(nodeCores, n.cpus);
+        nodeMemoryMb = Math.max(nodeMemoryMb, n.memoryMb);
+      }
+    return cores > 0 ? { home: { cores, idleCores, nodeCores, nodeMemoryMb } } : {};
   }
 
   async nodes(prefix: string): Promise<Map<string, NodeView>> {
@@ -270,6 +292,8 @@ export class SimBatch implements BatchSystem {
     j.node = n;
     j.startedAt = now;
     j.firstStart ??= now;
+    this.starts.all++;
+    if (j.constraints.length > 0) this.starts.steered++;
     j.gen++;
     if (n.home) this.running.home++;
     else this.running.drones++;

@@ -26,6 +26,7 @@ export const POLICY_NAMES: Readonly<Record<ControllerConfig['type'], string>> = 
   linear: 'cobald-linear',
   relative: 'cobald-relative',
   glideinwms: 'glideinwms',
+  'slurm-power': 'slurm-power',
   estuary: 'estuary',
 };
 
@@ -65,6 +66,9 @@ export interface SimResult {
   readonly wanByLink: Readonly<Record<string, number>>;
   readonly dronesStarted: number;
   readonly spotReclaims: number;
+  /** Job starts, and how many of them a policy had steered first (the rest started on arrival or unsteered). */
+  readonly starts: number;
+  readonly steeredStarts: number;
   readonly apiErrors: number;
   readonly ticks: number;
   readonly events: number;
@@ -97,7 +101,28 @@ export interface SimOptions {
   readonly log?: Logger;
   /** Called every simulated hour with the fraction of jobs finished (progress lines). */
   readonly progress?: (done: number, total: number) => void;
+  /**
+   * Drones started without a market are bought on spot at every site that sells it, as an ec2
+   * site configured `spot: true` does: a baseline given the spot market (LSF RC spot templates,
+   * GlideinWMS spot entries, ParallelCluster `CapacityType: SPOT`).
+   */
+  readonly spot?: boolean;
 }
+
+/** The scenario with no spot market anywhere: every site sells on demand only. */
+export function onDemandOnly(s: Scenario): Scenario {
+  return {
+    ...s,
+    name: `${s.name}-on-demand`,
+    sites: s.sites.map((site) => {
+      const { spotPerCoreHour: _, ...config } = site.config;
+      return { ...site, spot: false, config: config as typeof site.config };
+    }),
+  };
+}
+
+/** True when some site of the scenario sells spot. */
+export const sellsSpot = (s: Scenario): boolean => s.sites.some((site) => site.config.spotPerCoreHour !== undefined);
 
 export async function simulate(s: Scenario, controller: ControllerConfig, o: SimOptions = {}): Promise<SimResult> {
   const wall = performance.now();
@@ -113,20 +138,21 @@ export async function simulate(s: Scenario, controller: ControllerConfig, o: Sim
     s.homeLocation ?? s.home.at,
     START,
   );
-  const sites = new Map(s.sites.map((c) => [c.name, new SimSite(c, clock, random, world, (ev) => heap.push(ev))]));
+  const spotAt = (c: Scenario['sites'][number]) => (o.spot && c.config.spotPerCoreHour !== undefined ? { ...c, spot: true } : c);
+  const sites = new Map(s.sites.map((c) => [c.name, new SimSite(spotAt(c), clock, random, world, (ev) => heap.push(ev))]));
   const batch = new SimBatch(clock, world, (ev) => heap.push(ev));
   batch.instanceAlive = (name) => {
     for (const site of sites.values()) if (site.instances.has(name)) return true;
     return false;
   };
+  batch.holdNew = controller.type === 'estuary' && controller.hold && controller.steer;
   batch.addHome(s.home.nodes, s.home.cores, s.home.memoryMb, s.home.feature);
   const sizes = new Map<string, number>();
   for (const j of s.trace.jobs) for (const i of j.inputs) sizes.set(i.url, i.bytes);
   const data: DataSource = {
     holdings: async (inputs) => {
-      const all = world.holdings(inputs, sizes, clock.now());
-      all.delete('home');
-      return all;
+      // The home cluster's cache and storage are reported as the place "home", as its gateway would.
+      return world.holdings(inputs, sizes, clock.now());
     },
     size: async (url) => sizes.get(url),
     prewarm: async (site, urls) => {
@@ -246,6 +272,8 @@ export async function simulate(s: Scenario, controller: ControllerConfig, o: Sim
     wanByLink: { ...a.byLink },
     dronesStarted: [...sites.values()].reduce((n, site) => n + site.deploys, 0),
     spotReclaims: [...sites.values()].reduce((n, site) => n + site.reclaims, 0),
+    starts: batch.starts.all,
+    steeredStarts: batch.starts.steered,
     apiErrors: [...sites.values()].reduce((n, site) => n + site.apiErrors, 0),
     ticks,
     events,

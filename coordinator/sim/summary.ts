@@ -2,8 +2,8 @@
 // a short table an admin can read before trusting a policy with a budget.
 
 import type { ControllerConfig } from '../config.ts';
-import { simulate, type SimResult } from './run.ts';
-import { loadScenario } from './scenario.ts';
+import { onDemandOnly, simulate, type SimResult } from './run.ts';
+import { loadScenario, type Scenario } from './scenario.ts';
 
 export function summaryTable(r: SimResult): string {
   const rows: [string, string][] = [
@@ -23,6 +23,26 @@ export function summaryTable(r: SimResult): string {
   return `${rows.map(([k, v]) => `${k.padEnd(w)}  ${v}`).join('\n')}\n`;
 }
 
-export async function simulateFile(file: string, controller: ControllerConfig): Promise<string> {
-  return summaryTable(await simulate(loadScenario(file), controller));
+export interface SimulateOptions {
+  /** One JSON object (`--json`) instead of the table. */
+  readonly json?: boolean;
+  readonly market?: 'as-configured' | 'spot' | 'on-demand';
+  /** Keep every n-th job of the trace. */
+  readonly every?: number;
+}
+
+/** What each site sells, for a reader of the JSON that has no scenario parser. */
+const prices = (s: Scenario) =>
+  s.sites.map((site) => ({ name: site.name, costPerCoreHour: site.config.costPerCoreHour, ...(site.config.spotPerCoreHour !== undefined ? { spotPerCoreHour: site.config.spotPerCoreHour } : {}) }));
+
+export async function simulateFile(file: string, controller: ControllerConfig, o: SimulateOptions = {}): Promise<string> {
+  let s = loadScenario(file);
+  const sellsSpot = s.sites.some((site) => site.config.spotPerCoreHour !== undefined);
+  if ((o.every ?? 1) > 1) s = { ...s, trace: { ...s.trace, jobs: s.trace.jobs.filter((_, i) => i % o.every! === 0) } };
+  if (o.market === 'on-demand') s = onDemandOnly(s);
+  const cpu = process.cpuUsage();
+  const r = await simulate(s, controller, { spot: o.market === 'spot' });
+  const used = process.cpuUsage(cpu);
+  if (!o.json) return summaryTable(r);
+  return `${JSON.stringify({ ...r, cpuMs: Math.round((used.user + used.system) / 1000), peakRssMb: Math.round(process.resourceUsage().maxRSS / 1000), sellsSpot, sites: prices(s) })}\n`;
 }

@@ -24,7 +24,7 @@ describe('estuary bench coordinator', () => {
     const s = results.scenarios[0]!;
     expect(s.status).toBe('ok');
     const peers = new Set(s.measurements.map((m) => m.peer));
-    expect([...peers]).toEqual(expect.arrayContaining(['lsf-rc', 'cobald-linear', 'cobald-relative', 'glideinwms']));
+    expect([...peers]).toEqual(expect.arrayContaining(['lsf-rc', 'cobald-linear', 'cobald-relative', 'glideinwms', 'slurm-power', 'estuary']));
     const cost = s.measurements.find((m) => m.case === 'tiny: egress cost' && m.peer === 'lsf-rc')!;
     // 30 jobs × 100 MB, those that ran in the cloud at $0.09/GB: more than nothing, at most all.
     expect(cost.samples[0]).toBeGreaterThan(0);

@@ -98,7 +98,7 @@ describe('estuary coordinator config', () => {
       bootLatencyMs: 90_000,
       budgetPerDay: 200,
     });
-    expect((p.config as unknown as { controller: unknown }).controller).toEqual({ type: 'estuary', turnaround: 1_800_000, runtime: 3_600_000, steer: true, homeFeature: 'home' });
+    expect((p.config as unknown as { controller: unknown }).controller).toEqual({ type: 'estuary', turnaround: 1_800_000, runtime: 3_600_000, steer: true, homeFeature: 'home', wanPerGb: 0.02, hold: false });
   });
 
   it('names a link to an unknown storage location and a bad rate', async () => {

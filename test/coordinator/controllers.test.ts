@@ -118,3 +118,18 @@ describe('COBalD Standardiser', () => {
     expect(standardise(7, 0, { minimum: 0, maximum: 100, granularity: 4 })).toBe(4);
   });
 });
+
+describe('Slurm power saving (ParallelCluster / slurm-gcp: ResumeRate 0)', () => {
+  it('resumes whole nodes for the pending cores not covered by resuming or idle nodes', () => {
+    const r = ctl({ type: 'slurm-power' })(pool({ pending: [job(1), job(1), job(1), job(1), job(1)], waitingCores: 0, idleCores: 0 }));
+    expect(r.demand).toBe(8 + 8);
+    expect(r.reason).toMatchObject({ rule: 'slurm-resume', resume: 2, resumeRate: 0 });
+    const covered = ctl({ type: 'slurm-power' })(pool({ pending: [job(1), job(1), job(1)], waitingCores: 4 }));
+    expect(covered.demand).toBe(8);
+  });
+  it('resumes at most ResumeRate nodes a minute when one is set', () => {
+    const many = Array.from({ length: 40 }, () => job(1));
+    expect(ctl({ type: 'slurm-power', 'resume-rate': 4 })(pool({ pending: many, intervalMs: 30_000 })).demand).toBe(8 + 2 * 4);
+    expect(ctl({ type: 'slurm-power' })(pool({ pending: many, intervalMs: 30_000 })).demand).toBe(8 + 10 * 4);
+  });
+});

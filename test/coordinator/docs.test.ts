@@ -34,7 +34,7 @@ describe('coordinator docs', () => {
       if (type === 'threshold') continue;
       for (const [k, v] of Object.entries(defaults)) {
         const kebab = k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-        const shown = type === 'glideinwms' && k === 'oldIdleAfter' ? '10m' : type === 'estuary' && typeof v === 'number' ? `${v / 3_600_000}h` : String(v).replace('.', '\\.');
+        const shown = type === 'glideinwms' && k === 'oldIdleAfter' ? '10m' : type === 'estuary' && typeof v === 'number' && k !== 'wanPerGb' ? `${v / 3_600_000}h` : String(v).replace('.', '\\.');
         expect(doc, `${type}.${kebab}`).toMatch(new RegExp(`\`${kebab}\`[^\\n]*\\b${shown}\\b`));
       }
     }

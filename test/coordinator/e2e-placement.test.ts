@@ -173,7 +173,7 @@ describe('estuary coordinator end to end with data-aware placement', () => {
     expect(starts.every((l) => l.site === 'near')).toBe(true);
     const why = starts[0]!.reason.why;
     expect(shown).toMatch(/pending jobs? need s3:\/\/kek\/run42 \(5 MB, [45] MB cached at near\)/); // the API says it too
-    expect(why).toMatch(/pending jobs? need s3:\/\/kek\/run42 \(5 MB, 4 MB cached at near\): near on-demand \$0\.08\/h, 1 new drone; far \+\$0\.00036 a job/);
+    expect(why).toMatch(/pending jobs? need s3:\/\/kek\/run42 \(5 MB, 4 MB cached at near\): near on-demand \$0\.08\/h, 1 new drone; far \+\$0\.00044 a job/);
     const ran = Array.from({ length: 6 }, (_, i) => ({
       host: readFileSync(join(results, String(i)), 'utf8').trim().split(' ')[2]!,
       start: Number(readFileSync(join(results, `${i}.start`), 'utf8')),

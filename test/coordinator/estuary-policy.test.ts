@@ -77,7 +77,7 @@ describe("estuary's policy", () => {
     expect(plan.get('cheap/small')!.jobs).toHaveLength(0);
     const r = plan.get('tokyo/small')!.reason;
     expect(r).toMatchObject({ rule: 'estuary', pendingJobs: 10, inputBytes: 40e9, cachedBytes: 38e9, inputCost: 0.18, newDrones: 3 });
-    expect(r.why).toMatch(/^10 pending jobs need s3:\/\/kek\/run42 \(40 GB, 38 GB cached at tokyo\): tokyo on-demand \$0\.10\/h, 3 new drones; cheap \+\$3\.\d\d a job$/);
+    expect(r.why).toMatch(/^10 pending jobs need s3:\/\/kek\/run42 \(40 GB, 38 GB cached at tokyo\): tokyo on-demand \$0\.10\/h, 3 new drones; cheap \+\$\d\.\d\d a job$/);
     expect(plan.get('tokyo/small')!.prewarm).toEqual(['s3://kek/run42']);
     // Through the policy: the starts carry the same reason, and the site is asked to pre-warm.
     const d = decide(s, new Map(), withPlan);
@@ -86,13 +86,15 @@ describe("estuary's policy", () => {
     expect(d.prewarm.get('tokyo')).toEqual(['s3://kek/run42']);
   });
 
-  it('takes the cheaper site when the data is free to move', () => {
+  it('takes the cheaper site when the data is free to move and WAN bytes are not priced', () => {
     const pending = jobs(10, { timeLimitMs: 1_200_000, inputs: [{ url: 's3://kek/run42', bytes: 40 * GB }] });
     const s = snap([site('cheap', 0.03), site('tokyo', 0.05)], [pool('cheap'), pool('tokyo')], pending, {
       storage: [{ name: 'kek', urls: ['s3://kek/'], egressPerGb: 0 }],
       holdings: new Map([['tokyo', new Map([['s3://kek/run42', 38 * GB]])]]),
     });
-    expect(estuaryPlan(s, estuary).get('cheap/small')!.jobs).toHaveLength(10);
+    expect(estuaryPlan(s, { ...estuary, wanPerGb: 0 }).get('cheap/small')!.jobs).toHaveLength(10);
+    // At the default price per WAN GB, the 40 GB the cheaper site would pull outweigh its saving.
+    expect(estuaryPlan(s, estuary).get('tokyo/small')!.jobs).toHaveLength(10);
   });
 
   it('never starts a drone that would pass the daily budget, and says so', () => {
@@ -193,5 +195,66 @@ describe("estuary's policy", () => {
     expect(estuaryPlan(s, estuary).get('ok/small')!.reason.why).toBe(
       '1 pending job, no declared inputs: ok on-demand $0.40/h, 1 new drone; full full, sick unhealthy',
     );
+  });
+});
+
+describe('the home cluster and WAN bytes', () => {
+  const storage = [
+    { name: 'home-store', urls: ['root://home/'], egressPerGb: 0 },
+    { name: 'b-store', urls: ['root://b/'], egressPerGb: 0 },
+  ];
+  const home = { cores: 16, idleCores: 4, nodeCores: 8, nodeMemoryMb: 64_000, feature: 'home' };
+  const holdings = new Map([
+    ['home', new Map([['root://home/f1', 3 * GB]])],
+    ['uni', new Map([['root://b/f2', 3 * GB]])],
+  ]);
+  const uni = site('uni', 0, { link: { egressPerGb: 0, bandwidthBps: 10e9, rttMs: 0 } });
+  const input = (url: string) => ({ inputs: [{ url, bytes: 3 * GB }], timeLimitMs: 1_800_000 });
+
+  it('runs a job whose data is at home on a free home core, and keeps one whose data is elsewhere off home', () => {
+    const plan = estuaryPlan(
+      snap([uni], [pool('uni')], [job('a', input('root://home/f1')), job('b', input('root://b/f2'))], { storage, holdings, home }),
+      estuary,
+    );
+    expect(plan.get('home')!.jobs.map((j) => j.id)).toEqual(['a']);
+    expect(plan.get('home')!.reason.why).toMatch(/^1 pending job need root:\/\/home\/f1 \(3 GB, 3 GB cached at home\): the home cluster, free/);
+    expect(plan.get('uni/small')!.jobs.map((j) => j.id)).toEqual(['b']);
+    expect(plan.get('uni/small')!.awayFromHome).toEqual(['b']);
+    expect(plan.get('uni/small')!.reason).toMatchObject({ wanGB: 0, wanCost: 0 });
+  });
+
+  it('prices bytes over the WAN even where egress is free: a free site without the data loses to a paid one that holds it', () => {
+    const paid = site('paid', 0.01, { link: { egressPerGb: 0, bandwidthBps: 10e9, rttMs: 0 } });
+    const held = new Map([['paid', new Map([['root://b/f2', 3 * GB]])]]);
+    const pending = [job('b', input('root://b/f2'))];
+    const withWan = estuaryPlan(snap([uni, paid], [pool('uni'), pool('paid')], pending, { storage, holdings: held }), estuary);
+    expect(withWan.get('paid/small')!.jobs.map((j) => j.id)).toEqual(['b']);
+    const noWan = estuaryPlan(snap([uni, paid], [pool('uni'), pool('paid')], pending, { storage, holdings: held }), { ...estuary, wanPerGb: 0 });
+    expect(noWan.get('uni/small')!.jobs.map((j) => j.id)).toEqual(['b']);
+  });
+});
+
+describe('a site whose API is failing', () => {
+  const droneView = (id: string, state: 'available' | 'booting', allocCpus: number) => ({
+    drone: { id, site: 'a', machineType: 'small', state, createdAt: NOW - 10_000, stateSince: 0, lastBusyAt: NOW, instance: {}, reason: { rule: 't' } },
+    node: state === 'available' ? { status: 'available' as const, cpus: 2, allocCpus, memoryMb: 4000, allocMemoryMb: 0 } : { status: 'absent' as const, cpus: 0, allocCpus: 0, memoryMb: 0, allocMemoryMb: 0 },
+  });
+  const sick = site('a', 0.01, {}, { healthy: false });
+  const other = site('b', 0.05);
+
+  it('opens nothing there, but its running nodes and, beside them, its booting drones still take jobs', () => {
+    const withRunning: PoolView = { ...pool('a'), drones: [droneView('a-1', 'available', 2), droneView('a-2', 'booting', 0)] };
+    // 50-minute jobs: the running node is busy for another 25 min (too late for the hour), the
+    // booting drone is up in under 2 min; b would have to open a drone at five times the price.
+    const plan = estuaryPlan(snap([sick, other], [withRunning, pool('b')], jobs(2, { timeLimitMs: 3_000_000 })), estuary);
+    expect(plan.get('a/small')).toMatchObject({ newDrones: 0, jobs: [{ id: 'j0' }, { id: 'j1' }] });
+    expect(plan.get('b/small')!.newDrones).toBe(0);
+  });
+
+  it('counts no booting drone where no node of the site runs: it may be down, the work goes elsewhere', () => {
+    const onlyBooting: PoolView = { ...pool('a'), drones: [droneView('a-2', 'booting', 0)] };
+    const plan = estuaryPlan(snap([sick, other], [onlyBooting, pool('b')], jobs(2, { timeLimitMs: 600_000 })), estuary);
+    expect(plan.get('a/small')!.jobs).toEqual([]);
+    expect(plan.get('b/small')!.jobs).toHaveLength(2);
   });
 });

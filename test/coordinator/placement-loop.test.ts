@@ -116,7 +116,7 @@ describe("estuary's policy in the control loop", () => {
     // Bought on demand, and said so to the site (an ec2 site set to spot must not buy spot here).
     expect([...w.adapters.get('tokyo')!.instances.values()].map((i) => i.spec.market)).toEqual(['on-demand', 'on-demand', 'on-demand']);
     expect(first.prewarmed).toEqual({ tokyo: [URL] });
-    const why = '10 pending jobs need s3://kek/run42 (40 GB, 38 GB cached at tokyo): tokyo on-demand $0.10/h, 3 new drones; cheap +$3.41 a job';
+    const why = '10 pending jobs need s3://kek/run42 (40 GB, 38 GB cached at tokyo): tokyo on-demand $0.10/h, 3 new drones; cheap +$4.17 a job';
     expect(first.decisions[0]!.reason.why).toBe(why);
 
     // A failing DataSource keeps the last answer: the placement does not flip to the cheap site.

@@ -32,6 +32,24 @@ describe('estuary coordinator simulate', () => {
     expect(r.out).toMatch(/jobs finished\s+2 of 2/);
   }, 60_000);
 
+  it('prints one JSON object with --json, and buys spot or takes it away with --sim-market', async () => {
+    writeFileSync(join(dir, 'jobs2.json'), JSON.stringify(Array.from({ length: 4 }, () => ({ submit: 0, runtime: 3600 }))));
+    writeFileSync(join(dir, 'spot.yaml'), 'name: spot\ntrace: jobs2.json\nhome: { nodes: 0, cores: 1 }\nmachine-types: { m: { cores: 1, memory: 4GiB } }\nsites:\n  c: { quota: 4, machine-types: [m], cost-per-core-hour: 0.1, spot-per-core-hour: 0.02, sim: { boot: 0s } }\n');
+    const run = async (market: string) => {
+      const r = await estuary(['coordinator', 'simulate', join(dir, 'spot.yaml'), '--json', '--sim-market', market, '--sim-every', '2']);
+      expect(r.code, r.err).toBe(0);
+      return JSON.parse(r.out) as { scenario: string; jobs: number; computeDollars: number; sellsSpot: boolean; sites: { name: string; spotPerCoreHour?: number }[]; cpuMs: number };
+    };
+    const spot = await run('spot');
+    expect(spot).toMatchObject({ scenario: 'spot', jobs: 2, sellsSpot: true, sites: [{ name: 'c', spotPerCoreHour: 0.02 }] });
+    const od = await run('on-demand');
+    expect(od.scenario).toBe('spot-on-demand');
+    expect(od.sites[0]!.spotPerCoreHour).toBeUndefined();
+    // Two one-hour jobs on two drones: on demand costs five times spot's price.
+    expect(od.computeDollars / spot.computeDollars).toBeCloseTo(5, 0);
+    expect(spot.cpuMs).toBeGreaterThan(0);
+  }, 60_000);
+
   it('says in one line what is wrong with the file', async () => {
     writeFileSync(join(dir, 'bad.yaml'), 'name: s\ntrace: jobs.json\nhome: { nodes: 0, cores: 1 }\nmachine-types: {}\nsites:\n  c: { quota: 2, machine-types: [m] }\n');
     const r = await estuary(['coordinator', 'simulate', join(dir, 'bad.yaml')]);
