@@ -272,8 +272,17 @@ describe('aligned blocks across a kill -9 of the gateway', async () => {
     const data = randomBytes(SIZE);
     await storeClient(store).send(new PutObjectCommand({ Bucket: BUCKET, Key: 'kill/blocks', Body: data }));
     const first = await startGatewayProcess(args);
-    const reading = send(first.url, `/${BUCKET}/kill/blocks`, { headers: signed(first.url, 'kill/blocks', 'bytes=100-'), slowBytesPerMs: 1000 });
-    await new Promise((r) => setTimeout(r, 700));
+    // Killed once the body is under way (a fixed delay could fall before the headers on a loaded
+    // machine, and the client would see no response at all).
+    let started!: () => void;
+    const underway = new Promise<void>((r) => (started = r));
+    const reading = send(first.url, `/${BUCKET}/kill/blocks`, {
+      headers: signed(first.url, 'kill/blocks', 'bytes=100-'),
+      slowBytesPerMs: 1000,
+      onFirstBytes: () => started(),
+    });
+    await underway;
+    await new Promise((r) => setTimeout(r, 200));
     await first.child.stop('SIGKILL');
     const cut = await reading;
     expect(cut.status).toBe(206);

@@ -17,6 +17,8 @@ export interface SendOptions {
   readonly body?: string | Buffer;
   /** Read this many bytes per ms at most (a slow client); 0 = as fast as possible. */
   readonly slowBytesPerMs?: number;
+  /** Called once with the body's first bytes (a test kills the gateway mid-body from here). */
+  readonly onFirstBytes?: () => void;
 }
 
 /** Sends `target` (absolute URL for proxying, or a path) to the gateway at `gateway`. */
@@ -46,6 +48,7 @@ export function send(gateway: string, target: string, options: SendOptions = {})
           });
         };
         res.on('data', (c: Buffer) => {
+          if (chunks.length === 0) options.onFirstBytes?.();
           chunks.push(c);
           if (options.slowBytesPerMs) {
             res.pause();
