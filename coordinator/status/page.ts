@@ -6,11 +6,21 @@ import { reasonText, type StatusView } from './view.ts';
 /** Seconds between the page's own refreshes: the coordinator decides about this often. */
 const REFRESH_S = 10;
 
+/**
+ * Dollars as an admin reads them: cents for amounts from 10 cents up, two significant digits below
+ * (a drone's first minutes cost fractions of a cent, and "$0.00" would say it costs nothing).
+ */
+export function money(x: number): string {
+  if (x === 0 || x >= 0.1) return `$${x.toFixed(2)}`;
+  if (x < 0.0001) return '<$0.0001';
+  return `$${x.toPrecision(2).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
+}
+
 export function renderPage(v: StatusView): string {
   const sites = v.sites
     .map(
       (s) =>
-        `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : `<b>no</b>${s.problem ? `: ${esc(s.problem)}` : ''}`}</td><td>$${s.costPerCoreHour}${s.spotPerCoreHour === null ? '' : ` (spot $${s.spotPerCoreHour})`}</td><td>$${s.cost.toFixed(4)}</td><td>$${s.spentToday.toFixed(2)}${s.budgetPerDay === null ? '' : ` of $${s.budgetPerDay.toFixed(2)}`}</td></tr>`,
+        `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : `<b>no</b>${s.problem ? `: ${esc(s.problem)}` : ''}`}</td><td>$${s.costPerCoreHour}${s.spotPerCoreHour === null ? '' : ` (spot $${s.spotPerCoreHour})`}</td><td>$${s.cost.toFixed(4)}</td><td>${money(s.spentToday)}${s.budgetPerDay === null ? '' : ` of ${money(s.budgetPerDay)}`}</td></tr>`,
     )
     .join('');
   const prewarmed = Object.entries(v.prewarmed)
