@@ -10,10 +10,13 @@ import { ago, bytes, type StatusFacts, type StatusView, type UpstreamView } from
 const REFRESH_S = 15;
 
 const pct = (x: number | undefined): string => (x === undefined ? '–' : `${(x * 100).toFixed(x >= 0.995 || x < 0.1 ? 1 : 0)}%`);
-const row = (cells: readonly string[], cls = ''): string => `<tr${cls ? ` class="${cls}"` : ''}>${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
-const num = (n: number): string => `<span class="num">${n.toLocaleString('en')}</span>`;
+/** A row of cells: HTML as given, numbers right-aligned with thousands separators. */
+const row = (cells: readonly (string | number)[], cls = ''): string =>
+  `<tr${cls ? ` class="${cls}"` : ''}>${cells.map((c) => (typeof c === 'number' ? `<td class="num">${c.toLocaleString('en')}</td>` : `<td>${c}</td>`)).join('')}</tr>`;
+/** Headers of numeric columns are right-aligned like their cells. */
+const NUMERIC = new Set(['requests', 'objects', 'failed attempts']);
 const table = (head: readonly string[], rows: readonly string[]): string =>
-  `<table><thead><tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  `<table><thead><tr>${head.map((h) => `<th${NUMERIC.has(h) ? ' class="num"' : ''}>${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
 
 function headline(v: StatusView, f: StatusFacts): string {
   if (v.problems.length > 0) return v.problems.map((p) => `<p class="sum over">⚠ ${esc(p)}</p>`).join('\n');
@@ -25,15 +28,14 @@ function traffic(v: StatusView): string {
   const looked = v.hits.memory + v.hits.disk + v.misses;
   const share = (n: number) => (looked === 0 ? '–' : pct(n / looked));
   return table(
-    ['', 'requests', 'share'],
+    ['answered', 'requests', 'share'],
     [
-      row(['hits from memory', num(v.hits.memory), share(v.hits.memory)]),
-      row(['hits from disk', num(v.hits.disk), share(v.hits.disk)]),
-      row(['misses (fetched upstream)', num(v.misses), share(v.misses)]),
-      row(['all requests answered', num(v.requests), '']),
-      row(['bytes sent to clients / received from upstreams', `${esc(bytes(v.bytesOut))} / ${esc(bytes(v.bytesIn))}`, '']),
+      row(['hits from memory', v.hits.memory, share(v.hits.memory)]),
+      row(['hits from disk', v.hits.disk, share(v.hits.disk)]),
+      row(['misses (fetched upstream)', v.misses, share(v.misses)]),
+      row(['all requests answered', v.requests, '']),
     ],
-  );
+  ) + `<p>${esc(bytes(v.bytesOut))} sent to clients, ${esc(bytes(v.bytesIn))} received from upstreams.</p>`;
 }
 
 function tiers(v: StatusView, f: StatusFacts): string {
@@ -41,9 +43,9 @@ function tiers(v: StatusView, f: StatusFacts): string {
   return table(
     ['tier', 'objects', 'bytes', 'of', 'used', 'notes'],
     [
-      row(['memory', num(f.memory.objects), esc(bytes(f.memory.bytes)), esc(bytes(f.memory.max)), pct(f.memory.bytes / f.memory.max), '']),
+      row(['memory', f.memory.objects, esc(bytes(f.memory.bytes)), esc(bytes(f.memory.max)), pct(f.memory.bytes / f.memory.max), '']),
       row(
-        ['disk', num(f.disk.objects), esc(bytes(f.disk.bytes)), esc(bytes(f.disk.max)), pct(f.disk.bytes / f.disk.max), esc(`${free} free on the file system; ${v.evictions} evicted to make room${f.disk.full ? '; FULL' : ''}`)],
+        ['disk', f.disk.objects, esc(bytes(f.disk.bytes)), esc(bytes(f.disk.max)), pct(f.disk.bytes / f.disk.max), esc(`${free} free on the file system; ${v.evictions.toLocaleString('en')} evicted to make room${f.disk.full ? '; FULL' : ''}`)],
         f.disk.full ? 's-failing' : '',
       ),
     ],
@@ -58,7 +60,7 @@ function upstreamRow(u: UpstreamView): string {
       `${esc(u.name)}${u.servers.length ? `<br><small>${u.servers.map(esc).join(', ')}</small>` : ''}`,
       esc(ago(u.lastOkS)),
       esc(ago(u.lastFailS)),
-      num(u.errors),
+      u.errors,
       esc(u.error ?? ''),
     ],
     u.state === 'failing' ? 's-failing' : u.state === 'unused' ? 's-unchecked' : '',
@@ -82,7 +84,7 @@ function s3(v: StatusView, f: StatusFacts): string {
   if (f.s3Buckets.length === 0) return '<p>Off (no --s3).</p>';
   const head = `<p>Buckets: ${f.s3Buckets.map(esc).join(', ')}</p>`;
   if (v.s3.length === 0) return `${head}<p>No S3 request yet.</p>`;
-  return head + table(['method', 'status', 'requests'], v.s3.map((r) => row([esc(r.method), esc(r.statusClass), num(r.n)])));
+  return head + table(['method', 'status', 'requests'], v.s3.map((r) => row([esc(r.method), esc(r.statusClass), r.n])));
 }
 
 function holds(f: StatusFacts): string {

@@ -37,6 +37,16 @@ describe('status view', () => {
     expect(renderPage(v)).toContain('<td>$0.0033 of $5.00</td>');
   });
 
+  it('says an unreachable batch system and an unhealthy site at the top, in words', () => {
+    const last = { batchHealthy: false, batchError: 'squeue: error: could not find slurm.conf', batchEverRead: true, unhealthySites: ['cloud'], siteProblems: { cloud: '3 instances failed in a row' } };
+    const html = renderPage(buildStatus([drone({})], [{ name: 'cloud', quota: 3, costPerCoreHour: 0.1 }], () => 2, last as never, 60_000));
+    const top = html.slice(0, html.indexOf('<h2>'));
+    expect(top).toContain('<p class="sum over">⚠ The batch system is unreachable: squeue: error: could not find slurm.conf.');
+    expect(top).toContain('⚠ Site cloud is unhealthy: 3 instances failed in a row');
+    const fine = renderPage(buildStatus([drone({})], [{ name: 'cloud', quota: 3, costPerCoreHour: 0.1 }], () => 2, { batchHealthy: true } as never, 60_000));
+    expect(fine).not.toContain('⚠');
+  });
+
   it('escapes everything on the page and has no script', () => {
     const v = buildStatus(
       [drone({ id: '<img src=x onerror=alert(1)>', reason: { rule: '<b>x</b>' } })],
