@@ -29,30 +29,35 @@ const page = async (url: string, path = '/estuary/v1/status') => {
 const top = (html: string) => html.slice(0, html.indexOf('<h2>'));
 
 describe('gateway status page', () => {
-  it('shows hits by tier, misses, S3 traffic and the lock holder, at / in forward mode', async () => {
+  it('shows hits by tier, misses, S3 traffic and the lock holder over every worker, at / in forward mode', async () => {
     const origin = await startOrigin({ '/a/1': fixed('x'.repeat(3000), { 'cache-control': 'max-age=60' }) });
     const dir = await tempDir('estuary-gwpage-');
     await writeFile(join(dir, 'issuer.key'), 'status-page-issuer-key-0123456789abcdef');
     await writeFile(join(dir, 'keys.json'), JSON.stringify({ default: { accessKeyId: 'AK', secretAccessKey: 'SK', region: 'us-east-1' } }));
     const gw = await startGatewayProcess([
-      '--allow-dest', '@loopback', '--cache-dir', join(dir, 'cache'),
+      '--allow-dest', '@loopback', '--cache-dir', join(dir, 'cache'), '--workers', '2',
       '--s3', `kek-data=${origin.url}`, '--s3-issuer-key-file', join(dir, 'issuer.key'), '--s3-credentials', join(dir, 'keys.json'),
     ]);
     expect((await send(gw.url, `${origin.url}/a/1`)).status).toBe(200);
-    expect((await send(gw.url, `${origin.url}/a/1`)).headers['cache-status']).toMatch(/hit/);
+    // Another worker learns of the stored object over IPC: a request racing that is one more miss.
+    let misses = 1;
+    while (misses < 5 && !/hit/.test(String((await send(gw.url, `${origin.url}/a/1`)).headers['cache-status']))) misses++;
+    expect(misses).toBeLessThan(5);
     expect((await send(gw.url, '/kek-data/some/key')).status).toBe(403); // unsigned: refused, still S3 traffic
     const p = await page(gw.url, '/');
     expect(p.status).toBe(200);
     expect(p.type).toMatch(/text\/html/);
     expect(p.html).not.toMatch(/<script/i);
-    expect(top(p.html)).toMatch(/✔ Serving: hit ratio 50% over \d+ requests, 1 upstream answering/);
-    expect(p.html).toMatch(/hits from memory<\/td><td class="num">1<\/td><td>50%/);
-    expect(p.html).toMatch(/misses \(fetched upstream\)<\/td><td class="num">1<\/td>/);
+    expect(top(p.html)).toMatch(new RegExp(`✔ Serving: hit ratio ${Math.round(100 / (misses + 1))}% over \\d+ requests, 1 upstream answering`));
+    // The hit may come from either worker's memory or the shared disk: the page counts both workers.
+    const hits = (tier: string) => Number(new RegExp(`hits from ${tier}</td><td class="num">(\\d+)</td>`).exec(p.html)?.[1]);
+    expect(hits('memory') + hits('disk')).toBe(1);
+    expect(p.html).toContain(`misses (fetched upstream)</td><td class="num">${misses}</td>`);
     expect(p.html).toMatch(/<td>GET<\/td><td>4xx<\/td><td class="num">1<\/td>/);
     expect(p.html).toContain(`locked by process ${gw.child.pid}`);
     expect(p.html).toMatch(/✔ answering<\/td><td>@loopback/);
     expect(p.html).toContain('127.0.0.1'); // the object's URL among the largest
-    expect(p.html).toMatch(/1 worker under a supervisor · 0 restarts/);
+    expect(p.html).toMatch(/2 workers under a supervisor · 0 restarts/);
     expect((await page(gw.url)).html).toContain('hits from memory'); // same page at its own path
   });
 
