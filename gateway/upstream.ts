@@ -218,6 +218,11 @@ export class Upstreams {
     return this.#downUntil.size;
   }
 
+  /** Servers of rings skipped now after a failure (this process's view), for the status page. */
+  downServers(now = Date.now()): string[] {
+    return [...this.#downUntil].filter(([, until]) => until > now).map(([s]) => s);
+  }
+
   markUp(origin: string): void {
     this.#downUntil.delete(origin);
   }

@@ -54,6 +54,7 @@ async function gatewayScene(now: number, broken: boolean): Promise<Scene> {
     disk: { bytes: (broken ? 499 : 381) * GiB, objects: 1_204_377, max: 500 * GiB, full: broken, free: broken ? 0 : 610 * GiB },
     rings: broken ? [{ name: 'cvmfs', servers: ['http://s1a.example.org:8000', 'http://s1b.example.org:8000'] }] : [],
     allowDest: broken ? [] : ['@cvmfs'],
+    downServers: broken ? ['http://s1a.example.org:8000', 'http://s1b.example.org:8000'] : [],
     lastErrors: new Map(broken ? [['cvmfs', 'connection refused: connect ECONNREFUSED 192.0.2.10:8000']] : []),
     s3Buckets: ['kek-data'],
     top: [

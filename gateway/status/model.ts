@@ -20,6 +20,8 @@ export interface StatusFacts {
   readonly disk: { readonly bytes: number; readonly objects: number; readonly max: number; readonly full: boolean; readonly free?: number };
   readonly rings: readonly { readonly name: string; readonly servers: readonly string[] }[];
   readonly allowDest: readonly string[];
+  /** Ring servers tried last after a recent failure, as this process saw it. */
+  readonly downServers: readonly string[];
   /** The last unanswered failure per upstream label, as this process saw it. */
   readonly lastErrors: ReadonlyMap<string, string>;
   readonly s3Buckets: readonly string[];

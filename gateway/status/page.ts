@@ -52,12 +52,19 @@ function tiers(v: StatusView, f: StatusFacts): string {
   );
 }
 
-function upstreamRow(u: UpstreamView): string {
+/** A ring's servers, those skipped after a recent failure marked so. */
+function servers(u: UpstreamView, down: readonly string[]): string {
+  if (u.servers.length === 0) return '';
+  const list = u.servers.map((s) => (down.includes(s) ? `<b>${esc(s)} (failed lately, tried last)</b>` : esc(s)));
+  return `<br><small>${list.join(', ')}</small>`;
+}
+
+function upstreamRow(u: UpstreamView, down: readonly string[]): string {
   const mark = u.state === 'failing' ? '✖ failing' : u.state === 'up' ? '✔ answering' : '○ not used yet';
   return row(
     [
       esc(mark),
-      `${esc(u.name)}${u.servers.length ? `<br><small>${u.servers.map(esc).join(', ')}</small>` : ''}`,
+      `${esc(u.name)}${servers(u, down)}`,
       esc(ago(u.lastOkS)),
       esc(ago(u.lastFailS)),
       u.errors,
@@ -71,7 +78,7 @@ function upstreams(v: StatusView, f: StatusFacts): string {
   if (v.upstreams.length === 0) {
     return `<p>No upstream contacted yet.${f.mode === 'forward' ? ` Allowed destinations: ${esc(f.allowDest.join(', ') || 'none')}.` : ''}</p>`;
   }
-  const rows = [...v.upstreams].sort((a, b) => Number(b.state === 'failing') - Number(a.state === 'failing')).map(upstreamRow);
+  const rows = [...v.upstreams].sort((a, b) => Number(b.state === 'failing') - Number(a.state === 'failing')).map((u) => upstreamRow(u, f.downServers));
   return table(['state', f.mode === 'reverse' ? 'ring' : 'destination rule', 'last answer', 'last failure', 'failed attempts', 'error'], rows);
 }
 

@@ -82,6 +82,7 @@ export async function statusPage(s: StatusSources): Promise<string> {
     rings: s.rings,
     allowDest: s.allowDest,
     lastErrors: s.upstreams.lastError,
+    downServers: s.upstreams.downServers(),
     s3Buckets: s.s3Buckets,
     ...contents(cache),
   };

@@ -21,6 +21,7 @@ const facts = (over: Partial<StatusFacts> = {}): StatusFacts => ({
   rings: [],
   allowDest: ['@cvmfs'],
   lastErrors: new Map(),
+  downServers: [],
   s3Buckets: [],
   top: [],
   largest: [],

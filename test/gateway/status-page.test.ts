@@ -70,6 +70,16 @@ describe('gateway status page', () => {
     expect(p.html).toMatch(/class="s-failing"><td>✖ failing<\/td><td>stratum1/);
   });
 
+  it('marks the dead server of a ring that still answers through its other one', async () => {
+    const origin = await startOrigin({ '/x': fixed('x', { 'cache-control': 'max-age=60' }) });
+    const dead = `http://127.0.0.1:${await closedPort()}`;
+    const gw = await startGatewayProcess(['--upstream', `stratum1=${dead},${origin.url}`]);
+    expect((await send(gw.url, '/x')).status).toBe(200);
+    const p = await page(gw.url);
+    expect(top(p.html)).toContain('✔ Serving');
+    expect(p.html).toContain(`✔ answering</td><td>stratum1<br><small><b>${dead} (failed lately, tried last)</b>, ${origin.url}</small>`);
+  });
+
   it('says a worker death at the top and counts the restart', async () => {
     const gw = await startGatewayProcess(['--allow-dest', '@loopback']);
     const worker = Number(execFileSync('ps', ['-o', 'pid=', '--ppid', String(gw.child.pid)], { encoding: 'utf8' }).trim().split(/\s+/)[0]);
