@@ -70,7 +70,7 @@ async function gatewayScene(now: number, broken: boolean): Promise<Scene> {
     ],
   };
   const samples = parseProm((await m.text()) + primary);
-  return { name: `gateway-${broken ? 'broken' : 'healthy'}`, html: renderStatusPage(gatewayStatus(samples, facts), facts), height: broken ? 1380 : 1300 };
+  return { name: `gateway-${broken ? 'broken' : 'healthy'}`, html: renderStatusPage(gatewayStatus(samples, facts), facts), height: broken ? 1420 : 1300 };
 }
 
 const cost = (budgetPerDay?: number): SiteCost => ({

@@ -5,7 +5,7 @@
 // docs/screenshots/. Needs Debian's chromium (apt-get install chromium); nothing leaves the host.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type PageFacts, renderCachePage, renderPage } from '../discovery/page.ts';
@@ -15,6 +15,8 @@ import { moreScenes } from './screenshot-scenes.ts';
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 const OUT = new URL('../docs/screenshots/', import.meta.url).pathname;
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+/** Debian's pngquant, when installed, makes each picture a third of its size for the repository. */
+const PNGQUANT = '/usr/bin/pngquant';
 
 const facts = (over: Partial<PageFacts> = {}): PageFacts => ({
   version: '0.1.0',
@@ -90,6 +92,13 @@ try {
       '--disable-component-update', '--disable-sync', `--user-data-dir=${join(dir, 'profile')}`,
       '--hide-scrollbars', `--window-size=1024,${height}`, `--screenshot=${join(OUT, `${name}.png`)}`, `file://${file}`,
     ], { stdio: 'ignore', timeout: 60_000 });
+    if (existsSync(PNGQUANT)) {
+      try {
+        execFileSync(PNGQUANT, ['--force', '--skip-if-larger', '--ext', '.png', '64', join(OUT, `${name}.png`)], { stdio: 'ignore' });
+      } catch {
+        // pngquant leaves the picture as it was when it cannot make it smaller (exit 98/99)
+      }
+    }
     console.log(`docs/screenshots/${name}.png`);
   }
 } finally {
