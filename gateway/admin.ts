@@ -53,6 +53,8 @@ export interface AdminDeps {
   readonly prefetch: (urls: readonly string[]) => Promise<PrefetchOutcome[]>;
   /** Bytes at the store under an s3:// input, when this gateway serves its bucket. */
   readonly sizeOf?: (url: string) => Promise<{ bytes: number; objects: number } | undefined>;
+  /** The status page's HTML (gateway/status/). */
+  readonly statusPage: () => Promise<string>;
 }
 
 /** Inputs one holdings request may name: a coordinator asks for the pending jobs' distinct inputs. */
@@ -95,6 +97,13 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
     return deps.metricsText ? deps.metricsText() : deps.metrics.text();
   });
   app.get(GATEWAY_PATHS.health, async () => ({ status: 'ok' }));
+  // '/' reaches Fastify only where it cannot be a proxy request (forward mode; see server.ts).
+  for (const path of [GATEWAY_PATHS.status, '/']) {
+    app.get(path, async (_req, reply) => {
+      reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store');
+      return deps.statusPage();
+    });
+  }
   app.get(GATEWAY_PATHS.summary, async () =>
     summarise(deps.cache.entries(), deps.cache.memory.bytes, deps.cache.disk.bytes, deps.cache.disk.count),
   );

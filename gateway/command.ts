@@ -30,7 +30,8 @@ export const command = defineCommand({
     'reverse mode in front of stratum 1s. Two-tier cache (memory + disk) that survives restarts and ' +
     'crashes, RFC 9111 freshness, CVMFS content verification, collapsed forwarding. Nothing is allowed ' +
     'until you list destinations (--allow-dest) or upstreams (--upstream). Serves /metrics, /healthz, ' +
-    '/estuary/v1/summary and the admin API. See docs/CACHING.md and docs/CVMFS.md.',
+    '/estuary/v1/summary, a status page at /estuary/v1/status (and / in forward mode) and the admin API. ' +
+    'See docs/CACHING.md and docs/CVMFS.md.',
   examples: [
     {
       cmd: 'estuary gateway --allow-dest @cvmfs',

@@ -49,6 +49,9 @@ export class Metrics {
   readonly upstreamLatency: Histogram<'upstream'>;
   readonly verifyFailures: Counter;
   readonly guardFired: Counter<'guard'>;
+  readonly s3Requests: Counter<'method' | 'status_class'>;
+  readonly upstreamLastSuccess: Gauge<'upstream'>;
+  readonly upstreamLastFailure: Gauge<'upstream'>;
   readonly memoryHit = tally();
   readonly diskHit = tally();
   /** Requests answered, all kinds together. */
@@ -56,6 +59,7 @@ export class Metrics {
   /** Set by the owners of what these report; zero until then. */
   upstreamPools: () => number = () => 0;
   memoryReclaims: () => number = () => 0;
+  diskEvictions: () => number = () => 0;
   readonly #byStatus = new Map<string, { method: string; statusClass: string; n: number }>();
 
   constructor(sizes: CacheSizes) {
@@ -64,6 +68,7 @@ export class Metrics {
     const { memoryHit, diskHit, bytesOut, bytesIn } = this;
     const pools = () => this.upstreamPools();
     const reclaims = () => this.memoryReclaims();
+    const evictions = () => this.diskEvictions();
     this.requests = new Counter({
       name: N.requests,
       help: 'Requests answered',
@@ -134,6 +139,36 @@ export class Metrics {
       registers,
     });
     for (const guard of ['claim', 'follow']) this.guardFired.inc({ guard }, 0);
+    this.s3Requests = new Counter({
+      name: N.s3Requests,
+      help: 'Requests answered by the S3 endpoint',
+      labelNames: ['method', 'status_class'],
+      registers,
+    });
+    new Counter({
+      name: N.diskEvictions,
+      help: 'Disk objects removed to make room',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(evictions());
+      },
+    });
+    // Summed over workers, a timestamp would mean nothing: the cluster aggregator takes the latest.
+    this.upstreamLastSuccess = new Gauge({
+      name: N.upstreamLastSuccess,
+      help: 'Unix time of the last answer from an upstream',
+      labelNames: ['upstream'],
+      aggregator: 'max',
+      registers,
+    });
+    this.upstreamLastFailure = new Gauge({
+      name: N.upstreamLastFailure,
+      help: 'Unix time of the last failed attempt to reach an upstream',
+      labelNames: ['upstream'],
+      aggregator: 'max',
+      registers,
+    });
     new Gauge({
       name: N.cacheBytes,
       help: 'Bytes held in the cache',

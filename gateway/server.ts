@@ -31,6 +31,7 @@ import { ringsFrom } from './proxy/target.ts';
 import { S3Endpoint } from './s3/endpoint.ts';
 import { readIssuerKey, upstreamBuckets } from './s3/setup.ts';
 import { HashRing } from './ring.ts';
+import { statusPage } from './status/serve.ts';
 import { Upstreams } from './upstream.ts';
 
 export type GatewayConfig = ConfigOf<typeof gatewayOptions>;
@@ -96,13 +97,24 @@ class Throttle {
   }
 }
 
-function isOwnPath(url: string | undefined): boolean {
+/**
+ * The gateway's own paths. `/` is the status page only in forward mode: there an origin-form
+ * request is no proxy request, while in reverse mode `/` belongs to the upstream's site.
+ */
+function isOwnPath(url: string | undefined, forward: boolean): boolean {
   if (url?.[0] !== '/') return false;
   return (
+    (forward && (url === '/' || url.startsWith('/?'))) ||
     url === GATEWAY_PATHS.metrics ||
     url.startsWith(`${GATEWAY_PATHS.health}`) ||
     url.startsWith('/estuary/v1/')
   );
+}
+
+const S3_METHODS = new Set(['GET', 'HEAD', 'PUT', 'POST', 'DELETE']);
+
+function countS3(metrics: Metrics, method: string, status: number): void {
+  metrics.s3Requests.inc({ method: S3_METHODS.has(method) ? method : 'other', status_class: `${Math.floor(status / 100)}xx` });
 }
 
 function clientErrorResponse(err: NodeJS.ErrnoException): string {
@@ -177,6 +189,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     metrics,
   );
   const rings = ringsFrom(config.upstream);
+  const forward = rings.length === 0;
   const clientAcl = new ClientAcl(config.allowClient);
   const destAcl = new DestAcl(config.allowDest);
   const handler = new ProxyHandler({
@@ -220,8 +233,11 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
           // RFC 9112 §3.2: a 1.1 request without Host gets 400, whatever its target.
           res.setHeader('connection', 'close');
           sendError(res, 400, 'http_request_error', 'an HTTP/1.1 request needs a Host header');
-        } else if (isOwnPath(req.url)) fastifyHandler(req, res);
-        else if (s3?.matches(req)) s3.handle(req, res);
+        } else if (isOwnPath(req.url, forward)) fastifyHandler(req, res);
+        else if (s3?.matches(req)) {
+          res.once('finish', () => countS3(metrics, req.method ?? '?', res.statusCode));
+          s3.handle(req, res);
+        }
         else handler.handle(req, res);
         });
       // Host is checked in onRequest, so the refusal carries Proxy-Status like every other one.
@@ -229,7 +245,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       // Expect: 100-continue is answered by node:http itself, except for S3 requests: their 100
       // waits for the store's (s3/expect-upload.ts), so a store's refusal reaches the client.
       server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-        if (!refused.has(req.socket) && req.headers.host !== undefined && !isOwnPath(req.url) && s3?.matches(req)) return s3.handle(req, res);
+        if (!refused.has(req.socket) && req.headers.host !== undefined && !isOwnPath(req.url, forward) && s3?.matches(req)) return s3.handle(req, res);
         res.writeContinue();
         onRequest(req, res);
       });
@@ -257,13 +273,30 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       else socket.destroy();
     },
   });
+  metrics.diskEvictions = () => disk.evictions;
+  const startedAt = Date.now();
+  const metricsText = coordinator ? () => coordinator.metrics() : () => metrics.text();
   registerRoutes(app, {
     cache,
     metrics,
     rings,
     adminToken: config.adminToken,
-    startedAt: Date.now(),
-    metricsText: coordinator ? () => coordinator.metrics() : undefined,
+    startedAt,
+    metricsText: coordinator ? metricsText : undefined,
+    statusPage: () =>
+      statusPage({
+        cache,
+        upstreams,
+        metricsText,
+        startedAt,
+        cacheDir: config.cacheDir,
+        memMax: config.memCache,
+        diskMax: config.diskCache,
+        workers: worker ? config.workers : 0,
+        rings,
+        allowDest: config.allowDest,
+        s3Buckets: config.s3.map((b) => b.name),
+      }),
     log,
     prefetch: (urls) => prefetchAll({ handler, rings, destAcl, s3 }, urls),
     ...(s3 ? { sizeOf: (url: string) => s3.sizeOf(url) } : {}),

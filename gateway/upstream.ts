@@ -112,6 +112,8 @@ export class Upstreams {
   readonly #opts: UpstreamOptions;
   readonly #metrics: Metrics;
   readonly #downUntil = new Map<string, number>();
+  /** The last failure of each label still unanswered, in this process. */
+  readonly lastError = new Map<string, string>();
 
   constructor(opts: UpstreamOptions, metrics: Metrics) {
     this.#opts = opts;
@@ -169,6 +171,7 @@ export class Upstreams {
         });
         this.#metrics.upstreamLatency.labels(req.label).observe((performance.now() - started) / 1000);
         const retryable = res.statusCode >= 500 || (req.failoverOn404 === true && res.statusCode === 404);
+        this.#note(req.label, res.statusCode < 500);
         if (retryable && !last && req.body === undefined) {
           this.#metrics.upstreamErrors.labels(req.label, `status_${res.statusCode}`).inc();
           this.#markDown(origin, order.length);
@@ -184,12 +187,20 @@ export class Upstreams {
           continue;
         }
         lastFailure = classifyError(err);
+        this.#note(req.label, false, lastFailure.message);
         this.#metrics.upstreamErrors.labels(req.label, lastFailure.proxyError).inc();
         this.#markDown(origin, order.length);
         if (req.body !== undefined) break; // a consumed request body cannot be sent again
       }
     }
     throw lastFailure ?? new UpstreamFailure('destination_unavailable', 502, 'no upstream server to try');
+  }
+
+  /** When each label last answered or failed, for the status page (labels are bounded by the configuration). */
+  #note(label: string, ok: boolean, error?: string): void {
+    (ok ? this.#metrics.upstreamLastSuccess : this.#metrics.upstreamLastFailure).set({ upstream: label }, Date.now() / 1000);
+    if (ok) this.lastError.delete(label);
+    else this.lastError.set(label, error ?? 'answered 5xx');
   }
 
   /**
@@ -205,6 +216,11 @@ export class Upstreams {
   /** Servers currently tried last (for tests and the admin stats). */
   get downCount(): number {
     return this.#downUntil.size;
+  }
+
+  /** Servers of rings skipped now after a failure (this process's view), for the status page. */
+  downServers(now = Date.now()): string[] {
+    return [...this.#downUntil].filter(([, until]) => until > now).map(([s]) => s);
   }
 
   markUp(origin: string): void {

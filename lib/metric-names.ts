@@ -34,12 +34,22 @@ export const GATEWAY_METRICS = {
    * non-zero rate is a bug or an overloaded primary.
    */
   clusterGuardFired: 'estuary_gateway_cluster_guard_fired_total',
+  /** counter {method, status_class}: requests answered by the S3 endpoint (--s3). */
+  s3Requests: 'estuary_gateway_s3_requests_total',
+  /** counter: disk objects removed to make room (the --disk-cache bound or a full file system). */
+  diskEvictions: 'estuary_gateway_disk_evictions_total',
+  /** gauge {upstream}: Unix time of the last answer from an upstream (max over workers). */
+  upstreamLastSuccess: 'estuary_gateway_upstream_last_success_timestamp_seconds',
+  /** gauge {upstream}: Unix time of the last failed attempt (max over workers); later than the success: down. */
+  upstreamLastFailure: 'estuary_gateway_upstream_last_failure_timestamp_seconds',
 } as const;
 
 /** Exported by the gateway's primary process (gateway/cluster/primary.ts), beside the workers' sums. */
 export const GATEWAY_PRIMARY_METRICS = {
   /** counter: gateway worker processes that died and were restarted by the primary. */
   workerRestarts: 'estuary_gateway_worker_restarts_total',
+  /** gauge: worker deaths within the crash-loop window; at the limit the gateway gives up. */
+  workerRecentDeaths: 'estuary_gateway_worker_recent_deaths',
 } as const;
 
 export const DISCOVERY_METRICS = {
@@ -61,6 +71,8 @@ export const GATEWAY_PATHS = {
   health: '/healthz',
   /** GET: GatewaySummary JSON (lib/gateway-summary.ts), read by the agent. */
   summary: '/estuary/v1/summary',
+  /** GET: the status page for people (also at / in forward mode, where / is no proxy request). */
+  status: '/estuary/v1/status',
   /** Admin API prefix (bearer token): stats, purge. */
   admin: '/estuary/v1/admin',
 } as const;

@@ -1,18 +1,22 @@
 // `npm run screenshots`: renders the discovery page in each state an operator meets (healthy,
 // late, failing, clock drift, not checked, left, refused heartbeats, empty, one cache's page) from real
-// registry entries, and photographs each with headless Chromium at 1024 px into
+// registry entries, the gateway's and the coordinator's pages healthy and broken
+// (screenshot-scenes.ts), and photographs each with headless Chromium at 1024 px into
 // docs/screenshots/. Needs Debian's chromium (apt-get install chromium); nothing leaves the host.
 
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type PageFacts, renderCachePage, renderPage } from '../discovery/page.ts';
 import { type CacheEntry, Registry } from '../discovery/registry.ts';
+import { moreScenes } from './screenshot-scenes.ts';
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 const OUT = new URL('../docs/screenshots/', import.meta.url).pathname;
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+/** Debian's pngquant, when installed, makes each picture a third of its size for the repository. */
+const PNGQUANT = '/usr/bin/pngquant';
 
 const facts = (over: Partial<PageFacts> = {}): PageFacts => ({
   version: '0.1.0',
@@ -69,23 +73,32 @@ const rejections: PageFacts['rejections'] = [
   { reason: 'invalid', detail: 'squid_port: expected a number 1-65535', uuid: 'deadbeef-9', hostname: 'old-shoal-agent.example', sender: 'guest', count: 3, firstAt: NOW - 900_000, lastAt: NOW - 300_000 },
 ];
 
-const pages: [string, string][] = [
+const pages: [string, string, Readonly<Record<string, string>>?, number?][] = [
   ['discovery-triage', renderPage(fleet, NOW, facts({ rejections, departed: [{ entry: cache('gw-cloud-2.example.org', 'Osaka', 'JP', 34.69, 135.5), at: NOW - 95_000 }] }))],
   ['discovery-unchecked', renderPage([cache('squid1.kek.jp', 'Tsukuba', 'JP', 36.08, 140.08, () => undefined, false)], NOW, facts({ verify: false }))],
   ['discovery-empty', renderPage([], NOW, facts({ broker: 'disconnected', rejections: rejections.slice(0, 1), keyed: true, amqpUrl: 'amqp://discovery:secret@mq.example.org:5672' }))],
   ['discovery-cache-failing', renderCachePage(fleet[2]!, NOW, facts())],
+  ...(await moreScenes(NOW)).map((s) => [s.name, s.html, s.files, s.height] as [string, string, Record<string, string>?, number?]),
 ];
 
 const dir = mkdtempSync(join(tmpdir(), 'estuary-screenshots-'));
 try {
-  for (const [name, html] of pages) {
+  for (const [name, html, files, height = 900] of pages) {
     const file = join(dir, `${name}.html`);
     writeFileSync(file, html);
+    for (const [f, text] of Object.entries(files ?? {})) writeFileSync(join(dir, f), text);
     execFileSync(CHROMIUM, [
       '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', `--user-data-dir=${join(dir, 'profile')}`,
-      '--hide-scrollbars', '--window-size=1024,900', `--screenshot=${join(OUT, `${name}.png`)}`, `file://${file}`,
+      '--hide-scrollbars', `--window-size=1024,${height}`, `--screenshot=${join(OUT, `${name}.png`)}`, `file://${file}`,
     ], { stdio: 'ignore', timeout: 60_000 });
+    if (existsSync(PNGQUANT)) {
+      try {
+        execFileSync(PNGQUANT, ['--force', '--skip-if-larger', '--ext', '.png', '64', join(OUT, `${name}.png`)], { stdio: 'ignore' });
+      } catch {
+        // pngquant leaves the picture as it was when it cannot make it smaller (exit 98/99)
+      }
+    }
     console.log(`docs/screenshots/${name}.png`);
   }
 } finally {

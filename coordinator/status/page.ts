@@ -6,11 +6,33 @@ import { reasonText, type StatusView } from './view.ts';
 /** Seconds between the page's own refreshes: the coordinator decides about this often. */
 const REFRESH_S = 10;
 
+/**
+ * Dollars as an admin reads them: cents for amounts from 10 cents up, two significant digits below
+ * (a drone's first minutes cost fractions of a cent, and "$0.00" would say it costs nothing).
+ */
+export function money(x: number): string {
+  if (x === 0 || x >= 0.1) return `$${x.toFixed(2)}`;
+  if (x < 0.0001) return '<$0.0001';
+  return `$${x.toPrecision(2).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
+}
+
+/** What is wrong, in words, above everything else: an admin reads the top of the page first. */
+function problems(v: StatusView): string {
+  const out: string[] = [];
+  if (v.batch === 'unreachable') out.push(`The batch system is unreachable: ${v.batchError ?? 'no answer'}. No drone is started or stopped until it answers.`);
+  for (const s of v.sites.filter((x) => !x.healthy)) out.push(`Site ${s.name} is unhealthy${s.problem ? `: ${s.problem}` : ''}; no new drone goes there.`);
+  for (const s of v.sites.filter((x) => x.budgetPerDay !== null && x.budgetPerDay > 0 && x.spentToday >= x.budgetPerDay)) {
+    out.push(`Site ${s.name} has spent its budget for today (${money(s.spentToday)} of ${money(s.budgetPerDay!)}).`);
+  }
+  if (v.unplaceableCount > 0) out.push(`${v.unplaceableCount} pending job${v.unplaceableCount > 1 ? 's' : ''} no pool can run (listed below).`);
+  return out.map((p) => `<p class="sum over">⚠ ${esc(p)}</p>`).join('\n');
+}
+
 export function renderPage(v: StatusView): string {
   const sites = v.sites
     .map(
       (s) =>
-        `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : `<b>no</b>${s.problem ? `: ${esc(s.problem)}` : ''}`}</td><td>$${s.costPerCoreHour}${s.spotPerCoreHour === null ? '' : ` (spot $${s.spotPerCoreHour})`}</td><td>$${s.cost.toFixed(4)}</td><td>$${s.spentToday.toFixed(2)}${s.budgetPerDay === null ? '' : ` of $${s.budgetPerDay.toFixed(2)}`}</td></tr>`,
+        `<tr><td>${esc(s.name)}</td><td>${s.drones} / ${s.quota}</td><td>${s.healthy ? 'yes' : `<b>no</b>${s.problem ? `: ${esc(s.problem)}` : ''}`}</td><td>$${s.costPerCoreHour}${s.spotPerCoreHour === null ? '' : ` (spot $${s.spotPerCoreHour})`}</td><td>$${s.cost.toFixed(4)}</td><td>${money(s.spentToday)}${s.budgetPerDay === null ? '' : ` of ${money(s.budgetPerDay)}`}</td></tr>`,
     )
     .join('');
   const prewarmed = Object.entries(v.prewarmed)
@@ -32,6 +54,7 @@ export function renderPage(v: StatusView): string {
   return htmlPage(
     'estuary coordinator',
     `<h1>estuary coordinator</h1>
+${problems(v)}
 <p class="facts">Batch system: ${v.batch === 'unreachable' ? `<b>unreachable</b>: ${esc(v.batchError ?? 'no answer')}` : esc(v.batch)} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}, refreshed every ${REFRESH_S} s</p>
 <h2>Jobs by state</h2>
 <p><img src="/timeline.svg" alt="pending, running at home and in the cloud over time" width="720" height="360"></p>

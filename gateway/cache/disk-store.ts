@@ -53,6 +53,8 @@ export class DiskStore {
   /** Called when LRU eviction removed an entry (other processes then forget it too). */
   onEvict?: (key: string, path: string) => void;
   #fullUntil = 0;
+  /** Entries removed to make room since start, by this process. */
+  evictions = 0;
   #free?: { readonly at: number; readonly bytes: number };
 
   constructor(dir: string, maxBytes: number, log: Logger) {
@@ -66,7 +68,10 @@ export class DiskStore {
       dispose: (e, key, reason) => {
         if (this.#keepFiles) return;
         unlink(e.path).catch(() => undefined);
-        if (reason === 'evict') this.onEvict?.(key, e.path);
+        if (reason === 'evict') {
+          this.evictions++;
+          this.onEvict?.(key, e.path);
+        }
       },
     });
   }
@@ -199,6 +204,7 @@ export class DiskStore {
       this.#keepFiles = false;
     }
     await Promise.all(gone.map((e) => unlink(e.path).catch(() => undefined)));
+    this.evictions += gone.length;
     for (const e of gone) this.onEvict?.(e.meta.key, e.path);
     this.#free = undefined;
     return freed;

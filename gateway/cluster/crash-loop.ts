@@ -27,4 +27,9 @@ export class CrashLoop {
     this.#deaths.push(now);
     return this.#deaths.length >= this.#limit;
   }
+
+  /** Deaths within the window before `now`: the status page warns before the limit is reached. */
+  recent(now: number): number {
+    return this.#deaths.filter((t) => now - t < this.#windowMs).length;
+  }
 }

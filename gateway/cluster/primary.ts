@@ -6,7 +6,7 @@
 // restarts its kid), and gives up only on a crash loop (crash-loop.ts).
 
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, Counter, Registry } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
 import { EstuaryError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { DiskStore, probeWritable } from '../cache/disk-store.ts';
@@ -58,6 +58,14 @@ export async function startCluster(
     registers: [own],
   });
   const crashLoop = new CrashLoop();
+  new Gauge({
+    name: GATEWAY_PRIMARY_METRICS.workerRecentDeaths,
+    help: `Gateway worker deaths in the last ${CRASH_LOOP.windowMs / 1000} s; at ${CRASH_LOOP.restarts} the gateway gives up`,
+    registers: [own],
+    collect() {
+      this.set(crashLoop.recent(Date.now()));
+    },
+  });
   const listener = new Listener();
   const listenAddr = `${config.listen.host}:${config.listen.port}`;
   const port = await listener.listen(config.listen.host, config.listen.port).catch((err: NodeJS.ErrnoException) => {

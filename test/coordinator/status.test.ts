@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../coordinator/metrics.ts';
 import { buildHttp } from '../../coordinator/status/http.ts';
-import { renderPage } from '../../coordinator/status/page.ts';
+import { money, renderPage } from '../../coordinator/status/page.ts';
 import { buildStatus, droneCost, statusTable } from '../../coordinator/status/view.ts';
 import type { Drone } from '../../coordinator/model.ts';
 import { job, makeWorld, run } from './helpers/world.ts';
@@ -26,6 +26,25 @@ describe('status view', () => {
   it('costs cores × price × hours, frozen when the drone went down', () => {
     expect(droneCost(drone({}), 4, 0.05, 3_600_000)).toBe(0.2);
     expect(droneCost(drone({ state: 'down', stateSince: 1_800_000 }), 4, 0.05, 7_200_000)).toBe(0.1);
+  });
+
+  it('shows small amounts of money instead of rounding them to $0.00', () => {
+    expect([0, 0.004, 0.0042, 0.05, 0.0123, 0.1, 1.234, 25, 0.00001].map(money)).toEqual([
+      '$0.00', '$0.004', '$0.0042', '$0.05', '$0.012', '$0.10', '$1.23', '$25.00', '<$0.0001',
+    ]);
+    // 2 cores at $0.1 for 1 minute today: $0.0033, against a budget of $5.
+    const v = buildStatus([drone({})], [{ name: 'cloud', quota: 3, costPerCoreHour: 0.1, cost: { budgetPerDay: 5 } as never }], () => 2, undefined, 60_000);
+    expect(renderPage(v)).toContain('<td>$0.0033 of $5.00</td>');
+  });
+
+  it('says an unreachable batch system and an unhealthy site at the top, in words', () => {
+    const last = { batchHealthy: false, batchError: 'squeue: error: could not find slurm.conf', batchEverRead: true, unhealthySites: ['cloud'], siteProblems: { cloud: '3 instances failed in a row' } };
+    const html = renderPage(buildStatus([drone({})], [{ name: 'cloud', quota: 3, costPerCoreHour: 0.1 }], () => 2, last as never, 60_000));
+    const top = html.slice(0, html.indexOf('<h2>'));
+    expect(top).toContain('<p class="sum over">⚠ The batch system is unreachable: squeue: error: could not find slurm.conf.');
+    expect(top).toContain('⚠ Site cloud is unhealthy: 3 instances failed in a row');
+    const fine = renderPage(buildStatus([drone({})], [{ name: 'cloud', quota: 3, costPerCoreHour: 0.1 }], () => 2, { batchHealthy: true } as never, 60_000));
+    expect(fine).not.toContain('⚠');
   });
 
   it('escapes everything on the page and has no script', () => {

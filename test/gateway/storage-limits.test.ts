@@ -67,6 +67,9 @@ describe('a cache disk that is full before --disk-cache is reached', async () =>
         expect(String(r.headers['cache-status']), name).not.toMatch(/stored/);
       }
     }
+    // The status page says so first, in words.
+    const page = (await send(gw.url, '/estuary/v1/status')).body.toString();
+    expect(page.slice(0, page.indexOf('<h2>'))).toMatch(/⚠ (The cache&#39;s file system .* is full: new objects pass through unstored|Only .* free on the cache&#39;s file system)/);
   });
 });
 
@@ -85,6 +88,9 @@ describe('a cache disk full of its own entries', async () => {
       expect(hit.body.equals(bodies[i]!), `o${i} again`).toBe(true);
       expect(String(hit.headers['cache-status']), `o${i} again`).toMatch(/hit/);
     }
+    const metrics = (await send(gw.url, '/metrics')).body.toString();
+    expect(Number(/estuary_gateway_disk_evictions_total (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(0);
+    expect((await send(gw.url, '/estuary/v1/status')).body.toString()).toMatch(/free on the file system; [1-9][\d,]* evicted to make room/);
   });
 });
 

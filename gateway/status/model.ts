@@ -1,0 +1,140 @@
+// What the gateway's status page says, decided apart from drawing it: the numbers from the
+// (cluster-wide) metrics text, the facts only this process knows, and above all the problems an
+// operator must read first, in words. Pure: facts in, view out.
+
+import { GATEWAY_METRICS as M, GATEWAY_PRIMARY_METRICS as P } from '../../lib/metric-names.ts';
+import { byLabel, type Sample, total } from './prom-text.ts';
+
+export interface StatusFacts {
+  readonly now: number;
+  readonly startedAt: number;
+  readonly mode: 'forward' | 'reverse';
+  /** --workers; 0 when the process serves alone (no supervisor). */
+  readonly workers: number;
+  readonly crashLoopLimit: number;
+  readonly crashLoopWindowS: number;
+  readonly cacheDir: string;
+  /** The process holding the cache directory's lock (the primary), when known. */
+  readonly lockHolder?: number;
+  readonly memory: { readonly bytes: number; readonly objects: number; readonly max: number };
+  readonly disk: { readonly bytes: number; readonly objects: number; readonly max: number; readonly full: boolean; readonly free?: number };
+  readonly rings: readonly { readonly name: string; readonly servers: readonly string[] }[];
+  readonly allowDest: readonly string[];
+  /** Ring servers tried last after a recent failure, as this process saw it. */
+  readonly downServers: readonly string[];
+  /** The last unanswered failure per upstream label, as this process saw it. */
+  readonly lastErrors: ReadonlyMap<string, string>;
+  readonly s3Buckets: readonly string[];
+  readonly top: readonly { readonly name: string; readonly bytes: number }[];
+  readonly largest: readonly { readonly url: string; readonly bytes: number }[];
+}
+
+export interface UpstreamView {
+  readonly name: string;
+  readonly servers: readonly string[];
+  readonly state: 'up' | 'failing' | 'unused';
+  readonly lastOkS?: number;
+  readonly lastFailS?: number;
+  readonly error?: string;
+  readonly errors: number;
+}
+
+export interface StatusView {
+  readonly problems: readonly string[];
+  readonly requests: number;
+  readonly hits: { readonly memory: number; readonly disk: number };
+  readonly misses: number;
+  /** Hits over hits + misses, 0..1; undefined before the first cacheable request. */
+  readonly hitRatio?: number;
+  readonly bytesOut: number;
+  readonly bytesIn: number;
+  readonly evictions: number;
+  readonly restarts: number;
+  readonly recentDeaths: number;
+  readonly guardFired: number;
+  readonly s3: readonly { readonly method: string; readonly statusClass: string; readonly n: number }[];
+  readonly upstreams: readonly UpstreamView[];
+}
+
+/** Below this share of --disk-cache still free on the file system, the disk will fill before the bound. */
+const LOW_DISK_SHARE = 0.05;
+
+function upstreams(samples: readonly Sample[], f: StatusFacts): UpstreamView[] {
+  const ok = byLabel(samples, M.upstreamLastSuccess, 'upstream');
+  const fail = byLabel(samples, M.upstreamLastFailure, 'upstream');
+  const errs = byLabel(samples, M.upstreamErrors, 'upstream');
+  const names = [...f.rings.map((r) => r.name), ...ok.keys(), ...fail.keys()];
+  const servers = new Map(f.rings.map((r) => [r.name, r.servers]));
+  return [...new Set(names)].map((name) => {
+    const okAt = ok.get(name);
+    const failAt = fail.get(name);
+    const failing = failAt !== undefined && (okAt === undefined || failAt > okAt);
+    return {
+      name,
+      servers: servers.get(name) ?? [],
+      state: failing ? 'failing' : okAt === undefined ? 'unused' : 'up',
+      lastOkS: okAt === undefined ? undefined : Math.max(0, f.now / 1000 - okAt),
+      lastFailS: failAt === undefined ? undefined : Math.max(0, f.now / 1000 - failAt),
+      error: failing ? f.lastErrors.get(name) : undefined,
+      errors: errs.get(name) ?? 0,
+    };
+  });
+}
+
+export const bytes = (n: number): string => {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
+  return `${i === 0 ? n : n.toFixed(n < 10 ? 1 : 0)} ${units[i]}`;
+};
+
+export const ago = (s: number | undefined): string =>
+  s === undefined ? 'never' : s < 120 ? `${Math.round(s)} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : `${Math.round(s / 3600)} h ago`;
+
+function problems(v: Omit<StatusView, 'problems'>, f: StatusFacts): string[] {
+  const out: string[] = [];
+  for (const u of v.upstreams.filter((x) => x.state === 'failing')) {
+    out.push(`Upstream ${u.name} is failing${u.error ? `: ${u.error}` : ''} (last answer ${ago(u.lastOkS)}); requests for objects not cached fail.`);
+  }
+  if (v.recentDeaths > 0) {
+    out.push(
+      `${v.recentDeaths} worker death${v.recentDeaths > 1 ? 's' : ''} in the last ${f.crashLoopWindowS} s: at ${f.crashLoopLimit} the gateway gives up (ESTUARY_GW_CRASH_LOOP). Read its log for the worker's error.`,
+    );
+  }
+  if (f.disk.full) out.push(`The cache's file system (${f.cacheDir}) is full: new objects pass through unstored. Free space or lower --disk-cache.`);
+  else if (f.disk.free !== undefined && f.disk.free < Math.min(f.disk.max - f.disk.bytes, f.disk.max * LOW_DISK_SHARE)) {
+    out.push(`Only ${bytes(f.disk.free)} free on the cache's file system, less than --disk-cache still allows (${bytes(f.disk.max - f.disk.bytes)}): the disk fills first.`);
+  }
+  if (v.guardFired > 0) out.push(`Workers stopped waiting on the cluster ${v.guardFired} times (${M.clusterGuardFired}): the primary is overloaded or stuck.`);
+  if (f.mode === 'forward' && f.allowDest.length === 0 && f.rings.length === 0) {
+    out.push('No destination is allowed: every proxy request is refused. Start with --allow-dest (e.g. @cvmfs) or --upstream.');
+  }
+  return out;
+}
+
+export function buildStatus(samples: readonly Sample[], f: StatusFacts): StatusView {
+  const hits = { memory: total(samples, M.hits, { tier: 'memory' }), disk: total(samples, M.hits, { tier: 'disk' }) };
+  const misses = total(samples, M.misses);
+  const looked = hits.memory + hits.disk + misses;
+  const s3 = samples
+    .filter((s) => s.name === M.s3Requests && s.value > 0)
+    .map((s) => ({ method: s.labels.method ?? '', statusClass: s.labels.status_class ?? '', n: s.value }));
+  const v = {
+    requests: total(samples, M.requests),
+    hits,
+    misses,
+    hitRatio: looked === 0 ? undefined : (hits.memory + hits.disk) / looked,
+    bytesOut: total(samples, M.bytesOut),
+    bytesIn: total(samples, M.bytesIn),
+    evictions: total(samples, M.diskEvictions),
+    restarts: total(samples, P.workerRestarts),
+    recentDeaths: total(samples, P.workerRecentDeaths),
+    guardFired: total(samples, M.clusterGuardFired),
+    s3,
+    upstreams: upstreams(samples, f),
+  };
+  return { ...v, problems: problems(v, f) };
+}

@@ -1,0 +1,90 @@
+// Gathers what the status page needs at request time: the cluster-wide metrics text, and what
+// this process sees of the cache, its file system, the lock and the upstreams. The I/O half of
+// the page; model.ts decides and page.ts draws.
+
+import { readFile, statfs } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Cache } from '../cache/cache.ts';
+import { CRASH_LOOP } from '../cluster/crash-loop.ts';
+import { prefixOfUrl } from '../summary.ts';
+import type { Upstreams } from '../upstream.ts';
+import { buildStatus, type StatusFacts } from './model.ts';
+import { renderStatusPage } from './page.ts';
+import { GATEWAY_METRICS } from '../../lib/metric-names.ts';
+import { parseProm, total } from './prom-text.ts';
+
+export interface StatusSources {
+  readonly cache: Cache;
+  readonly upstreams: Upstreams;
+  readonly metricsText: () => Promise<string>;
+  readonly startedAt: number;
+  readonly cacheDir: string;
+  readonly diskMax: number;
+  /** --mem-cache, over all workers. */
+  readonly memMax: number;
+  /** --workers when under the supervisor, 0 when this process serves alone. */
+  readonly workers: number;
+  readonly rings: readonly { readonly name: string; readonly servers: readonly string[] }[];
+  readonly allowDest: readonly string[];
+  readonly s3Buckets: readonly string[];
+}
+
+/** Objects listed by size; the page is for a glance, /estuary/v1/summary has the full lists. */
+const LARGEST = 5;
+
+async function freeBytes(dir: string): Promise<number | undefined> {
+  try {
+    const st = await statfs(dir);
+    return Number(st.bavail) * Number(st.bsize);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The gateway's lock (gateway/cache/lock.ts) names its holder in gateway.pid beside it. */
+async function lockHolder(dir: string): Promise<number | undefined> {
+  const pid = Number.parseInt(await readFile(join(dir, 'gateway.pid'), 'utf8').catch(() => ''), 10);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+function contents(cache: Cache): Pick<StatusFacts, 'top' | 'largest'> {
+  const byName = new Map<string, number>();
+  const largest: { url: string; bytes: number }[] = [];
+  for (const e of cache.entries()) {
+    const name = e.repo ?? prefixOfUrl(e.url);
+    byName.set(name, (byName.get(name) ?? 0) + e.size);
+    largest.push({ url: e.url, bytes: e.size });
+    if (largest.length > LARGEST * 4) largest.sort((a, b) => b.bytes - a.bytes).length = LARGEST;
+  }
+  return {
+    top: [...byName].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes),
+    largest: largest.sort((a, b) => b.bytes - a.bytes).slice(0, LARGEST),
+  };
+}
+
+export async function statusPage(s: StatusSources): Promise<string> {
+  const [text, free, holder] = await Promise.all([s.metricsText(), freeBytes(s.cacheDir), lockHolder(s.cacheDir)]);
+  const { cache } = s;
+  const samples = parseProm(text);
+  // Each worker has its own memory tier: the page shows their sum, as /metrics does.
+  const mem = (tier: string, name: string) => total(samples, name, { tier });
+  const facts: StatusFacts = {
+    now: Date.now(),
+    startedAt: s.startedAt,
+    mode: s.rings.length > 0 ? 'reverse' : 'forward',
+    workers: s.workers,
+    crashLoopLimit: CRASH_LOOP.restarts,
+    crashLoopWindowS: CRASH_LOOP.windowMs / 1000,
+    cacheDir: s.cacheDir,
+    lockHolder: holder,
+    memory: { bytes: mem('memory', GATEWAY_METRICS.cacheBytes), objects: mem('memory', GATEWAY_METRICS.cacheObjects), max: s.memMax },
+    disk: { bytes: cache.disk.bytes, objects: cache.disk.count, max: s.diskMax, full: cache.disk.full, free },
+    rings: s.rings,
+    allowDest: s.allowDest,
+    lastErrors: s.upstreams.lastError,
+    downServers: s.upstreams.downServers(),
+    s3Buckets: s.s3Buckets,
+    ...contents(cache),
+  };
+  return renderStatusPage(buildStatus(samples, facts), facts);
+}

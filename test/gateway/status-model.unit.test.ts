@@ -1,0 +1,69 @@
+// The status page's decisions, without a server: numbers read back from Prometheus text, and the
+// problems said at the top (upstream failing, deaths towards the crash-loop limit, a disk that fills
+// before --disk-cache, no destination allowed).
+
+import { describe, expect, it } from 'vitest';
+import { buildStatus, type StatusFacts } from '../../gateway/status/model.ts';
+import { renderStatusPage } from '../../gateway/status/page.ts';
+import { parseProm, total } from '../../gateway/status/prom-text.ts';
+
+const NOW = 1_800_000_000_000;
+const facts = (over: Partial<StatusFacts> = {}): StatusFacts => ({
+  now: NOW,
+  startedAt: NOW - 60_000,
+  mode: 'forward',
+  workers: 1,
+  crashLoopLimit: 5,
+  crashLoopWindowS: 60,
+  cacheDir: '/c',
+  memory: { bytes: 0, objects: 0, max: 1e9 },
+  disk: { bytes: 0, objects: 0, max: 1e10, full: false, free: 5e10 },
+  rings: [],
+  allowDest: ['@cvmfs'],
+  lastErrors: new Map(),
+  downServers: [],
+  s3Buckets: [],
+  top: [],
+  largest: [],
+  ...over,
+});
+
+const TEXT = `# HELP x
+estuary_gateway_cache_hits_total{tier="memory"} 30
+estuary_gateway_cache_hits_total{tier="disk"} 10
+estuary_gateway_cache_misses_total 10
+estuary_gateway_upstream_last_success_timestamp_seconds{upstream="s1"} ${NOW / 1000 - 100}
+estuary_gateway_upstream_last_failure_timestamp_seconds{upstream="s1"} ${NOW / 1000 - 5}
+estuary_gateway_upstream_last_success_timestamp_seconds{upstream="@cvmfs"} ${NOW / 1000 - 1}
+estuary_gateway_worker_recent_deaths 4
+estuary_gateway_requests_total{method="GET",status_class="2xx"} 45
+estuary_gateway_requests_total{method="GET",status_class="5xx"} 5
+`;
+
+describe('gateway status model', () => {
+  it('reads sums by label from Prometheus text', () => {
+    const s = parseProm(TEXT);
+    expect(total(s, 'estuary_gateway_cache_hits_total')).toBe(40);
+    expect(total(s, 'estuary_gateway_cache_hits_total', { tier: 'disk' })).toBe(10);
+    expect(parseProm('m{a="x \\"q\\""} 2')[0]!.labels.a).toBe('x "q"');
+  });
+
+  it('computes the hit ratio and says each problem at the top', () => {
+    const v = buildStatus(parseProm(TEXT), facts({ lastErrors: new Map([['s1', 'connection refused']]), disk: { bytes: 9e9, objects: 1, max: 1e10, full: false, free: 1e8 } }));
+    expect(v.hitRatio).toBe(0.8);
+    expect(v.requests).toBe(50);
+    expect(v.upstreams.find((u) => u.name === 's1')).toMatchObject({ state: 'failing', error: 'connection refused' });
+    expect(v.upstreams.find((u) => u.name === '@cvmfs')?.state).toBe('up');
+    expect(v.problems[0]).toMatch(/^Upstream s1 is failing: connection refused \(last answer 100 s ago\)/);
+    expect(v.problems[1]).toMatch(/^4 worker deaths in the last 60 s: at 5 the gateway gives up/);
+    expect(v.problems[2]).toMatch(/^Only 95 MiB free on the cache's file system/);
+    const html = renderStatusPage(v, facts());
+    expect(html.indexOf('Upstream s1 is failing')).toBeLessThan(html.indexOf('<h2>'));
+  });
+
+  it('is quiet when all is well, and says when nothing may be proxied', () => {
+    expect(buildStatus([], facts()).problems).toEqual([]);
+    expect(buildStatus([], facts()).hitRatio).toBeUndefined();
+    expect(buildStatus([], facts({ allowDest: [] })).problems).toEqual([expect.stringMatching(/No destination is allowed/)]);
+  });
+});
