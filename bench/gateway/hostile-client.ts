@@ -18,9 +18,13 @@ export interface Tally {
   /** Cuts where the origin itself cut, lied or hung: what a correct proxy does. */
   expectedCuts: number;
   errorStatus: number;
+  /** Error statuses where the origin sent a whole body. */
+  unexpectedStatus: number;
   hung: number;
   /** First few wrong answers, for the notes. */
   readonly examples: string[];
+  /** Every answer that was not exact, by the origin's personality and kind ("length-too-short cut"). */
+  readonly odd: Map<string, number>;
 }
 
 type Kind = 'exact' | 'wrong' | 'cut' | 'status' | 'hung';
@@ -83,7 +87,7 @@ export async function driveHostile(
     }
     work.push(...round);
   }
-  const tally: Tally = { exact: 0, wrong: 0, unexpectedCuts: 0, expectedCuts: 0, errorStatus: 0, hung: 0, examples: [] };
+  const tally: Tally = { exact: 0, wrong: 0, unexpectedCuts: 0, expectedCuts: 0, errorStatus: 0, unexpectedStatus: 0, hung: 0, examples: [], odd: new Map() };
   const agent = new Agent({ keepAlive: true, maxSockets: o.clients });
   const t0 = performance.now();
   let next = 0;
@@ -95,8 +99,13 @@ export async function driveHostile(
           const target = `${origin.urls[i]}/o${i}/p${p}${o.prefix}`;
           const r = await once(port, agent, target, origin.body(i, p), o.patienceMs);
           const behaviour = behaviourOf(i);
+          const kind = `${behaviour} ${r.kind === 'status' ? r.got : r.kind}`;
+          if (r.kind !== 'exact') tally.odd.set(kind, (tally.odd.get(kind) ?? 0) + 1);
           if (r.kind === 'exact') tally.exact++;
-          else if (r.kind === 'status') tally.errorStatus++;
+          else if (r.kind === 'status') {
+            tally.errorStatus++;
+            if (BEHAVIOURS[behaviour] === 'complete') tally.unexpectedStatus++;
+          }
           else if (r.kind === 'hung') tally.hung++;
           else if (r.kind === 'cut') BEHAVIOURS[behaviour] === 'cut' ? tally.expectedCuts++ : tally.unexpectedCuts++;
           else {

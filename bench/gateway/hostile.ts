@@ -94,11 +94,14 @@ async function startGateway(ctx: BenchContext, workers: number, timeoutS: number
   return { name, port, child };
 }
 
-async function restarts(port: number): Promise<number> {
+/** Worker restarts, and the bytes the memory cache holds (all workers), from /metrics. */
+async function fromMetrics(port: number): Promise<{ restarts: number; memoryCache: number }> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
   const m = /^estuary_gateway_worker_restarts_total (\d+)/m.exec(text);
   if (!m) throw new Error('/metrics has no estuary_gateway_worker_restarts_total');
-  return Number(m[1]);
+  let memoryCache = 0;
+  for (const c of text.matchAll(/^estuary_gateway_cache_bytes\{[^}]*tier="memory"[^}]*\} (\S+)$/gm)) memoryCache += Number(c[1]);
+  return { restarts: Number(m[1]), memoryCache };
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -140,12 +143,15 @@ export async function hostileCase(ctx: BenchContext, book: SampleBook, notes: st
         book.add({ case: label('requests/s'), peer: g.name, metric: 'requestRate', value: g.drive.requests / g.drive.seconds });
         book.add({ case: label('wrong bytes in a complete 200'), peer: g.name, metric: 'badAnswers', value: t.wrong });
         book.add({ case: label('whole body sent, client cut'), peer: g.name, metric: 'badAnswers', value: t.unexpectedCuts });
+        book.add({ case: label('whole body sent, client got an error status'), peer: g.name, metric: 'badAnswers', value: t.unexpectedStatus });
         book.add({ case: label('hung (no end within 60 s)'), peer: g.name, metric: 'badAnswers', value: t.hung });
         notes.push(
           `${g.name} hostile origins: ${g.drive.requests} requests in ${g.drive.seconds.toFixed(1)} s: ${t.exact} exact, ${t.wrong} wrong, ` +
             `${t.expectedCuts} cut where the origin cut or lied, ${t.unexpectedCuts} cut where the origin sent everything, ${t.errorStatus} error statuses, ${t.hung} hung`,
         );
         for (const e of t.examples) notes.push(`${g.name} wrong bytes: ${e}`);
+        const odd = [...t.odd].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`);
+        notes.push(`${g.name} answers other than exact bytes, by origin personality: ${odd.join(', ') || 'none'}`);
       },
       { signal: ctx.signal, skip: (g) => g.failed !== undefined },
     );
@@ -161,7 +167,9 @@ export async function hostileCase(ctx: BenchContext, book: SampleBook, notes: st
         g.failed = `the gateway exited: ${g.child.output().trim().split('\n').at(-1) ?? ''}`;
         continue;
       }
-      book.add({ case: label('worker restarts'), peer: g.name, metric: 'workerRestarts', value: await restarts(g.port) });
+      const read = await fromMetrics(g.port);
+      book.add({ case: label('memory cache held, of the RSS after idle'), peer: g.name, metric: 'peakMemory', value: read.memoryCache / MB });
+      book.add({ case: label('worker restarts'), peer: g.name, metric: 'workerRestarts', value: read.restarts });
     }
   } finally {
     for (const g of gateways) {
