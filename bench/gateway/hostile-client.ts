@@ -107,7 +107,8 @@ export async function driveHostile(
             if (BEHAVIOURS[behaviour] === 'complete') tally.unexpectedStatus++;
           }
           else if (r.kind === 'hung') tally.hung++;
-          else if (r.kind === 'cut') BEHAVIOURS[behaviour] === 'cut' ? tally.expectedCuts++ : tally.unexpectedCuts++;
+          else if (r.kind === 'cut' && BEHAVIOURS[behaviour] === 'cut') tally.expectedCuts++;
+          else if (r.kind === 'cut') tally.unexpectedCuts++;
           else {
             tally.wrong++;
             if (tally.examples.length < 5) tally.examples.push(`${behaviour} ${target}: ${r.got}`);
