@@ -14,8 +14,8 @@ import { oneRound } from '../interleave.ts';
 import { startProcess, type BenchChild } from '../proc.ts';
 import type { SampleBook } from '../samples.ts';
 import type { BenchContext, PeerStatus } from '../scenario.ts';
-import { driveHostile, treeMemory, watchPeak, type Drive } from './hostile-client.ts';
-import { startHostileOrigins } from './hostile-origin.ts';
+import { driveHostile, treeMemory, watchPeak } from './hostile-client.ts';
+import { type HostileOrigin, startHostileOrigins } from './hostile-origin.ts';
 import { waitPort } from './peers.ts';
 
 export interface HostilePlan {
@@ -50,6 +50,9 @@ export function hostilePlan(ctx: Pick<BenchContext, 'quick' | 'settings'>): Host
 
 const ESTUARY_BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
 const MB = 1e6;
+const ESTUARY_VERSION = (
+  (await import('../../package.json', { with: { type: 'json' } })).default as { version: string }
+).version;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -67,7 +70,6 @@ interface Gateway {
   readonly port: number;
   readonly child: BenchChild;
   failed?: string;
-  drive?: Drive;
   before?: number;
   peak?: number;
   hwm?: number;
@@ -110,77 +112,110 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
   });
 
+interface Run {
+  readonly ctx: BenchContext;
+  readonly p: HostilePlan;
+  readonly origin: HostileOrigin;
+  readonly book: SampleBook;
+  readonly notes: string[];
+}
+
+const label = (what: string) => `hostile origins: ${what}`;
+
+/** One gateway's drive: its memory around it, and what its clients got. */
+async function driveOne(r: Run, g: Gateway): Promise<void> {
+  const { p, book } = r;
+  r.ctx.progress(`${g.name}: hostile origins, ${p.origins} origins × ${p.asks} asks, ${p.clients} clients`);
+  g.before = treeMemory(g.child.pid).rss;
+  const watch = watchPeak(g.child.pid);
+  const drive = await driveHostile(g.port, r.origin, {
+    prefix: `/${g.name}`,
+    paths: p.paths,
+    asks: p.asks,
+    clients: p.clients,
+    patienceMs: 60_000,
+    signal: r.ctx.signal,
+  });
+  g.peak = watch.stop();
+  g.hwm = treeMemory(g.child.pid).hwm;
+  g.endedAt = performance.now();
+  const t = drive.tally;
+  const add = (what: string, value: number) => book.add({ case: label(what), peer: g.name, metric: 'badAnswers', value });
+  book.add({ case: label('requests/s'), peer: g.name, metric: 'requestRate', value: drive.requests / drive.seconds });
+  add('wrong bytes in a complete 200', t.wrong);
+  add('whole body sent, client cut', t.unexpectedCuts);
+  add('whole body sent, client got an error status', t.unexpectedStatus);
+  add('hung (no end within 60 s)', t.hung);
+  r.notes.push(
+    `${g.name} hostile origins: ${drive.requests} requests in ${drive.seconds.toFixed(1)} s: ${t.exact} exact, ${t.wrong} wrong, ` +
+      `${t.expectedCuts} cut where the origin cut or lied, ${t.unexpectedCuts} cut where the origin sent everything, ${t.errorStatus} error statuses, ${t.hung} hung`,
+  );
+  for (const e of t.examples) r.notes.push(`${g.name} wrong bytes: ${e}`);
+  const odd = [...t.odd].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`);
+  r.notes.push(`${g.name} answers other than exact bytes, by origin personality: ${odd.join(', ') || 'none'}`);
+}
+
+/** Memory once the gateway has been idle `idleSeconds` since its own drive, then /metrics. */
+async function afterIdle(r: Run, g: Gateway): Promise<void> {
+  const { p, book } = r;
+  await sleep(Math.max(0, g.endedAt! + p.idleSeconds * 1000 - performance.now()), r.ctx.signal);
+  const after = treeMemory(g.child.pid).rss;
+  const add = (what: string, bytes: number) => book.add({ case: label(what), peer: g.name, metric: 'peakMemory', value: bytes / MB });
+  add('RSS before', g.before!);
+  add('RSS at peak', g.peak!);
+  add('VmHWM, sum', g.hwm!);
+  add(`RSS after ${p.idleSeconds} s idle`, after);
+  if (!g.child.isRunning()) {
+    g.failed = `the gateway exited: ${g.child.output().trim().split('\n').at(-1) ?? ''}`;
+    return;
+  }
+  // Read last: a /metrics request is activity, which would put off the idle gateway's reclaim.
+  const read = await fromMetrics(g.port);
+  add('memory cache held, of the RSS after idle', read.memoryCache);
+  book.add({ case: label('worker restarts'), peer: g.name, metric: 'workerRestarts', value: read.restarts });
+}
+
+async function startAll(ctx: BenchContext, p: HostilePlan, statuses: PeerStatus[]): Promise<Gateway[]> {
+  const gateways: Gateway[] = [];
+  for (const w of p.workers) {
+    try {
+      gateways.push(await startGateway(ctx, w, p.originTimeoutSeconds));
+    } catch (err) {
+      statuses.push({ peer: `estuary-w${w}`, status: 'failed', reason: `could not start: ${(err as Error).message.split('\n')[0]}` });
+    }
+  }
+  return gateways;
+}
+
+async function stopAll(gateways: readonly Gateway[], notes: string[]): Promise<void> {
+  for (const g of gateways) {
+    const crash = /AssertionError|uncaught|worker.*(died|exited)/i.exec(g.child.output());
+    if (crash) notes.push(`${g.name} log: ${g.child.output().slice(crash.index, crash.index + 300).split('\n')[0]}`);
+    await g.child.stop('SIGTERM', 5000);
+  }
+}
+
 /** Runs the case, adds its rows to `book`, returns the peers' statuses. */
 export async function hostileCase(ctx: BenchContext, book: SampleBook, notes: string[]): Promise<PeerStatus[]> {
   const p = hostilePlan(ctx);
   ctx.progress(`hostile origins: starting ${p.origins} origins`);
   const origin = await startHostileOrigins(p.origins, p.portsPerAddress);
-  const gateways: Gateway[] = [];
   const statuses: PeerStatus[] = [];
-  const label = (what: string) => `hostile origins: ${what}`;
+  const run: Run = { ctx, p, origin, book, notes };
+  let gateways: Gateway[] = [];
   try {
-    for (const w of p.workers) {
-      try {
-        gateways.push(await startGateway(ctx, w, p.originTimeoutSeconds));
-      } catch (err) {
-        statuses.push({ peer: `estuary-w${w}`, status: 'failed', reason: `could not start: ${(err as Error).message.split('\n')[0]}` });
-      }
-    }
+    gateways = await startAll(ctx, p, statuses);
     // The settle time lets start-up garbage be collected before "before" is read.
     await sleep(2000, ctx.signal);
-    await oneRound(
-      gateways,
-      async (g) => {
-        ctx.progress(`${g.name}: hostile origins, ${p.origins} origins × ${p.asks} asks, ${p.clients} clients`);
-        g.before = treeMemory(g.child.pid).rss;
-        const watch = watchPeak(g.child.pid);
-        const prefix = `/${g.name}`;
-        g.drive = await driveHostile(g.port, origin, { prefix, paths: p.paths, asks: p.asks, clients: p.clients, patienceMs: 60_000, signal: ctx.signal });
-        g.peak = watch.stop();
-        g.hwm = treeMemory(g.child.pid).hwm;
-        g.endedAt = performance.now();
-        const t = g.drive.tally;
-        book.add({ case: label('requests/s'), peer: g.name, metric: 'requestRate', value: g.drive.requests / g.drive.seconds });
-        book.add({ case: label('wrong bytes in a complete 200'), peer: g.name, metric: 'badAnswers', value: t.wrong });
-        book.add({ case: label('whole body sent, client cut'), peer: g.name, metric: 'badAnswers', value: t.unexpectedCuts });
-        book.add({ case: label('whole body sent, client got an error status'), peer: g.name, metric: 'badAnswers', value: t.unexpectedStatus });
-        book.add({ case: label('hung (no end within 60 s)'), peer: g.name, metric: 'badAnswers', value: t.hung });
-        notes.push(
-          `${g.name} hostile origins: ${g.drive.requests} requests in ${g.drive.seconds.toFixed(1)} s: ${t.exact} exact, ${t.wrong} wrong, ` +
-            `${t.expectedCuts} cut where the origin cut or lied, ${t.unexpectedCuts} cut where the origin sent everything, ${t.errorStatus} error statuses, ${t.hung} hung`,
-        );
-        for (const e of t.examples) notes.push(`${g.name} wrong bytes: ${e}`);
-        const odd = [...t.odd].sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`);
-        notes.push(`${g.name} answers other than exact bytes, by origin personality: ${odd.join(', ') || 'none'}`);
-      },
-      { signal: ctx.signal, skip: (g) => g.failed !== undefined },
-    );
-    for (const g of gateways) {
-      if (g.endedAt === undefined) continue;
-      await sleep(Math.max(0, g.endedAt + p.idleSeconds * 1000 - performance.now()), ctx.signal);
-      const after = treeMemory(g.child.pid).rss;
-      book.add({ case: label('RSS before'), peer: g.name, metric: 'peakMemory', value: g.before! / MB });
-      book.add({ case: label('RSS at peak'), peer: g.name, metric: 'peakMemory', value: g.peak! / MB });
-      book.add({ case: label('VmHWM, sum'), peer: g.name, metric: 'peakMemory', value: g.hwm! / MB });
-      book.add({ case: label(`RSS after ${p.idleSeconds} s idle`), peer: g.name, metric: 'peakMemory', value: after / MB });
-      if (!g.child.isRunning()) {
-        g.failed = `the gateway exited: ${g.child.output().trim().split('\n').at(-1) ?? ''}`;
-        continue;
-      }
-      const read = await fromMetrics(g.port);
-      book.add({ case: label('memory cache held, of the RSS after idle'), peer: g.name, metric: 'peakMemory', value: read.memoryCache / MB });
-      book.add({ case: label('worker restarts'), peer: g.name, metric: 'workerRestarts', value: read.restarts });
-    }
+    await oneRound(gateways, (g) => driveOne(run, g), { signal: ctx.signal, skip: (g) => g.failed !== undefined });
+    for (const g of gateways) if (g.endedAt !== undefined) await afterIdle(run, g);
   } finally {
-    for (const g of gateways) {
-      const crash = /AssertionError|uncaught|worker.*(died|exited)/i.exec(g.child.output());
-      if (crash) notes.push(`${g.name} log: ${g.child.output().slice(crash.index, crash.index + 300).split('\n')[0]}`);
-      await g.child.stop('SIGTERM', 5000);
-    }
+    await stopAll(gateways, notes);
     await origin.close();
   }
+  const version = (g: Gateway) => `${ESTUARY_VERSION}, --workers ${g.name.slice('estuary-w'.length)}`;
   for (const g of gateways)
-    statuses.push(g.failed ? { peer: g.name, status: 'failed', reason: g.failed } : { peer: g.name, status: 'ok', version: `--workers ${g.name.slice(-1)}` });
+    statuses.push(g.failed ? { peer: g.name, status: 'failed', reason: g.failed } : { peer: g.name, status: 'ok', version: version(g) });
   notes.push(`hostile origins: answered per personality: ${[...origin.answered].map(([b, n]) => `${b} ${n}`).join(', ')}`);
   return statuses;
 }

@@ -230,13 +230,18 @@ async function startPeer(
 
 /**
  * The scenario over a given set of peers: all are started first and stay up, so that every
- * repetition can visit each in turn; each is stopped at the end, also on failure.
+ * repetition can visit each in turn; each is stopped at the end, also on failure. The hostile
+ * case starts gateways of its own, so it runs only when asked for (`hostile`).
  */
-export async function measureGateway(ctx: BenchContext, specs: readonly PeerSpec[]): Promise<ScenarioResult> {
+export async function measureGateway(
+  ctx: BenchContext,
+  specs: readonly PeerSpec[],
+  hostile = false,
+): Promise<ScenarioResult> {
   const p = plan(ctx);
   const notes: string[] = [];
   const wanted = Array.isArray(ctx.settings.peers) ? (ctx.settings.peers as string[]) : undefined;
-  const only = (c: GatewayCase) => gatewayCaseWanted(ctx.settings.cases, c);
+  const only = (c: GatewayCase) => (c !== 'hostile' || hostile) && gatewayCaseWanted(ctx.settings.cases, c);
   const anyShared = (['cached-small', 'cached-big', 'herd', 'mix'] as const).some(only);
   // The hostile case starts gateways of its own; the shared proxies run only for the other cases.
   const chosen = specs.filter((s) => anyShared && (!wanted || wanted.includes(s.name)));
@@ -309,4 +314,4 @@ const HOSTILE_METHOD = [
   'Memory is the sum of VmRSS over the primary and its workers (/proc/PID/status): before the load, the highest sum sampled every 250 ms during it, the sum of each process\'s VmHWM after it, and once the gateway has been idle for the stated time since its own load ended. Restarts are estuary_gateway_worker_restarts_total from /metrics, read last.',
 ];
 
-export const gatewayScenario: Scenario = (ctx) => measureGateway(ctx, PEERS);
+export const gatewayScenario: Scenario = (ctx) => measureGateway(ctx, PEERS, true);
