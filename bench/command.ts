@@ -12,6 +12,7 @@ import { benchErrors } from './errors.ts';
 import { LiveDisplay } from './live.ts';
 import { parseNetworkProfile } from './network-profile.ts';
 import { FUSE_CASES } from './fuse/datasets.ts';
+import { GATEWAY_CASES } from './gateway/cases.ts';
 import { availableScenarios } from './registry.ts';
 import { runBench } from './runner.ts';
 
@@ -57,9 +58,9 @@ const options = {
     { scope: ['fuse', 'gateway'] },
   ),
   cases: optional(
-    list(oneOf(FUSE_CASES)),
-    'only these fuse cases: Table 1 rows (1000x1MB, 100x10MB, 10x100MB, 1x1000MB) and the metadata suite',
-    { scope: ['fuse'] },
+    list(oneOf([...FUSE_CASES, ...GATEWAY_CASES])),
+    'only these cases: fuse, Table 1 rows (1000x1MB, 100x10MB, 10x100MB, 1x1000MB) and the metadata suite; gateway, cached-small, cached-big, herd, mix and hostile (thousands of misbehaving origins)',
+    { scope: ['fuse', 'gateway'] },
   ),
   scenarioFile: optional(
     list(str('FILE')),
@@ -113,6 +114,10 @@ export const command = defineCommand({
     {
       cmd: 'estuary bench fuse --network site-cloud --peers estuary,rclone --cases 10x100MB,1x1000MB',
       what: 'two rows of Table 1 for two peers, in minutes instead of most of an hour',
+    },
+    {
+      cmd: 'estuary bench gateway --cases hostile',
+      what: 'thousands of misbehaving origins through the gateway with one and two workers: crashes, wrong bytes, memory',
     },
     {
       cmd: 'estuary bench all --out /srv/bench/today',

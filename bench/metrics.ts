@@ -51,6 +51,10 @@ export const METRICS = {
   /** Bytes that crossed a wide-area link (inputs fetched, results sent home), GB = 10^9 bytes. */
   wanGB: { unit: 'GB over the WAN', higherIsBetter: false, better: 'less WAN traffic', worse: 'more WAN traffic' },
   drones: { unit: 'drones started', higherIsBetter: false, better: 'fewer drones', worse: 'more drones' },
+  /** Gateway worker processes that died and were restarted (the hostile-origins case). */
+  workerRestarts: { unit: 'restarts', higherIsBetter: false, better: 'fewer crashes', worse: 'more crashes' },
+  /** Answers of one kind that should not happen: wrong bytes, bodies lost, requests hung. */
+  badAnswers: { unit: 'bad answers', higherIsBetter: false, better: 'fewer bad answers', worse: 'more bad answers' },
   exactClients: {
     unit: 'clients',
     higherIsBetter: true,

@@ -37,6 +37,7 @@ import { mbPerSecond } from '../stats.ts';
 import {
   datasetBytes,
   fuseDiskEstimate,
+  FUSE_CASES,
   PAPER_DATASETS,
   PAPER_METADATA,
   QUICK_DATASETS,
@@ -67,11 +68,18 @@ interface FuseSettings {
   readonly peers?: readonly string[];
 }
 
+/** The fuse cases `--cases` names; none (only other scenarios' cases) means all of them. */
+function fuseCasesOf(cases: unknown): FuseCase[] | undefined {
+  if (!Array.isArray(cases)) return undefined;
+  const mine = cases.filter((c): c is FuseCase => (FUSE_CASES as readonly string[]).includes(String(c)));
+  return mine.length > 0 ? mine : undefined;
+}
+
 function settingsOf(ctx: Pick<BenchContext, 'quick' | 'settings'>): FuseSettings {
   const s = ctx.settings;
   const picked = selectCases(
     ctx.quick ? QUICK_DATASETS : PAPER_DATASETS,
-    Array.isArray(s.cases) ? (s.cases as FuseCase[]) : undefined,
+    fuseCasesOf(s.cases),
   );
   return {
     network: (s.network as NetworkProfile | undefined) ?? LOCAL,

@@ -4,7 +4,9 @@
 // connections), a cold herd (N clients at once on one uncached 100 MB object: upstream fetches
 // and exact bytes per client), and a CVMFS-like mix of manifests, catalogs and chunks. Ratios
 // are computed against Squid, the tool the gateway replaces. All proxies run at once and take
-// turns: each repetition of a case visits every proxy before the next repetition starts.
+// turns: each repetition of a case visits every proxy before the next repetition starts. A fifth
+// case, hostile origins (bench/gateway/hostile.ts), runs estuary alone with one and two workers
+// against thousands of misbehaving origins. `--cases` picks cases (bench/gateway/cases.ts).
 
 import { chmod, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -15,6 +17,8 @@ import type { MetricName } from '../metrics.ts';
 import { runCommand } from '../proc.ts';
 import { SampleBook } from '../samples.ts';
 import type { BenchContext, PeerStatus, Scenario, ScenarioResult } from '../scenario.ts';
+import { gatewayCaseWanted, type GatewayCase } from './cases.ts';
+import { hostileCase, hostileSettings } from './hostile.ts';
 import { fetchCompare, herd, runWrk, targetFor, type WrkResult } from './load.ts';
 import { type BenchOrigin, startBenchOrigin } from './origin.ts';
 import { PEERS, type PeerSpec, type RunningPeer } from './peers.ts';
@@ -162,9 +166,10 @@ async function herdCase(m: Measuring, bigLabel: string): Promise<void> {
 
 async function measureAll(m: Measuring, haveWrk: boolean): Promise<void> {
   const { origin, book } = m;
+  const want = (c: GatewayCase) => gatewayCaseWanted(m.ctx.settings.cases, c);
   const bigLabel = `${Math.round(m.p.bigBytes / 1e6)} MB`;
   const own = (peer: RunningPeer, path: string) => targetFor(peer, origin.port, `/${peer.name}${path}`);
-  if (haveWrk) {
+  if (haveWrk && want('cached-small'))
     await wrkCase(
       m,
       'cached 4 KiB',
@@ -172,6 +177,7 @@ async function measureAll(m: Measuring, haveWrk: boolean): Promise<void> {
       50,
       (peer, r) => book.add({ case: '4 KiB cached, 50 conns', peer, metric: 'requestRate', value: r.requestsPerSec }),
     );
+  if (haveWrk && want('cached-big') && !m.ctx.signal.aborted)
     await wrkCase(
       m,
       `cached ${bigLabel}`,
@@ -179,10 +185,9 @@ async function measureAll(m: Measuring, haveWrk: boolean): Promise<void> {
       4,
       (peer, r) => book.add({ case: `${bigLabel} cached, 4 conns`, peer, metric: 'byteRate', value: r.mibPerSec }),
     );
-  }
   if (m.ctx.signal.aborted) return;
-  await herdCase(m, bigLabel);
-  if (!haveWrk || m.ctx.signal.aborted) return;
+  if (want('herd')) await herdCase(m, bigLabel);
+  if (!haveWrk || !want('mix') || m.ctx.signal.aborted) return;
   const prefix = '/cvmfs/repo.example.org';
   await wrkCase(
     m,
@@ -225,13 +230,21 @@ async function startPeer(
 
 /**
  * The scenario over a given set of peers: all are started first and stay up, so that every
- * repetition can visit each in turn; each is stopped at the end, also on failure.
+ * repetition can visit each in turn; each is stopped at the end, also on failure. The hostile
+ * case starts gateways of its own, so it runs only when asked for (`hostile`).
  */
-export async function measureGateway(ctx: BenchContext, specs: readonly PeerSpec[]): Promise<ScenarioResult> {
+export async function measureGateway(
+  ctx: BenchContext,
+  specs: readonly PeerSpec[],
+  hostile = false,
+): Promise<ScenarioResult> {
   const p = plan(ctx);
   const notes: string[] = [];
   const wanted = Array.isArray(ctx.settings.peers) ? (ctx.settings.peers as string[]) : undefined;
-  const chosen = specs.filter((s) => !wanted || wanted.includes(s.name));
+  const only = (c: GatewayCase) => (c !== 'hostile' || hostile) && gatewayCaseWanted(ctx.settings.cases, c);
+  const anyShared = (['cached-small', 'cached-big', 'herd', 'mix'] as const).some(only);
+  // The hostile case starts gateways of its own; the shared proxies run only for the other cases.
+  const chosen = specs.filter((s) => anyShared && (!wanted || wanted.includes(s.name)));
   if (ctx.installPeers) {
     const pkgs = chosen.flatMap((s) => (s.pkg ? [{ command: s.command, pkg: s.pkg }] : []));
     notes.push(...(await installMissing([...pkgs, { command: 'wrk', pkg: 'wrk' }], ctx.log)));
@@ -253,7 +266,9 @@ export async function measureGateway(ctx: BenchContext, specs: readonly PeerSpec
       if ('status' in started) statuses.push(started);
       else contenders.push({ peer: started });
     }
-    await measureAll({ ctx, p, origin, book, notes, contenders }, haveWrk);
+    if (anyShared) await measureAll({ ctx, p, origin, book, notes, contenders }, haveWrk);
+    if (only('hostile') && (!wanted || wanted.includes('estuary')) && !ctx.signal.aborted)
+      statuses.push(...(await hostileCase(ctx, book, notes)));
   } finally {
     for (const c of contenders) await c.peer.stop();
     await origin.close();
@@ -264,7 +279,7 @@ export async function measureGateway(ctx: BenchContext, specs: readonly PeerSpec
         ? { peer: c.peer.name, status: 'failed', reason: c.failed, version: c.peer.version }
         : { peer: c.peer.name, status: 'ok', version: c.peer.version },
     );
-  const order = chosen.map((s) => s.name);
+  const order = [...chosen.map((s) => s.name), 'estuary-w1', 'estuary-w2'];
   statuses.sort((a, b) => order.indexOf(a.peer) - order.indexOf(b.peer));
   return {
     scenario: 'gateway',
@@ -277,6 +292,7 @@ export async function measureGateway(ctx: BenchContext, specs: readonly PeerSpec
       nginx: 'reverse, 2 workers, proxy_cache 4g + proxy_cache_lock, upstream keepalive',
       varnish: 'reverse, -s malloc,1G',
       mix: `${ctx.quick ? 24 : 130} objects: manifests (max-age 61), 1 MiB catalogs, 4 KiB–8 MiB chunks, weighted 1/rank`,
+      ...(only('hostile') ? { hostile: hostileSettings(ctx) } : {}),
     },
     peers: statuses,
     measurements: book.measurements(),
@@ -286,9 +302,16 @@ export async function measureGateway(ctx: BenchContext, specs: readonly PeerSpec
       `Cached cases: wrk (2 threads) for ${p.seconds} s per run against an object already cached; req/s and MiB/s as wrk reports them, errors in the notes.`,
       `Cold herd: ${p.herdClients} clients at once on one uncached object, once per proxy; every client's bytes are compared with the origin's, and the origin counts the fetches that reached it.`,
       'wrk, the proxies and the origin share the machine\'s cores, as they would not in production.',
+      ...(only('hostile') ? HOSTILE_METHOD : []),
     ],
     notes,
   };
 }
 
-export const gatewayScenario: Scenario = (ctx) => measureGateway(ctx, PEERS);
+const HOSTILE_METHOD = [
+  'Hostile origins: estuary alone (estuary-w1: --workers 1, estuary-w2: --workers 2), each a fresh gateway in forward mode, one after the other, against the same origins: one listener per origin on 127.77.x.y addresses and ephemeral ports, each with one personality (HTTP/1.0 ended by close or with Content-Length, Connection: close with chunks, keep-alive closing idle sockets at random, stalls that resume, a Content-Length too long or too short, resets mid-body, a rare hang), bodies 0 B–1 MiB around the 64/128 KiB boundaries, every path asked twice in shuffled rounds.',
+  'Every 200 that ends cleanly is checked by SHA-256 against the origin\'s body; one with other bytes (a short body passed on as complete included) is a wrong answer. A cut connection is right where the origin cut, lied or hung, and a lost body where it sent everything.',
+  'Memory is the sum of VmRSS over the primary and its workers (/proc/PID/status): before the load, the highest sum sampled every 250 ms during it, the sum of each process\'s VmHWM after it, and once the gateway has been idle for the stated time since its own load ended. Restarts are estuary_gateway_worker_restarts_total from /metrics, read last.',
+];
+
+export const gatewayScenario: Scenario = (ctx) => measureGateway(ctx, PEERS, true);

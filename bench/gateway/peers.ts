@@ -36,7 +36,7 @@ function stopper(child: BenchChild): () => Promise<void> {
   };
 }
 
-async function waitPort(child: BenchChild, port: number, timeoutMs: number): Promise<void> {
+export async function waitPort(child: BenchChild, port: number, timeoutMs: number): Promise<void> {
   const { connect } = await import('node:net');
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

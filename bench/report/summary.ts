@@ -59,10 +59,14 @@ function scenarioSentence(s: ScenarioRecord): string {
   const why = s.baseline
     ? `its baseline ${s.baseline} was not measured next to ${SUBJECT}`
     : 'it has no peer to compare with';
-  const others = [...new Set(s.measurements.map((m) => m.peer))].filter((p) => p !== SUBJECT);
-  const then = others.length
-    ? `its tables show ${SUBJECT} beside ${others.join(', ')}`
-    : 'its figures stand alone';
+  const measured = [...new Set(s.measurements.map((m) => m.peer))];
+  const others = measured.filter((p) => p !== SUBJECT);
+  // A case may measure estuary under other names only (the gateway's estuary-w1, estuary-w2).
+  const then = !others.length
+    ? 'its figures stand alone'
+    : measured.includes(SUBJECT)
+      ? `its tables show ${SUBJECT} beside ${others.join(', ')}`
+      : `its tables show ${others.join(', ')}`;
   return `**${s.scenario}**: ${why}${missing.length ? ` (${missing.join(', ')})` : ''}; ${then}.`;
 }
 

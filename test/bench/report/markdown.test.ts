@@ -123,6 +123,28 @@ describe('renderReport', () => {
       '**gateway**: its baseline squid was not measured next to estuary (squid skipped); its tables show estuary beside nginx.',
     );
   });
+  it('names only the peers measured when estuary ran under other names', () => {
+    const hostile = scenarioRecord(
+      {
+        scenario: 'gateway',
+        settings: {},
+        baseline: 'squid',
+        peers: [
+          { peer: 'estuary-w1', status: 'ok' },
+          { peer: 'estuary-w2', status: 'ok' },
+        ],
+        measurements: [
+          { case: 'hostile origins: worker restarts', peer: 'estuary-w1', metric: 'workerRestarts', samples: [0] },
+          { case: 'hostile origins: worker restarts', peer: 'estuary-w2', metric: 'workerRestarts', samples: [0] },
+        ],
+        notes: [],
+      },
+      { durationSeconds: 1 },
+    );
+    expect(renderReport(resultsOf([hostile]), (id) => id)).toContain(
+      '**gateway**: its baseline squid was not measured next to estuary; its tables show estuary-w1, estuary-w2.',
+    );
+  });
   it('says so when a scenario has nothing to compare with', () => {
     const alone = scenarioRecord(
       {
