@@ -2,6 +2,7 @@
 // PID (never by name). Output is kept so a failed peer's column can say why it failed.
 
 import { type ChildProcess, spawn, type SpawnOptions } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { killPidSync, registerCleanup } from './cleanup.ts';
 
 export interface BenchChild {
@@ -124,4 +125,43 @@ export function runCommand(
       resolve({ code, output: out });
     });
   });
+}
+
+export interface TreeMemory {
+  /** Sum of VmRSS over the process and its children, bytes. */
+  readonly rss: number;
+  /** Sum of VmHWM (each process's own peak) over the same processes, bytes. */
+  readonly hwm: number;
+  readonly pids: readonly number[];
+}
+
+function statusKiB(status: string, field: string): number {
+  return Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+}
+
+/** The primary and its workers (children by /proc/PID/stat's ppid), read now. */
+export function treeMemory(pid: number): TreeMemory {
+  const pids = [pid];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) pids.push(Number(name));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  let rss = 0;
+  let hwm = 0;
+  for (const p of pids) {
+    try {
+      const s = readFileSync(`/proc/${p}/status`, 'utf8');
+      rss += statusKiB(s, 'VmRSS') * 1024;
+      hwm += statusKiB(s, 'VmHWM') * 1024;
+    } catch {
+      // A worker that just died: the restart count says so.
+    }
+  }
+  return { rss, hwm, pids };
 }

@@ -7,11 +7,12 @@
 //   node scripts/origin-memory.ts [--origins 20000] [--idle 30] [--concurrency 64]
 
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
 import { parseArgs } from 'node:util';
+import { treeMemory } from '../bench/proc.ts';
 
 const { values } = parseArgs({
   options: {
@@ -24,9 +25,9 @@ const N = Number(values.origins);
 const IDLE_S = Number(values.idle);
 const CONCURRENCY = Number(values.concurrency);
 
+/** RSS of the gateway's primary and its workers together, MiB. */
 function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Math.round(Number(m?.[1] ?? 0) / 102.4) / 10;
+  return Math.round(treeMemory(pid).rss / 104857.6) / 10;
 }
 
 function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {

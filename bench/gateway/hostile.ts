@@ -14,7 +14,8 @@ import { oneRound } from '../interleave.ts';
 import { startProcess, type BenchChild } from '../proc.ts';
 import type { SampleBook } from '../samples.ts';
 import type { BenchContext, PeerStatus } from '../scenario.ts';
-import { driveHostile, treeMemory, watchPeak } from './hostile-client.ts';
+import { treeMemory } from '../proc.ts';
+import { driveHostile, watchPeak } from './hostile-client.ts';
 import { type HostileOrigin, startHostileOrigins } from './hostile-origin.ts';
 import { waitPort } from './peers.ts';
 
