@@ -4,7 +4,8 @@
 
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { rmdir, stat } from 'node:fs/promises';
+import { rm, rmdir, stat } from 'node:fs/promises';
+import type { DirLock } from '../lib/dir-lock.ts';
 import { defineCommand } from '../lib/command.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { option, optional } from '../lib/config/options.ts';
@@ -12,8 +13,9 @@ import { bool, duration, int, size, str, url } from '../lib/config/values.ts';
 import { Destination } from './dest.ts';
 import { stageIn } from './download.ts';
 import { EXIT, stageErrors } from './errors.ts';
-import { describeCollisions } from './keys.ts';
+import { describeCollisions, LOCK_NAME } from './keys.ts';
 import { Journal } from './local.ts';
+import { lockDestination } from './lock.ts';
 import { bufferCollector } from './memory.ts';
 import { parseS3Url } from './plan.ts';
 import { interruptedLine, Progress, renderSummary } from './progress.ts';
@@ -65,10 +67,25 @@ export const command = defineCommand({
     const { direction, remote, localDir } = await sides(args);
     const existed = await stat(localDir).then(() => true, () => false);
     const dest = direction === 'in' ? await openDestination(localDir, config.followDestSymlinks) : undefined;
+    // A directory this run created is removed again when the run fails before copying (rmdir
+    // removes only an empty one): a mistyped prefix or a bad credential file leaves nothing behind.
+    const undo = async () => {
+      if (dest && !existed) await rmdir(localDir).catch(() => undefined);
+    };
+    let lock: DirLock | undefined;
+    let store: Store;
+    try {
+      lock = dest ? await lockDestination(dest.root, (why) => log.warn({ destination: dest.root, err: why }, 'cannot lock the destination; make sure no other stage writes to it')) : undefined;
+      store = new Store({ endpoint: config.endpoint, region: config.region, credentialsFile: config.credentials, timeoutMs: config.timeout }, remote.bucket);
+    } catch (err) {
+      lock?.release();
+      if (dest && !existed) await rm(join(dest.root, `${LOCK_NAME}.lock`), { force: true });
+      await undo();
+      throw err;
+    }
     const stateDir = config.stateDir.startsWith('~/') ? join(homedir(), config.stateDir.slice(2)) : config.stateDir;
     const journal = new Journal(stateDir, src, dst);
     await journal.load();
-    const store = new Store({ endpoint: config.endpoint, region: config.region, credentialsFile: config.credentials, timeoutMs: config.timeout }, remote.bucket);
     const progress = new Progress(process.stderr, log);
     const signals = watchSignals(config.shutdownTimeout, (first) => {
       process.stderr.write(`\n${first} again: stopping now; run the same command to resume\n`);
@@ -78,8 +95,9 @@ export const command = defineCommand({
     try {
       summary = dest ? await stageIn(store, remote.prefix, dest, journal, opts) : await stageOut(localDir, store, remote.prefix, journal, opts);
     } catch (err) {
-      // A mistyped prefix leaves no empty directory behind (rmdir removes only an empty one).
-      if (dest && !existed) await rmdir(localDir).catch(() => undefined);
+      lock?.release();
+      if (dest && !existed) await rm(join(dest.root, `${LOCK_NAME}.lock`), { force: true });
+      await undo();
       if ((err as { code?: string }).code?.startsWith('ESTUARY_STAGE_')) throw err;
       if (isPlainHttpAnswer(err) && config.endpoint) throw notTlsError('--endpoint', config.endpoint);
       throw stageErrors.store(`listing s3://${remote.bucket}/${remote.prefix}`, describeStoreError(err, config.timeout));
@@ -87,6 +105,7 @@ export const command = defineCommand({
       progress.stop();
       signals.dispose();
       store.destroy();
+      lock?.release();
     }
     if (direction === 'out' && summary.listed.files === 0) throw stageErrors.emptySource(localDir);
     const seconds = progress.seconds;

@@ -84,9 +84,10 @@ export class Destination {
     let fh: FileHandle;
     if (resume) {
       fh = await open(partial, O_RDWR | O_NOFOLLOW);
-      if (!(await fh.stat()).isFile()) {
+      const why = notOurs(await fh.stat());
+      if (why !== undefined) {
         await fh.close();
-        throw new Error(`${partial} is not a regular file`);
+        throw new Error(`${partial} ${why}; not resumed`);
       }
     } else {
       await rm(partial, { force: true }); // removes a symlink itself, not its target
@@ -103,6 +104,26 @@ export class Destination {
     await rm(real, { force: true }); // ours: created exclusively a moment ago
     throw new Error(`${partial} resolved to ${real}, outside the destination (a directory was replaced by a symlink); not written`);
   }
+}
+
+/**
+ * Why a partial file found on disk must not be resumed (written into), or undefined. A hard link
+ * (nlink > 1) may be another name of a file outside the destination: O_NOFOLLOW and the
+ * /proc/self/fd check both pass for it, so only the link count shows it. A file of another user
+ * was not left by us.
+ */
+export function notOurs(st: Stats): string | undefined {
+  if (!st.isFile()) return 'is not a regular file';
+  if (st.nlink > 1) return `has ${st.nlink} links (a hard link may write elsewhere)`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) return `belongs to user ${st.uid}, not this one`;
+  return undefined;
+}
+
+/** True while `path` is still the very file `st` describes (not one another run put under that name). */
+export async function stillSame(path: string, st: Stats): Promise<boolean> {
+  const now = await lstatOrUndefined(path);
+  return now !== undefined && now.dev === st.dev && now.ino === st.ino && now.nlink === 1;
 }
 
 async function lstatOrUndefined(path: string): Promise<Stats | undefined> {

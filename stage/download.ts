@@ -10,11 +10,11 @@ import { createHash } from 'node:crypto';
 import { lstat, rename, rm, type FileHandle } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Destination } from './dest.ts';
+import { type Destination, notOurs, stillSame } from './dest.ts';
 import { stageErrors } from './errors.ts';
 import { PathClaims, localRel } from './keys.ts';
 import { hashFile, type Journal } from './local.ts';
-import { etagMd5, identical } from './plan.ts';
+import { identical } from './plan.ts';
 import { BoundedQueue } from './queue.ts';
 import type { RemoteEntry, Store } from './s3.ts';
 import { each, interrupted, isAbort, newSummary, settle, type Summary, type TransferOptions } from './transfer.ts';
@@ -96,7 +96,7 @@ async function fetchOne(job: Job, store: Store, dest: Destination, journal: Jour
     const there = await store.head(job.r.key);
     if (there) {
       const h = await hashFile(dest.path(job.path), !there.sha256);
-      const remote = { rel: job.path, size: there.size, sha256: there.sha256, md5: etagMd5(there.etag) };
+      const remote = { rel: job.path, size: there.size, sha256: there.sha256, md5: there.md5 };
       if (identical(remote, { rel: job.path, size: here.size, ...h })) return 'skipped';
     }
   }
@@ -145,7 +145,9 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
   const partial = dest.partial(path, r.key);
   // Resume a partial file only if the object is still the one it was started from (If-Match).
   const st = state.etag ? await lstat(partial).catch(() => undefined) : undefined;
-  let from = st?.isFile() ? st.size : 0;
+  // A partial file that is not plainly ours (a hard link, another user's) is never written into:
+  // it is removed and the object fetched from its start.
+  let from = st && notOurs(st) === undefined ? st.size : 0;
   // As long as the object (killed between the last byte and the rename): the range would be
   // empty, so fetch it again whole rather than trust bytes never verified.
   if (from >= r.size) from = 0;
@@ -168,14 +170,22 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
     got.body.destroy();
     throw final(err.message);
   });
+  const mine = await fh.stat().catch(async (err: unknown) => {
+    got.body.destroy();
+    await fh.close().catch(() => undefined);
+    throw err;
+  });
   // The write stream closes (and, with flush, fsyncs) the file when it ends or fails.
   const sums = await receive(fh, from, got, journalled, o).catch(async (err: unknown) => {
     await fh.close().catch(() => undefined);
     throw err;
   });
+  // Only the file this run wrote and hashed is published: if another process replaced it under
+  // that name meanwhile, what is there now was verified by nobody.
+  if (!(await stillSame(partial, mine))) throw final('the partial file was replaced by another process during the download; run again');
   const size = (await lstat(partial)).size;
   if (size !== got.size) throw new Error(`got ${size} of ${got.size} bytes`);
-  const wantMd5 = etagMd5(got.etag);
+  const wantMd5 = got.md5;
   if ((got.sha256 && got.sha256 !== sums.sha256) || (!got.sha256 && wantMd5 && wantMd5 !== sums.md5)) {
     await rm(partial, { force: true });
     if (journalled) await journal.setDownload(r.key, undefined);

@@ -15,7 +15,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { type Readable, Transform } from 'node:stream';
-import { etagMd5, type Entry } from './plan.ts';
+import { contentMd5, etagMd5, type Entry } from './plan.ts';
 import { stageErrors } from './errors.ts';
 
 /** Chunk of a file read for sending: 64 KiB, the socket's own write size, keeps buffers few and small. */
@@ -132,10 +132,11 @@ export class Store {
     return out;
   }
 
-  async head(key: string): Promise<{ size: number; etag?: string; sha256?: string } | undefined> {
+  /** What the store holds under `key`: size, recorded SHA-256, and the MD5 where the ETag is one. */
+  async head(key: string, signal?: AbortSignal): Promise<{ size: number; etag?: string; md5?: string; sha256?: string } | undefined> {
     try {
-      const r = await this.#s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return { size: r.ContentLength ?? 0, etag: r.ETag, sha256: r.Metadata?.sha256 };
+      const r = await this.#s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }), { abortSignal: signal });
+      return { size: r.ContentLength ?? 0, etag: r.ETag, md5: contentMd5(r.ETag, encryptionOf(r)), sha256: r.Metadata?.sha256 };
     } catch (err) {
       if ((err as { name?: string }).name === 'NotFound') return undefined;
       throw err;
@@ -150,15 +151,18 @@ export class Store {
     key: string,
     from: number,
     etag?: string,
-  ): Promise<{ body: Readable; etag: string; size: number; sha256?: string } | undefined> {
+    signal?: AbortSignal,
+  ): Promise<{ body: Readable; etag: string; md5?: string; size: number; sha256?: string } | undefined> {
     try {
       const r = await this.#s3.send(
         new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: from > 0 ? `bytes=${from}-` : undefined, IfMatch: etag }),
+        { abortSignal: signal },
       );
       const total = /\/(\d+)$/.exec(r.ContentRange ?? '')?.[1];
       return {
         body: r.Body as Readable,
         etag: r.ETag ?? '',
+        md5: contentMd5(r.ETag, encryptionOf(r)),
         size: total !== undefined ? Number(total) : (r.ContentLength ?? 0),
         sha256: r.Metadata?.sha256,
       };
@@ -174,7 +178,7 @@ export class Store {
    * they went out (a single-part ETag is the MD5 of what the store received), so the file is read
    * once for sending, not a second time to hash it.
    */
-  async put(key: string, file: string, size: number, sha256: string, onBytes?: (n: number) => void, cut?: AbortSignal): Promise<{ etag?: string; md5: string }> {
+  async put(key: string, file: string, size: number, sha256: string, onBytes?: (n: number) => void, cut?: AbortSignal): Promise<{ etag?: string; stored?: string; md5: string }> {
     const md5 = createHash('md5');
     const b = fileBody(file, 0, size, md5, onBytes, cut);
     const r = await this.#s3
@@ -182,7 +186,7 @@ export class Store {
       .catch((err: unknown) => {
         throw b.failure() ?? err;
       });
-    return { etag: r.ETag, md5: md5.digest('hex') };
+    return { etag: r.ETag, stored: contentMd5(r.ETag, encryptionOf(r)), md5: md5.digest('hex') };
   }
 
   async createUpload(key: string, sha256: string): Promise<string> {
@@ -200,7 +204,7 @@ export class Store {
     range: { start: number; end: number },
     onBytes?: (n: number) => void,
     cut?: AbortSignal,
-  ): Promise<{ etag: string; md5: string }> {
+  ): Promise<{ etag: string; stored?: string; md5: string }> {
     const { start, end } = range;
     const md5 = createHash('md5');
     const b = fileBody(file, start, end, md5, onBytes, cut);
@@ -213,7 +217,7 @@ export class Store {
         throw b.failure() ?? err;
       });
     if (!r.ETag) throw new Error(`the store gave no ETag for part ${n}`);
-    return { etag: r.ETag, md5: md5.digest('hex') };
+    return { etag: r.ETag, stored: contentMd5(r.ETag, encryptionOf(r)), md5: md5.digest('hex') };
   }
 
   async complete(key: string, uploadId: string, parts: readonly { n: number; etag: string }[]): Promise<void> {
@@ -234,6 +238,11 @@ export class Store {
   destroy(): void {
     this.#s3.destroy();
   }
+}
+
+/** The encryption headers of a response, which say whether its ETag can be an MD5. */
+function encryptionOf(r: { ServerSideEncryption?: string; SSECustomerAlgorithm?: string }): { sse?: string; sseCustomerAlgorithm?: string } {
+  return { sse: r.ServerSideEncryption, sseCustomerAlgorithm: r.SSECustomerAlgorithm };
 }
 
 /** True for an error that means the upload id is gone (aborted, expired, completed elsewhere). */

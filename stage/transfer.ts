@@ -6,7 +6,7 @@
 
 import { stat } from 'node:fs/promises';
 import { hashFile, type Journal, type LocalEntry, walk } from './local.ts';
-import { etagMd5, identical, parts, plan, type Action } from './plan.ts';
+import { identical, parts, plan, type Action } from './plan.ts';
 import { CHANGED, isNoSuchUpload, type Store } from './s3.ts';
 
 export type Outcome = 'copied' | 'skipped' | 'failed' | 'interrupted';
@@ -123,7 +123,7 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
     const h = await hashFile(l.path);
     const there = await store.head(prefix + a.entry.rel);
     if (!there) return false;
-    return identical({ ...l, ...h }, { rel: l.rel, size: there.size, sha256: there.sha256, md5: etagMd5(there.etag) });
+    return identical({ ...l, ...h }, { rel: l.rel, size: there.size, sha256: there.sha256, md5: there.md5 });
   };
   const saved = (rel: string) => {
     const n = Object.keys(journal.upload(rel)?.parts ?? {}).length;
@@ -144,13 +144,12 @@ async function upload(l: LocalEntry, store: Store, key: string, journal: Journal
   const { sha256 } = await hashFile(l.path, false);
   if (o.stop.aborted) throw interrupted(); // a long hashing pass outlived a stop signal
   if (single) {
-    const { etag, md5 } = await store.put(key, l.path, l.size, sha256, o.onBytes, o.cut);
+    const { etag, stored, md5 } = await store.put(key, l.path, l.size, sha256, o.onBytes, o.cut);
     // The MD5 is of the bytes read for sending, the SHA-256 of an earlier read: they describe the
     // same content only if the file did not change in between.
     await unchanged(l);
     // A single-part ETag is the MD5 of what the store received: verified without asking again.
-    // Only an ETag that is no MD5 at all (some encrypted stores) leaves the check to size below.
-    const stored = etagMd5(etag);
+    // Only an ETag that is no MD5 at all (KMS or SSE-C encryption) leaves the check to size below.
     if (stored === md5) return;
     if (stored !== undefined) throw new Error(`the file arrived altered at the store (ETag ${etag}, sent MD5 ${md5}); run again`);
   } else {
@@ -198,9 +197,8 @@ async function multipart(
     try {
       // After a stop signal no new part starts; the parts in flight finish (until the deadline).
       await each(fromArray(all.filter((p) => state.parts[p.n] === undefined)), o.partParallel, o.stop, async (p) => {
-        const { etag, md5 } = await store.uploadPart(key, state.uploadId, p.n, l.path, p, o.onBytes, o.cut);
+        const { etag, stored, md5 } = await store.uploadPart(key, state.uploadId, p.n, l.path, p, o.onBytes, o.cut);
         // A part's ETag is the MD5 of what the store received (where it is an MD5 at all).
-        const stored = etagMd5(etag);
         if (stored !== undefined && stored !== md5) throw new Error(`part ${p.n} arrived altered at the store (ETag ${etag}, sent MD5 ${md5})`);
         state.parts[p.n] = etag;
         await journal.setUpload(l.rel, state);

@@ -62,11 +62,16 @@ describe('stage in: two runs on one destination', () => {
     const a = stageChild(args(await tempDir()));
     await waitFor(async () => (await size()) >= N / 2);
     const b = stageChild(args(await tempDir()));
-    await waitFor(async () => gets >= 2 && (await size()) === N);
+    let bEnded = false;
+    void b.exited.then(() => (bEnded = true));
+    // B either refuses at once (the destination is locked) or gets as far as replacing A's partial file.
+    await waitFor(async () => bEnded || (gets >= 2 && (await size()) === N));
     held[0]!.end(body.subarray(N / 2)); // A's body completes
     await a.exited;
-    held[1]!.destroy();
-    await b.exited;
+    held[1]?.destroy();
+    expect(await b.exited).toBe(2);
+    expect(b.output()).toMatch(/is being written by another estuary stage \(process \d+\)/);
+    expect(await a.exited).toBe(0);
     const final = await readFile(join(dest, 'f.bin')).catch(() => undefined);
     // Either no file (nobody verified one) or exactly the object's bytes.
     if (final !== undefined) expect(sha256(final)).toBe(sha256(body));
