@@ -113,7 +113,7 @@ export const command = defineCommand({
     process.stdout.write(human ? renderSummary(summary, seconds) : `${JSON.stringify({ direction, source: src, destination: dst, ...summary, seconds })}\n`);
     if (signals.received) throw stageErrors.interrupted(interruptedLine(summary), signals.received);
     if (summary.collisions.length > 0) throw stageErrors.collisions(describeCollisions(summary.collisions));
-    return summary.failed.length > 0 ? EXIT.someFailed : EXIT.ok;
+    return summary.failed.length + summary.failedMore > 0 ? EXIT.someFailed : EXIT.ok;
   },
 });
 

@@ -17,7 +17,7 @@ import { hashFile, type Journal } from './local.ts';
 import { identical } from './plan.ts';
 import { BoundedQueue } from './queue.ts';
 import type { RemoteEntry, Store } from './s3.ts';
-import { each, interrupted, isAbort, newSummary, settle, type Summary, type TransferOptions } from './transfer.ts';
+import { each, fail, interrupted, isAbort, newSummary, settle, type Summary, type TransferOptions } from './transfer.ts';
 
 /** Listed objects waiting for a worker: two listing pages, so the next page is fetched while copies run. */
 const QUEUE_ENTRIES = 2000;
@@ -73,8 +73,7 @@ async function list(store: Store, prefix: string, claims: PathClaims, queue: Bou
       if (claim !== 'first') {
         const why = 'refused' in l ? l.refused : `it maps to the same local path (${l.path}) as an earlier key`;
         const error = `key ${JSON.stringify(r.key)} not written: ${why}`;
-        summary.failed.push({ rel: r.rel, error });
-        o.onFile(r.rel, 'failed', r.size, error);
+        fail(summary, o, r.rel, r.size, error);
         continue;
       }
       summary.listed.files++;

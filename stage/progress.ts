@@ -5,7 +5,7 @@
 // The rendering functions are pure and tested without a terminal.
 
 import type { Logger } from '../lib/log.ts';
-import type { Outcome, Summary } from './transfer.ts';
+import { MAX_FAILED_LISTED, type Outcome, type Summary } from './transfer.ts';
 
 export interface Counts {
   /** Bytes moved over the network in this run. */
@@ -58,11 +58,12 @@ export function renderLine(c: Counts, width = 120): string {
 export function renderSummary(s: Summary, seconds: number): string {
   const rate = s.bytes / MiB / Math.max(0.001, seconds);
   const lines = [
-    `copied ${s.copied} file${s.copied === 1 ? '' : 's'} (${formatBytes(s.bytes)}), skipped ${s.skipped}, failed ${s.failed.length} in ${formatSeconds(seconds)} (${rate.toFixed(1)} MiB/s)`,
+    `copied ${s.copied} file${s.copied === 1 ? '' : 's'} (${formatBytes(s.bytes)}), skipped ${s.skipped}, failed ${s.failed.length + s.failedMore} in ${formatSeconds(seconds)} (${rate.toFixed(1)} MiB/s)`,
   ];
   if (s.resumedParts > 0 || s.resumedBytes > 0) lines.push(`resumed from an earlier run: ${s.resumedParts} parts, ${formatBytes(s.resumedBytes)}`);
   for (const f of s.failed.slice(0, 10)) lines.push(`failed: ${f.rel}: ${f.error}`);
-  if (s.failed.length > 10) lines.push(`… and ${s.failed.length - 10} more failed (the JSON summary with --json lists them all)`);
+  const more = s.failed.length + s.failedMore - 10;
+  if (more > 0) lines.push(`… and ${more} more failed (the JSON summary with --json lists the first ${MAX_FAILED_LISTED})`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -14,7 +14,7 @@ import {
   S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { type Readable, Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { contentMd5, etagMd5, type Entry } from './plan.ts';
 import { stageErrors } from './errors.ts';
 
@@ -51,6 +51,63 @@ function fileBody(file: string, start: number, end: number, hash: Hash, onBytes?
   body.on('error', fail);
   source.pipe(body);
   return { body, signal: abort.signal, failure: () => failure };
+}
+
+/**
+ * Longest listing response read: a page of 1,000 keys of 1,024 bytes each, every byte escaped as
+ * an XML entity, is under 8 MiB. The SDK buffers a response body whole before parsing it, so a
+ * store that sends a body without end would otherwise fill memory.
+ */
+const MAX_LISTING_BYTES = 16 * 2 ** 20;
+/** S3 sends at most 1,000 keys a page; compatible stores that allow more stay far below this. */
+const MAX_PAGE_KEYS = 10_000;
+/**
+ * Pages in a row without an object to copy before a listing is taken for a loop. Versioned
+ * buckets can give a few empty pages (delete markers); a thousand in a row is a broken store.
+ */
+const MAX_EMPTY_PAGES = 1000;
+
+/** The last continuation tokens of a listing (hashed, a bounded number): a repeat is a loop. */
+class RecentTokens {
+  readonly #seen = new Set<string>();
+
+  /** False when `token` was given before (within the last 10,000 pages). */
+  add(token: string): boolean {
+    const id = createHash('sha256').update(token).digest('base64');
+    if (this.#seen.has(id)) return false;
+    this.#seen.add(id);
+    if (this.#seen.size > 10_000) this.#seen.delete(this.#seen.values().next().value!);
+    return true;
+  }
+}
+
+/**
+ * Fails a command whose response body grows past `max` bytes, before the SDK has buffered more:
+ * a middleware just inside the deserializer wraps the body in a counting stream.
+ */
+function capResponseBody(command: ListObjectsV2Command, max: number): void {
+  command.middlewareStack.add(
+    (next) => async (args) => {
+      const out = await next(args);
+      const res = out.response as { body?: unknown };
+      if (res.body instanceof Readable) {
+        const source = res.body;
+        let n = 0;
+        const capped = new Transform({
+          transform(chunk: Buffer, _enc, cb) {
+            n += chunk.length;
+            if (n <= max) return cb(null, chunk);
+            source.destroy();
+            cb(Object.assign(new Error(`listing response over ${max} bytes`), { listingTooLarge: true }));
+          },
+        });
+        source.on('error', (err) => capped.destroy(err));
+        res.body = source.pipe(capped);
+      }
+      return out;
+    },
+    { step: 'deserialize', priority: 'low', name: 'estuaryCapResponseBody' },
+  );
 }
 
 /** What a transfer says when a file is modified under it. */
@@ -104,22 +161,39 @@ export class Store {
     });
   }
 
-  /** Every object under `prefix`, one page (up to 1000, the store's choice) at a time. */
+  /**
+   * Every object under `prefix`, one page (up to 1000, the store's choice) at a time. A store that
+   * breaks the protocol ends the listing with ESTUARY_STAGE_STORE rather than looping or silently
+   * stopping: a page body over MAX_LISTING_BYTES or of more than MAX_PAGE_KEYS keys, a truncated
+   * page without a continuation token, a token it gave before, or MAX_EMPTY_PAGES pages in a row
+   * with nothing to copy.
+   */
   async *pages(prefix: string, signal?: AbortSignal): AsyncGenerator<RemoteEntry[]> {
+    const where = `listing s3://${this.bucket}/${prefix}`;
+    const tokens = new RecentTokens();
     let token: string | undefined;
-    do {
-      const r = await this.#s3.send(
-        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
-        { abortSignal: signal },
-      );
+    let empty = 0;
+    for (;;) {
+      const command = new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token });
+      capResponseBody(command, MAX_LISTING_BYTES);
+      const r = await this.#s3.send(command, { abortSignal: signal }).catch((err: unknown) => {
+        if ((err as { listingTooLarge?: boolean }).listingTooLarge) throw stageErrors.protocol(where, `a page longer than ${MAX_LISTING_BYTES / 2 ** 20} MiB`);
+        throw err;
+      });
+      if ((r.Contents?.length ?? 0) > MAX_PAGE_KEYS) throw stageErrors.protocol(where, `a page of ${r.Contents!.length} keys (S3 sends at most 1000)`);
       const page: RemoteEntry[] = [];
       for (const o of r.Contents ?? []) {
         if (!o.Key || o.Key.endsWith('/') || !o.Key.startsWith(prefix)) continue;
         page.push({ key: o.Key, rel: o.Key.slice(prefix.length), size: o.Size ?? 0, etag: o.ETag, md5: etagMd5(o.ETag) });
       }
       yield page;
-      token = r.IsTruncated ? r.NextContinuationToken : undefined;
-    } while (token);
+      if (!r.IsTruncated) return;
+      token = r.NextContinuationToken;
+      if (!token) throw stageErrors.protocol(where, 'a page marked truncated without a continuation token (objects after it would be missed)');
+      if (!tokens.add(token)) throw stageErrors.protocol(where, 'a continuation token it gave before (the listing would loop)');
+      empty = page.length === 0 ? empty + 1 : 0;
+      if (empty >= MAX_EMPTY_PAGES) throw stageErrors.protocol(where, `${MAX_EMPTY_PAGES} pages in a row without an object`);
+    }
   }
 
   /** The whole listing, refused past `maxObjects` (it is held in memory). */

@@ -34,7 +34,10 @@ export interface TransferOptions {
 export interface Summary {
   copied: number;
   skipped: number;
+  /** Files that failed or were refused, the first MAX_FAILED_LISTED of them (the rest counted in failedMore). */
   failed: { rel: string; error: string }[];
+  /** Failures beyond those listed in `failed`: a store can list any number of keys to refuse. */
+  failedMore: number;
   bytes: number;
   resumedParts: number;
   resumedBytes: number;
@@ -43,14 +46,24 @@ export interface Summary {
   /** Files stopped by a signal, with what of them is saved for the next run. */
   interrupted: { rel: string; saved: string }[];
   /** Keys refused because another key of the listing maps to the same local path. */
-  collisions: { path: string; keys: string[] }[];
+  collisions: { path: string; keys: string[]; more: number }[];
 }
 
 export function newSummary(): Summary {
   return {
-    copied: 0, skipped: 0, failed: [], bytes: 0, resumedParts: 0, resumedBytes: 0,
+    copied: 0, skipped: 0, failed: [], failedMore: 0, bytes: 0, resumedParts: 0, resumedBytes: 0,
     listed: { files: 0, bytes: 0, complete: false }, interrupted: [], collisions: [],
   };
+}
+
+/** Failures kept with their error; more are counted only, so memory does not grow with a listing. */
+export const MAX_FAILED_LISTED = 1000;
+
+/** Files a failure in the summary (listed or counted) and reports it. */
+export function fail(summary: Summary, o: TransferOptions, rel: string, size: number, error: string): void {
+  if (summary.failed.length < MAX_FAILED_LISTED) summary.failed.push({ rel, error });
+  else summary.failedMore++;
+  o.onFile(rel, 'failed', size, error);
 }
 
 /** Runs `fn` on every item `next` gives, `width` at a time, until it gives undefined or `stop` aborts. */
@@ -104,8 +117,7 @@ export async function settle(
       return;
     }
     const error = err instanceof Error ? err.message : String(err);
-    summary.failed.push({ rel, error });
-    o.onFile(rel, 'failed', size, error);
+    fail(summary, o, rel, size, error);
   }
 }
 

@@ -32,7 +32,7 @@ describe('PathClaims', () => {
     expect(c.claim('p/./d/f', 'd/f')).toBe('collision');
     expect(c.claim('p/F', 'F')).toBe('first');
     expect(c.claim('p/f', 'f')).toBe('first');
-    expect(c.collisions()).toEqual([{ path: 'd/f', keys: ['p/d//f', 'p/d/f', 'p/./d/f'] }]);
+    expect(c.collisions()).toEqual([{ path: 'd/f', keys: ['p/d//f', 'p/d/f', 'p/./d/f'], more: 0 }]);
     expect(describeCollisions(c.collisions())).toBe('"p/d//f", "p/d/f", "p/./d/f" → d/f');
   });
 
