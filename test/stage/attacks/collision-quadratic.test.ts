@@ -8,8 +8,8 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { listXml, startFakeS3 } from './stage-fake-s3.ts';
 import { stageChild } from './stage-run.ts';
 

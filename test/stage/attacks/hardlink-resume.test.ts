@@ -9,8 +9,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { link, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { sha256, startFakeS3 } from './stage-fake-s3.ts';
 import { stage, stageChild } from './stage-run.ts';
 

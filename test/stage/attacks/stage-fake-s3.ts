@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { onTeardown } from '../helpers/cleanup.ts';
+import { onTeardown } from '../../helpers/cleanup.ts';
 
 export interface FakeObject {
   body: Buffer;

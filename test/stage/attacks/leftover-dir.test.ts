@@ -5,8 +5,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { stage } from './stage-run.ts';
 
 afterAll(runTeardowns);

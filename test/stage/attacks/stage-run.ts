@@ -2,9 +2,9 @@
 // tracked for teardown, against a store with throwaway keys.
 
 import { fileURLToPath } from 'node:url';
-import { NODE, startChild, type Child } from '../helpers/process.ts';
+import { NODE, startChild, type Child } from '../../helpers/process.ts';
 
-export const ESTUARY = fileURLToPath(new URL('../../bin/estuary.js', import.meta.url));
+export const ESTUARY = fileURLToPath(new URL('../../../bin/estuary.js', import.meta.url));
 
 export interface Ran {
   code: number | null;
