@@ -36,6 +36,7 @@ export const stageOptions = {
   timeout: option(duration(1000, 3_600_000), 30_000, 'a response or object body that sends nothing for this long is cut and retried (a body 3 times, resuming), then the file fails'),
   maxObjects: option(int(1, 1_000_000_000), 1_000_000, 'most objects a listing may hold; a longer one stops the copy (exit 2)'),
   followDestSymlinks: option(bool(), false, 'stage in: follow symlinks inside the destination directory (refused by default: they could lead outside it)'),
+  followSourceSymlinks: option(bool(), false, 'stage out: follow symlinks in the source that lead outside it (listed as failed by default: a link planted there would publish what it points to)'),
   json: option(bool(), false, 'the closing summary as one JSON line on stdout also on a terminal (it always is when stdout is not one)'),
 };
 
@@ -107,7 +108,7 @@ export const command = defineCommand({
       store.destroy();
       lock?.release();
     }
-    if (direction === 'out' && summary.listed.files === 0) throw stageErrors.emptySource(localDir);
+    if (direction === 'out' && summary.listed.files === 0 && summary.failed.length === 0) throw stageErrors.emptySource(localDir);
     const seconds = progress.seconds;
     const human = process.stdout.isTTY === true && !config.json;
     process.stdout.write(human ? renderSummary(summary, seconds) : `${JSON.stringify({ direction, source: src, destination: dst, ...summary, seconds })}\n`);
@@ -146,6 +147,7 @@ function transferOptions(config: Config, signals: Signals, progress: Progress): 
     partSize: config.partSize,
     partParallel: config.partParallel,
     maxObjects: config.maxObjects,
+    followSourceSymlinks: config.followSourceSymlinks,
     timeoutMs: config.timeout,
     stop: signals.stop,
     cut: signals.cut,

@@ -92,9 +92,9 @@ async function fetchOne(job: Job, store: Store, dest: Destination, journal: Jour
   await dest.parents(job.path);
   const here = await dest.existing(job.path);
   if (here?.isFile() && here.size === job.r.size) {
-    const there = await store.head(job.r.key);
+    const there = await store.head(job.r.key, o.cut);
     if (there) {
-      const h = await hashFile(dest.path(job.path), !there.sha256);
+      const h = await hashFile(dest.path(job.path), !there.sha256, o.stop);
       const remote = { rel: job.path, size: there.size, sha256: there.sha256, md5: there.md5 };
       if (identical(remote, { rel: job.path, size: here.size, ...h })) return 'skipped';
     }
@@ -150,10 +150,11 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
   // As long as the object (killed between the last byte and the rename): the range would be
   // empty, so fetch it again whole rather than trust bytes never verified.
   if (from >= r.size) from = 0;
-  let got = from > 0 ? await store.read(r.key, from, state.etag) : undefined;
+  // The request waits for the deadline (a small file may still finish), a body of a journalled one not.
+  let got = from > 0 ? await store.read(r.key, from, state.etag, o.cut) : undefined;
   if (!got) {
     from = 0;
-    got = await store.read(r.key, 0);
+    got = await store.read(r.key, 0, undefined, o.cut);
     if (!got) throw final('the object vanished from the store');
   }
   // Counted once: a retry within this run continuing its own partial file resumes nothing earlier.

@@ -197,9 +197,9 @@ export class Store {
   }
 
   /** The whole listing, refused past `maxObjects` (it is held in memory). */
-  async list(prefix: string, maxObjects: number): Promise<RemoteEntry[]> {
+  async list(prefix: string, maxObjects: number, signal?: AbortSignal): Promise<RemoteEntry[]> {
     const out: RemoteEntry[] = [];
-    for await (const page of this.pages(prefix)) {
+    for await (const page of this.pages(prefix, signal)) {
       out.push(...page);
       if (out.length > maxObjects) throw stageErrors.tooMany(`s3://${this.bucket}/${prefix}`, maxObjects);
     }
@@ -263,8 +263,8 @@ export class Store {
     return { etag: r.ETag, stored: contentMd5(r.ETag, encryptionOf(r)), md5: md5.digest('hex') };
   }
 
-  async createUpload(key: string, sha256: string): Promise<string> {
-    const r = await this.#s3.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, Metadata: { sha256 } }));
+  async createUpload(key: string, sha256: string, signal?: AbortSignal): Promise<string> {
+    const r = await this.#s3.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, Metadata: { sha256 } }), { abortSignal: signal });
     if (!r.UploadId) throw new Error('the store gave no upload id');
     return r.UploadId;
   }
@@ -294,7 +294,7 @@ export class Store {
     return { etag: r.ETag, stored: contentMd5(r.ETag, encryptionOf(r)), md5: md5.digest('hex') };
   }
 
-  async complete(key: string, uploadId: string, parts: readonly { n: number; etag: string }[]): Promise<void> {
+  async complete(key: string, uploadId: string, parts: readonly { n: number; etag: string }[], signal?: AbortSignal): Promise<void> {
     await this.#s3.send(
       new CompleteMultipartUploadCommand({
         Bucket: this.bucket,
@@ -302,6 +302,7 @@ export class Store {
         UploadId: uploadId,
         MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.n, ETag: p.etag })) },
       }),
+      { abortSignal: signal },
     );
   }
 

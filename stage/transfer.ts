@@ -23,6 +23,8 @@ export interface TransferOptions {
   readonly stop: AbortSignal;
   /** Aborted at the shutdown deadline: whatever is still in flight is cut. */
   readonly cut: AbortSignal;
+  /** stage out: follow symlinks that lead outside the source directory. */
+  readonly followSourceSymlinks?: boolean;
   readonly onBytes: (n: number) => void;
   /** Files and bytes found to copy or compare so far (grows while a listing streams in). */
   readonly onListed: (files: number, bytes: number, complete: boolean) => void;
@@ -123,17 +125,24 @@ export async function settle(
 
 /** Local directory → bucket prefix. */
 export async function stageOut(root: string, store: Store, prefix: string, journal: Journal, o: TransferOptions): Promise<Summary> {
-  const local = await walk(root);
+  const { files: local, unreadable } = await walk(root, o.followSourceSymlinks === true);
   const summary = newSummary();
   summary.listed = { files: local.length, bytes: local.reduce((n, l) => n + l.size, 0), complete: true };
   o.onListed(summary.listed.files, summary.listed.bytes, true);
+  for (const u of unreadable) fail(summary, o, u.rel, 0, u.error);
   if (local.length === 0) return summary;
-  const remote = new Map((await store.list(prefix, o.maxObjects)).map((e) => [e.rel, e]));
+  // A signal during the destination listing ends the run at once: nothing has started yet.
+  const listing = await store.list(prefix, o.maxObjects, o.stop).catch((err: unknown) => {
+    if (o.stop.aborted) return undefined;
+    throw err;
+  });
+  if (!listing) return summary;
+  const remote = new Map(listing.map((e) => [e.rel, e]));
   const byRel = new Map(local.map((l) => [l.rel, l]));
   const same = async (a: Extract<Action, { kind: 'check' }>) => {
     const l = byRel.get(a.entry.rel)!;
-    const h = await hashFile(l.path);
-    const there = await store.head(prefix + a.entry.rel);
+    const h = await hashFile(l.path, true, o.stop);
+    const there = await store.head(prefix + a.entry.rel, o.cut);
     if (!there) return false;
     return identical({ ...l, ...h }, { rel: l.rel, size: there.size, sha256: there.sha256, md5: there.md5 });
   };
@@ -153,7 +162,7 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
 
 async function upload(l: LocalEntry, store: Store, key: string, journal: Journal, o: TransferOptions, summary: Summary): Promise<void> {
   const single = l.size <= o.partSize;
-  const { sha256 } = await hashFile(l.path, false);
+  const { sha256 } = await hashFile(l.path, false, o.stop);
   if (o.stop.aborted) throw interrupted(); // a long hashing pass outlived a stop signal
   if (single) {
     const { etag, stored, md5 } = await store.put(key, l.path, l.size, sha256, o.onBytes, o.cut);
@@ -167,7 +176,7 @@ async function upload(l: LocalEntry, store: Store, key: string, journal: Journal
   } else {
     await multipart(l, store, key, sha256, journal, o, summary);
   }
-  const there = await store.head(key);
+  const there = await store.head(key, o.cut);
   if (!there || there.size !== l.size || (there.sha256 !== undefined && there.sha256 !== sha256)) {
     throw new Error(`verification failed: the store holds ${there?.size ?? 'nothing'} bytes for ${l.size}`);
   }
@@ -197,7 +206,7 @@ async function multipart(
       st = undefined;
     }
     if (!st) {
-      st = { uploadId: await store.createUpload(key, sha256), size: l.size, mtimeMs: l.mtimeMs, sha256, partSize: o.partSize, parts: {} };
+      st = { uploadId: await store.createUpload(key, sha256, o.cut), size: l.size, mtimeMs: l.mtimeMs, sha256, partSize: o.partSize, parts: {} };
       await journal.setUpload(l.rel, st);
     }
     const state = st;
@@ -217,7 +226,7 @@ async function multipart(
       });
       if (all.some((p) => state.parts[p.n] === undefined)) throw interrupted();
       await unchanged(l);
-      await store.complete(key, state.uploadId, all.map((p) => ({ n: p.n, etag: state.parts[p.n]! })));
+      await store.complete(key, state.uploadId, all.map((p) => ({ n: p.n, etag: state.parts[p.n]! })), o.cut);
       await journal.setUpload(l.rel, undefined);
       return;
     } catch (err) {

@@ -9,11 +9,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { chmod, chown, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { startFakeS3 } from '../stage/attacks/stage-fake-s3.ts';
-import { ESTUARY, stage } from '../stage/attacks/stage-run.ts';
-import { NODE, startChild } from '../helpers/process.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
+import { startFakeS3 } from './stage-fake-s3.ts';
+import { ESTUARY, stage } from './stage-run.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
 
 afterAll(runTeardowns);
 
