@@ -12,9 +12,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, rm, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Stats } from 'node:fs';
-import { PARTIAL_SUFFIX } from './keys.ts';
+import { NAME_MAX, PARTIAL_SUFFIX } from './keys.ts';
 
 const { O_CREAT, O_EXCL, O_NOFOLLOW, O_RDWR, O_WRONLY } = constants;
 
@@ -43,7 +43,13 @@ export class Destination {
 
   /** The partial file of `key` at `rel`: one per key, so two keys never share one. */
   partial(rel: string, key: string): string {
-    return `${this.path(rel)}.${createHash('sha256').update(key).digest('hex').slice(0, 12)}${PARTIAL_SUFFIX}`;
+    const hash = createHash('sha256').update(key).digest('hex');
+    const path = this.path(rel);
+    const name = `${basename(path)}.${hash.slice(0, 12)}${PARTIAL_SUFFIX}`;
+    // A name near NAME_MAX has no room for the suffix: the partial file is then named by the hash
+    // alone (still one per key, still in the same directory, so the final rename stays atomic).
+    if (Buffer.byteLength(name) <= NAME_MAX) return `${path}.${hash.slice(0, 12)}${PARTIAL_SUFFIX}`;
+    return join(dirname(path), `.${hash.slice(0, 32)}${PARTIAL_SUFFIX}`);
   }
 
   /** Makes the parent directories of `rel`, one level at a time, refusing symlinks and non-directories. */

@@ -15,7 +15,7 @@ export const LOCK_NAME = '.estuary-stage';
 export const LOCK_FILES: ReadonlySet<string> = new Set([`${LOCK_NAME}.lock`, `${LOCK_NAME}.pid`]);
 
 /** Longest file name Linux filesystems take (NAME_MAX). */
-const NAME_MAX = 255;
+export const NAME_MAX = 255;
 
 /**
  * The '/'-separated local path of a key (relative to the prefix), or why it cannot have one.

@@ -2,7 +2,7 @@
 // interrupted transfer resume without sending finished parts again.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { lstat, mkdir, open, readdir, readFile, realpath, rename, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { LOCK_FILES, PARTIAL_SUFFIX } from './keys.ts';
 import type { Entry } from './plan.ts';
@@ -169,12 +169,20 @@ export class Journal {
 
   #save(): Promise<void> {
     const text = JSON.stringify(this.#data);
-    this.#writing = this.#writing.then(async () => {
+    // Writes stay in order, but each stands alone: one that failed (the disk full for a moment)
+    // fails only its own caller, and the next write, with the whole state, repairs it.
+    const write = this.#writing.catch(() => undefined).then(async () => {
       await mkdir(join(this.path, '..'), { recursive: true });
       const tmp = `${this.path}.${randomBytes(4).toString('hex')}`;
-      await writeFile(tmp, text);
-      await rename(tmp, this.path);
+      try {
+        await writeFile(tmp, text);
+        await rename(tmp, this.path);
+      } catch (err) {
+        await rm(tmp, { force: true });
+        throw err;
+      }
     });
-    return this.#writing;
+    this.#writing = write;
+    return write;
   }
 }

@@ -10,10 +10,10 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { startFakeS3 } from '../stage/attacks/stage-fake-s3.ts';
-import { stage } from '../stage/attacks/stage-run.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
+import { startFakeS3 } from './stage-fake-s3.ts';
+import { stage } from './stage-run.ts';
 
 afterAll(runTeardowns);
 
