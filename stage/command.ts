@@ -18,7 +18,7 @@ import { Journal } from './local.ts';
 import { lockDestination } from './lock.ts';
 import { bufferCollector } from './memory.ts';
 import { parseS3Url } from './plan.ts';
-import { interruptedLine, Progress, renderSummary } from './progress.ts';
+import { interruptedLine, printable, Progress, renderSummary } from './progress.ts';
 import { Store } from './s3.ts';
 import { type Signals, watchSignals } from './signals.ts';
 import { stageOut, type Summary, type TransferOptions } from './transfer.ts';
@@ -113,7 +113,7 @@ export const command = defineCommand({
     const human = process.stdout.isTTY === true && !config.json;
     process.stdout.write(human ? renderSummary(summary, seconds) : `${JSON.stringify({ direction, source: src, destination: dst, ...summary, seconds })}\n`);
     if (signals.received) throw stageErrors.interrupted(interruptedLine(summary), signals.received);
-    if (summary.collisions.length > 0) throw stageErrors.collisions(describeCollisions(summary.collisions));
+    if (summary.collisions.length > 0) throw stageErrors.collisions(printable(describeCollisions(summary.collisions)));
     return summary.failed.length + summary.failedMore > 0 ? EXIT.someFailed : EXIT.ok;
   },
 });

@@ -94,7 +94,7 @@ async function fetchOne(job: Job, store: Store, dest: Destination, journal: Jour
   if (here?.isFile() && here.size === job.r.size) {
     const there = await store.head(job.r.key, o.cut);
     if (there) {
-      const h = await hashFile(dest.path(job.path), !there.sha256, o.stop);
+      const h = await hashFile(dest.path(job.path), here.size, !there.sha256, o.stop);
       const remote = { rel: job.path, size: there.size, sha256: there.sha256, md5: there.md5 };
       if (identical(remote, { rel: job.path, size: here.size, ...h })) return 'skipped';
     }
@@ -163,9 +163,12 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
     summary.resumedBytes += from;
   }
   state.etag = got.etag;
+  // A GET without Content-Length or Content-Range (sent chunked): the listed size stands, and the
+  // checksum decides as ever.
+  const total = got.size ?? r.size;
   // Only files worth resuming are journalled: a small one is cheaper to fetch again.
-  const journalled = got.size > o.partSize;
-  if (journalled) await journal.setDownload(r.key, { etag: got.etag, size: got.size });
+  const journalled = total > o.partSize;
+  if (journalled) await journal.setDownload(r.key, { etag: got.etag, size: total });
   const fh = await dest.openPartial(partial, from > 0).catch((err: Error) => {
     got.body.destroy();
     throw final(err.message);
@@ -184,7 +187,7 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
   // that name meanwhile, what is there now was verified by nobody.
   if (!(await stillSame(partial, mine))) throw final('the partial file was replaced by another process during the download; run again');
   const size = (await lstat(partial)).size;
-  if (size !== got.size) throw new Error(`got ${size} of ${got.size} bytes`);
+  if (size !== total) throw new Error(`got ${size} of ${total} bytes`);
   const wantMd5 = got.md5;
   if ((got.sha256 && got.sha256 !== sums.sha256) || (!got.sha256 && wantMd5 && wantMd5 !== sums.md5)) {
     await rm(partial, { force: true });
@@ -197,10 +200,10 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
 }
 
 /** Writes the body after the `from` bytes already in `fh`, hashing all of it. */
-async function receive(fh: FileHandle, from: number, got: { body: NodeJS.ReadableStream; sha256?: string }, journalled: boolean, o: InOptions): Promise<{ sha256: string; md5?: string }> {
+async function receive(fh: FileHandle, from: number, got: { body: NodeJS.ReadableStream; sha256?: string; md5?: string }, journalled: boolean, o: InOptions): Promise<{ sha256: string; md5?: string }> {
   const sha = createHash('sha256');
   // MD5 costs three times the CPU of SHA-256 (with SHA extensions): only when nothing else checks.
-  const md5 = got.sha256 ? undefined : createHash('md5');
+  const md5 = got.sha256 || !got.md5 ? undefined : createHash('md5');
   const buf = from > 0 ? Buffer.allocUnsafe(256 * 1024) : Buffer.alloc(0);
   for (let pos = 0; pos < from; ) {
     const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, from - pos), pos);

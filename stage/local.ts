@@ -76,7 +76,7 @@ export async function walk(root: string, followOut = false): Promise<{ files: Lo
  * SHA-256 (recorded on every object) and, when asked, MD5 (what a single-part ETag is): a large
  * file, uploaded in parts, never needs its MD5, and skipping it halves the CPU of that pass.
  */
-export async function hashFile(path: string, withMd5 = true, signal?: AbortSignal): Promise<{ sha256: string; md5?: string }> {
+export async function hashFile(path: string, size: number, withMd5 = true, signal?: AbortSignal): Promise<{ sha256: string; md5?: string }> {
   const sha = createHash('sha256');
   const md5 = withMd5 ? createHash('md5') : undefined;
   // One buffer read into again and again: a stream would allocate a new one per read, and eight
@@ -84,10 +84,13 @@ export async function hashFile(path: string, withMd5 = true, signal?: AbortSigna
   const buf = Buffer.allocUnsafe(HASH_BUFFER);
   const fh = await open(path, 'r');
   try {
-    for (;;) {
+    // Exactly the listed bytes, which are the bytes sent: a file that reads as more than its size
+    // (procfs, or one written to meanwhile) must not get a hash of bytes the store never receives.
+    for (let left = size; left > 0; ) {
       // A pass over a large file takes seconds to minutes: a stop signal ends it between reads.
       if (signal?.aborted) throw Object.assign(new Error('interrupted'), { name: 'AbortError' });
-      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, left), null);
+      left -= bytesRead;
       if (bytesRead === 0) break;
       const c = buf.subarray(0, bytesRead);
       sha.update(c);

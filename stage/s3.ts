@@ -31,7 +31,8 @@ function fileBody(file: string, start: number, end: number, hash: Hash, onBytes?
   cut?.addEventListener('abort', () => abort.abort(), { once: true });
   let failure: Error | undefined;
   let sent = 0;
-  const source = createReadStream(file, { start, end: end > start ? end - 1 : undefined, highWaterMark: READ_CHUNK });
+  // An empty range reads nothing (createReadStream has no empty range: no `end` reads to EOF).
+  const source: Readable = end > start ? createReadStream(file, { start, end: end - 1, highWaterMark: READ_CHUNK }) : Readable.from([]);
   const body = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       hash.update(chunk);
@@ -226,7 +227,7 @@ export class Store {
     from: number,
     etag?: string,
     signal?: AbortSignal,
-  ): Promise<{ body: Readable; etag: string; md5?: string; size: number; sha256?: string } | undefined> {
+  ): Promise<{ body: Readable; etag: string; md5?: string; size: number | undefined; sha256?: string } | undefined> {
     try {
       const r = await this.#s3.send(
         new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: from > 0 ? `bytes=${from}-` : undefined, IfMatch: etag }),
@@ -237,7 +238,8 @@ export class Store {
         body: r.Body as Readable,
         etag: r.ETag ?? '',
         md5: contentMd5(r.ETag, encryptionOf(r)),
-        size: total !== undefined ? Number(total) : (r.ContentLength ?? 0),
+        // Neither (a chunked answer from a proxy, or a store streaming from its backend): unknown.
+        size: total !== undefined ? Number(total) : r.ContentLength,
         sha256: r.Metadata?.sha256,
       };
     } catch (err) {

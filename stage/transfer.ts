@@ -141,7 +141,7 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
   const byRel = new Map(local.map((l) => [l.rel, l]));
   const same = async (a: Extract<Action, { kind: 'check' }>) => {
     const l = byRel.get(a.entry.rel)!;
-    const h = await hashFile(l.path, true, o.stop);
+    const h = await hashFile(l.path, l.size, true, o.stop);
     const there = await store.head(prefix + a.entry.rel, o.cut);
     if (!there) return false;
     return identical({ ...l, ...h }, { rel: l.rel, size: there.size, sha256: there.sha256, md5: there.md5 });
@@ -162,7 +162,7 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
 
 async function upload(l: LocalEntry, store: Store, key: string, journal: Journal, o: TransferOptions, summary: Summary): Promise<void> {
   const single = l.size <= o.partSize;
-  const { sha256 } = await hashFile(l.path, false, o.stop);
+  const { sha256 } = await hashFile(l.path, l.size, false, o.stop);
   if (o.stop.aborted) throw interrupted(); // a long hashing pass outlived a stop signal
   if (single) {
     const { etag, stored, md5 } = await store.put(key, l.path, l.size, sha256, o.onBytes, o.cut);

@@ -7,10 +7,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { etagOf, sha256, startFakeS3 } from '../stage/attacks/stage-fake-s3.ts';
-import { stage } from '../stage/attacks/stage-run.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
+import { etagOf, sha256, startFakeS3 } from './stage-fake-s3.ts';
+import { stage } from './stage-run.ts';
 
 afterAll(runTeardowns);
 

@@ -9,11 +9,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { NODE, startChild } from '../helpers/process.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { startFakeS3 } from '../stage/attacks/stage-fake-s3.ts';
-import { ESTUARY } from '../stage/attacks/stage-run.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { tempDir } from '../../helpers/tmp.ts';
+import { startFakeS3 } from './stage-fake-s3.ts';
+import { ESTUARY } from './stage-run.ts';
 
 afterAll(runTeardowns);
 
