@@ -51,7 +51,9 @@ export const command = defineCommand({
     'and are renamed once verified; nothing is written outside DIR or through a symlink in it, and keys ' +
     'that map to one local path (d//f and d/f; F and f on a case-insensitive disk) are refused. ' +
     'Ctrl-C or SIGTERM: no new file starts, in-flight work is saved, then one line says what is done. ' +
-    'Exit status: 0 all copied or skipped, 1 some files failed or were refused (listed), 2 bad arguments, store ' +
+    'One stage in per destination (a second one stops: ESTUARY_STAGE_LOCKED). stage out follows no symlink that ' +
+    'leads outside the source unless --follow-source-symlinks. ' +
+    'Exit status: 0 all copied or skipped, 1 some files failed or were refused (listed), 2 bad arguments, destination in use, store ' +
     'unreachable, no objects under the prefix or more than --max-objects, 130 stopped by SIGINT, 143 by SIGTERM.',
   positionals: [
     { name: 'in|out|sync', describe: 'direction' },

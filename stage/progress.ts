@@ -59,7 +59,6 @@ export function renderLine(c: Counts, width = 120): string {
  * but NUL, and a name written raw to a terminal could retitle it, clear it, or split a line.
  */
 export function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => {
     const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
     return named[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
