@@ -9,7 +9,7 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { runTeardowns } from '../../helpers/cleanup.ts';
@@ -75,5 +75,32 @@ describe('stage in: two runs on one destination', () => {
     const final = await readFile(join(dest, 'f.bin')).catch(() => undefined);
     // Either no file (nobody verified one) or exactly the object's bytes.
     if (final !== undefined) expect(sha256(final)).toBe(sha256(body));
+  });
+
+  // Where the lock cannot be taken (a file system without record locks), or against any other
+  // process: the partial file replaced under a running download is never published.
+  it('does not rename a partial file another process put under that name', async () => {
+    const N = 256 * 1024;
+    const body = randomBytes(N);
+    const etag = `"${'c'.repeat(32)}-1"`;
+    const s3 = await startFakeS3(new Map([['p/f.bin', { body, sha256: true, etag }]]));
+    let held: ServerResponse | undefined;
+    s3.hook = (req, res) => {
+      if (req.method !== 'GET' || req.key !== 'p/f.bin') return false;
+      res.writeHead(200, { etag, 'x-amz-meta-sha256': sha256(body), 'content-length': String(N) });
+      res.write(body.subarray(0, N / 2));
+      held = res;
+      return true;
+    };
+    const dest = join(await tempDir(), 'dest');
+    const partial = `${join(dest, 'f.bin')}.${sha256('p/f.bin').slice(0, 12)}.estuary-partial`;
+    const a = stageChild(['in', 's3://bkt/p/', dest, '--endpoint', s3.endpoint, '--state-dir', await tempDir(), '--timeout', '5s']);
+    await waitFor(async () => (await stat(partial).then((s) => s.size, () => -1)) >= N / 2);
+    await rm(partial);
+    await writeFile(partial, randomBytes(N)); // the full size, other bytes
+    held!.end(body.subarray(N / 2));
+    expect(await a.exited).toBe(1);
+    expect(a.output()).toMatch(/the partial file was replaced by another process/);
+    expect(await readFile(join(dest, 'f.bin')).catch(() => undefined)).toBeUndefined();
   });
 });
