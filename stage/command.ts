@@ -4,7 +4,8 @@
 
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { rmdir, stat } from 'node:fs/promises';
+import { rm, rmdir, stat } from 'node:fs/promises';
+import type { DirLock } from '../lib/dir-lock.ts';
 import { defineCommand } from '../lib/command.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { option, optional } from '../lib/config/options.ts';
@@ -12,11 +13,12 @@ import { bool, duration, int, size, str, url } from '../lib/config/values.ts';
 import { Destination } from './dest.ts';
 import { stageIn } from './download.ts';
 import { EXIT, stageErrors } from './errors.ts';
-import { describeCollisions } from './keys.ts';
+import { describeCollisions, LOCK_NAME } from './keys.ts';
 import { Journal } from './local.ts';
+import { lockDestination } from './lock.ts';
 import { bufferCollector } from './memory.ts';
 import { parseS3Url } from './plan.ts';
-import { interruptedLine, Progress, renderSummary } from './progress.ts';
+import { interruptedLine, printable, Progress, renderSummary } from './progress.ts';
 import { Store } from './s3.ts';
 import { type Signals, watchSignals } from './signals.ts';
 import { stageOut, type Summary, type TransferOptions } from './transfer.ts';
@@ -34,6 +36,7 @@ export const stageOptions = {
   timeout: option(duration(1000, 3_600_000), 30_000, 'a response or object body that sends nothing for this long is cut and retried (a body 3 times, resuming), then the file fails'),
   maxObjects: option(int(1, 1_000_000_000), 1_000_000, 'most objects a listing may hold; a longer one stops the copy (exit 2)'),
   followDestSymlinks: option(bool(), false, 'stage in: follow symlinks inside the destination directory (refused by default: they could lead outside it)'),
+  followSourceSymlinks: option(bool(), false, 'stage out: follow symlinks in the source that lead outside it (listed as failed by default: a link planted there would publish what it points to)'),
   json: option(bool(), false, 'the closing summary as one JSON line on stdout also on a terminal (it always is when stdout is not one)'),
 };
 
@@ -48,7 +51,9 @@ export const command = defineCommand({
     'and are renamed once verified; nothing is written outside DIR or through a symlink in it, and keys ' +
     'that map to one local path (d//f and d/f; F and f on a case-insensitive disk) are refused. ' +
     'Ctrl-C or SIGTERM: no new file starts, in-flight work is saved, then one line says what is done. ' +
-    'Exit status: 0 all copied or skipped, 1 some files failed or were refused (listed), 2 bad arguments, store ' +
+    'One stage in per destination (a second one stops: ESTUARY_STAGE_LOCKED). stage out follows no symlink that ' +
+    'leads outside the source unless --follow-source-symlinks. ' +
+    'Exit status: 0 all copied or skipped, 1 some files failed or were refused (listed), 2 bad arguments, destination in use, store ' +
     'unreachable, no objects under the prefix or more than --max-objects, 130 stopped by SIGINT, 143 by SIGTERM.',
   positionals: [
     { name: 'in|out|sync', describe: 'direction' },
@@ -65,10 +70,25 @@ export const command = defineCommand({
     const { direction, remote, localDir } = await sides(args);
     const existed = await stat(localDir).then(() => true, () => false);
     const dest = direction === 'in' ? await openDestination(localDir, config.followDestSymlinks) : undefined;
+    // A directory this run created is removed again when the run fails before copying (rmdir
+    // removes only an empty one): a mistyped prefix or a bad credential file leaves nothing behind.
+    const undo = async () => {
+      if (dest && !existed) await rmdir(localDir).catch(() => undefined);
+    };
+    let lock: DirLock | undefined;
+    let store: Store;
+    try {
+      lock = dest ? await lockDestination(dest.root, (why) => log.warn({ destination: dest.root, err: why }, 'cannot lock the destination; make sure no other stage writes to it')) : undefined;
+      store = new Store({ endpoint: config.endpoint, region: config.region, credentialsFile: config.credentials, timeoutMs: config.timeout }, remote.bucket);
+    } catch (err) {
+      lock?.release();
+      if (dest && !existed) await rm(join(dest.root, `${LOCK_NAME}.lock`), { force: true });
+      await undo();
+      throw err;
+    }
     const stateDir = config.stateDir.startsWith('~/') ? join(homedir(), config.stateDir.slice(2)) : config.stateDir;
     const journal = new Journal(stateDir, src, dst);
     await journal.load();
-    const store = new Store({ endpoint: config.endpoint, region: config.region, credentialsFile: config.credentials, timeoutMs: config.timeout }, remote.bucket);
     const progress = new Progress(process.stderr, log);
     const signals = watchSignals(config.shutdownTimeout, (first) => {
       process.stderr.write(`\n${first} again: stopping now; run the same command to resume\n`);
@@ -78,8 +98,9 @@ export const command = defineCommand({
     try {
       summary = dest ? await stageIn(store, remote.prefix, dest, journal, opts) : await stageOut(localDir, store, remote.prefix, journal, opts);
     } catch (err) {
-      // A mistyped prefix leaves no empty directory behind (rmdir removes only an empty one).
-      if (dest && !existed) await rmdir(localDir).catch(() => undefined);
+      lock?.release();
+      if (dest && !existed) await rm(join(dest.root, `${LOCK_NAME}.lock`), { force: true });
+      await undo();
       if ((err as { code?: string }).code?.startsWith('ESTUARY_STAGE_')) throw err;
       if (isPlainHttpAnswer(err) && config.endpoint) throw notTlsError('--endpoint', config.endpoint);
       throw stageErrors.store(`listing s3://${remote.bucket}/${remote.prefix}`, describeStoreError(err, config.timeout));
@@ -87,14 +108,15 @@ export const command = defineCommand({
       progress.stop();
       signals.dispose();
       store.destroy();
+      lock?.release();
     }
-    if (direction === 'out' && summary.listed.files === 0) throw stageErrors.emptySource(localDir);
+    if (direction === 'out' && summary.listed.files === 0 && summary.failed.length === 0) throw stageErrors.emptySource(localDir);
     const seconds = progress.seconds;
     const human = process.stdout.isTTY === true && !config.json;
     process.stdout.write(human ? renderSummary(summary, seconds) : `${JSON.stringify({ direction, source: src, destination: dst, ...summary, seconds })}\n`);
     if (signals.received) throw stageErrors.interrupted(interruptedLine(summary), signals.received);
-    if (summary.collisions.length > 0) throw stageErrors.collisions(describeCollisions(summary.collisions));
-    return summary.failed.length > 0 ? EXIT.someFailed : EXIT.ok;
+    if (summary.collisions.length > 0) throw stageErrors.collisions(printable(describeCollisions(summary.collisions)));
+    return summary.failed.length + summary.failedMore > 0 ? EXIT.someFailed : EXIT.ok;
   },
 });
 
@@ -127,6 +149,7 @@ function transferOptions(config: Config, signals: Signals, progress: Progress): 
     partSize: config.partSize,
     partParallel: config.partParallel,
     maxObjects: config.maxObjects,
+    followSourceSymlinks: config.followSourceSymlinks,
     timeoutMs: config.timeout,
     stop: signals.stop,
     cut: signals.cut,

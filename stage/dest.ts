@@ -12,9 +12,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, rm, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Stats } from 'node:fs';
-import { PARTIAL_SUFFIX } from './keys.ts';
+import { NAME_MAX, PARTIAL_SUFFIX } from './keys.ts';
 
 const { O_CREAT, O_EXCL, O_NOFOLLOW, O_RDWR, O_WRONLY } = constants;
 
@@ -43,7 +43,13 @@ export class Destination {
 
   /** The partial file of `key` at `rel`: one per key, so two keys never share one. */
   partial(rel: string, key: string): string {
-    return `${this.path(rel)}.${createHash('sha256').update(key).digest('hex').slice(0, 12)}${PARTIAL_SUFFIX}`;
+    const hash = createHash('sha256').update(key).digest('hex');
+    const path = this.path(rel);
+    const name = `${basename(path)}.${hash.slice(0, 12)}${PARTIAL_SUFFIX}`;
+    // A name near NAME_MAX has no room for the suffix: the partial file is then named by the hash
+    // alone (still one per key, still in the same directory, so the final rename stays atomic).
+    if (Buffer.byteLength(name) <= NAME_MAX) return `${path}.${hash.slice(0, 12)}${PARTIAL_SUFFIX}`;
+    return join(dirname(path), `.${hash.slice(0, 32)}${PARTIAL_SUFFIX}`);
   }
 
   /** Makes the parent directories of `rel`, one level at a time, refusing symlinks and non-directories. */
@@ -84,9 +90,10 @@ export class Destination {
     let fh: FileHandle;
     if (resume) {
       fh = await open(partial, O_RDWR | O_NOFOLLOW);
-      if (!(await fh.stat()).isFile()) {
+      const why = notOurs(await fh.stat());
+      if (why !== undefined) {
         await fh.close();
-        throw new Error(`${partial} is not a regular file`);
+        throw new Error(`${partial} ${why}; not resumed`);
       }
     } else {
       await rm(partial, { force: true }); // removes a symlink itself, not its target
@@ -103,6 +110,26 @@ export class Destination {
     await rm(real, { force: true }); // ours: created exclusively a moment ago
     throw new Error(`${partial} resolved to ${real}, outside the destination (a directory was replaced by a symlink); not written`);
   }
+}
+
+/**
+ * Why a partial file found on disk must not be resumed (written into), or undefined. A hard link
+ * (nlink > 1) may be another name of a file outside the destination: O_NOFOLLOW and the
+ * /proc/self/fd check both pass for it, so only the link count shows it. A file of another user
+ * was not left by us.
+ */
+export function notOurs(st: Stats): string | undefined {
+  if (!st.isFile()) return 'is not a regular file';
+  if (st.nlink > 1) return `has ${st.nlink} links (a hard link may write elsewhere)`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) return `belongs to user ${st.uid}, not this one`;
+  return undefined;
+}
+
+/** True while `path` is still the very file `st` describes (not one another run put under that name). */
+export async function stillSame(path: string, st: Stats): Promise<boolean> {
+  const now = await lstatOrUndefined(path);
+  return now !== undefined && now.dev === st.dev && now.ino === st.ino && now.nlink === 1;
 }
 
 async function lstatOrUndefined(path: string): Promise<Stats | undefined> {

@@ -10,14 +10,14 @@ import { createHash } from 'node:crypto';
 import { lstat, rename, rm, type FileHandle } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Destination } from './dest.ts';
+import { type Destination, notOurs, stillSame } from './dest.ts';
 import { stageErrors } from './errors.ts';
 import { PathClaims, localRel } from './keys.ts';
 import { hashFile, type Journal } from './local.ts';
-import { etagMd5, identical } from './plan.ts';
+import { identical } from './plan.ts';
 import { BoundedQueue } from './queue.ts';
 import type { RemoteEntry, Store } from './s3.ts';
-import { each, interrupted, isAbort, newSummary, settle, type Summary, type TransferOptions } from './transfer.ts';
+import { each, fail, interrupted, isAbort, newSummary, settle, type Summary, type TransferOptions } from './transfer.ts';
 
 /** Listed objects waiting for a worker: two listing pages, so the next page is fetched while copies run. */
 const QUEUE_ENTRIES = 2000;
@@ -73,8 +73,7 @@ async function list(store: Store, prefix: string, claims: PathClaims, queue: Bou
       if (claim !== 'first') {
         const why = 'refused' in l ? l.refused : `it maps to the same local path (${l.path}) as an earlier key`;
         const error = `key ${JSON.stringify(r.key)} not written: ${why}`;
-        summary.failed.push({ rel: r.rel, error });
-        o.onFile(r.rel, 'failed', r.size, error);
+        fail(summary, o, r.rel, r.size, error);
         continue;
       }
       summary.listed.files++;
@@ -93,10 +92,10 @@ async function fetchOne(job: Job, store: Store, dest: Destination, journal: Jour
   await dest.parents(job.path);
   const here = await dest.existing(job.path);
   if (here?.isFile() && here.size === job.r.size) {
-    const there = await store.head(job.r.key);
+    const there = await store.head(job.r.key, o.cut);
     if (there) {
-      const h = await hashFile(dest.path(job.path), !there.sha256);
-      const remote = { rel: job.path, size: there.size, sha256: there.sha256, md5: etagMd5(there.etag) };
+      const h = await hashFile(dest.path(job.path), here.size, !there.sha256, o.stop);
+      const remote = { rel: job.path, size: there.size, sha256: there.sha256, md5: there.md5 };
       if (identical(remote, { rel: job.path, size: here.size, ...h })) return 'skipped';
     }
   }
@@ -145,14 +144,17 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
   const partial = dest.partial(path, r.key);
   // Resume a partial file only if the object is still the one it was started from (If-Match).
   const st = state.etag ? await lstat(partial).catch(() => undefined) : undefined;
-  let from = st?.isFile() ? st.size : 0;
+  // A partial file that is not plainly ours (a hard link, another user's) is never written into:
+  // it is removed and the object fetched from its start.
+  let from = st && notOurs(st) === undefined ? st.size : 0;
   // As long as the object (killed between the last byte and the rename): the range would be
   // empty, so fetch it again whole rather than trust bytes never verified.
   if (from >= r.size) from = 0;
-  let got = from > 0 ? await store.read(r.key, from, state.etag) : undefined;
+  // The request waits for the deadline (a small file may still finish), a body of a journalled one not.
+  let got = from > 0 ? await store.read(r.key, from, state.etag, o.cut) : undefined;
   if (!got) {
     from = 0;
-    got = await store.read(r.key, 0);
+    got = await store.read(r.key, 0, undefined, o.cut);
     if (!got) throw final('the object vanished from the store');
   }
   // Counted once: a retry within this run continuing its own partial file resumes nothing earlier.
@@ -161,21 +163,32 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
     summary.resumedBytes += from;
   }
   state.etag = got.etag;
+  // A GET without Content-Length or Content-Range (sent chunked): the listed size stands, and the
+  // checksum decides as ever.
+  const total = got.size ?? r.size;
   // Only files worth resuming are journalled: a small one is cheaper to fetch again.
-  const journalled = got.size > o.partSize;
-  if (journalled) await journal.setDownload(r.key, { etag: got.etag, size: got.size });
+  const journalled = total > o.partSize;
+  if (journalled) await journal.setDownload(r.key, { etag: got.etag, size: total });
   const fh = await dest.openPartial(partial, from > 0).catch((err: Error) => {
     got.body.destroy();
     throw final(err.message);
+  });
+  const mine = await fh.stat().catch(async (err: unknown) => {
+    got.body.destroy();
+    await fh.close().catch(() => undefined);
+    throw err;
   });
   // The write stream closes (and, with flush, fsyncs) the file when it ends or fails.
   const sums = await receive(fh, from, got, journalled, o).catch(async (err: unknown) => {
     await fh.close().catch(() => undefined);
     throw err;
   });
+  // Only the file this run wrote and hashed is published: if another process replaced it under
+  // that name meanwhile, what is there now was verified by nobody.
+  if (!(await stillSame(partial, mine))) throw final('the partial file was replaced by another process during the download; run again');
   const size = (await lstat(partial)).size;
-  if (size !== got.size) throw new Error(`got ${size} of ${got.size} bytes`);
-  const wantMd5 = etagMd5(got.etag);
+  if (size !== total) throw new Error(`got ${size} of ${total} bytes`);
+  const wantMd5 = got.md5;
   if ((got.sha256 && got.sha256 !== sums.sha256) || (!got.sha256 && wantMd5 && wantMd5 !== sums.md5)) {
     await rm(partial, { force: true });
     if (journalled) await journal.setDownload(r.key, undefined);
@@ -187,10 +200,10 @@ async function attempt(job: Job, store: Store, dest: Destination, journal: Journ
 }
 
 /** Writes the body after the `from` bytes already in `fh`, hashing all of it. */
-async function receive(fh: FileHandle, from: number, got: { body: NodeJS.ReadableStream; sha256?: string }, journalled: boolean, o: InOptions): Promise<{ sha256: string; md5?: string }> {
+async function receive(fh: FileHandle, from: number, got: { body: NodeJS.ReadableStream; sha256?: string; md5?: string }, journalled: boolean, o: InOptions): Promise<{ sha256: string; md5?: string }> {
   const sha = createHash('sha256');
   // MD5 costs three times the CPU of SHA-256 (with SHA extensions): only when nothing else checks.
-  const md5 = got.sha256 ? undefined : createHash('md5');
+  const md5 = got.sha256 || !got.md5 ? undefined : createHash('md5');
   const buf = from > 0 ? Buffer.allocUnsafe(256 * 1024) : Buffer.alloc(0);
   for (let pos = 0; pos < from; ) {
     const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, from - pos), pos);

@@ -25,6 +25,14 @@ export const stageErrors = {
       `${what} failed: ${reason}; check --endpoint, the credentials and that the bucket exists`,
       BAD_INPUT,
     ),
+  locked: (dir: string, pid: number | undefined) =>
+    new EstuaryError(
+      'ESTUARY_STAGE_LOCKED',
+      `${dir} is being written by another estuary stage (${pid === undefined ? 'its PID unknown' : `process ${pid}`}); wait for it to end, or stage into another directory`,
+      BAD_INPUT,
+    ),
+  protocol: (what: string, reason: string) =>
+    new EstuaryError('ESTUARY_STAGE_STORE', `${what} failed: the store answered ${reason}; this is a fault of the store or a proxy before it, report it to its operators`, BAD_INPUT),
   empty: (where: string) =>
     new EstuaryError('ESTUARY_STAGE_EMPTY', `no objects under ${where} — check the prefix`, BAD_INPUT),
   emptySource: (dir: string) =>

@@ -8,8 +8,14 @@
 /** A download lands in NAME.<key hash>.estuary-partial first; keys ending so are refused. */
 export const PARTIAL_SUFFIX = '.estuary-partial';
 
+/** Base name of `stage in`'s lock (`.estuary-stage.lock`) and of its holder's PID file beside it. */
+export const LOCK_NAME = '.estuary-stage';
+
+/** The names the lock uses at the destination's root: no key is written over them. */
+export const LOCK_FILES: ReadonlySet<string> = new Set([`${LOCK_NAME}.lock`, `${LOCK_NAME}.pid`]);
+
 /** Longest file name Linux filesystems take (NAME_MAX). */
-const NAME_MAX = 255;
+export const NAME_MAX = 255;
 
 /**
  * The '/'-separated local path of a key (relative to the prefix), or why it cannot have one.
@@ -25,15 +31,21 @@ export function localRel(rel: string): { path: string } | { refused: string } {
     if (s.endsWith(PARTIAL_SUFFIX)) return { refused: `a name ending in ${PARTIAL_SUFFIX} is stage's own partial file` };
     if (Buffer.byteLength(s) > NAME_MAX) return { refused: `a name is longer than ${NAME_MAX} bytes` };
   }
+  if (segments.length === 1 && LOCK_FILES.has(segments[0]!)) return { refused: `${segments[0]} at the top is stage's own lock file` };
   return { path: segments.join('/') };
 }
 
 export interface Collision {
   /** The local path, as the first key made it. */
   readonly path: string;
-  /** Every key that maps to it, the one copied first. */
+  /** The keys that map to it, the one copied first; at most MAX_COLLISION_KEYS. */
   readonly keys: string[];
+  /** Further keys that map to it, counted only (a store can list any number of aliases). */
+  more: number;
 }
+
+/** Keys kept per colliding path: enough to name the problem, bounded whatever the store lists. */
+export const MAX_COLLISION_KEYS = 100;
 
 /**
  * Claims of local paths by keys, in listing order. `claim` says whether `key` may write `path`:
@@ -47,6 +59,8 @@ export class PathClaims {
   /** Local path (case-folded where the filesystem folds) → the key that claimed it, and its path as written. */
   readonly #byPath = new Map<string, string | { key: string; path: string }>();
   readonly #collisions = new Map<string, Collision>();
+  /** The keys kept for each colliding path, to count a repeated one once. */
+  readonly #seen = new Map<string, Set<string>>();
 
   constructor(caseInsensitive: boolean) {
     this.#caseInsensitive = caseInsensitive;
@@ -62,9 +76,19 @@ export class PathClaims {
     }
     const first = typeof owner === 'string' ? { key: owner, path: id } : owner;
     if (first.key === key) return 'repeat';
-    const c = this.#collisions.get(id) ?? { path: first.path, keys: [first.key] };
-    if (!c.keys.includes(key)) c.keys.push(key);
-    this.#collisions.set(id, c);
+    let c = this.#collisions.get(id);
+    if (!c) {
+      c = { path: first.path, keys: [first.key], more: 0 };
+      this.#collisions.set(id, c);
+      this.#seen.set(id, new Set([first.key]));
+    }
+    // A Set, not keys.includes(): a store listing n aliases of one path must not cost n² steps.
+    const seen = this.#seen.get(id)!;
+    if (seen.has(key)) return 'collision';
+    if (c.keys.length < MAX_COLLISION_KEYS) {
+      c.keys.push(key);
+      seen.add(key);
+    } else c.more++;
     return 'collision';
   }
 
@@ -79,7 +103,12 @@ export class PathClaims {
 
 /** One line naming colliding keys, at most `max` groups (the summary JSON lists them all). */
 export function describeCollisions(cs: readonly Collision[], max = 5): string {
-  const shown = cs.slice(0, max).map((c) => `${c.keys.map((k) => JSON.stringify(k)).join(', ')} → ${c.path}`);
+  const keys = (c: Collision) => {
+    const listed = c.keys.slice(0, max).map((k) => JSON.stringify(k));
+    const n = c.keys.length - listed.length + c.more;
+    return `${listed.join(', ')}${n > 0 ? ` and ${n} more keys` : ''}`;
+  };
+  const shown = cs.slice(0, max).map((c) => `${keys(c)} → ${c.path}`);
   const more = cs.length > max ? `; and ${cs.length - max} more` : '';
   return `${shown.join('; ')}${more}`;
 }

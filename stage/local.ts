@@ -2,9 +2,9 @@
 // interrupted transfer resume without sending finished parts again.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
-import { PARTIAL_SUFFIX } from './keys.ts';
+import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import { LOCK_FILES, PARTIAL_SUFFIX } from './keys.ts';
 import type { Entry } from './plan.ts';
 
 /** Read size of the hashing pass: large enough that a read costs little beside hashing it. */
@@ -15,32 +15,68 @@ export interface LocalEntry extends Entry {
   readonly mtimeMs: number;
 }
 
+/** An entry of the source that cannot be uploaded, and why: listed as failed, the others go on. */
+export interface Unreadable {
+  readonly rel: string;
+  readonly error: string;
+}
+
 /**
- * Files under `root` (symlinks are followed to files and directories; a directory already on the
- * way down, such as `loop -> ..`, is not entered again, which would recurse without end).
+ * Files under `root`. A symlink is followed while it leads to a file or directory inside the
+ * source; one that leads outside it is not followed (listed as unreadable) unless `followOut`, as
+ * rclone copies no link without -L: a link planted in a shared results directory must not make
+ * whoever stages it out publish what it points to. A directory already on the way down (`loop ->
+ * ..`) is not entered again. An entry that cannot be read (a dangling link, a name that is not
+ * UTF-8, a directory without permission, a name ending in .estuary-partial, which `stage in`
+ * could never write back) is listed in `unreadable`; the walk goes on. Stage's own lock files at
+ * the top (a directory that was a `stage in` destination) are left out.
  */
-export async function walk(root: string): Promise<LocalEntry[]> {
-  const out: LocalEntry[] = [];
-  const visit = async (dir: string, above: ReadonlySet<string>): Promise<void> => {
-    for (const d of await readdir(dir, { withFileTypes: true })) {
-      const path = join(dir, d.name);
-      if (d.name.endsWith(PARTIAL_SUFFIX)) continue;
-      const st = await stat(path);
-      const id = `${st.dev}:${st.ino}`;
-      if (st.isDirectory() && !above.has(id)) await visit(path, new Set([...above, id]));
-      else if (st.isFile()) out.push({ path, rel: relative(root, path).split(sep).join('/'), size: st.size, mtimeMs: st.mtimeMs });
+export async function walk(root: string, followOut = false): Promise<{ files: LocalEntry[]; unreadable: Unreadable[] }> {
+  const files: LocalEntry[] = [];
+  const unreadable: Unreadable[] = [];
+  const realRoot = await realpath(root);
+  const inside = (p: string) => p === realRoot || p.startsWith(realRoot + sep);
+  const visit = async (dir: string, relDir: string, above: ReadonlySet<string>): Promise<void> => {
+    let names: Buffer[];
+    try {
+      names = await readdir(dir, { encoding: 'buffer' });
+    } catch (err) {
+      unreadable.push({ rel: relDir || '.', error: `cannot read the directory (${(err as NodeJS.ErrnoException).code ?? String(err)})` });
+      return;
+    }
+    for (const raw of names) {
+      const name = raw.toString('utf8');
+      const rel = relDir ? `${relDir}/${name}` : name;
+      const why = await entry(join(dir, name), rel, raw, name, relDir === '', above);
+      if (why) unreadable.push({ rel, error: why });
     }
   };
+  const entry = async (path: string, rel: string, raw: Buffer, name: string, top: boolean, above: ReadonlySet<string>): Promise<string | undefined> => {
+    if (!Buffer.from(name, 'utf8').equals(raw)) return 'its name is not UTF-8, which an S3 key must be; rename it';
+    if (top && LOCK_FILES.has(name)) return undefined;
+    if (name.endsWith(PARTIAL_SUFFIX)) return `a name ending in ${PARTIAL_SUFFIX} is stage's own partial file, which stage in would not write back; rename it`;
+    const st = await stat(path).catch((err: NodeJS.ErrnoException) => err);
+    if (st instanceof Error) return `cannot read it (${st.code ?? st.message}${st.code === 'ENOENT' ? ': a symlink to nothing' : ''})`;
+    if (!followOut && (await lstat(path)).isSymbolicLink()) {
+      const target = await realpath(path).catch(() => undefined);
+      if (target === undefined || !inside(target)) return 'a symlink that leads outside the source; not followed (--follow-source-symlinks follows it)';
+    }
+    const id = `${st.dev}:${st.ino}`;
+    if (st.isDirectory() && !above.has(id)) await visit(path, rel, new Set([...above, id]));
+    else if (st.isFile()) files.push({ path, rel, size: st.size, mtimeMs: st.mtimeMs });
+    return undefined;
+  };
   const top = await stat(root);
-  await visit(root, new Set([`${top.dev}:${top.ino}`]));
-  return out.sort((a, b) => (a.rel < b.rel ? -1 : 1));
+  await visit(root, '', new Set([`${top.dev}:${top.ino}`]));
+  files.sort((a, b) => (a.rel < b.rel ? -1 : 1));
+  return { files, unreadable };
 }
 
 /**
  * SHA-256 (recorded on every object) and, when asked, MD5 (what a single-part ETag is): a large
  * file, uploaded in parts, never needs its MD5, and skipping it halves the CPU of that pass.
  */
-export async function hashFile(path: string, withMd5 = true): Promise<{ sha256: string; md5?: string }> {
+export async function hashFile(path: string, size: number, withMd5 = true, signal?: AbortSignal): Promise<{ sha256: string; md5?: string }> {
   const sha = createHash('sha256');
   const md5 = withMd5 ? createHash('md5') : undefined;
   // One buffer read into again and again: a stream would allocate a new one per read, and eight
@@ -48,8 +84,13 @@ export async function hashFile(path: string, withMd5 = true): Promise<{ sha256: 
   const buf = Buffer.allocUnsafe(HASH_BUFFER);
   const fh = await open(path, 'r');
   try {
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+    // Exactly the listed bytes, which are the bytes sent: a file that reads as more than its size
+    // (procfs, or one written to meanwhile) must not get a hash of bytes the store never receives.
+    for (let left = size; left > 0; ) {
+      // A pass over a large file takes seconds to minutes: a stop signal ends it between reads.
+      if (signal?.aborted) throw Object.assign(new Error('interrupted'), { name: 'AbortError' });
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, left), null);
+      left -= bytesRead;
       if (bytesRead === 0) break;
       const c = buf.subarray(0, bytesRead);
       sha.update(c);
@@ -131,12 +172,20 @@ export class Journal {
 
   #save(): Promise<void> {
     const text = JSON.stringify(this.#data);
-    this.#writing = this.#writing.then(async () => {
+    // Writes stay in order, but each stands alone: one that failed (the disk full for a moment)
+    // fails only its own caller, and the next write, with the whole state, repairs it.
+    const write = this.#writing.catch(() => undefined).then(async () => {
       await mkdir(join(this.path, '..'), { recursive: true });
       const tmp = `${this.path}.${randomBytes(4).toString('hex')}`;
-      await writeFile(tmp, text);
-      await rename(tmp, this.path);
+      try {
+        await writeFile(tmp, text);
+        await rename(tmp, this.path);
+      } catch (err) {
+        await rm(tmp, { force: true });
+        throw err;
+      }
     });
-    return this.#writing;
+    this.#writing = write;
+    return write;
   }
 }

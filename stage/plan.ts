@@ -25,6 +25,18 @@ export function etagMd5(etag: string | undefined): string | undefined {
   return m ? m[1]!.toLowerCase() : undefined;
 }
 
+/**
+ * The MD5 of an object's content as its ETag tells it, or undefined where the ETag is no MD5:
+ * multipart, and objects encrypted with KMS keys (`aws:kms`, `aws:kms:dsse`) or with the
+ * customer's key (SSE-C), whose ETags are 32 hex digits of something else. Objects encrypted with
+ * the store's own keys (`AES256`, SSE-S3) keep MD5 ETags. botocore draws the same line.
+ */
+export function contentMd5(etag: string | undefined, encryption: { sse?: string; sseCustomerAlgorithm?: string }): string | undefined {
+  if (encryption.sseCustomerAlgorithm) return undefined;
+  if (encryption.sse !== undefined && encryption.sse !== 'AES256') return undefined;
+  return etagMd5(etag);
+}
+
 /** True when both sides are known to hold the same bytes. */
 export function identical(src: Entry, dst: Entry): boolean {
   if (src.size !== dst.size) return false;

@@ -5,7 +5,7 @@
 // The rendering functions are pure and tested without a terminal.
 
 import type { Logger } from '../lib/log.ts';
-import type { Outcome, Summary } from './transfer.ts';
+import { MAX_FAILED_LISTED, type Outcome, type Summary } from './transfer.ts';
 
 export interface Counts {
   /** Bytes moved over the network in this run. */
@@ -54,15 +54,27 @@ export function renderLine(c: Counts, width = 120): string {
   return line.length > width ? line.slice(0, Math.max(0, width - 1)) : line;
 }
 
+/**
+ * `text` with every control character shown as an escape (`\x1b`, `\n`): a key may hold any byte
+ * but NUL, and a name written raw to a terminal could retitle it, clear it, or split a line.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => {
+    const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    return named[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  });
+}
+
 /** The closing summary for a person: what was done, what failed, what was resumed. */
 export function renderSummary(s: Summary, seconds: number): string {
   const rate = s.bytes / MiB / Math.max(0.001, seconds);
   const lines = [
-    `copied ${s.copied} file${s.copied === 1 ? '' : 's'} (${formatBytes(s.bytes)}), skipped ${s.skipped}, failed ${s.failed.length} in ${formatSeconds(seconds)} (${rate.toFixed(1)} MiB/s)`,
+    `copied ${s.copied} file${s.copied === 1 ? '' : 's'} (${formatBytes(s.bytes)}), skipped ${s.skipped}, failed ${s.failed.length + s.failedMore} in ${formatSeconds(seconds)} (${rate.toFixed(1)} MiB/s)`,
   ];
   if (s.resumedParts > 0 || s.resumedBytes > 0) lines.push(`resumed from an earlier run: ${s.resumedParts} parts, ${formatBytes(s.resumedBytes)}`);
-  for (const f of s.failed.slice(0, 10)) lines.push(`failed: ${f.rel}: ${f.error}`);
-  if (s.failed.length > 10) lines.push(`… and ${s.failed.length - 10} more failed (the JSON summary with --json lists them all)`);
+  for (const f of s.failed.slice(0, 10)) lines.push(printable(`failed: ${f.rel}: ${f.error}`));
+  const more = s.failed.length + s.failedMore - 10;
+  if (more > 0) lines.push(`… and ${more} more failed (the JSON summary with --json lists the first ${MAX_FAILED_LISTED})`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -70,7 +82,7 @@ export function renderSummary(s: Summary, seconds: number): string {
 export function interruptedLine(s: Summary): string {
   const done = s.copied + s.skipped;
   const total = s.listed.complete ? ` of ${s.listed.files}` : s.listed.files > 0 ? ` of at least ${s.listed.files}` : '';
-  const saved = s.interrupted.filter((i) => i.saved !== 'nothing').map((i) => `${i.saved} of ${i.rel}`);
+  const saved = s.interrupted.filter((i) => i.saved !== 'nothing').map((i) => `${i.saved} of ${printable(i.rel)}`);
   const shown = saved.length > 3 ? [...saved.slice(0, 3), `${saved.length - 3} more files in part`] : saved;
   const part = shown.length > 0 ? `, ${shown.join(', ')} saved` : '';
   return `interrupted: ${done}${total} files done${part}; run the same command to resume`;
@@ -120,7 +132,7 @@ export class Progress {
   /** A line for a person above the progress line on a terminal, a log line elsewhere. */
   #say(fields: Record<string, unknown>, msg: string, text: string, level: 'info' | 'warn'): void {
     if (!this.#tty) return void this.#log[level](fields, msg);
-    this.#out.write(`${this.#drawn ? '\r\x1b[K' : ''}${text}\n`);
+    this.#out.write(`${this.#drawn ? '\r\x1b[K' : ''}${printable(text)}\n`);
     this.#drawn = false;
   }
 

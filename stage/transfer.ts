@@ -6,7 +6,7 @@
 
 import { stat } from 'node:fs/promises';
 import { hashFile, type Journal, type LocalEntry, walk } from './local.ts';
-import { etagMd5, identical, parts, plan, type Action } from './plan.ts';
+import { identical, parts, plan, type Action } from './plan.ts';
 import { CHANGED, isNoSuchUpload, type Store } from './s3.ts';
 
 export type Outcome = 'copied' | 'skipped' | 'failed' | 'interrupted';
@@ -23,6 +23,8 @@ export interface TransferOptions {
   readonly stop: AbortSignal;
   /** Aborted at the shutdown deadline: whatever is still in flight is cut. */
   readonly cut: AbortSignal;
+  /** stage out: follow symlinks that lead outside the source directory. */
+  readonly followSourceSymlinks?: boolean;
   readonly onBytes: (n: number) => void;
   /** Files and bytes found to copy or compare so far (grows while a listing streams in). */
   readonly onListed: (files: number, bytes: number, complete: boolean) => void;
@@ -34,7 +36,10 @@ export interface TransferOptions {
 export interface Summary {
   copied: number;
   skipped: number;
+  /** Files that failed or were refused, the first MAX_FAILED_LISTED of them (the rest counted in failedMore). */
   failed: { rel: string; error: string }[];
+  /** Failures beyond those listed in `failed`: a store can list any number of keys to refuse. */
+  failedMore: number;
   bytes: number;
   resumedParts: number;
   resumedBytes: number;
@@ -43,14 +48,24 @@ export interface Summary {
   /** Files stopped by a signal, with what of them is saved for the next run. */
   interrupted: { rel: string; saved: string }[];
   /** Keys refused because another key of the listing maps to the same local path. */
-  collisions: { path: string; keys: string[] }[];
+  collisions: { path: string; keys: string[]; more: number }[];
 }
 
 export function newSummary(): Summary {
   return {
-    copied: 0, skipped: 0, failed: [], bytes: 0, resumedParts: 0, resumedBytes: 0,
+    copied: 0, skipped: 0, failed: [], failedMore: 0, bytes: 0, resumedParts: 0, resumedBytes: 0,
     listed: { files: 0, bytes: 0, complete: false }, interrupted: [], collisions: [],
   };
+}
+
+/** Failures kept with their error; more are counted only, so memory does not grow with a listing. */
+export const MAX_FAILED_LISTED = 1000;
+
+/** Files a failure in the summary (listed or counted) and reports it. */
+export function fail(summary: Summary, o: TransferOptions, rel: string, size: number, error: string): void {
+  if (summary.failed.length < MAX_FAILED_LISTED) summary.failed.push({ rel, error });
+  else summary.failedMore++;
+  o.onFile(rel, 'failed', size, error);
 }
 
 /** Runs `fn` on every item `next` gives, `width` at a time, until it gives undefined or `stop` aborts. */
@@ -104,26 +119,32 @@ export async function settle(
       return;
     }
     const error = err instanceof Error ? err.message : String(err);
-    summary.failed.push({ rel, error });
-    o.onFile(rel, 'failed', size, error);
+    fail(summary, o, rel, size, error);
   }
 }
 
 /** Local directory → bucket prefix. */
 export async function stageOut(root: string, store: Store, prefix: string, journal: Journal, o: TransferOptions): Promise<Summary> {
-  const local = await walk(root);
+  const { files: local, unreadable } = await walk(root, o.followSourceSymlinks === true);
   const summary = newSummary();
   summary.listed = { files: local.length, bytes: local.reduce((n, l) => n + l.size, 0), complete: true };
   o.onListed(summary.listed.files, summary.listed.bytes, true);
+  for (const u of unreadable) fail(summary, o, u.rel, 0, u.error);
   if (local.length === 0) return summary;
-  const remote = new Map((await store.list(prefix, o.maxObjects)).map((e) => [e.rel, e]));
+  // A signal during the destination listing ends the run at once: nothing has started yet.
+  const listing = await store.list(prefix, o.maxObjects, o.stop).catch((err: unknown) => {
+    if (o.stop.aborted) return undefined;
+    throw err;
+  });
+  if (!listing) return summary;
+  const remote = new Map(listing.map((e) => [e.rel, e]));
   const byRel = new Map(local.map((l) => [l.rel, l]));
   const same = async (a: Extract<Action, { kind: 'check' }>) => {
     const l = byRel.get(a.entry.rel)!;
-    const h = await hashFile(l.path);
-    const there = await store.head(prefix + a.entry.rel);
+    const h = await hashFile(l.path, l.size, true, o.stop);
+    const there = await store.head(prefix + a.entry.rel, o.cut);
     if (!there) return false;
-    return identical({ ...l, ...h }, { rel: l.rel, size: there.size, sha256: there.sha256, md5: etagMd5(there.etag) });
+    return identical({ ...l, ...h }, { rel: l.rel, size: there.size, sha256: there.sha256, md5: there.md5 });
   };
   const saved = (rel: string) => {
     const n = Object.keys(journal.upload(rel)?.parts ?? {}).length;
@@ -141,22 +162,21 @@ export async function stageOut(root: string, store: Store, prefix: string, journ
 
 async function upload(l: LocalEntry, store: Store, key: string, journal: Journal, o: TransferOptions, summary: Summary): Promise<void> {
   const single = l.size <= o.partSize;
-  const { sha256 } = await hashFile(l.path, false);
+  const { sha256 } = await hashFile(l.path, l.size, false, o.stop);
   if (o.stop.aborted) throw interrupted(); // a long hashing pass outlived a stop signal
   if (single) {
-    const { etag, md5 } = await store.put(key, l.path, l.size, sha256, o.onBytes, o.cut);
+    const { etag, stored, md5 } = await store.put(key, l.path, l.size, sha256, o.onBytes, o.cut);
     // The MD5 is of the bytes read for sending, the SHA-256 of an earlier read: they describe the
     // same content only if the file did not change in between.
     await unchanged(l);
     // A single-part ETag is the MD5 of what the store received: verified without asking again.
-    // Only an ETag that is no MD5 at all (some encrypted stores) leaves the check to size below.
-    const stored = etagMd5(etag);
+    // Only an ETag that is no MD5 at all (KMS or SSE-C encryption) leaves the check to size below.
     if (stored === md5) return;
     if (stored !== undefined) throw new Error(`the file arrived altered at the store (ETag ${etag}, sent MD5 ${md5}); run again`);
   } else {
     await multipart(l, store, key, sha256, journal, o, summary);
   }
-  const there = await store.head(key);
+  const there = await store.head(key, o.cut);
   if (!there || there.size !== l.size || (there.sha256 !== undefined && there.sha256 !== sha256)) {
     throw new Error(`verification failed: the store holds ${there?.size ?? 'nothing'} bytes for ${l.size}`);
   }
@@ -186,7 +206,7 @@ async function multipart(
       st = undefined;
     }
     if (!st) {
-      st = { uploadId: await store.createUpload(key, sha256), size: l.size, mtimeMs: l.mtimeMs, sha256, partSize: o.partSize, parts: {} };
+      st = { uploadId: await store.createUpload(key, sha256, o.cut), size: l.size, mtimeMs: l.mtimeMs, sha256, partSize: o.partSize, parts: {} };
       await journal.setUpload(l.rel, st);
     }
     const state = st;
@@ -198,16 +218,15 @@ async function multipart(
     try {
       // After a stop signal no new part starts; the parts in flight finish (until the deadline).
       await each(fromArray(all.filter((p) => state.parts[p.n] === undefined)), o.partParallel, o.stop, async (p) => {
-        const { etag, md5 } = await store.uploadPart(key, state.uploadId, p.n, l.path, p, o.onBytes, o.cut);
+        const { etag, stored, md5 } = await store.uploadPart(key, state.uploadId, p.n, l.path, p, o.onBytes, o.cut);
         // A part's ETag is the MD5 of what the store received (where it is an MD5 at all).
-        const stored = etagMd5(etag);
         if (stored !== undefined && stored !== md5) throw new Error(`part ${p.n} arrived altered at the store (ETag ${etag}, sent MD5 ${md5})`);
         state.parts[p.n] = etag;
         await journal.setUpload(l.rel, state);
       });
       if (all.some((p) => state.parts[p.n] === undefined)) throw interrupted();
       await unchanged(l);
-      await store.complete(key, state.uploadId, all.map((p) => ({ n: p.n, etag: state.parts[p.n]! })));
+      await store.complete(key, state.uploadId, all.map((p) => ({ n: p.n, etag: state.parts[p.n]! })), o.cut);
       await journal.setUpload(l.rel, undefined);
       return;
     } catch (err) {

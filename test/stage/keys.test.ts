@@ -2,7 +2,9 @@
 // listing and the copies (stage/queue.ts): pure, no I/O.
 
 import { describe, expect, it } from 'vitest';
-import { describeCollisions, localRel, PathClaims } from '../../stage/keys.ts';
+import { describeCollisions, localRel, MAX_COLLISION_KEYS, PathClaims } from '../../stage/keys.ts';
+import { contentMd5 } from '../../stage/plan.ts';
+import { printable } from '../../stage/progress.ts';
 import { BoundedQueue } from '../../stage/queue.ts';
 
 describe('localRel', () => {
@@ -32,7 +34,7 @@ describe('PathClaims', () => {
     expect(c.claim('p/./d/f', 'd/f')).toBe('collision');
     expect(c.claim('p/F', 'F')).toBe('first');
     expect(c.claim('p/f', 'f')).toBe('first');
-    expect(c.collisions()).toEqual([{ path: 'd/f', keys: ['p/d//f', 'p/d/f', 'p/./d/f'] }]);
+    expect(c.collisions()).toEqual([{ path: 'd/f', keys: ['p/d//f', 'p/d/f', 'p/./d/f'], more: 0 }]);
     expect(describeCollisions(c.collisions())).toBe('"p/d//f", "p/d/f", "p/./d/f" → d/f');
   });
 
@@ -82,5 +84,32 @@ describe('BoundedQueue', () => {
     q.abandon();
     await blocked;
     expect(await q.take()).toBeUndefined();
+  });
+});
+
+describe('pure checks added against a hostile store', () => {
+  it('takes an ETag for an MD5 only where no KMS or customer key encrypts the object', () => {
+    const etag = `"${'ab'.repeat(16)}"`;
+    expect(contentMd5(etag, {})).toBe('ab'.repeat(16));
+    expect(contentMd5(etag, { sse: 'AES256' })).toBe('ab'.repeat(16));
+    expect(contentMd5(etag, { sse: 'aws:kms' })).toBeUndefined();
+    expect(contentMd5(etag, { sse: 'aws:kms:dsse' })).toBeUndefined();
+    expect(contentMd5(etag, { sseCustomerAlgorithm: 'AES256' })).toBeUndefined();
+    expect(contentMd5(`"${'ab'.repeat(16)}-2"`, {})).toBeUndefined();
+  });
+
+  it('shows control characters escaped, and refuses keys over the lock files at the top only', () => {
+    expect(printable('a\x1b]0;T\x07\x1b[2Jb\nc\u009b')).toBe('a\\x1b]0;T\\x07\\x1b[2Jb\\nc\\x9b');
+    expect(localRel('.estuary-stage.lock')).toEqual({ refused: ".estuary-stage.lock at the top is stage's own lock file" });
+    expect(localRel('d/.estuary-stage.lock')).toEqual({ path: 'd/.estuary-stage.lock' });
+  });
+
+  it('keeps at most MAX_COLLISION_KEYS keys of one path and counts the rest', () => {
+    const c = new PathClaims(false);
+    for (let i = 0; i < MAX_COLLISION_KEYS + 50; i++) c.claim(`${'/'.repeat(i)}f`, 'f');
+    c.claim('//f', 'f'); // a repeat of a kept alias counts once
+    const [only] = c.collisions();
+    expect({ kept: only!.keys.length, more: only!.more }).toEqual({ kept: MAX_COLLISION_KEYS, more: 50 });
+    expect(describeCollisions(c.collisions())).toMatch(/and 145 more keys → f$/);
   });
 });
