@@ -5,7 +5,7 @@
 // actions can simply run again (coordinator/drone.ts).
 
 import type { Logger } from '../lib/log.ts';
-import { ABSENT, type BatchSystem, type Queue } from './batch/types.ts';
+import { ABSENT, type BatchSystem, type LimitedJob, type Queue } from './batch/types.ts';
 import { buildPools } from './pools.ts';
 import { BatchReader } from './batch-read.ts';
 import { DroneRunner } from './drone-runner.ts';
@@ -107,6 +107,8 @@ export class Coordinator {
   private batchError: string | null = null;
   private batchEverRead = false;
   private lastHome: Queue['home'];
+  private lastLimited: readonly LimitedJob[] = [];
+  private truncationLogged = false;
   private readonly data: DataCache;
   /**
    * Jobs this coordinator steered, and where. In memory: after a restart they keep their
@@ -214,7 +216,11 @@ export class Coordinator {
       this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered)) : queue.pending;
       this.nodes = nodes;
       this.lastHome = queue.home;
-      this.lastHome = queue.home;
+      this.lastLimited = queue.limited ?? [];
+      if (queue.truncatedArrays && !this.truncationLogged) {
+        this.truncationLogged = true;
+        log.warn({ arrays: queue.truncatedArrays }, 'the batch system printed job arrays\' task lists cut short ("..."); each counts as the tasks listed');
+      }
       this.timeline.push({
         at: this.o.clock.now(),
         pending: queue.pending.length,
@@ -244,11 +250,13 @@ export class Coordinator {
     const unhealthy = this.unhealthySites();
     const holding = new Set([...unhealthy.keys()].filter((site) => !/trying one drone again/.test(unhealthy.get(site)!)));
     const snapshot = this.snapshot(batchHealthy, holding);
-    // Jobs no drone of any pool could run are not demand; they are listed, not silently pending.
-    const unplaceable = snapshot.pending.flatMap((j) => {
+    // Jobs no drone of any pool could run are not demand; they are listed, not silently pending:
+    // those held back by an accounting limit a drone cannot raise first, with Slurm's reason.
+    const limited = this.lastLimited.map((j) => ({ job: j.id, why: `held by the limit ${j.reason} (a drone adds cores, not allowance)` }));
+    const unplaceable = limited.concat(snapshot.pending.flatMap((j) => {
       const why = whyNoPool(j, snapshot.pools);
       return why ? [{ job: j.id, why }] : [];
-    });
+    }));
     const result = decide(snapshot, this.demand, { ...this.o.policy, intervalMs: this.o.intervalMs });
     this.demand = new Map(result.demand);
     // The caches start fetching while the drones boot, so the first jobs start hot.
@@ -295,7 +303,6 @@ export class Coordinator {
       ...(this.o.storage ? { storage: this.o.storage } : {}),
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
       sizes: new Map(this.data.sizes),
-      ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
       ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
     };
   }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { runTeardowns } from '../helpers/cleanup.ts';
 import { NODE, startChild } from '../helpers/process.ts';
-import { fakeSlurm, pendingJob, sleep } from './coordinator-fake-slurm.ts';
+import { fakeSlurm, pendingJob, sleep } from '../coordinator/attacks/coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 

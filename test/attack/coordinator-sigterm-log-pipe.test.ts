@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
 import { NODE } from '../helpers/process.ts';
-import { fakeSlurm, pendingJob, sleep } from './coordinator-fake-slurm.ts';
+import { fakeSlurm, pendingJob, sleep } from '../coordinator/attacks/coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 

@@ -3,7 +3,7 @@
 
 import { afterAll, expect, test } from 'vitest';
 import { runTeardowns } from '../helpers/cleanup.ts';
-import { fakeSlurm, pendingJob, sleep, startCoordinator } from './coordinator-fake-slurm.ts';
+import { fakeSlurm, pendingJob, sleep, startCoordinator } from '../coordinator/attacks/coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, expect, test } from 'vitest';
 import { runTeardowns } from '../helpers/cleanup.ts';
 import { NODE } from '../helpers/process.ts';
-import { fakeSlurm, pendingJob, sleep, startCoordinator } from './coordinator-fake-slurm.ts';
+import { fakeSlurm, pendingJob, sleep, startCoordinator } from '../coordinator/attacks/coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 

@@ -3,7 +3,7 @@
 // call, not the coordinator process.
 
 import { afterAll, expect, test } from 'vitest';
-import { runTeardowns } from '../helpers/cleanup.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
 import { fakeSlurm, pendingJob, sleep, startCoordinator } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);

@@ -4,7 +4,7 @@
 // would sit idle, be released after idle-time and be started again, for as long as they wait.
 
 import { afterAll, expect, test } from 'vitest';
-import { runTeardowns } from '../helpers/cleanup.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
 import { fakeSlurm, pendingJob, sleep, startCoordinator } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);

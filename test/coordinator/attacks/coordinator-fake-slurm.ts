@@ -5,10 +5,10 @@
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { onTeardown } from '../helpers/cleanup.ts';
-import { NODE, startChild, type Child } from '../helpers/process.ts';
+import { onTeardown } from '../../helpers/cleanup.ts';
+import { NODE, startChild, type Child } from '../../helpers/process.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 export interface FakeSlurm {
   readonly dir: string;

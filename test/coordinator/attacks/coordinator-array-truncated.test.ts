@@ -7,13 +7,13 @@
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { afterAll, expect, test } from 'vitest';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { NODE, startChild } from '../helpers/process.ts';
-import { startSlurmCluster } from '../coordinator/helpers/slurm-cluster.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { startSlurmCluster } from '../helpers/slurm-cluster.ts';
 
 afterAll(runTeardowns);
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..', '..', '..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 test('an array of 40 listed indices, printed truncated by squeue, counts as 40 pending jobs', async () => {
