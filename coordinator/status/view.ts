@@ -5,6 +5,7 @@
 import type { TickReport } from '../coordinator.ts';
 import { dronePrice, spentToday } from '../cost.ts';
 import type { Drone, Reason, SiteCost } from '../model.ts';
+import { terminalSafe } from '../../lib/terminal-text.ts';
 
 export const API_VERSION = 1;
 
@@ -138,7 +139,7 @@ export function reasonText(r: Reason): string {
   const numbers = fields.length ? `${rule} (${fields.join(', ')})` : rule;
   // Reasons quote job comments (declared inputs) that any batch user writes: no control
   // characters reach the admin's terminal.
-  return (why === undefined ? numbers : `${String(why)} [${numbers}]`).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return terminalSafe(why === undefined ? numbers : `${String(why)} [${numbers}]`);
 }
 
 /** The terminal table `estuary coordinator status` prints. */
@@ -166,5 +167,7 @@ export function statusTable(v: StatusView): string {
   if (v.drones.length === 0) lines.push('(no drones)');
   if (v.unplaceableCount > 0)
     lines.push('', `PENDING JOBS NO POOL CAN RUN (${v.unplaceableCount})`, ...v.unplaceable.map((u) => `${u.job.padEnd(21)} ${u.why}`));
-  return `${lines.join('\n')}\n`;
+  // Site problems, batch errors and the unplaceable jobs' reasons quote site scripts, the batch
+  // system and job comments: no control character of theirs reaches the admin's terminal.
+  return `${lines.map(terminalSafe).join('\n')}\n`;
 }

@@ -6,13 +6,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { NODE, startChild } from '../helpers/process.ts';
-import { fakeSlurm, pendingJob, sleep } from '../coordinator/attacks/coordinator-fake-slurm.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { fakeSlurm, pendingJob, sleep } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 test('an escape sequence in a job comment does not reach the pretty log', async () => {
   const slurm = fakeSlurm();

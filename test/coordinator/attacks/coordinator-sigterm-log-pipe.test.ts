@@ -5,13 +5,13 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
-import { NODE } from '../helpers/process.ts';
-import { fakeSlurm, pendingJob, sleep } from '../coordinator/attacks/coordinator-fake-slurm.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE } from '../../helpers/process.ts';
+import { fakeSlurm, pendingJob, sleep } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 test('SIGTERM stops the coordinator after its log reader went away', async () => {
   const slurm = fakeSlurm();

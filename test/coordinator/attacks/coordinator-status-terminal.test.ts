@@ -6,13 +6,13 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, test } from 'vitest';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { NODE } from '../helpers/process.ts';
-import { fakeSlurm, pendingJob, sleep, startCoordinator } from '../coordinator/attacks/coordinator-fake-slurm.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE } from '../../helpers/process.ts';
+import { fakeSlurm, pendingJob, sleep, startCoordinator } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 test('a site script printing escape sequences does not reach the terminal through `coordinator status`', async () => {
   const slurm = fakeSlurm();
