@@ -141,32 +141,46 @@ export class Coordinator {
   /**
    * At start-up: every instance a site runs under our prefix that the registry does not know is
    * an orphan that would bill forever; stop it. Drones the registry knows are adopted as they
-   * are: the next tick steps them from their persisted state.
+   * are: the next tick steps them from their persisted state. Each site is swept in its own turn
+   * (coordinator/site-calls.ts), so a site whose list hangs delays no other site's first drone,
+   * and its own drones start only after its sweep (a drone started meanwhile is in the registry
+   * when the list is judged, never taken for an orphan). Resolves once every site is swept.
    */
   async reconcile(): Promise<{ adopted: number; orphans: string[] }> {
-    const known = new Set(this.o.registry.all().filter((d) => !FINAL.has(d.state)).map((d) => d.id));
+    const adopted = this.o.registry.all().filter((d) => !FINAL.has(d.state)).length;
     const orphans: string[] = [];
-    for (const [name, site] of this.o.sites) {
-      let ids: string[];
-      try {
-        ids = await site.list(this.o.prefix);
-      } catch (err) {
-        this.o.log.warn({ site: name, err: (err as Error).message }, 'cannot list instances; orphans at this site are checked next start');
-        continue;
-      }
-      for (const id of ids.filter((i) => !known.has(i))) {
-        orphans.push(id);
-        this.o.log.warn({ site: name, drone: id }, 'orphan instance (unknown to the registry): stopping it');
-        try {
-          await this.o.batch.remove(id, true);
-        } catch {
-          // not a node, or busy: stopping the instance makes it go
-        }
-        await site.stop(id, {}).catch((err: Error) => this.o.log.error({ site: name, drone: id, err: err.message }, 'cannot stop orphan'));
-      }
+    const swept = [...this.o.sites].map(([name, site]) =>
+      this.runner.calls.enqueue(name, async () => {
+        const found = await this.sweep(name, site);
+        orphans.push(...found);
+        this.o.log.info({ site: name, orphans: found.length }, 'site reconciled with the registry');
+      }),
+    );
+    this.o.log.info({ adopted }, 'registry adopted; each site is swept for orphans in its own turn');
+    await Promise.all(swept);
+    return { adopted, orphans };
+  }
+
+  private async sweep(name: string, site: SiteAdapter): Promise<string[]> {
+    let ids: string[];
+    try {
+      ids = await site.list(this.o.prefix);
+    } catch (err) {
+      this.o.log.warn({ site: name, err: (err as Error).message }, 'cannot list instances; orphans at this site are checked next start');
+      return [];
     }
-    this.o.log.info({ adopted: known.size, orphans: orphans.length }, 'registry reconciled with the sites');
-    return { adopted: known.size, orphans };
+    const known = new Set(this.o.registry.all().filter((d) => !FINAL.has(d.state)).map((d) => d.id));
+    const orphans = ids.filter((i) => !known.has(i));
+    for (const id of orphans) {
+      this.o.log.warn({ site: name, drone: id }, 'orphan instance (unknown to the registry): stopping it');
+      try {
+        await this.o.batch.remove(id, true);
+      } catch {
+        // not a node, or busy: stopping the instance makes it go
+      }
+      await site.stop(id, {}).catch((err: Error) => this.o.log.error({ site: name, drone: id, err: err.message }, 'cannot stop orphan'));
+    }
+    return orphans;
   }
 
   /** One interval, then waits for every site call it made (tests and the simulator). */

@@ -223,7 +223,8 @@ export async function startCoordinator(
   const address = http.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
   log.info({ port, stateDir: config.stateDir, sites: settings.siteSettings.map((s) => s.name) }, 'coordinator listening');
-  await coordinator.reconcile();
+  // Each site's orphan sweep runs in that site's queue; the loop starts at once beside them.
+  void coordinator.reconcile();
   const stopLoop = new AbortController();
   const loop = coordinator.run(stopLoop.signal);
   return {

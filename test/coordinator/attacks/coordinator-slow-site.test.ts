@@ -2,8 +2,8 @@
 // site's instances are listed to find orphans.
 
 import { afterAll, expect, test } from 'vitest';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { fakeSlurm, pendingJob, sleep, startCoordinator } from '../coordinator/attacks/coordinator-fake-slurm.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { fakeSlurm, pendingJob, sleep, startCoordinator } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 
