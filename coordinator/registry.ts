@@ -104,6 +104,24 @@ export class DroneRegistry {
     return new DroneRegistry(db, undefined);
   }
 
+  /**
+   * Why the last write failed (SQLite's words: "database or disk is full"), null once a write
+   * succeeds. Nothing is acted on that could not be written, so while this is set the
+   * coordinator starts and stops nothing; status, page and /metrics show it.
+   */
+  writeError: string | null = null;
+
+  private written<T>(write: () => T): T {
+    try {
+      const r = write();
+      this.writeError = null;
+      return r;
+    } catch (err) {
+      this.writeError = (err as Error).message;
+      throw err;
+    }
+  }
+
   /** Every drone ever recorded that is not down, plus down ones still in the table. */
   all(): Drone[] {
     return [...this.cache.values()];
@@ -115,6 +133,10 @@ export class DroneRegistry {
 
   /** Next number for a drone name; never reused, so a node name never means two drones. */
   nextSerial(): number {
+    return this.written(() => this.serial());
+  }
+
+  private serial(): number {
     const row = this.db.prepare("SELECT value FROM meta WHERE key='serial'").get() as { value: string } | undefined;
     const next = (row ? Number(row.value) : 0) + 1;
     this.db.prepare("INSERT INTO meta VALUES ('serial', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value").run(String(next));
@@ -123,6 +145,10 @@ export class DroneRegistry {
 
   /** Records the drone durably, with a transition row when its state changed. */
   put(drone: Drone, at: number): void {
+    this.written(() => this.record1(drone, at));
+  }
+
+  private record1(drone: Drone, at: number): void {
     const before = this.cache.get(drone.id);
     this.begin.run();
     try {

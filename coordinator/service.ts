@@ -195,7 +195,7 @@ export async function startCoordinator(
   const coresOf = (t: string) => config.machineTypes[t]?.cores ?? 0;
   const holder: { coordinator?: Coordinator } = {};
   const view = (includeDown = false) =>
-    buildStatus(registry.all(), settings.siteSettings, coresOf, holder.coordinator?.last, clock.now(), includeDown);
+    buildStatus(registry.all(), settings.siteSettings, coresOf, holder.coordinator?.last, clock.now(), includeDown, registry.writeError);
   const metrics = createMetrics(() => view());
   const coordinator = new Coordinator({
     registry,

@@ -32,7 +32,7 @@ export function renderPage(v: StatusView): string {
   return htmlPage(
     'estuary coordinator',
     `<h1>estuary coordinator</h1>
-<p class="facts">Batch system: ${v.batch === 'unreachable' ? `<b>unreachable</b>: ${esc(v.batchError ?? 'no answer')}` : esc(v.batch)} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}, refreshed every ${REFRESH_S} s</p>
+${v.registryError ? `<p class="facts"><b>The drone registry cannot be written</b>: ${esc(v.registryError)}; nothing is started or stopped until it can.</p>\n` : ''}<p class="facts">Batch system: ${v.batch === 'unreachable' ? `<b>unreachable</b>: ${esc(v.batchError ?? 'no answer')}` : esc(v.batch)} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}, refreshed every ${REFRESH_S} s</p>
 <h2>Jobs by state</h2>
 <p><img src="/timeline.svg" alt="pending, running at home and in the cloud over time" width="720" height="360"></p>
 <h2>Sites</h2>

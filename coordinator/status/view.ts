@@ -46,6 +46,8 @@ export interface StatusView {
   /** `reachable` only once the batch system has answered; `unreachable` with its own error. */
   readonly batch: 'not yet read' | 'reachable' | 'unreachable';
   readonly batchError: string | null;
+  /** Why the drone registry cannot be written (a full disk): nothing is started or stopped. */
+  readonly registryError: string | null;
   readonly pendingJobs: number;
   /** Pending jobs no pool can run (a feature no drone has, too many cores or too much memory). */
   readonly unplaceable: TickReport['unplaceable'];
@@ -80,6 +82,7 @@ export function buildStatus(
   last: TickReport | undefined,
   now: number,
   includeDown = false,
+  registryError: string | null = null,
 ): StatusView {
   const byName = new Map(sites.map((s) => [s.name, s]));
   const rows = drones
@@ -104,6 +107,7 @@ export function buildStatus(
     batchHealthy: last?.batchHealthy ?? false,
     batch: batchState(last),
     batchError: last?.batchError ?? null,
+    registryError,
     pendingJobs: last?.pending ?? 0,
     unplaceable: last?.unplaceable ?? [],
     unplaceableCount: last?.unplaceableCount ?? 0,
@@ -146,6 +150,7 @@ export function reasonText(r: Reason): string {
 export function statusTable(v: StatusView): string {
   const lines = [
     `batch system: ${v.batch === 'unreachable' ? `UNREACHABLE (${v.batchError ?? 'no answer'})` : v.batch}   pending jobs: ${v.pendingJobs}`,
+    ...(v.registryError ? [`REGISTRY CANNOT BE WRITTEN: ${v.registryError}; nothing is started or stopped until it can`] : []),
     '',
     'SITE            DRONES/QUOTA  HEALTHY  COST',
     ...v.sites.map(

@@ -6,8 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
-import { fakeSlurm, pendingJob, sleep, startCoordinator } from '../coordinator/attacks/coordinator-fake-slurm.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { fakeSlurm, pendingJob, sleep, startCoordinator } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 
