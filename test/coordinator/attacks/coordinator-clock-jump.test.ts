@@ -6,13 +6,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { NODE, startChild } from '../helpers/process.ts';
-import { fakeSlurm, pendingJob, sleep } from '../coordinator/attacks/coordinator-fake-slurm.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { fakeSlurm, pendingJob, sleep } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 test('a one-hour step of the wall clock does not time out a drone that has booted for seconds', async () => {
   const slurm = fakeSlurm();
