@@ -152,6 +152,7 @@ export function buildBatch(c: BatchSystemConfig): BatchSystem {
  * at once and then retries for a minute, so it is given two seconds.
  */
 export async function checkSlurmConf(c: BatchSystemConfig): Promise<void> {
+  checkBinDir(c);
   if (c.type !== 'slurm' || !c.slurmConf) return;
   try {
     accessSync(c.slurmConf, constants.R_OK);
@@ -165,6 +166,16 @@ export async function checkSlurmConf(c: BatchSystemConfig): Promise<void> {
       said = /\(it said: (.*)\)$/.exec((e as Error).message)?.[1] ?? '';
     }
     throw coordinatorErrors.badConfig('batch-system.slurm-conf', `cannot read ${c.slurmConf}: ${said || (err as Error).message}`);
+  }
+}
+
+/** A bin-dir without an executable squeue would leave the batch system unreadable for ever. */
+function checkBinDir(c: BatchSystemConfig): void {
+  if (c.type !== 'slurm' || !c.binDir) return;
+  try {
+    accessSync(`${c.binDir}/squeue`, constants.X_OK);
+  } catch (err) {
+    throw coordinatorErrors.badConfig('batch-system.bin-dir', `no squeue to run in ${c.binDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); give the directory of squeue, sinfo and scontrol, or leave it out to use PATH`);
   }
 }
 

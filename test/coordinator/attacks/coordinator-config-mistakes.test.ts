@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
-import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
-import { NODE } from '../helpers/process.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE } from '../../helpers/process.ts';
 
 afterAll(runTeardowns);
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 function run(edit: (yaml: string) => string): { code: number | null; out: string } {
   const dir = mkdtempSync(join(tmpdir(), 'estuary-atk-cfg-'));

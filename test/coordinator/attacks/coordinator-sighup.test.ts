@@ -5,8 +5,8 @@
 
 import { execFileSync } from 'node:child_process';
 import { afterAll, expect, test } from 'vitest';
-import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
-import { fakeSlurm, pendingJob, sleep, startCoordinator } from '../coordinator/attacks/coordinator-fake-slurm.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { fakeSlurm, pendingJob, sleep, startCoordinator } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
 
