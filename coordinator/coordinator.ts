@@ -28,6 +28,7 @@ import {
 import { whyNoPool } from './placement.ts';
 import { decide, type Decision, type PolicyOptions, type PoolReport } from './policy.ts';
 import type { DroneRegistry } from './registry.ts';
+import { sweepOrphans } from './orphans.ts';
 import type { SiteAdapter } from './sites/types.ts';
 
 export interface SiteSettings extends Omit<SiteView, 'healthy'> {
@@ -151,7 +152,7 @@ export class Coordinator {
     const orphans: string[] = [];
     const swept = [...this.o.sites].map(([name, site]) =>
       this.runner.calls.enqueue(name, async () => {
-        const found = await this.sweep(name, site);
+        const found = await sweepOrphans(name, site, this.o);
         orphans.push(...found);
         this.o.log.info({ site: name, orphans: found.length }, 'site reconciled with the registry');
       }),
@@ -159,28 +160,6 @@ export class Coordinator {
     this.o.log.info({ adopted }, 'registry adopted; each site is swept for orphans in its own turn');
     await Promise.all(swept);
     return { adopted, orphans };
-  }
-
-  private async sweep(name: string, site: SiteAdapter): Promise<string[]> {
-    let ids: string[];
-    try {
-      ids = await site.list(this.o.prefix);
-    } catch (err) {
-      this.o.log.warn({ site: name, err: (err as Error).message }, 'cannot list instances; orphans at this site are checked next start');
-      return [];
-    }
-    const known = new Set(this.o.registry.all().filter((d) => !FINAL.has(d.state)).map((d) => d.id));
-    const orphans = ids.filter((i) => !known.has(i));
-    for (const id of orphans) {
-      this.o.log.warn({ site: name, drone: id }, 'orphan instance (unknown to the registry): stopping it');
-      try {
-        await this.o.batch.remove(id, true);
-      } catch {
-        // not a node, or busy: stopping the instance makes it go
-      }
-      await site.stop(id, {}).catch((err: Error) => this.o.log.error({ site: name, drone: id, err: err.message }, 'cannot stop orphan'));
-    }
-    return orphans;
   }
 
   /** One interval, then waits for every site call it made (tests and the simulator). */
