@@ -157,8 +157,8 @@ export class Coordinator {
         this.o.log.info({ site: name, orphans: found.length }, 'site reconciled with the registry');
       }),
     );
-    this.o.log.info({ adopted }, 'registry adopted; each site is swept for orphans in its own turn');
     await Promise.all(swept);
+    this.o.log.info({ adopted, orphans: orphans.length }, 'registry reconciled with the sites');
     return { adopted, orphans };
   }
 
