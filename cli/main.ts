@@ -10,7 +10,7 @@ import { didYouMean } from '../lib/config/suggest.ts';
 import type { OptionTable } from '../lib/config/options.ts';
 import { printable, resolveConfig } from '../lib/config/resolve.ts';
 import { isEstuaryError, oneLine } from '../lib/errors.ts';
-import { createLogger, flushLogs } from '../lib/log.ts';
+import { createLogger, flushLogs, ignoreBrokenPipes } from '../lib/log.ts';
 import { parseCommandArgv } from './argv.ts';
 import { commands as builtIn, type CommandEntry } from './commands.ts';
 import { commandHelp, topLevelHelp } from './help.ts';
@@ -140,6 +140,7 @@ export async function runCli(
 }
 
 export async function main(): Promise<void> {
+  ignoreBrokenPipes();
   const code = await runCli(process.argv.slice(2));
   flushLogs();
   process.exitCode = code;

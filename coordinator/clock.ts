@@ -9,10 +9,25 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-export const systemClock: Clock = {
-  now: () => Date.now(),
-  sleep: (ms, signal) => sleep(ms, signal),
-};
+/**
+ * The wall clock when the process started, moved on by the monotonic clock since. Every duration
+ * the coordinator judges (boot timeout, idle time, minimum lifetime, back-offs) is a difference
+ * of now() values, so a step of the wall clock (NTP's makestep after a VM resumes, `date -s`) must
+ * not move now(): an hour of wall clock that did not pass is not an hour of boot. Times persisted
+ * and shown are epoch milliseconds as before; after a step they differ from the wall clock by the
+ * step until the next start, which reads the wall clock afresh. Durations spanning a restart are
+ * the only ones measured on the wall clock.
+ */
+export function monotonicClock(): Clock {
+  const wallAtStart = Date.now();
+  const monoAtStart = performance.now();
+  return {
+    now: () => Math.round(wallAtStart + (performance.now() - monoAtStart)),
+    sleep: (ms, signal) => sleep(ms, signal),
+  };
+}
+
+export const systemClock: Clock = monotonicClock();
 
 /** A clock that moves only when told to: for tests and simulation. */
 export class VirtualClock implements Clock {

@@ -55,6 +55,8 @@ state, age, cost and the reason of the last decision. See docs/COORDINATOR.md.`,
     if (action !== undefined) throw coordinatorErrors.badAction(action);
     const settings = validate(config);
     const service = await startCoordinator(settings, log);
-    return runUntilSignalled(service, { log, shutdownTimeoutMs: config.shutdownTimeout });
+    // SIGHUP (the terminal or ssh session closed) stops it like SIGTERM: a site script in flight
+    // is then ended with its process group at the deadline, never left creating an instance.
+    return runUntilSignalled(service, { log, shutdownTimeoutMs: config.shutdownTimeout, stopSignals: ['SIGINT', 'SIGTERM', 'SIGHUP'] });
   },
 });

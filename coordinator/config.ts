@@ -20,6 +20,9 @@ const durationMs = z.union([z.number().nonnegative(), z.string()]).transform((v,
   }
 });
 
+/** A call's deadline: 0 would let no call finish, every one failing for ever as "no answer". */
+const timeoutMs = durationMs.refine((v) => v > 0, { message: 'a timeout of 0 lets no call finish; give one such as 30s' });
+
 /** A size in files: "8GiB", "4000MB", or a bare number of bytes. */
 const bytes = z.union([z.number().positive(), z.string()]).transform((v, ctx) => {
   try {
@@ -186,7 +189,7 @@ export const commandSiteSchema = keyed(z.strictObject({
   status: z.string().min(1),
   /** Prints the ids of every instance the site runs for this coordinator, one a line. */
   list: z.string().min(1).optional(),
-  timeout: durationMs.default(60_000),
+  timeout: timeoutMs.default(60_000),
 }));
 
 export const openstackSiteSchema = keyed(z.strictObject({
@@ -206,7 +209,7 @@ export const openstackSiteSchema = keyed(z.strictObject({
   keyName: z.string().optional(),
   /** File whose text becomes the server's user data, with {{id}}, {{features}}, {{cores}}, {{memory_mb}} filled in. */
   userData: z.string().optional(),
-  timeout: durationMs.default(30_000),
+  timeout: timeoutMs.default(30_000),
 }));
 
 export const ec2SiteSchema = keyed(z.strictObject({
@@ -224,7 +227,7 @@ export const ec2SiteSchema = keyed(z.strictObject({
   maxPrice: z.string().optional(),
   /** File whose text becomes the user data, with {{id}}, {{features}}, {{cores}}, {{memory_mb}} filled in. */
   userData: z.string().optional(),
-  timeout: durationMs.default(30_000),
+  timeout: timeoutMs.default(30_000),
 }));
 
 /**
@@ -273,7 +276,7 @@ export const gatewayLinkSchema = keyed(z.strictObject({
   url: z.string().url(),
   /** File holding the gateway's --admin-token (needed for prefetch). */
   tokenFile: z.string().min(1).optional(),
-  timeout: durationMs.default(10_000),
+  timeout: timeoutMs.default(10_000),
 }));
 
 export const siteSchema = keyed(z
@@ -328,7 +331,7 @@ export const batchSystemSchema = keyed(z.discriminatedUnion('type', [
     slurmConf: z.string().optional(),
     /** Directory of squeue, sinfo and scontrol; PATH when unset. */
     binDir: z.string().optional(),
-    timeout: durationMs.default(30_000),
+    timeout: timeoutMs.default(30_000),
   }),
 ]));
 export type BatchSystemConfig = z.infer<typeof batchSystemSchema>;

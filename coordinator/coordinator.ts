@@ -5,7 +5,7 @@
 // actions can simply run again (coordinator/drone.ts).
 
 import type { Logger } from '../lib/log.ts';
-import { ABSENT, type BatchSystem, type Queue } from './batch/types.ts';
+import { ABSENT, type BatchSystem, type LimitedJob, type Queue } from './batch/types.ts';
 import { buildPools } from './pools.ts';
 import { BatchReader } from './batch-read.ts';
 import { DroneRunner } from './drone-runner.ts';
@@ -28,6 +28,7 @@ import {
 import { whyNoPool } from './placement.ts';
 import { decide, type Decision, type PolicyOptions, type PoolReport } from './policy.ts';
 import type { DroneRegistry } from './registry.ts';
+import { sweepOrphans } from './orphans.ts';
 import type { SiteAdapter } from './sites/types.ts';
 
 export interface SiteSettings extends Omit<SiteView, 'healthy'> {
@@ -107,6 +108,8 @@ export class Coordinator {
   private batchError: string | null = null;
   private batchEverRead = false;
   private lastHome: Queue['home'];
+  private lastLimited: readonly LimitedJob[] = [];
+  private truncationLogged = false;
   private readonly data: DataCache;
   /**
    * Jobs this coordinator steered, and where. In memory: after a restart they keep their
@@ -139,32 +142,24 @@ export class Coordinator {
   /**
    * At start-up: every instance a site runs under our prefix that the registry does not know is
    * an orphan that would bill forever; stop it. Drones the registry knows are adopted as they
-   * are: the next tick steps them from their persisted state.
+   * are: the next tick steps them from their persisted state. Each site is swept in its own turn
+   * (coordinator/site-calls.ts), so a site whose list hangs delays no other site's first drone,
+   * and its own drones start only after its sweep (a drone started meanwhile is in the registry
+   * when the list is judged, never taken for an orphan). Resolves once every site is swept.
    */
   async reconcile(): Promise<{ adopted: number; orphans: string[] }> {
-    const known = new Set(this.o.registry.all().filter((d) => !FINAL.has(d.state)).map((d) => d.id));
+    const adopted = this.o.registry.all().filter((d) => !FINAL.has(d.state)).length;
     const orphans: string[] = [];
-    for (const [name, site] of this.o.sites) {
-      let ids: string[];
-      try {
-        ids = await site.list(this.o.prefix);
-      } catch (err) {
-        this.o.log.warn({ site: name, err: (err as Error).message }, 'cannot list instances; orphans at this site are checked next start');
-        continue;
-      }
-      for (const id of ids.filter((i) => !known.has(i))) {
-        orphans.push(id);
-        this.o.log.warn({ site: name, drone: id }, 'orphan instance (unknown to the registry): stopping it');
-        try {
-          await this.o.batch.remove(id, true);
-        } catch {
-          // not a node, or busy: stopping the instance makes it go
-        }
-        await site.stop(id, {}).catch((err: Error) => this.o.log.error({ site: name, drone: id, err: err.message }, 'cannot stop orphan'));
-      }
-    }
-    this.o.log.info({ adopted: known.size, orphans: orphans.length }, 'registry reconciled with the sites');
-    return { adopted: known.size, orphans };
+    const swept = [...this.o.sites].map(([name, site]) =>
+      this.runner.calls.enqueue(name, async () => {
+        const found = await sweepOrphans(name, site, this.o);
+        orphans.push(...found);
+        this.o.log.info({ site: name, orphans: found.length }, 'site reconciled with the registry');
+      }),
+    );
+    await Promise.all(swept);
+    this.o.log.info({ adopted, orphans: orphans.length }, 'registry reconciled with the sites');
+    return { adopted, orphans };
   }
 
   /** One interval, then waits for every site call it made (tests and the simulator). */
@@ -214,7 +209,11 @@ export class Coordinator {
       this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered)) : queue.pending;
       this.nodes = nodes;
       this.lastHome = queue.home;
-      this.lastHome = queue.home;
+      this.lastLimited = queue.limited ?? [];
+      if (queue.truncatedArrays && !this.truncationLogged) {
+        this.truncationLogged = true;
+        log.warn({ arrays: queue.truncatedArrays }, 'the batch system printed job arrays\' task lists cut short ("..."); each counts as the tasks listed');
+      }
       this.timeline.push({
         at: this.o.clock.now(),
         pending: queue.pending.length,
@@ -244,11 +243,13 @@ export class Coordinator {
     const unhealthy = this.unhealthySites();
     const holding = new Set([...unhealthy.keys()].filter((site) => !/trying one drone again/.test(unhealthy.get(site)!)));
     const snapshot = this.snapshot(batchHealthy, holding);
-    // Jobs no drone of any pool could run are not demand; they are listed, not silently pending.
-    const unplaceable = snapshot.pending.flatMap((j) => {
+    // Jobs no drone of any pool could run are not demand; they are listed, not silently pending:
+    // those held back by an accounting limit a drone cannot raise first, with Slurm's reason.
+    const limited = this.lastLimited.map((j) => ({ job: j.id, why: `held by the limit ${j.reason} (a drone adds cores, not allowance)` }));
+    const unplaceable = limited.concat(snapshot.pending.flatMap((j) => {
       const why = whyNoPool(j, snapshot.pools);
       return why ? [{ job: j.id, why }] : [];
-    });
+    }));
     const result = decide(snapshot, this.demand, { ...this.o.policy, intervalMs: this.o.intervalMs });
     this.demand = new Map(result.demand);
     // The caches start fetching while the drones boot, so the first jobs start hot.
@@ -295,7 +296,6 @@ export class Coordinator {
       ...(this.o.storage ? { storage: this.o.storage } : {}),
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
       sizes: new Map(this.data.sizes),
-      ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
       ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
     };
   }

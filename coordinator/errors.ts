@@ -44,7 +44,7 @@ export const coordinatorErrors = {
   registryLocked: (path: string) =>
     new CoordinatorError(
       'ESTUARY_CO_REGISTRY_LOCKED',
-      `drone registry ${path} is in use by another coordinator (pid in ${path}.lock); run one coordinator per registry`,
+      `drone registry ${path} is in use by another coordinator (its pid in registry.pid beside it); run one coordinator per registry`,
       2,
     ),
   registryVersion: (path: string, found: number, expected: number) =>

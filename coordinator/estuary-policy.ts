@@ -332,8 +332,8 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
     input === undefined
       ? `${jobsText}, no declared inputs`
       : size === undefined
-        ? `${jobsText} need ${input} (size unknown, ${bytesText(cached)} cached at ${site.name})`
-        : `${jobsText} need ${input} (${bytesText(size)}, ${bytesText(cached)} cached at ${site.name})`;
+        ? `${jobsText} ${n === 1 ? 'needs' : 'need'} ${input} (size unknown, ${bytesText(cached)} cached at ${site.name})`
+        : `${jobsText} ${n === 1 ? 'needs' : 'need'} ${input} (${bytesText(size)}, ${bytesText(cached)} cached at ${site.name})`;
   const here =
     p.pool.key === HOME_POOL
       ? 'the home cluster, free'

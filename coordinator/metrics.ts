@@ -24,6 +24,8 @@ export const COORDINATOR_METRICS = {
   batchUp: 'estuary_coordinator_batch_system_up',
   /** gauge {error}: 1 with the batch system's own words while it cannot be read. */
   batchError: 'estuary_coordinator_batch_system_error',
+  /** gauge {error}: 1 while the drone registry can be written; 0 with SQLite's error when not. */
+  registryWritable: 'estuary_coordinator_registry_writable',
   /** gauge {site, problem}: 1 when the site is healthy; 0 with why it is not. */
   siteHealthy: 'estuary_coordinator_site_healthy',
 } as const;
@@ -68,6 +70,9 @@ export function createMetrics(view: () => StatusView): CoordinatorMetrics {
   gauge(COORDINATOR_METRICS.batchError, 'The batch system\'s error while it cannot be read.', ['error'], (g, v) => {
     if (v.batch === 'unreachable') g.set({ error: (v.batchError ?? 'no answer').slice(0, 200) }, 1);
   });
+  gauge(COORDINATOR_METRICS.registryWritable, '1 while the drone registry can be written; 0 with the error.', ['error'], (g, v) =>
+    g.set({ error: (v.registryError ?? '').slice(0, 200) }, v.registryError ? 0 : 1),
+  );
   gauge(COORDINATOR_METRICS.siteHealthy, '1 when the site is healthy; 0 with the problem.', ['site', 'problem'], (g, v) => {
     for (const s of v.sites) g.set({ site: s.name, problem: s.healthy ? '' : (s.problem ?? '').slice(0, 200) }, s.healthy ? 1 : 0);
   });

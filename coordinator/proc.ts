@@ -1,5 +1,11 @@
 // Runs an external program (squeue, scontrol, ip, an admin's script) with a deadline, and hands
 // back its exit status and output. Never through a shell unless the caller asks for one.
+//
+// A program is a faulty peer: its output is bounded here, never by the program. A site script's
+// output is only ever shown as its last line or parsed for a few KEY=value lines, so the first
+// and last 64 KiB of each stream are kept. squeue and sinfo print JSON that must be read whole:
+// their callers raise `maxOutputBytes` (to 256 MiB, far above any real cluster's queue) and a
+// program printing more is killed and the call fails with "output too large".
 
 import { spawn } from 'node:child_process';
 
@@ -13,7 +19,21 @@ export interface ProcOptions {
   readonly timeoutMs?: number;
   readonly env?: NodeJS.ProcessEnv;
   readonly input?: string;
+  /**
+   * Set: stdout is kept whole up to this many bytes, and a program printing more is killed and
+   * the call rejected ("output too large"). Unset: the first and last 64 KiB of it are kept.
+   */
+  readonly maxOutputBytes?: number;
 }
+
+/** Bytes kept at each end of a stream whose middle is dropped. */
+export const KEPT_EDGE_BYTES = 64 * 1024;
+
+/** The largest squeue/sinfo JSON read; a queue of a million jobs is a few hundred MB. */
+export const MAX_JSON_BYTES = 256 * 1024 * 1024;
+
+/** Beyond this much output in all, a program is treated as runaway (killed, call failed). */
+const RUNAWAY_BYTES = 64 * 1024 * 1024;
 
 /** Process groups of programs still running, so a stop past its deadline can end them. */
 const running = new Set<number>();
@@ -29,6 +49,43 @@ export function killRunningPrograms(): number {
   return n;
 }
 
+/** One stream's output: whole up to a cap, or its two ends with the middle dropped. */
+class Kept {
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  total = 0;
+  private readonly whole: number | undefined;
+
+  constructor(whole: number | undefined) {
+    this.whole = whole;
+  }
+
+  add(c: Buffer): void {
+    this.total += c.length;
+    const headRoom = (this.whole ?? KEPT_EDGE_BYTES) - this.headBytes;
+    if (headRoom > 0) {
+      const part = c.subarray(0, headRoom);
+      this.head.push(part);
+      this.headBytes += part.length;
+      c = c.subarray(part.length);
+    }
+    if (c.length === 0 || this.whole !== undefined) return;
+    this.tail.push(c);
+    this.tailBytes += c.length;
+    while (this.tail.length > 1 && this.tailBytes - this.tail[0]!.length >= KEPT_EDGE_BYTES) this.tailBytes -= this.tail.shift()!.length;
+  }
+
+  text(): string {
+    const dropped = this.total - this.headBytes - this.tailBytes;
+    const tail = Buffer.concat(this.tail);
+    const end = tail.subarray(Math.max(0, tail.length - KEPT_EDGE_BYTES));
+    const gap = dropped + tail.length - end.length;
+    return Buffer.concat(this.head).toString() + (gap > 0 ? `\n[… ${gap} bytes left out …]\n` : '') + end.toString();
+  }
+}
+
 export function runProgram(file: string, args: readonly string[], o: ProcOptions = {}): Promise<ProcResult> {
   return new Promise((resolve, reject) => {
     // Its own process group, so a timeout ends everything it started (an admin's script runs
@@ -36,24 +93,36 @@ export function runProgram(file: string, args: readonly string[], o: ProcOptions
     const child = spawn(file, args, { env: o.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     const pid = child.pid;
     if (pid !== undefined) running.add(pid);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    const timer = setTimeout(() => {
-      killGroup(child.pid);
-      const said = complaint({ code: 0, stdout: '', stderr });
-      reject(new Error(`${file} ${args.join(' ')}: no answer in ${o.timeoutMs} ms${stderr.trim() ? ` (it said: ${said})` : ''}`));
-    }, o.timeoutMs ?? 30_000);
-    child.once('error', (err) => {
+    const stdout = new Kept(o.maxOutputBytes);
+    const stderr = new Kept(undefined);
+    let settled = false;
+    const fail = (err: Error): void => {
+      if (settled) return;
+      settled = true;
       if (pid !== undefined) running.delete(pid);
       clearTimeout(timer);
+      killGroup(pid);
       reject(err);
-    });
+    };
+    const watch = (): void => {
+      const limit = o.maxOutputBytes;
+      if (limit !== undefined && stdout.total > limit) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${limit} bytes)`));
+      else if (stdout.total + stderr.total > RUNAWAY_BYTES) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${RUNAWAY_BYTES} bytes)`));
+    };
+    child.stdout.on('data', (c: Buffer) => (stdout.add(c), watch()));
+    child.stderr.on('data', (c: Buffer) => (stderr.add(c), watch()));
+    const timer = setTimeout(() => {
+      const text = stderr.text();
+      const said = complaint({ code: 0, stdout: '', stderr: text });
+      fail(new Error(`${file} ${args.join(' ')}: no answer in ${o.timeoutMs} ms${text.trim() ? ` (it said: ${said})` : ''}`));
+    }, o.timeoutMs ?? 30_000);
+    child.once('error', fail);
     child.once('close', (code, signal) => {
+      if (settled) return;
+      settled = true;
       if (pid !== undefined) running.delete(pid);
       clearTimeout(timer);
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+      resolve({ code: code ?? (signal ? 128 : 1), stdout: stdout.text(), stderr: stderr.text() });
     });
     // A program that exits without reading its input must not crash us with EPIPE.
     child.stdin.on('error', () => undefined);

@@ -1,14 +1,15 @@
 // The drone registry: every drone and every transition, in one SQLite file (node:sqlite, no
 // server). Writes are synchronous and durable (WAL with synchronous=FULL) before put() returns,
 // so "persist, then act" holds across kill -9 and power loss. One coordinator per registry: a
-// lock file holds the owner's pid, and a lock whose pid is dead is taken over (a crash).
+// kernel record lock on `registry.lock` beside it (lib/dir-lock.ts), which dies with its holder
+// however it dies and names no PID that another PID namespace or a reused PID could match.
 
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { coordinatorErrors } from './errors.ts';
 import type { Drone, DroneState, Reason } from './model.ts';
-import { pidAlive } from '../lib/pid.ts';
+import { DirLocked, type DirLock, lockDirSync } from '../lib/dir-lock.ts';
 
 /** Bump when the tables change; a registry of another format is refused, never rewritten. */
 export const REGISTRY_FORMAT = 1;
@@ -22,38 +23,6 @@ export interface Transition {
   readonly reason: Reason;
 }
 
-
-/** Lock files this process holds: a second open in the same process is refused too. */
-const held = new Set<string>();
-
-function releaseLock(path: string): void {
-  held.delete(path);
-  try {
-    unlinkSync(path);
-  } catch {
-    // already gone
-  }
-}
-
-function takeLock(path: string): void {
-  if (held.has(path)) throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, 'wx');
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      held.add(path);
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(readFileSync(path, 'utf8').trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid))
-        throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
-      unlinkSync(path);
-    }
-  }
-  throw coordinatorErrors.registryLocked(path.replace(/\.lock$/, ''));
-}
 
 const TABLES = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE IF NOT EXISTS drones (id TEXT PRIMARY KEY, state TEXT NOT NULL, body TEXT NOT NULL);
@@ -69,7 +38,7 @@ const isOurs = (err: unknown) => String((err as { code?: unknown }).code ?? '').
 
 export class DroneRegistry {
   private readonly db: DatabaseSync;
-  private readonly lockPath: string | undefined;
+  private readonly lock: DirLock | undefined;
   private readonly cache = new Map<string, Drone>();
   // Prepared once: put() runs for every drone whose state or idle clock moved, each interval.
   private readonly upsert: StatementSync;
@@ -77,9 +46,9 @@ export class DroneRegistry {
   private readonly begin: StatementSync;
   private readonly commit: StatementSync;
 
-  private constructor(db: DatabaseSync, lockPath: string | undefined) {
+  private constructor(db: DatabaseSync, lock: DirLock | undefined) {
     this.db = db;
-    this.lockPath = lockPath;
+    this.lock = lock;
     this.upsert = db.prepare('INSERT INTO drones VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET state=excluded.state, body=excluded.body');
     this.record = db.prepare('INSERT INTO transitions (drone, from_state, to_state, at, reason) VALUES (?, ?, ?, ?, ?)');
     this.begin = db.prepare('BEGIN IMMEDIATE');
@@ -97,11 +66,11 @@ export class DroneRegistry {
     } catch (err) {
       throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
     }
-    const lockPath = `${path}.lock`;
+    let lock: DirLock;
     try {
-      takeLock(lockPath);
+      lock = lockDirSync(stateDir, 'registry');
     } catch (err) {
-      if (isOurs(err)) throw err;
+      if (err instanceof DirLocked) throw coordinatorErrors.registryLocked(path);
       throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
     }
     let db: DatabaseSync;
@@ -116,11 +85,11 @@ export class DroneRegistry {
         throw coordinatorErrors.registryVersion(path, Number(row.value), REGISTRY_FORMAT);
       }
     } catch (err) {
-      releaseLock(lockPath);
+      lock.release();
       if (isOurs(err)) throw err;
       throw coordinatorErrors.stateDir(stateDir, (err as Error).message);
     }
-    return new DroneRegistry(db, lockPath);
+    return new DroneRegistry(db, lock);
   }
 
   /**
@@ -135,6 +104,24 @@ export class DroneRegistry {
     return new DroneRegistry(db, undefined);
   }
 
+  /**
+   * Why the last write failed (SQLite's words: "database or disk is full"), null once a write
+   * succeeds. Nothing is acted on that could not be written, so while this is set the
+   * coordinator starts and stops nothing; status, page and /metrics show it.
+   */
+  writeError: string | null = null;
+
+  private written<T>(write: () => T): T {
+    try {
+      const r = write();
+      this.writeError = null;
+      return r;
+    } catch (err) {
+      this.writeError = (err as Error).message;
+      throw err;
+    }
+  }
+
   /** Every drone ever recorded that is not down, plus down ones still in the table. */
   all(): Drone[] {
     return [...this.cache.values()];
@@ -146,6 +133,10 @@ export class DroneRegistry {
 
   /** Next number for a drone name; never reused, so a node name never means two drones. */
   nextSerial(): number {
+    return this.written(() => this.serial());
+  }
+
+  private serial(): number {
     const row = this.db.prepare("SELECT value FROM meta WHERE key='serial'").get() as { value: string } | undefined;
     const next = (row ? Number(row.value) : 0) + 1;
     this.db.prepare("INSERT INTO meta VALUES ('serial', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value").run(String(next));
@@ -154,6 +145,10 @@ export class DroneRegistry {
 
   /** Records the drone durably, with a transition row when its state changed. */
   put(drone: Drone, at: number): void {
+    this.written(() => this.record1(drone, at));
+  }
+
+  private record1(drone: Drone, at: number): void {
     const before = this.cache.get(drone.id);
     this.begin.run();
     try {
@@ -186,6 +181,6 @@ export class DroneRegistry {
 
   close(): void {
     this.db.close();
-    if (this.lockPath) releaseLock(this.lockPath);
+    this.lock?.release();
   }
 }

@@ -152,6 +152,7 @@ export function buildBatch(c: BatchSystemConfig): BatchSystem {
  * at once and then retries for a minute, so it is given two seconds.
  */
 export async function checkSlurmConf(c: BatchSystemConfig): Promise<void> {
+  checkBinDir(c);
   if (c.type !== 'slurm' || !c.slurmConf) return;
   try {
     accessSync(c.slurmConf, constants.R_OK);
@@ -165,6 +166,16 @@ export async function checkSlurmConf(c: BatchSystemConfig): Promise<void> {
       said = /\(it said: (.*)\)$/.exec((e as Error).message)?.[1] ?? '';
     }
     throw coordinatorErrors.badConfig('batch-system.slurm-conf', `cannot read ${c.slurmConf}: ${said || (err as Error).message}`);
+  }
+}
+
+/** A bin-dir without an executable squeue would leave the batch system unreadable for ever. */
+function checkBinDir(c: BatchSystemConfig): void {
+  if (c.type !== 'slurm' || !c.binDir) return;
+  try {
+    accessSync(`${c.binDir}/squeue`, constants.X_OK);
+  } catch (err) {
+    throw coordinatorErrors.badConfig('batch-system.bin-dir', `no squeue to run in ${c.binDir} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); give the directory of squeue, sinfo and scontrol, or leave it out to use PATH`);
   }
 }
 
@@ -195,7 +206,7 @@ export async function startCoordinator(
   const coresOf = (t: string) => config.machineTypes[t]?.cores ?? 0;
   const holder: { coordinator?: Coordinator } = {};
   const view = (includeDown = false) =>
-    buildStatus(registry.all(), settings.siteSettings, coresOf, holder.coordinator?.last, clock.now(), includeDown);
+    buildStatus(registry.all(), settings.siteSettings, coresOf, holder.coordinator?.last, clock.now(), includeDown, registry.writeError);
   const metrics = createMetrics(() => view());
   const coordinator = new Coordinator({
     registry,
@@ -223,7 +234,8 @@ export async function startCoordinator(
   const address = http.server.address();
   const port = typeof address === 'object' && address ? address.port : config.listen.port;
   log.info({ port, stateDir: config.stateDir, sites: settings.siteSettings.map((s) => s.name) }, 'coordinator listening');
-  await coordinator.reconcile();
+  // Each site's orphan sweep runs in that site's queue; the loop starts at once beside them.
+  void coordinator.reconcile();
   const stopLoop = new AbortController();
   const loop = coordinator.run(stopLoop.signal);
   return {

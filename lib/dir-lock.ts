@@ -68,6 +68,22 @@ async function holderOf(pidPath: string): Promise<number | undefined> {
  * file system without record locks) are thrown as they are.
  */
 export async function lockDir(dir: string, name: string): Promise<DirLock> {
+  const taken = tryLock(dir, name);
+  if ('pidPath' in taken) throw new DirLocked(dir, await holderOf(taken.pidPath));
+  return taken;
+}
+
+/**
+ * lockDir for callers that cannot wait (a constructor): the holder's PID is read once, so a
+ * loser racing a winner that has not written it yet reports "another process".
+ */
+export function lockDirSync(dir: string, name: string): DirLock {
+  const taken = tryLock(dir, name);
+  if ('pidPath' in taken) throw new DirLocked(dir, readPid(taken.pidPath));
+  return taken;
+}
+
+function tryLock(dir: string, name: string): DirLock | { pidPath: string } {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.lock`);
   const pidPath = join(dir, `${name}.pid`);
@@ -77,7 +93,7 @@ export async function lockDir(dir: string, name: string): Promise<DirLock> {
   } catch (err) {
     db.close();
     if ((err as { errcode?: number }).errcode !== SQLITE_BUSY) throw err;
-    throw new DirLocked(dir, await holderOf(pidPath));
+    return { pidPath };
   }
   held.add(db);
   const tmp = `${pidPath}.${process.pid}`;

@@ -15,29 +15,32 @@ export interface RunOptions {
   readonly shutdownTimeoutMs: number;
   /** For tests: a stand-in for process signals. */
   readonly signals?: NodeJS.EventEmitter;
+  /**
+   * Signals that stop the role (SIGINT and SIGTERM by default). A role whose in-flight work
+   * must not be orphaned when its terminal or ssh session closes adds SIGHUP, which otherwise
+   * ends the process at once, without its stop.
+   */
+  readonly stopSignals?: readonly NodeJS.Signals[];
 }
 
 export async function runUntilSignalled(service: Service, options: RunOptions): Promise<number> {
   const emitter = options.signals ?? process;
   const { log } = options;
+  const names = options.stopSignals ?? ['SIGINT', 'SIGTERM'];
   const received = await new Promise<string>((resolve) => {
+    const handlers = names.map((name) => [name, () => onSignal(name)] as const);
     const onSignal = (name: string) => {
-      emitter.off('SIGINT', onInt);
-      emitter.off('SIGTERM', onTerm);
+      for (const [n, h] of handlers) emitter.off(n, h);
       resolve(name);
     };
-    const onInt = () => onSignal('SIGINT');
-    const onTerm = () => onSignal('SIGTERM');
-    emitter.on('SIGINT', onInt);
-    emitter.on('SIGTERM', onTerm);
+    for (const [n, h] of handlers) emitter.on(n, h);
   });
   log.info({ signal: received, deadlineMs: options.shutdownTimeoutMs }, 'stopping');
   const forced = () => {
     log.warn('second signal: exiting without waiting');
     process.exit(130);
   };
-  emitter.once('SIGINT', forced);
-  emitter.once('SIGTERM', forced);
+  for (const n of names) emitter.once(n, forced);
   const deadline = new AbortController();
   const timer = setTimeout(() => {
     log.warn('shutdown deadline reached: aborting in-flight work');
@@ -49,8 +52,7 @@ export async function runUntilSignalled(service: Service, options: RunOptions): 
     log.error({ err }, 'error while stopping');
   } finally {
     clearTimeout(timer);
-    emitter.off('SIGINT', forced);
-    emitter.off('SIGTERM', forced);
+    for (const n of names) emitter.off(n, forced);
   }
   log.info('stopped');
   return 0;

@@ -4,8 +4,10 @@
 // "[14:03:07] WARN: gateway: upstream failed {"url":…}", in local time: pino-pretty's own layout
 // spreads objects and errors over several lines, which scrolls the event that matters away.
 
+import fs from 'node:fs';
 import { pino, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { terminalSafe } from './terminal-text.ts';
 
 export type { Logger } from 'pino';
 export type LogFormat = 'json' | 'pretty' | 'auto';
@@ -33,12 +35,14 @@ function flat(v: unknown): unknown {
   return v;
 }
 
-/** What follows the time and level on a terminal: role, message, then the other fields as JSON. */
+/** What follows the time and level on a terminal: role, message, then the other fields as JSON; no control characters. */
 export function prettyMessage(log: Record<string, unknown>, messageKey: string): string {
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(log)) if (!SHOWN.has(k) && k !== messageKey) rest[k] = flat(v);
   const fields = Object.keys(rest).length > 0 ? ` ${JSON.stringify(rest)}` : '';
-  return `${log.role ? `${String(log.role)}: ` : ''}${String(log[messageKey] ?? '')}${fields}`;
+  // The message may quote what a user wrote (a job's comment); JSON.stringify already escapes
+  // the fields' control characters.
+  return terminalSafe(`${log.role ? `${String(log.role)}: ` : ''}${String(log[messageKey] ?? '')}${fields}`);
 }
 
 export function createLogger(options: LogOptions): Logger {
@@ -63,16 +67,64 @@ export function createLogger(options: LogOptions): Logger {
   } else {
     // Asynchronous writes keep logging off a hot path; flushLogs() drains them before exit.
     rootDestination = pino.destination({ dest: 2, sync: false });
+    rootDestination.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
     root = pino({ level: options.level }, rootDestination);
   }
   return root.child({ role: options.role });
 }
 
-/** Writes out what the asynchronous destination still holds. Call before process exit. */
+/** The longest flushLogs() waits for a log reader that does not read. */
+export const FLUSH_DEADLINE_MS = 1000;
+
+/**
+ * Writes out what the asynchronous destination still holds. Call before process exit.
+ *
+ * Bounded whatever the log's reader does: sonic-boom's flushSync retries a failed write for ever
+ * (EPIPE once the reader of a `2>&1 | head` pipe has gone; EAGAIN while a live reader does not
+ * read), sleeping in a futex wait that no signal ends. For the length of the flush its writes go
+ * through a guard that, on EPIPE or past FLUSH_DEADLINE_MS, reports the line written: lines
+ * nobody can read are dropped, and the process ends within its shutdown deadline.
+ */
 export function flushLogs(): void {
+  if (!rootDestination) return;
+  const write = fs.writeSync;
+  const until = performance.now() + FLUSH_DEADLINE_MS;
+  let gaveUp = false;
+  const guarded = (fd: number, data: string | NodeJS.ArrayBufferView, ...rest: unknown[]): number => {
+    const size = typeof data === 'string' ? Buffer.byteLength(data, (rest[0] as BufferEncoding | undefined) ?? 'utf8') : data.byteLength;
+    if (gaveUp) return size;
+    try {
+      return (write as (...a: unknown[]) => number)(fd, data, ...rest);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EPIPE' || performance.now() >= until) {
+        gaveUp = true;
+        return size;
+      }
+      throw err;
+    }
+  };
+  fs.writeSync = guarded as typeof fs.writeSync;
   try {
-    rootDestination?.flushSync();
+    rootDestination.flushSync();
   } catch {
     // The destination may not be ready yet (nothing written); nothing is lost then.
+  } finally {
+    fs.writeSync = write;
+  }
+}
+
+/**
+ * A log reader that went away must not end or hang the process: EPIPE on stdout or stderr is
+ * ignored (the lines are lost; nobody could read them), anything else is still thrown.
+ */
+export function ignoreBrokenPipes(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.listenerCount('error') > 0) continue;
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
   }
 }

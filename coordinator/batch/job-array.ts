@@ -30,7 +30,8 @@ function range(item: string): { from: number; to: number; step: number } | undef
  */
 export function parseArrayTasks(text: string | null | undefined, limit = Infinity): ArrayTasks | undefined {
   if (!text) return undefined;
-  const [list, throttleText] = text.split('%');
+  const [whole, throttleText] = text.split('%');
+  const list = uncut(whole ?? '');
   const throttle = throttleText === undefined ? undefined : Number(throttleText);
   if (throttle !== undefined && !(Number.isInteger(throttle) && throttle >= 0)) return undefined;
   const indices: number[] = [];
@@ -43,6 +44,18 @@ export function parseArrayTasks(text: string | null | undefined, limit = Infinit
     count += n;
   }
   return { indices, count, ...(throttle !== undefined && throttle > 0 ? { throttle } : {}) };
+}
+
+/**
+ * squeue cuts a long list with "..." (SLURM_BITSTR_LEN, 64 characters by default; the adapter
+ * asks for the whole list, this is the fallback). The items before the cut are counted — at
+ * least those tasks wait — and an item the cut may have split ("…,6...") is left out.
+ */
+function uncut(list: string): string {
+  if (!list.endsWith('...')) return list;
+  const before = list.slice(0, -3);
+  if (before.endsWith(',')) return before.slice(0, -1);
+  return before.slice(0, Math.max(0, before.lastIndexOf(',')));
 }
 
 /** Tasks that could start now: all pending, or the throttle less the running ones. */

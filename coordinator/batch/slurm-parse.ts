@@ -4,7 +4,7 @@
 import { parseSize } from '../../lib/config/values.ts';
 import type { NodeView, PendingJob } from '../model.ts';
 import { parseArrayTasks, runnableTasks } from './job-array.ts';
-import type { Queue } from './types.ts';
+import type { LimitedJob, Queue } from './types.ts';
 
 /** Pending reasons that are not a lack of resources: such jobs would not run on a new drone. */
 export const NOT_DEMAND = new Set([
@@ -17,6 +17,33 @@ export const NOT_DEMAND = new Set([
   'AssocGrpJobsLimit',
   'QOSMaxJobsPerUserLimit',
 ]);
+
+/**
+ * Pending reasons saying an accounting limit holds the job back, or that it can never start:
+ * a new drone adds cores, not allowance, so these jobs are not demand — a drone started for them
+ * would sit idle, be released after idle-time and be started again for as long as they wait.
+ * Slurm's job reason codes (squeue(1), "JOB REASON CODES"): the AssocGrp*, AssocMax*, QOSGrp*,
+ * QOSMax* and Max*PerAccount families, and the single reasons below. They are listed in the
+ * status with their reason, so an admin sees why they start nothing.
+ */
+const LIMIT_REASON = /^(?:(?:Assoc|QOS)(?:Grp|Max)\w*|Max\w*PerAccount)$/;
+const NEVER_STARTS = new Set([
+  'AccountingPolicy',
+  'AccountNotAllowed',
+  'InvalidAccount',
+  'InvalidQOS',
+  'PartitionTimeLimit',
+  'QOSJobLimit',
+  'QOSNotAllowed',
+  'QOSResourceLimit',
+  'QOSTimeLimit',
+  'QOSUsageThreshold',
+]);
+
+/** A pending reason that is a limit a drone cannot raise (see LIMIT_REASON). */
+export function isLimitReason(reason: string): boolean {
+  return LIMIT_REASON.test(reason) || NEVER_STARTS.has(reason);
+}
 
 /** Slurm prints some numbers bare and, in later releases, as {set, infinite, number}. */
 function num(v: unknown): number | undefined {
@@ -175,6 +202,8 @@ export function parsePending(json: string, partitions: readonly string[]): Pendi
 export function parseQueue(json: string, partitions: readonly string[], prefix: string): Queue {
   const doc = slurmDocument(json, 'jobs') as { jobs?: SqueueJob[] };
   const out: PendingJob[] = [];
+  const limited: LimitedJob[] = [];
+  let truncatedArrays = 0;
   let runningAtHome = 0;
   let runningOnDrones = 0;
   const running = runningTasksByArray(doc.jobs ?? []);
@@ -191,6 +220,10 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
     }
     if (j.job_state !== 'PENDING') continue;
     if (NOT_DEMAND.has(j.state_reason ?? '')) continue;
+    if (isLimitReason(j.state_reason ?? '')) {
+      limited.push({ id: String(j.job_id), reason: j.state_reason ?? '' });
+      continue;
+    }
     const cpus = num(j.cpus) ?? 1;
     const perNode = num(j.memory_per_node);
     const perCpu = num(j.memory_per_cpu);
@@ -208,9 +241,10 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
       submittedAt: (num(j.submit_time) ?? 0) * 1000,
       reason: j.state_reason ?? '',
     };
+    if (j.array_task_string?.includes('...')) truncatedArrays++;
     out.push(...expand(j, job, running));
   }
-  return { pending: out, runningAtHome, runningOnDrones };
+  return { pending: out, runningAtHome, runningOnDrones, limited, truncatedArrays };
 }
 
 interface SinfoNode {

@@ -5,7 +5,7 @@
 import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
-import { complaint, runProgram } from '../proc.ts';
+import { complaint, MAX_JSON_BYTES, runProgram } from '../proc.ts';
 import { homeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
 import type { BatchSystem, Queue } from './types.ts';
 
@@ -20,12 +20,15 @@ export class SlurmBatch implements BatchSystem {
     this.c = config;
   }
 
-  private async run(program: string, args: readonly string[]): Promise<string> {
+  /** `json`: the output is JSON read whole (squeue, sinfo), so it is kept up to MAX_JSON_BYTES. */
+  private async run(program: string, args: readonly string[], json = false): Promise<string> {
     const file = this.c.binDir ? `${this.c.binDir}/${program}` : program;
-    const env = this.c.slurmConf ? { ...process.env, SLURM_CONF: this.c.slurmConf } : process.env;
+    // SLURM_BITSTR_LEN=0: squeue (22.05, --json included) otherwise cuts a long array task list
+    // after 64 characters with "...", and an array of listed indices would count as a few tasks.
+    const env = { ...process.env, SLURM_BITSTR_LEN: '0', ...(this.c.slurmConf ? { SLURM_CONF: this.c.slurmConf } : {}) };
     let r;
     try {
-      r = await runProgram(file, args, { env, timeoutMs: this.c.timeout });
+      r = await runProgram(file, args, { env, timeoutMs: this.c.timeout, ...(json ? { maxOutputBytes: MAX_JSON_BYTES } : {}) });
     } catch (err) {
       throw coordinatorErrors.batchFailed(`${program} ${args[0] ?? ''}`, (err as Error).message);
     }
@@ -39,11 +42,11 @@ export class SlurmBatch implements BatchSystem {
 
   async queue(prefix: string): Promise<Queue> {
     // squeue --json ignores -t and -p in 22.05, so filtering happens in parseQueue.
-    return readable('squeue --json', () => this.run('squeue', ['--json']), (t) => parseQueue(t, this.c.partitions, prefix));
+    return readable('squeue --json', () => this.run('squeue', ['--json'], true), (t) => parseQueue(t, this.c.partitions, prefix));
   }
 
   async nodes(prefix: string): Promise<Map<string, NodeView>> {
-    return readable('sinfo --json', () => this.run('sinfo', ['--json']), (t) => {
+    return readable('sinfo --json', () => this.run('sinfo', ['--json'], true), (t) => {
       const nodes = parseNodes(t, prefix);
       this.home = homeFeatures(t, prefix, this.c.partitions);
       return nodes;

@@ -12,6 +12,15 @@ export interface Queue {
   readonly runningOnDrones: number;
   /** The site's own nodes in those partitions, when the adapter reads them: estuary's policy places work there too. */
   readonly home?: HomeView;
+  /** Pending jobs held back by a limit no drone can raise (not demand), with Slurm's reason. */
+  readonly limited?: LimitedJob[];
+  /** Array records whose task list the batch system printed cut short ("..."): counted as listed. */
+  readonly truncatedArrays?: number;
+}
+
+export interface LimitedJob {
+  readonly id: string;
+  readonly reason: string;
 }
 
 /** The home cluster's cores: all of them, the free ones, and the largest node's. */

@@ -19,6 +19,7 @@ export function money(x: number): string {
 /** What is wrong, in words, above everything else: an admin reads the top of the page first. */
 function problems(v: StatusView): string {
   const out: string[] = [];
+  if (v.registryError) out.push(`The drone registry cannot be written: ${v.registryError}. Nothing is started or stopped until it can.`);
   if (v.batch === 'unreachable') out.push(`The batch system is unreachable: ${v.batchError ?? 'no answer'}. No drone is started or stopped until it answers.`);
   for (const s of v.sites.filter((x) => !x.healthy)) out.push(`Site ${s.name} is unhealthy${s.problem ? `: ${s.problem}` : ''}; no new drone goes there.`);
   for (const s of v.sites.filter((x) => x.budgetPerDay !== null && x.budgetPerDay > 0 && x.spentToday >= x.budgetPerDay)) {

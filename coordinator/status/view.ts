@@ -5,6 +5,7 @@
 import type { TickReport } from '../coordinator.ts';
 import { dronePrice, spentToday } from '../cost.ts';
 import type { Drone, Reason, SiteCost } from '../model.ts';
+import { terminalSafe } from '../../lib/terminal-text.ts';
 
 export const API_VERSION = 1;
 
@@ -45,6 +46,8 @@ export interface StatusView {
   /** `reachable` only once the batch system has answered; `unreachable` with its own error. */
   readonly batch: 'not yet read' | 'reachable' | 'unreachable';
   readonly batchError: string | null;
+  /** Why the drone registry cannot be written (a full disk): nothing is started or stopped. */
+  readonly registryError: string | null;
   readonly pendingJobs: number;
   /** Pending jobs no pool can run (a feature no drone has, too many cores or too much memory). */
   readonly unplaceable: TickReport['unplaceable'];
@@ -79,6 +82,7 @@ export function buildStatus(
   last: TickReport | undefined,
   now: number,
   includeDown = false,
+  registryError: string | null = null,
 ): StatusView {
   const byName = new Map(sites.map((s) => [s.name, s]));
   const rows = drones
@@ -103,6 +107,7 @@ export function buildStatus(
     batchHealthy: last?.batchHealthy ?? false,
     batch: batchState(last),
     batchError: last?.batchError ?? null,
+    registryError,
     pendingJobs: last?.pending ?? 0,
     unplaceable: last?.unplaceable ?? [],
     unplaceableCount: last?.unplaceableCount ?? 0,
@@ -138,13 +143,14 @@ export function reasonText(r: Reason): string {
   const numbers = fields.length ? `${rule} (${fields.join(', ')})` : rule;
   // Reasons quote job comments (declared inputs) that any batch user writes: no control
   // characters reach the admin's terminal.
-  return (why === undefined ? numbers : `${String(why)} [${numbers}]`).replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return terminalSafe(why === undefined ? numbers : `${String(why)} [${numbers}]`);
 }
 
 /** The terminal table `estuary coordinator status` prints. */
 export function statusTable(v: StatusView): string {
   const lines = [
     `batch system: ${v.batch === 'unreachable' ? `UNREACHABLE (${v.batchError ?? 'no answer'})` : v.batch}   pending jobs: ${v.pendingJobs}`,
+    ...(v.registryError ? [`REGISTRY CANNOT BE WRITTEN: ${v.registryError}; nothing is started or stopped until it can`] : []),
     '',
     'SITE            DRONES/QUOTA  HEALTHY  COST',
     ...v.sites.map(
@@ -166,5 +172,7 @@ export function statusTable(v: StatusView): string {
   if (v.drones.length === 0) lines.push('(no drones)');
   if (v.unplaceableCount > 0)
     lines.push('', `PENDING JOBS NO POOL CAN RUN (${v.unplaceableCount})`, ...v.unplaceable.map((u) => `${u.job.padEnd(21)} ${u.why}`));
-  return `${lines.join('\n')}\n`;
+  // Site problems, batch errors and the unplaceable jobs' reasons quote site scripts, the batch
+  // system and job comments: no control character of theirs reaches the admin's terminal.
+  return `${lines.map(terminalSafe).join('\n')}\n`;
 }

@@ -91,6 +91,12 @@ export function resolveConfig<O extends OptionTable>(
       ['env', sources.env[shared], shared],
       ['file', fromFile[key], `${sources.file?.path ?? 'config file'} key ${flagName(key)}`],
     ];
+    // An empty flag or variable means "not set" (FOO= in a unit file); an empty value written
+    // in the file for an option with a non-empty default is refused: it reads as a wish for an
+    // empty value, and quietly taking the default instead (a prefix "" becoming "es-") is worse.
+    const written = fromFile[key];
+    if (written === '' && typeof spec.default === 'string' && spec.default !== '')
+      throw configErrors.invalidValue(candidates[3]![2], '', `a value (leave the key out for the default, ${spec.default})`);
     const hit = candidates.find(([, value]) => value !== undefined && value !== '');
     if (!hit) {
       config[key] = spec.default;

@@ -125,7 +125,7 @@ describe('the gateway DataSource, against a real gateway', async () => {
     clock.advance(1000);
     const first = await coordinator.tick();
     expect(first.decisions).toMatchObject([{ kind: 'start', site: 'tokyo' }]);
-    expect(first.decisions[0]!.reason.why).toMatch(/^1 pending job need s3:\/\/kek\/run43 \(1 MB, 0 B cached at tokyo\)/);
+    expect(first.decisions[0]!.reason.why).toMatch(/^1 pending job needs s3:\/\/kek\/run43 \(1 MB, 0 B cached at tokyo\)/);
     expect(first.prewarmed).toEqual({ tokyo: ['s3://kek/run43'] });
     // The prefetch runs in the background; the gateway's own holdings endpoint shows it done.
     await eventually(async () => ((await data.holdings(['s3://kek/run43'])).get('tokyo')?.get('s3://kek/run43') === MB ? true : undefined));

@@ -67,10 +67,11 @@ async function expectNothingLeft(c: Coord): Promise<void> {
 describe('a site whose instances never boot, against Slurm 22.05', () => {
   it('instances whose boot always fails: three, then the site is backed off and unhealthy, nothing left', async () => {
     const c = await startCoordinator();
+    // Counted before the jobs exist: the loop runs from start-up and may start a drone at once.
+    const before = (await get<{ drones: unknown[] }>(c, '/api/v1/drones?all=1')).drones.length;
     // --constraint=cloud: the home node cannot take them, so the demand stays.
     const ids = await Promise.all([0, 1].map(() => cluster.sbatch(['-c', '1', '--constraint=cloud', '-o', '/dev/null', '--wrap', 'true'])));
     onTestFinished(() => cluster.slurm('scancel', ids).then(() => undefined));
-    const before = (await get<{ drones: unknown[] }>(c, '/api/v1/drones?all=1')).drones.length;
     const site = await waitFor('site unhealthy', async () => {
       const s = await get<{ sites: { name: string; healthy: boolean; problem: string | null }[] }>(c, '/api/v1/status');
       return s.sites.find((x) => x.name === 'cloud' && !x.healthy && x.problem?.includes('in a row failed')) ?? undefined;

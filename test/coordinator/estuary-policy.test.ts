@@ -217,7 +217,7 @@ describe('the home cluster and WAN bytes', () => {
       estuary,
     );
     expect(plan.get('home')!.jobs.map((j) => j.id)).toEqual(['a']);
-    expect(plan.get('home')!.reason.why).toMatch(/^1 pending job need root:\/\/home\/f1 \(3 GB, 3 GB cached at home\): the home cluster, free/);
+    expect(plan.get('home')!.reason.why).toMatch(/^1 pending job needs root:\/\/home\/f1 \(3 GB, 3 GB cached at home\): the home cluster, free/);
     expect(plan.get('uni/small')!.jobs.map((j) => j.id)).toEqual(['b']);
     expect(plan.get('uni/small')!.awayFromHome).toEqual(['b']);
     expect(plan.get('uni/small')!.reason).toMatchObject({ wanGB: 0, wanCost: 0 });

@@ -59,3 +59,10 @@ describe('squeue --json with arrays', () => {
     expect(ids).toHaveLength(8 + 8 + 2 + 1);
   });
 });
+
+it('a list squeue cut short with "..." counts the items before the cut, never a split one', () => {
+  expect(parseArrayTasks('1,5,7,...')?.indices).toEqual([1, 5, 7]);
+  expect(parseArrayTasks('1,5,7,6...')?.indices).toEqual([1, 5, 7]);
+  expect(parseArrayTasks('1,5,7,...%5')).toMatchObject({ count: 3, throttle: 5 });
+  expect(parseArrayTasks('12...')).toBeUndefined();
+});
