@@ -6,7 +6,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { rawOrigin, rawRequest, sleep, startGateway } from './gateway-lib.ts';
 
 function workerOf(primary: number): number {
