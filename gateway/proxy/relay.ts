@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { endToEnd, type HeaderMap } from '../http/headers.ts';
 import type { Metrics } from '../metrics.ts';
 import { dropBody, type UpstreamResponse } from '../upstream.ts';
-import { NAME, noteCacheStatus } from './respond.ts';
+import { cutResponse, NAME, noteCacheStatus } from './respond.ts';
 import type { Target } from './target.ts';
 
 /** Headers for the upstream request; a target that signs (S3) gets them signed for `method`. */
@@ -58,7 +58,7 @@ export function relay(
     });
     up.body.on('error', () => {
       // Cut rather than end: an incomplete body must look incomplete to the client.
-      res.destroy();
+      cutResponse(res);
       resolve();
     });
     res.on('close', () => {

@@ -6,7 +6,7 @@
 // the truncated body as a clean end.
 
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { rawOrigin, rawRequest, startGateway } from './gateway-lib.ts';
 
 describe('HTTP/1.0 client, upstream chunked body cut mid-way', () => {
