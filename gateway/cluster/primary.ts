@@ -120,7 +120,11 @@ export async function startCluster(
     }
   }
 
-  /** A worker that died mid-fill fails that fill for its followers; they answer with an error. */
+  /**
+   * A worker that died mid-fill fails that fill for its followers. The failure is passable: a
+   * follower that has sent its client nothing yet fetches the object itself (unstored), as after
+   * a full disk; one that has sent bytes cuts its client.
+   */
   function onExit(id: number): void {
     const w = workers.get(id);
     if (w) listener.gone(w);
@@ -136,6 +140,7 @@ export async function startCluster(
         proxyError: 'proxy_internal_error',
         status: 502,
         message: 'worker died during the fetch',
+        passable: true,
       } as const;
       for (const f of c.followers) send(f, { t: 'fill', key, ev });
       claims.delete(key);

@@ -4,7 +4,7 @@
 // where such clients are passed through); it must not get a 502 caused by the other worker's death.
 
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { pattern, pidsOnPort, rawOrigin, rawRequest, sleep, startGateway } from './gateway-lib.ts';
 
 const N = 200_000;
