@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { type Gateway, rawOrigin, rawRequest, sleep, startGateway } from './gateway-lib.ts';
 
 let gw: Gateway;
@@ -26,7 +26,8 @@ const replies: Record<string, string> = {
 
 beforeAll(async () => {
   origin = await rawOrigin((s, head) => {
-    const path = /^GET http:\/\/[^/]+(\/[^ ?]*)/.exec(head)?.[1] ?? head.split(' ')[1]!;
+    // The gateway sends origin-form (path and query) to the origin: the query is not part of the reply's key.
+    const path = /^GET http:\/\/[^/]+(\/[^ ?]*)/.exec(head)?.[1] ?? head.split(' ')[1]!.split('?')[0]!;
     if (path.startsWith('/cvmfs/')) return void s.end(Object.entries(replies).find(([k]) => k.startsWith('/cvmfs/'))![1]);
     s.end(replies[path] ?? 'HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n');
   });
