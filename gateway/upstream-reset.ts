@@ -32,12 +32,45 @@ function watchReset(socket: Socket): void {
   });
 }
 
-/** undici's own connector, with each new socket watched for resets. */
+/** What undici's HTTP/1.1 parser (client-h1.js) exposes that the end handler below needs. */
+interface H1Parser {
+  statusCode: number;
+  paused: boolean;
+  shouldKeepAlive: boolean;
+  finish(): Error | null;
+}
+
+function parserOf(socket: Socket): H1Parser | undefined {
+  const key = Object.getOwnPropertySymbols(socket).find((k) => k.description === 'parser');
+  return key ? ((socket as unknown as Record<symbol, H1Parser | null>)[key] ?? undefined) : undefined;
+}
+
+/**
+ * undici 8.12.4 drains a parser paused by backpressure on the server's FIN only for responses
+ * that are not kept alive (client-h1.js onHttpSocketEnd): a kept-alive Content-Length or chunked
+ * body followed at once by the close loses its buffered tail ("other side closed"). This runs
+ * before undici's own 'end' listener and does for that case what undici does for the other:
+ * Parser.finish() feeds the buffered bytes through the parser, which completes the response
+ * when they are all there and reports an error (the length mismatch, a cut chunk) when not.
+ */
+function drainOnEnd(socket: Socket): void {
+  socket.on('end', () => {
+    const parser = parserOf(socket);
+    if (!parser || !parser.statusCode || !parser.paused || !parser.shouldKeepAlive) return;
+    const err = parser.finish();
+    if (err) socket.destroy(err);
+  });
+}
+
+/** undici's own connector, with each new socket watched for resets and for an end while paused. */
 export function resetAwareConnector(timeoutMs: number): buildConnector.connector {
   const base = buildConnector({ timeout: timeoutMs });
   return (opts, callback) =>
     base(opts, (err, socket) => {
-      if (socket) watchReset(socket as Socket);
+      if (socket) {
+        watchReset(socket as Socket);
+        drainOnEnd(socket as Socket);
+      }
       // undici's callback type is a union of (err, null) and (null, socket)
       (callback as (e: Error | null, s: typeof socket) => void)(err, socket);
     });

@@ -6,7 +6,7 @@
 // which shows the gateway can read it.
 
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { type Gateway, pattern, rawOrigin, rawRequest, startGateway } from './gateway-lib.ts';
 
 const N = 131_071;
