@@ -141,6 +141,24 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         }
       : undefined;
   const accessLog = config.accessLog === undefined ? undefined : openAccessLog(config.accessLog);
+  // SIGHUP (a closing terminal, logrotate's postrotate) reopens the access log and is otherwise
+  // ignored; in a cluster the primary relays it as a message.
+  const reopenLogs = () => {
+    try {
+      accessLog?.reopen();
+      log.info({}, 'SIGHUP: access log reopened');
+    } catch (err) {
+      log.error({ err: String(err) }, 'SIGHUP: cannot reopen the access log; still writing to the old file');
+    }
+  };
+  // A worker also gets a terminal's HUP (its process group), but acts on the primary's message.
+  const onHup = worker ? () => undefined : reopenLogs;
+  process.on('SIGHUP', onHup);
+  if (worker) {
+    process.on('message', (m: { t?: unknown } | null) => {
+      if (m?.t === 'reopen-logs') reopenLogs();
+    });
+  }
   const disk = new DiskStore(config.cacheDir, config.diskCache, log);
   // Workers must not empty tmp/: another worker may be filling there. The primary did it.
   const opened = await disk.open(!worker);
@@ -225,7 +243,18 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         else handler.handle(req, res);
         });
       // Host is checked in onRequest, so the refusal carries Proxy-Status like every other one.
-      server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_MS, requireHostHeader: false }, onRequest);
+      // A request head that trickles in (slowloris) holds a connection slot and a descriptor:
+      // --headers-timeout bounds it, checked every second rather than Node's default 30 s.
+      server = createServer(
+        {
+          maxHeaderSize: MAX_HEADER_BYTES,
+          keepAliveTimeout: KEEP_ALIVE_MS,
+          requireHostHeader: false,
+          headersTimeout: config.headersTimeout,
+          connectionsCheckingInterval: 1000,
+        },
+        onRequest,
+      );
       // Expect: 100-continue is answered by node:http itself, except for S3 requests: their 100
       // waits for the store's (s3/expect-upload.ts), so a store's refusal reaches the client.
       server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
@@ -314,6 +343,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       await app.close();
       await intake?.drain(server, deadline);
       await upstreams.close();
+      process.off('SIGHUP', onHup);
       await accessLog?.close();
       deadline?.removeEventListener('abort', onAbort);
     },

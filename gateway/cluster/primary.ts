@@ -215,11 +215,18 @@ export async function startCluster(
   }
   for (const p of ports) p.catch(() => undefined);
   started = true;
+  // Node's default for SIGHUP ends the process mid-transfer; here it means "reopen the logs".
+  const onHup = () => {
+    log.info({}, 'SIGHUP: workers reopen the access log');
+    for (const w of workers.values()) if (w.isConnected()) w.send({ t: 'reopen-logs' } satisfies ToWorker);
+  };
+  process.on('SIGHUP', onHup);
   return {
     port,
     failed,
     async stop(deadline) {
       stopping = true;
+      process.off('SIGHUP', onHup);
       listener.close();
       const exits = [...workers.values()].map(
         (w) =>
