@@ -3,11 +3,12 @@
 // unlinked (a tmp cleaner, an operator removing a "stale lock"), a second gateway starts on the
 // same directory and cuts the running gateway's fill.
 
+import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NODE, startChild } from '../helpers/process.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { freePort, pattern, rawOrigin, rawRequest, sleep, startGateway } from './gateway-lib.ts';
 
 const N = 100_000;
@@ -31,7 +32,7 @@ describe('the cache directory lock after gateway.lock is unlinked', () => {
     const reply = rawRequest(first.port, `GET ${url} HTTP/1.1\r\nHost: 127.0.0.1:${origin}\r\nConnection: close\r\n\r\n`);
     await sleep(500);
     const second = startChild(NODE, [
-      join(import.meta.dirname, '..', '..', 'bin', 'estuary.js'), 'gateway', '--listen', `127.0.0.1:${await freePort()}`,
+      join(import.meta.dirname, '..', '..', '..', 'bin', 'estuary.js'), 'gateway', '--listen', `127.0.0.1:${await freePort()}`,
       '--allow-dest', '@loopback', '--cache-dir', dir, '--log-format', 'json',
     ]);
     const code = await Promise.race([second.exited, sleep(8000).then(() => 'still running')]);
@@ -39,5 +40,8 @@ describe('the cache directory lock after gateway.lock is unlinked', () => {
     expect(r.body.length).toBe(N);
     expect(r.body.equals(body)).toBe(true);
     expect(code, second.output()).toBe(2);
+    // the first gateway notices and takes the path again, so the next start is refused on it too
+    await first.child.waitFor(/lock file was removed/, 10_000);
+    expect(existsSync(join(dir, 'gateway.lock'))).toBe(true);
   });
 });
