@@ -20,6 +20,7 @@ import { startMemoryReclaim } from './memory-reclaim.ts';
 import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
 import { Intake } from './cluster/intake.ts';
+import { connectionCap, softNofile } from './fd-limit.ts';
 import type { ToPrimary } from './cluster/messages.ts';
 import { announce } from './announce.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
@@ -73,9 +74,23 @@ const OVERLOADED =
 const refused = new WeakSet<Socket>();
 
 /** Answers a connection we will not serve with `response`, then closes it. */
-function refuse(socket: Socket, response: string): void {
+/** Refused connections lingering for their client to read the answer. */
+let lingering = 0;
+
+/**
+ * Answers and closes a connection. It lingers (up to REFUSED_LINGER_MS) so the client reads the
+ * answer before the close; past `lingerBudget` such connections (a flood while at the
+ * connection cap, each holding a file descriptor) it is closed as soon as the answer is written.
+ */
+function refuse(socket: Socket, response: string, lingerBudget = Infinity): void {
   refused.add(socket);
   socket.on('error', () => undefined);
+  if (lingering >= lingerBudget) {
+    socket.end(response, () => socket.destroy());
+    return;
+  }
+  lingering++;
+  socket.once('close', () => lingering--);
   socket.setTimeout(REFUSED_LINGER_MS, () => socket.destroy());
   socket.end(response);
 }
@@ -265,15 +280,24 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       // --allow-client covers every path (metrics, summary and admin API say what the site
       // caches) and is checked when the connection is accepted, before any header is parsed.
       let open = 0;
+      const nofile = softNofile();
+      const maxConnections = connectionCap(config.maxConnections, nofile);
+      if (maxConnections < config.maxConnections) {
+        log.warn(
+          { maxConnections: config.maxConnections, openFilesLimit: nofile, cap: maxConnections },
+          `--max-connections ${config.maxConnections} is more than the open-files limit allows (ulimit -n ${nofile}); ` +
+            `answering 503 past ${maxConnections} connections; raise the limit (LimitNOFILE= in systemd) to allow more`,
+        );
+      }
       server.on('connection', (socket: Socket) => {
         if (intake && !intake.handed(socket)) return socket.destroy();
         if (!clientAcl.allows(socket.remoteAddress)) {
           log.info({ client: socket.remoteAddress }, 'refused a client not in --allow-client');
           return refuse(socket, REFUSAL);
         }
-        if (open >= config.maxConnections) {
-          overloadLog.note(() => log.warn({ open, max: config.maxConnections }, 'connection limit reached; refusing clients (--max-connections)'));
-          return refuse(socket, OVERLOADED);
+        if (open >= maxConnections) {
+          overloadLog.note(() => log.warn({ open, max: maxConnections }, 'connection limit reached; refusing clients (--max-connections, open-files limit)'));
+          return refuse(socket, OVERLOADED, maxConnections);
         }
         open++;
         socket.once('close', () => open--);

@@ -97,7 +97,8 @@ export class Listener {
     const worker = this.#pick();
     if (!worker) return this.#wait(socket, since);
     const id = ++this.#ids;
-    this.#unconfirmed.set(id, { socket, worker, since });
+    this.#unconfirmed.set(id, { socket, worker, since: Date.now() });
+    this.#tick();
     // keepOpen: the primary's copy stays open until the worker confirms, so a worker that dies
     // with the connection still in its channel does not take it along.
     worker.send({ t: HAND_OVER, id }, socket, { keepOpen: true }, (err: Error | null) => {
@@ -114,16 +115,29 @@ export class Listener {
       return;
     }
     this.#waiting.push({ socket, since });
+    this.#tick();
+  }
+
+  #tick(): void {
     this.#timer ??= setInterval(() => this.#expire(), 1000).unref();
   }
 
-  /** Connections that waited too long for a worker are told so instead of hanging. */
+  /**
+   * Connections that waited too long for a worker are told so instead of hanging. So are those
+   * a worker never confirmed: it could not take the descriptor (its open-files limit), since a
+   * worker that gets one confirms at once.
+   */
   #expire(): void {
     const now = Date.now();
     while (this.#waiting.length > 0 && now - this.#waiting[0]!.since > MAX_WAIT_MS) {
       this.#waiting.shift()!.socket.end(NO_WORKER);
     }
-    if (this.#waiting.length === 0) {
+    for (const [id, u] of this.#unconfirmed) {
+      if (now - u.since <= MAX_WAIT_MS) break;
+      this.#unconfirmed.delete(id);
+      u.socket.end(NO_WORKER);
+    }
+    if (this.#waiting.length === 0 && this.#unconfirmed.size === 0) {
       clearInterval(this.#timer);
       this.#timer = undefined;
     }

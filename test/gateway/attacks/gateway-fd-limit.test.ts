@@ -7,16 +7,16 @@
 import net from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { onTeardown } from '../helpers/cleanup.ts';
-import { NODE, startChild } from '../helpers/process.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { onTeardown } from '../../helpers/cleanup.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { freePort, rawOrigin, rawRequest, sleep } from './gateway-lib.ts';
 
 describe('client connections beyond the open-files limit', () => {
   it('the next client gets an answer, and the log says why', async () => {
     const origin = await rawOrigin((s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok'));
     const port = await freePort();
-    const estuary = join(import.meta.dirname, '..', '..', 'bin', 'estuary.js');
+    const estuary = join(import.meta.dirname, '..', '..', '..', 'bin', 'estuary.js');
     const gw = startChild('sh', ['-c', `ulimit -n 256 && exec "$0" "$@"`, NODE, estuary, 'gateway',
       '--listen', `127.0.0.1:${port}`, '--allow-dest', '@loopback', '--cache-dir', await tempDir('atk-gw-'), '--log-format', 'json']);
     await gw.waitFor(/gateway listening/, 30_000);
