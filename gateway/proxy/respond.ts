@@ -30,7 +30,10 @@ const CUT_FLUSH_MS = 2000;
  */
 export function cutResponse(res: ServerResponse): void {
   const socket = res.socket;
-  const delimited = res.chunkedEncoding || res.getHeader('content-length') !== undefined;
+  // Headers given to writeHead() as an object are not kept for getHeader(): the head as sent
+  // (node:http's `_header`) says whether it carried a Content-Length.
+  const sent = (res as unknown as { _header?: string | null })._header ?? '';
+  const delimited = res.chunkedEncoding || /\r\ncontent-length:/i.test(sent) || res.hasHeader('content-length');
   if (delimited || !socket || socket.destroyed) {
     res.destroy();
     return;
