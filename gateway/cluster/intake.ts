@@ -27,7 +27,7 @@ export class Intake {
     process.on('message', (m: { t?: unknown; id?: unknown } | null, handle: unknown) => {
       if (m?.t !== HAND_OVER || !(handle instanceof Socket)) return;
       // The primary keeps its copy of the connection until it hears this.
-      process.send?.({ t: HAND_OVER_ACK, id: m.id });
+      if (process.connected) process.send?.({ t: HAND_OVER_ACK, id: m.id });
       this.#handed.add(handle);
       this.#open++;
       handle.once('close', () => this.#open--);
