@@ -52,11 +52,16 @@ export type AccessLogger = (r: AccessRecord) => void;
  * `-` for stdout, else a file opened for appending (created if missing), at once, so a path that
  * cannot be written stops the start with ESTUARY_GW_ACCESS_LOG instead of failing on each request.
  */
-export function openAccessLog(dest: string): { write: AccessLogger; close: () => Promise<void> } {
+export function openAccessLog(dest: string): {
+  write: AccessLogger;
+  close: () => Promise<void>;
+  reopen: () => void;
+} {
+  const openFile = () => createWriteStream('', { fd: openSync(dest, 'a', 0o640) });
   let out: NodeJS.WritableStream | WriteStream = process.stdout;
   if (dest !== '-') {
     try {
-      out = createWriteStream('', { fd: openSync(dest, 'a', 0o640) });
+      out = openFile();
     } catch (err) {
       throw gatewayErrors.accessLog(dest, (err as NodeJS.ErrnoException).code ?? String(err));
     }
@@ -65,5 +70,17 @@ export function openAccessLog(dest: string): { write: AccessLogger; close: () =>
     write: (r) => void out.write(squidLine(r)),
     close: () =>
       dest === '-' ? Promise.resolve() : new Promise<void>((done) => (out as WriteStream).end(() => done())),
+    /**
+     * Opens the path again (after logrotate moved the file, like Squid's `-k rotate`); lines
+     * already queued finish in the old file. Throws if the path cannot be opened; the old file
+     * is then kept.
+     */
+    reopen: () => {
+      if (dest === '-') return;
+      const next = openFile();
+      const old = out as WriteStream;
+      out = next;
+      old.end();
+    },
   };
 }

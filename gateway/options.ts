@@ -233,6 +233,11 @@ export const gatewayOptions = {
     'time an upstream may take to send response headers',
   ),
   idleTimeout: option(duration(1, 3_600_000), 30_000, 'time an upstream may pause while sending a body'),
+  headersTimeout: option(
+    duration(1000, 3_600_000),
+    60_000,
+    "time a client may take to send a request's headers (then 408 and the connection closed)",
+  ),
   failoverBackoff: option(duration(0, 3_600_000), 30_000, 'how long a failed upstream server is tried last'),
   staleIfError: option(
     duration(0, 365 * 86_400_000),

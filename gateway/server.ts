@@ -20,6 +20,7 @@ import { startMemoryReclaim } from './memory-reclaim.ts';
 import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
 import { Intake } from './cluster/intake.ts';
+import { connectionCap, softNofile } from './fd-limit.ts';
 import type { ToPrimary } from './cluster/messages.ts';
 import { announce } from './announce.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
@@ -74,9 +75,23 @@ const OVERLOADED =
 const refused = new WeakSet<Socket>();
 
 /** Answers a connection we will not serve with `response`, then closes it. */
-function refuse(socket: Socket, response: string): void {
+/** Refused connections lingering for their client to read the answer. */
+let lingering = 0;
+
+/**
+ * Answers and closes a connection. It lingers (up to REFUSED_LINGER_MS) so the client reads the
+ * answer before the close; past `lingerBudget` such connections (a flood while at the
+ * connection cap, each holding a file descriptor) it is closed as soon as the answer is written.
+ */
+function refuse(socket: Socket, response: string, lingerBudget = Infinity): void {
   refused.add(socket);
   socket.on('error', () => undefined);
+  if (lingering >= lingerBudget) {
+    socket.end(response, () => socket.destroy());
+    return;
+  }
+  lingering++;
+  socket.once('close', () => lingering--);
   socket.setTimeout(REFUSED_LINGER_MS, () => socket.destroy());
   socket.end(response);
 }
@@ -153,6 +168,24 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         }
       : undefined;
   const accessLog = config.accessLog === undefined ? undefined : openAccessLog(config.accessLog);
+  // SIGHUP (a closing terminal, logrotate's postrotate) reopens the access log and is otherwise
+  // ignored; in a cluster the primary relays it as a message.
+  const reopenLogs = () => {
+    try {
+      accessLog?.reopen();
+      log.info({}, 'SIGHUP: access log reopened');
+    } catch (err) {
+      log.error({ err: String(err) }, 'SIGHUP: cannot reopen the access log; still writing to the old file');
+    }
+  };
+  // A worker also gets a terminal's HUP (its process group), but acts on the primary's message.
+  const onHup = worker ? () => undefined : reopenLogs;
+  process.on('SIGHUP', onHup);
+  if (worker) {
+    process.on('message', (m: { t?: unknown } | null) => {
+      if (m?.t === 'reopen-logs') reopenLogs();
+    });
+  }
   const disk = new DiskStore(config.cacheDir, config.diskCache, log);
   // Workers must not empty tmp/: another worker may be filling there. The primary did it.
   const opened = await disk.open(!worker);
@@ -241,7 +274,18 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         else handler.handle(req, res);
         });
       // Host is checked in onRequest, so the refusal carries Proxy-Status like every other one.
-      server = createServer({ maxHeaderSize: MAX_HEADER_BYTES, keepAliveTimeout: KEEP_ALIVE_MS, requireHostHeader: false }, onRequest);
+      // A request head that trickles in (slowloris) holds a connection slot and a descriptor:
+      // --headers-timeout bounds it, checked every second rather than Node's default 30 s.
+      server = createServer(
+        {
+          maxHeaderSize: MAX_HEADER_BYTES,
+          keepAliveTimeout: KEEP_ALIVE_MS,
+          requireHostHeader: false,
+          headersTimeout: config.headersTimeout,
+          connectionsCheckingInterval: 1000,
+        },
+        onRequest,
+      );
       // Expect: 100-continue is answered by node:http itself, except for S3 requests: their 100
       // waits for the store's (s3/expect-upload.ts), so a store's refusal reaches the client.
       server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
@@ -252,15 +296,24 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       // --allow-client covers every path (metrics, summary and admin API say what the site
       // caches) and is checked when the connection is accepted, before any header is parsed.
       let open = 0;
+      const nofile = softNofile();
+      const maxConnections = connectionCap(config.maxConnections, nofile);
+      if (maxConnections < config.maxConnections) {
+        log.warn(
+          { maxConnections: config.maxConnections, openFilesLimit: nofile, cap: maxConnections },
+          `--max-connections ${config.maxConnections} is more than the open-files limit allows (ulimit -n ${nofile}); ` +
+            `answering 503 past ${maxConnections} connections; raise the limit (LimitNOFILE= in systemd) to allow more`,
+        );
+      }
       server.on('connection', (socket: Socket) => {
         if (intake && !intake.handed(socket)) return socket.destroy();
         if (!clientAcl.allows(socket.remoteAddress)) {
           log.info({ client: socket.remoteAddress }, 'refused a client not in --allow-client');
           return refuse(socket, REFUSAL);
         }
-        if (open >= config.maxConnections) {
-          overloadLog.note(() => log.warn({ open, max: config.maxConnections }, 'connection limit reached; refusing clients (--max-connections)'));
-          return refuse(socket, OVERLOADED);
+        if (open >= maxConnections) {
+          overloadLog.note(() => log.warn({ open, max: maxConnections }, 'connection limit reached; refusing clients (--max-connections, open-files limit)'));
+          return refuse(socket, OVERLOADED, maxConnections);
         }
         open++;
         socket.once('close', () => open--);
@@ -347,6 +400,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       await app.close();
       await intake?.drain(server, deadline);
       await upstreams.close();
+      process.off('SIGHUP', onHup);
       await accessLog?.close();
       deadline?.removeEventListener('abort', onAbort);
     },

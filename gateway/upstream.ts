@@ -5,6 +5,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import { isPlainHttpAnswer } from '../lib/tls-mismatch.ts';
 import type { Metrics } from './metrics.ts';
+import { resetAware, resetAwareConnector } from './upstream-reset.ts';
 
 export interface UpstreamOptions {
   readonly connectTimeoutMs: number;
@@ -109,6 +110,8 @@ function closedWhileIdle(err: unknown, req: UpstreamRequest): boolean {
 
 export class Upstreams {
   readonly agent: Agent;
+  /** The agent, with a reset that ends a close-delimited body turned into an error. */
+  readonly #dispatcher: Dispatcher;
   readonly #opts: UpstreamOptions;
   readonly #metrics: Metrics;
   readonly #downUntil = new Map<string, number>();
@@ -119,7 +122,7 @@ export class Upstreams {
     this.#opts = opts;
     this.#metrics = metrics;
     this.agent = new Agent({
-      connectTimeout: opts.connectTimeoutMs,
+      connect: resetAwareConnector(opts.connectTimeoutMs),
       headersTimeout: opts.responseTimeoutMs,
       bodyTimeout: opts.idleTimeoutMs,
       keepAliveTimeout: 30_000,
@@ -129,6 +132,7 @@ export class Upstreams {
       // fields, Connection tokens, close-delimited bodies) is written for HTTP/1.1 upstreams.
       allowH2: false,
     });
+    this.#dispatcher = this.agent.compose(resetAware);
     // undici keeps one pool per origin and drops it when its last connection closes or fails
     // (lib/dispatcher/agent.js): a million origins asked once cost nothing once they are answered.
     metrics.upstreamPools = () => this.pools;
@@ -160,7 +164,7 @@ export class Upstreams {
       const last = i === order.length - 1;
       const started = performance.now();
       try {
-        const res = await this.agent.request({
+        const res = await this.#dispatcher.request({
           origin,
           path: req.path,
           method: req.method as Dispatcher.HttpMethod,

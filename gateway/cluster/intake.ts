@@ -9,7 +9,7 @@ import type { Server } from 'node:http';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HAND_OVER } from './listener.ts';
+import { HAND_OVER, HAND_OVER_ACK } from './listener.ts';
 
 export class Intake {
   readonly #handed = new WeakSet<Socket>();
@@ -24,8 +24,10 @@ export class Intake {
 
   /** From now on, connections handed over by the primary go to `server`. */
   start(server: Server): void {
-    process.on('message', (m: unknown, handle: unknown) => {
-      if ((m as { t?: unknown } | null)?.t !== HAND_OVER || !(handle instanceof Socket)) return;
+    process.on('message', (m: { t?: unknown; id?: unknown } | null, handle: unknown) => {
+      if (m?.t !== HAND_OVER || !(handle instanceof Socket)) return;
+      // The primary keeps its copy of the connection until it hears this.
+      if (process.connected) process.send?.({ t: HAND_OVER_ACK, id: m.id });
       this.#handed.add(handle);
       this.#open++;
       handle.once('close', () => this.#open--);

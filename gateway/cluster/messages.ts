@@ -32,6 +32,8 @@ export type ToWorker =
   | { readonly t: 'evicted'; readonly key: string; readonly path: string }
   | { readonly t: 'metrics'; readonly id: number; readonly text: string }
   | { readonly t: 'stop' }
+  /** SIGHUP reached the primary: reopen the access log (logrotate). */
+  | { readonly t: 'reopen-logs' }
   /** You now report the disk gauges (the worker that did has gone). */
   | { readonly t: 'disk-metrics' };
 

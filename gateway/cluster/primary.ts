@@ -128,7 +128,11 @@ export async function startCluster(
     }
   }
 
-  /** A worker that died mid-fill fails that fill for its followers; they answer with an error. */
+  /**
+   * A worker that died mid-fill fails that fill for its followers. The failure is passable: a
+   * follower that has sent its client nothing yet fetches the object itself (unstored), as after
+   * a full disk; one that has sent bytes cuts its client.
+   */
   function onExit(id: number): void {
     const w = workers.get(id);
     if (w) listener.gone(w);
@@ -144,6 +148,7 @@ export async function startCluster(
         proxyError: 'proxy_internal_error',
         status: 502,
         message: 'worker died during the fetch',
+        passable: true,
       } as const;
       for (const f of c.followers) send(f, { t: 'fill', key, ev });
       claims.delete(key);
@@ -218,11 +223,18 @@ export async function startCluster(
   }
   for (const p of ports) p.catch(() => undefined);
   started = true;
+  // Node's default for SIGHUP ends the process mid-transfer; here it means "reopen the logs".
+  const onHup = () => {
+    log.info({}, 'SIGHUP: workers reopen the access log');
+    for (const w of workers.values()) if (w.isConnected()) w.send({ t: 'reopen-logs' } satisfies ToWorker);
+  };
+  process.on('SIGHUP', onHup);
   return {
     port,
     failed,
     async stop(deadline) {
       stopping = true;
+      process.off('SIGHUP', onHup);
       listener.close();
       const exits = [...workers.values()].map(
         (w) =>

@@ -26,7 +26,7 @@ import { endToEnd, first, type HeaderMap, listItems } from '../http/headers.ts';
 import { parseRange } from '../http/range.ts';
 import { classifyError, drainBody, dropBody, type UpstreamResponse } from '../upstream.ts';
 import { type FetchDeps, runFill } from './fetcher.ts';
-import { drained, NAME, noteCacheStatus, sendUnsatisfiable } from './respond.ts';
+import { cutResponse, drained, NAME, noteCacheStatus, sendUnsatisfiable } from './respond.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 import type { Target } from './target.ts';
 
@@ -74,7 +74,7 @@ export async function serveBlocks(
     d.cache.objectVersions.delete(target.key);
     d.log.warn({ url: target.url, etag: version.etag, sent: outcome === 'cut' }, 'object changed or failed during a block read');
     if (outcome === 'cut') {
-      res.destroy();
+      cutResponse(res);
       return true;
     }
   }

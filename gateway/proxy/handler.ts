@@ -127,7 +127,9 @@ export class ProxyHandler {
     const access = this.#d.accessLog;
     const socket = access ? req.socket : undefined;
     const sentBefore = socket?.bytesWritten ?? 0;
-    res.once('finish', () => {
+    // 'close', not 'finish': a response cut after its headers (a broken upstream body) counts
+    // and is logged too, as Squid logs aborted transfers.
+    res.once('close', () => {
       this.#d.metrics.request(req.method ?? '?', res.statusCode);
       if (access) access(accessRecord(req, res, socket, sentBefore, started));
     });
@@ -384,7 +386,9 @@ export class ProxyHandler {
   }
 
   #relay(res: ServerResponse, up: UpstreamResponse, cacheStatus: string): Promise<void> {
-    return relay(res, up, cacheStatus, this.#d.metrics);
+    const failed = (err: unknown) =>
+      this.#log.warn({ url: res.req?.url, err: String(err) }, 'upstream failed; response not completed');
+    return relay(res, up, cacheStatus, this.#d.metrics, failed);
   }
 
   #upstreamHeaders(

@@ -5,8 +5,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { endToEnd, type HeaderMap } from '../http/headers.ts';
 import type { Metrics } from '../metrics.ts';
-import { dropBody, type UpstreamResponse } from '../upstream.ts';
-import { NAME, noteCacheStatus } from './respond.ts';
+import { classifyError, dropBody, type UpstreamResponse } from '../upstream.ts';
+import { cutResponse, NAME, noteCacheStatus, sendError } from './respond.ts';
 import type { Target } from './target.ts';
 
 /** Headers for the upstream request; a target that signs (S3) gets them signed for `method`. */
@@ -27,12 +27,17 @@ export function upstreamHeaders(
   return target?.sign ? target.sign(method, h) : h;
 }
 
-/** Sends an upstream answer on as it is, pausing the upstream while the client's socket is full. */
+/**
+ * Sends an upstream answer on as it is, pausing the upstream while the client's socket is full.
+ * The headers go out with the first body byte (or the end): a body that fails before it (a
+ * malformed first chunk) is still answered 502 with Proxy-Status, not an empty reply.
+ */
 export function relay(
   res: ServerResponse,
   up: UpstreamResponse,
   cacheStatus: string,
   metrics: Pick<Metrics, 'bytesIn' | 'bytesOut'>,
+  onFailure?: (err: unknown) => void,
 ): Promise<void> {
   if (res.destroyed) {
     // The client left while we waited for the upstream; free the upstream connection.
@@ -42,25 +47,35 @@ export function relay(
   const headers = endToEnd(up.headers as HeaderMap);
   headers['cache-status'] = cacheStatus;
   noteCacheStatus(res, cacheStatus);
-  res.writeHead(up.statusCode, headers);
+  const writeHead = () => {
+    if (!res.headersSent) res.writeHead(up.statusCode, headers);
+  };
   return new Promise((resolve) => {
+    const fail = (err: unknown) => {
+      onFailure?.(err);
+      const failure = classifyError(err);
+      // Cut rather than end: an incomplete body must look incomplete to the client.
+      if (res.headersSent) cutResponse(res);
+      else sendError(res, failure.status, failure.proxyError, failure.message);
+      resolve();
+    };
+    // A body that failed before this point (waiting in a fill) emits nothing more.
+    if (up.body.errored) return fail(up.body.errored);
     up.body.on('data', (chunk: Buffer) => {
       metrics.bytesIn.inc(chunk.length);
       metrics.bytesOut.inc(chunk.length);
+      writeHead();
       if (!res.write(chunk)) {
         up.body.pause();
         res.once('drain', () => up.body.resume());
       }
     });
     up.body.on('end', () => {
+      writeHead();
       res.end();
       resolve();
     });
-    up.body.on('error', () => {
-      // Cut rather than end: an incomplete body must look incomplete to the client.
-      res.destroy();
-      resolve();
-    });
+    up.body.on('error', fail);
     res.on('close', () => {
       dropBody(up.body);
       resolve();

@@ -19,10 +19,38 @@ export function proxyStatus(error: string, details: string): string {
   return `${NAME}; error=${error}; details="${details.replace(/[\\"]/g, '\\$&').replace(/[^\x20-\x7e]/g, '?')}"`;
 }
 
+/** How long a cut connection may take to pass on the bytes queued before it is reset. */
+const CUT_FLUSH_MS = 2000;
+
+/**
+ * Ends a response whose body broke after its headers went out. A body with a length or chunked
+ * framing is visibly short when the connection closes. A close-delimited one (an HTTP/1.0
+ * client, no Content-Length) would read as complete on an orderly close: its connection is reset
+ * (RST) instead, once the bytes already queued have gone out.
+ */
+export function cutResponse(res: ServerResponse): void {
+  const socket = res.socket;
+  // Headers given to writeHead() as an object are not kept for getHeader(): the head as sent
+  // (node:http's `_header`) says whether it carried a Content-Length.
+  const sent = (res as unknown as { _header?: string | null })._header ?? '';
+  const delimited = res.chunkedEncoding || /\r\ncontent-length:/i.test(sent) || res.hasHeader('content-length');
+  if (delimited || !socket || socket.destroyed) {
+    res.destroy();
+    return;
+  }
+  const reset = () => {
+    clearTimeout(timer);
+    if (!socket.destroyed) socket.resetAndDestroy();
+  };
+  const timer = setTimeout(reset, CUT_FLUSH_MS);
+  if (socket.writableLength === 0) reset();
+  else socket.once('drain', reset);
+}
+
 /** Ends the exchange with an error the gateway generated. After headers went out, cuts the connection. */
 export function sendError(res: ServerResponse, status: number, error: string, message: string): void {
   if (res.headersSent) {
-    res.destroy();
+    cutResponse(res);
     return;
   }
   const body = `${message}\n`;
@@ -205,7 +233,7 @@ async function streamFile(
       else if (!slicer.wrote(res.write(chunk, back))) await drained(res);
     }
   } catch {
-    res.destroy();
+    cutResponse(res);
   } finally {
     await fh.close().catch(() => undefined);
   }
@@ -276,7 +304,7 @@ export async function streamFill(
     while (!closed) {
       if (fill.state === 'failed') {
         if (!headed) return 'unsent';
-        res.destroy();
+        cutResponse(res);
         return 'sent';
       }
       const done = fill.state === 'done';
@@ -319,7 +347,7 @@ export async function streamFill(
     return 'sent';
   } catch {
     if (!headed) return 'unsent';
-    res.destroy();
+    cutResponse(res);
     return 'sent';
   } finally {
     res.off('close', onClose);
