@@ -282,6 +282,10 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
           keepAliveTimeout: KEEP_ALIVE_MS,
           requireHostHeader: false,
           headersTimeout: config.headersTimeout,
+          // Node's default cuts any request whose body takes over 300 s: a 5 GB PutObject from a
+          // cloud job over a 10 MB/s link would never arrive. A stalled body is bounded by the
+          // proxy's own idle timeouts instead.
+          requestTimeout: 0,
           connectionsCheckingInterval: 1000,
         },
         onRequest,
