@@ -30,6 +30,7 @@ export class Attributes extends FsCore {
     if (Buffer.byteLength(this.key(path)) > S3_LIMITS.maxKeyBytes) throw new FsError('ENAMETOOLONG');
     const pending = this.writerAttr(path) ?? this.journalAttr(path);
     if (pending) return pending;
+    if (this.renamedAway.has(path)) return null;
     let cached = this.cache.get(path);
     if (cached === undefined) {
       const listed = this.cache.listing(parentOf(path));
@@ -104,6 +105,7 @@ export class Attributes extends FsCore {
       const attr = name === undefined ? undefined : this.journalAttr(joinPath(path, name));
       if (name !== undefined && attr && !r.key.slice(prefix.length).includes('/')) entries.set(name, attr);
     }
+    for (const away of this.renamedAway.keys()) if (parentOf(away) === path) entries.delete(baseName(away));
     for (const h of this.handles.values()) {
       if (h.kind === 'write' && !h.unlinked && parentOf(h.path) === path) {
         entries.set(baseName(h.path), { ...h.attr, size: h.size });

@@ -118,6 +118,12 @@ export class FsCore {
   /** Listings asked for ahead of a walker, until they arrive; see listAhead. */
   protected readonly listingsAhead = new Map<string, Promise<Map<string, Attr> | undefined>>();
   readonly nextFile: NextFilePrefetch;
+  /**
+   * Names a file open with unsaved changes was renamed away from, to that writer and the old
+   * key: the old object stays in the bucket until the writer publishes under its new name (a
+   * crash meanwhile leaves the bucket as it was), and the name is shown as gone until then.
+   */
+  protected readonly renamedAway = new Map<string, { writer: WriteHandle; key: string }>();
 
   constructor(options: FilesystemOptions) {
     this.o = options;
@@ -295,11 +301,26 @@ export class FsCore {
     return w ? { ...w.attr, size: w.size } : undefined;
   }
 
+  /**
+   * `w` published its content (or was unlinked): the objects of the names it was renamed away
+   * from go now, unless something new took the name meanwhile.
+   */
+  protected async dropRenamedAway(w: WriteHandle): Promise<void> {
+    for (const [path, away] of [...this.renamedAway]) {
+      if (away.writer !== w) continue;
+      this.renamedAway.delete(path);
+      if (this.writersOf(path).length > 0) continue;
+      await this.client.delete(away.key);
+    }
+  }
+
   protected refuseIfReadOnly(): void {
     if (this.o.readOnly) throw new FsError('EROFS');
   }
 
   protected remember(path: string, attr: Attr): void {
+    // Something new took the name: the old object there is its to replace, not a writer's to delete.
+    this.renamedAway.delete(path);
     this.cache.put(parentOf(path), baseName(path), path, attr);
     this.known.learn(path, attr);
   }

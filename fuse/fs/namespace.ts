@@ -219,18 +219,20 @@ export class Namespace extends Writes {
   /**
    * A file open with changes not yet closed: its writer takes them to the new name, where its
    * close publishes them, and nothing is published now (a crash would leave the writer's
-   * unfinished bytes in the bucket). The old name's object goes, as the name does; the target's
-   * object stays until that close, as an overwritten file's does.
+   * unfinished bytes in the bucket). The old name's object stays in the bucket, hidden, until that
+   * close publishes the new one (see renamedAway): a crash before then leaves the bucket as it
+   * was. The target's object stays until that close too, as an overwritten file's does.
    */
   protected async renameWritten(from: string, to: string, dst: Attr | null): Promise<void> {
     await this.keepReaders(from);
     if (dst) await this.keepReaders(to);
     const writers = this.writersOf(from);
+    const away = this.key(from);
     for (const w of writers) await w.moveTo(to, this.key(to));
-    await this.client.delete(this.key(from));
     this.inodes.rename(this.key(from), this.key(to));
     this.forget(from);
     this.remember(to, { ...writers[0]!.attr, size: writers[0]!.size, ctimeMs: Date.now() });
+    this.renamedAway.set(from, { writer: writers[0]!, key: away });
   }
 
   /** Copies every object under the directory, then deletes the originals: not atomic. */

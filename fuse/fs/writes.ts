@@ -68,6 +68,7 @@ export class Writes extends Reads {
         this.remember(w.path, { ...w.attr, size: w.size });
         await this.refreshReaders(w.path, w.size);
       }
+      if (etag !== undefined || w.unlinked) await this.dropRenamedAway(w);
     } catch (err) {
       this.logUploadFailure(w, err);
       if (err instanceof FsError && err.errno !== 'EIO') throw err;
@@ -94,7 +95,11 @@ export class Writes extends Reads {
     } finally {
       this.handles.delete(fh);
       // A WriteHandle shared by several descriptors lives until the last of them is released.
-      if (![...this.handles.values()].includes(h)) await h.close();
+      if (![...this.handles.values()].includes(h)) {
+        // Never published: the names it was renamed away from show their objects again.
+        for (const [path, away] of [...this.renamedAway]) if (away.writer === h) this.renamedAway.delete(path);
+        await h.close();
+      }
     }
   }
 

@@ -3,10 +3,10 @@
 
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fuseAvailable, mountBucket, sh } from '../fuse/mount-helpers.ts';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { s3Client } from '../helpers/s3-smoke.ts';
-import { startS3rver } from '../helpers/s3rver.ts';
+import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { s3Client } from '../../helpers/s3-smoke.ts';
+import { startS3rver } from '../../helpers/s3rver.ts';
 
 afterAll(runTeardowns);
 
