@@ -120,4 +120,6 @@ export const fsErrors = {
 export const FS_LOG_CODES = {
   /** close/fsync answered EIO because the upload failed; the object was not written. */
   uploadFailed: 'ESTUARY_FS_UPLOAD_FAILED',
+  /** Unmount gave up waiting for a store that takes no uploads; the journal keeps the files. */
+  journalKept: 'ESTUARY_FS_JOURNAL_KEPT',
 } as const;

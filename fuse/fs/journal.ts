@@ -93,6 +93,8 @@ export class Journal {
   /** Uploaded entries whose data file waits for its last pin to go. */
   private readonly unlinkWhenUnpinned = new Set<string>();
   private stopped = false;
+  /** The last upload attempt failed: the store is down or stalled (see settleJournal). */
+  failing = false;
 
   constructor(dir: string, settings: UploadSettings, log: FsLogger) {
     this.dir = dir;
@@ -240,10 +242,12 @@ export class Journal {
       const superseded = this.pending(record.key) !== record;
       try {
         if (!superseded) await this.upload(record);
+        this.failing = false;
         await this.remove(record);
         return;
       } catch (err) {
         if (this.stopped) return;
+        this.failing = true;
         this.log.warn(
           { key: record.key, err: String(err), retryInMs: delay },
           'write-back upload failed; the data is safe in the journal and will be retried',

@@ -48,6 +48,12 @@ export interface SdkClientOptions {
   readonly region: string;
   /** Attempts per request, with the SDK's backoff (503 SlowDown, resets, 5xx). */
   readonly maxAttempts: number;
+  /**
+   * An attempt that sends or receives no byte for this long fails with a timeout, which counts
+   * as a reset (retried, then `unavailable`): a store that accepts a request and never answers
+   * must not hold the caller, whom the kernel cannot interrupt while the daemon has its request.
+   */
+  readonly idleTimeoutMs: number;
   /** Sockets per host: parallel part uploads and ranged reads each take one. */
   readonly maxSockets: number;
   readonly credentials?: { accessKeyId: string; secretAccessKey: string };
@@ -81,6 +87,7 @@ export class SdkObjectClient implements ObjectClient {
         httpsAgent: new HttpsAgent(agent),
         // A connect that hangs this long means the endpoint is down, not slow.
         connectionTimeout: 5000,
+        socketTimeout: options.idleTimeoutMs,
       },
     });
     contentMd5ForDeleteObjects(this.s3);

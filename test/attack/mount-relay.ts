@@ -8,7 +8,8 @@ import type { S3Server } from '../helpers/s3rver.ts';
 
 export type RelayMode =
   | { kind: 'pass' }
-  | { kind: 'stall' }
+  /** Accept requests (of `method` only, when given) and never answer. */
+  | { kind: 'stall'; method?: string }
   /** Answer every request of this method with this status (an S3 error body). */
   | { kind: 'status'; status: number; method: string }
   /** Cut the body of the next `count` object GETs (not listings) after `bytes` bytes. */
@@ -27,7 +28,7 @@ export async function startRelay(upstream: S3Server): Promise<Relay> {
   const srv = http.createServer((req, res) => {
     relay.requests.push(`${req.method} ${req.url} ${req.headers.range ?? ''}`);
     const mode = relay.mode;
-    if (mode.kind === 'stall') {
+    if (mode.kind === 'stall' && (mode.method === undefined || mode.method === req.method)) {
       req.resume();
       stalled.add(res);
       return;
