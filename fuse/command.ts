@@ -10,7 +10,7 @@ import { isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { FuseMount, knowsCallers, knowsOmittedTimes, requireLibfuse } from './adapter.ts';
-import { defaultJournalDir, defaultStagingDir } from './cache-dir.ts';
+import { defaultJournalDir, defaultStagingDir, legacyJournal } from './cache-dir.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
 import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
@@ -43,7 +43,7 @@ export const mountOptions = {
   dirMode: option(octalMode(), 0o755, 'permissions shown for directories without mode metadata'),
   cacheDir: optional(
     str('DIR'),
-    'where staging files (and the --write-back journal) go; default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET with --write-back',
+    'where staging files (and the --write-back journal) go; default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET[-PREFIX]-HASH of endpoint, bucket and prefix with --write-back',
   ),
   memoryLimit: option(size(64 * MiB), 1024 * MiB, 'hard budget for readahead and write buffers'),
   cacheTtl: option(duration(0), 60_000, 'how long names and attributes are trusted before asking again'),
@@ -170,6 +170,19 @@ async function settleJournal(
   }
 }
 
+/**
+ * Files left in the journal folder older releases named by the bucket alone: they recorded no
+ * endpoint, so a default mount never resumes them (they could belong to another store).
+ */
+async function warnOfLegacyJournal(bucket: string, prefix: string, log: { warn(o: object, m: string): void }) {
+  const legacy = await legacyJournal(bucket, prefix);
+  if (!legacy) return;
+  log.warn(
+    { journal: legacy.dir, files: legacy.files },
+    `a write-back journal of an older release holds ${legacy.files} files that are not uploaded; mount with --cache-dir ${legacy.dir} on the endpoint they were written for to upload them`,
+  );
+}
+
 function startupError(err: unknown, bucket: string, endpoint: string): unknown {
   if (isPlainHttpAnswer(err)) return notTlsError('--endpoint', endpoint);
   if (isObjectError(err, 'no-such-bucket')) return fsErrors.noBucket(bucket, endpoint);
@@ -216,8 +229,10 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       log.warn({}, 'fuse-native was not rebuilt by npm ci: files other users create belong to the mounting user');
     if (!knowsOmittedTimes())
       log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
+    const journalIdentity = { endpoint: config.endpoint?.replace(/\/+$/, '') ?? 'aws', bucket, prefix };
     const cacheDir =
-      config.cacheDir ?? (config.writeBack ? defaultJournalDir(bucket, prefix) : await defaultStagingDir());
+      config.cacheDir ?? (config.writeBack ? defaultJournalDir(journalIdentity) : await defaultStagingDir());
+    if (config.writeBack && config.cacheDir === undefined) await warnOfLegacyJournal(bucket, prefix, log);
     const client = new SdkObjectClient({
       bucket,
       endpoint: config.endpoint,
@@ -248,6 +263,7 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       // A writer that waits this long for memory moves its file to local disk instead.
       memoryWaitMs: 2000,
       writeBack: config.writeBack,
+      journalIdentity,
       checkPermissions: config.allowOther,
       abortUploadsAfterMs: config.abortUploadsAfter,
       log,

@@ -15,7 +15,7 @@ import { KnownAttrs } from './known-attrs.ts';
 import { abortStaleUploads, removeDeadStaging, stagingDirOf } from './leftovers.ts';
 import { FsError } from './errno.ts';
 import { type Handle, type HandleSettings, ReadHandle, WriteHandle } from './file-handle.ts';
-import { Journal } from './journal.ts';
+import { Journal, type JournalIdentity } from './journal.ts';
 import type { FsLogger } from './log.ts';
 import { baseName, fileKey, normalisePrefix, parentOf } from './keys.ts';
 import { BufferPool } from './buffer-pool.ts';
@@ -47,6 +47,8 @@ export interface FilesystemOptions {
   readonly memoryWaitMs: number;
   /** close() returns once the file is in a crash-safe local journal; uploads follow. */
   readonly writeBack?: boolean;
+  /** The store the journal's files belong to; a journal of another one is refused at start. */
+  readonly journalIdentity?: JournalIdentity;
   /**
    * The kernel checks permissions on the attributes this layer answers (--allow-other, which
    * mounts with default_permissions): then attributes from a listing, whose mode and owner are
@@ -141,6 +143,7 @@ export class FsCore {
           join(options.cacheDir, 'journal'),
           { ...common, maxInFlight: options.maxInFlight },
           options.log,
+          options.journalIdentity,
         )
       : undefined;
     this.journal = journal;
