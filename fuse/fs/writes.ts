@@ -46,13 +46,13 @@ export class Writes extends Reads {
    * Readers opened before this mount replaced the content of `path` (a writer's close, a
    * truncate) read the new content from now on, as readers of a local file see every change.
    */
-  protected async refreshReaders(path: string, size: number): Promise<void> {
+  protected async refreshReaders(path: string, size: number, etag: string | undefined): Promise<void> {
     for (const [id, h] of [...this.handles]) {
       if (h.path !== path) continue;
       if (h instanceof WriterView) await h.invalidate();
       else if (h instanceof ReadHandle) {
         const fh = await this.journal?.openPending(this.key(path));
-        await h.reload(size, fh && LocalReadHandle.of(path, fh));
+        await h.reload(size, etag, fh && LocalReadHandle.of(path, fh));
       } else if (h instanceof LocalReadHandle) {
         // An older journal entry's file: this descriptor now reads the file as it is.
         this.handles.set(id, await this.openDetached(path));
@@ -66,7 +66,7 @@ export class Writes extends Reads {
       const etag = await w.flush();
       if (etag !== undefined) {
         this.remember(w.path, { ...w.attr, size: w.size });
-        await this.refreshReaders(w.path, w.size);
+        await this.refreshReaders(w.path, w.size, etag);
       }
       if (etag !== undefined || w.unlinked) await this.dropRenamedAway(w);
     } catch (err) {

@@ -51,5 +51,7 @@ describe.runIf(fuse.ok)('mount: an object replaced while open for reading', () =
     // Old bytes throughout, or an error once the object changed; never B after A.
     expect(seen[0]).toBe('A');
     expect(seen, `bytes seen at the start and then at three offsets: ${r.out}`).not.toContain('B');
+    // Bytes of a version no longer there are refused with ESTALE (docs/SEMANTICS.md, read).
+    for (const s of seen.slice(1)) expect(['A', 'errno116']).toContain(s);
   });
 });
