@@ -70,6 +70,7 @@ export class Writes extends Reads {
       }
       if (etag !== undefined || w.unlinked) await this.dropRenamedAway(w);
     } catch (err) {
+      w.flushFailed = true;
       this.logUploadFailure(w, err);
       if (err instanceof FsError && err.errno !== 'EIO') throw err;
       throw new FsError('EIO', `upload of ${w.path} failed`);
@@ -91,7 +92,11 @@ export class Writes extends Reads {
     if (!h) return;
     if (h instanceof ReadHandle) this.wholeFileReads = h.readWhole ? this.wholeFileReads + 1 : 0;
     try {
-      if (h.kind === 'write' && h.dirty) await this.flushWriter(h);
+      // After a close() that answered EIO the data is dropped, as that writer was told: uploading
+      // it now could overwrite what it wrote again elsewhere meanwhile.
+      if (h.kind === 'write' && h.dirty && !h.flushFailed) await this.flushWriter(h);
+      else if (h.kind === 'write' && h.dirty)
+        this.o.log.warn({ path: h.path, key: h.key }, 'dropping a file whose close() failed: it was not written');
     } finally {
       this.handles.delete(fh);
       // A WriteHandle shared by several descriptors lives until the last of them is released.

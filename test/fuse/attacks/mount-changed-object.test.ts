@@ -7,11 +7,11 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fuseAvailable, mountBucket, sh } from '../fuse/mount-helpers.ts';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { s3Client } from '../helpers/s3-smoke.ts';
-import { startS3rver } from '../helpers/s3rver.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { s3Client } from '../../helpers/s3-smoke.ts';
+import { startS3rver } from '../../helpers/s3rver.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 
 afterAll(runTeardowns);
 

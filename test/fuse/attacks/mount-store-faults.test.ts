@@ -4,11 +4,11 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fuseAvailable, mountBucket, sh } from '../fuse/mount-helpers.ts';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { s3Client } from '../helpers/s3-smoke.ts';
-import { startS3rver } from '../helpers/s3rver.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { s3Client } from '../../helpers/s3-smoke.ts';
+import { startS3rver } from '../../helpers/s3rver.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { startRelay } from './mount-relay.ts';
 
 async function waitForObject(s3: Parameters<typeof s3Client>[0], bucket: string, key: string): Promise<string> {
