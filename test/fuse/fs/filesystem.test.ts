@@ -584,7 +584,7 @@ describe('names and directories', () => {
     expect((await fs.getattr('/dir/sub')).kind).toBe('dir');
   });
 
-  it('shows implicit directories, lets a directory shadow an object, stands in for unnamable keys', async () => {
+  it('shows implicit directories, an object beside a directory of its name under a stand-in, and stand-ins for unnamable keys', async () => {
     const mem = new MemoryObjectClient();
     await mem.put('a/b/c', Buffer.from('c'));
     await mem.put('x', Buffer.from('file'));
@@ -595,7 +595,9 @@ describe('names and directories', () => {
     expect((await fs.getattr('/a/b')).kind).toBe('dir');
     expect((await fs.getattr('/x')).kind).toBe('dir');
     const root = (await fs.readdir('/')).map((e) => `${e.name}:${e.attr.kind}`).sort();
-    expect(root).toEqual(['a:dir', 'w:dir', 'x:dir']);
+    // The object `x` is not hidden by the directory `x/`: it has a stand-in (the naming rule).
+    expect(root).toEqual(['a:dir', `${standInName('x')}:file`, 'w:dir', 'x:dir']);
+    expect((await readFile(fs, `/${standInName('x')}`)).toString()).toBe('file');
     // `w//z` shows under a stand-in for its empty component (posix.test.ts has the rest).
     expect((await fs.readdir('/w')).map((e) => e.name)).toEqual([standInName('w//')]);
   });
@@ -648,7 +650,7 @@ describe('names and directories', () => {
       mode: String(0o100755),
       uid: '42',
       gid: '43',
-      mtime: '1600000000',
+      mtime: '1600000000.000000000',
     });
     expect(mem.objects.get('m')?.body.toString()).toBe('m');
     const fresh = await makeFs(mem);
@@ -676,7 +678,7 @@ describe('names and directories', () => {
     await fs.release(fh);
     const stored = mem.objects.get('p');
     expect(stored?.body.equals(data)).toBe(true);
-    expect(stored?.metadata).toMatchObject({ mode: String(0o100600), mtime: '1500000000' });
+    expect(stored?.metadata).toMatchObject({ mode: String(0o100600), mtime: '1500000000.000000000' });
     const fresh = await makeFs(mem);
     expect(await fresh.getattr('/p')).toMatchObject({ perm: 0o600, mtimeMs: 1_500_000_000_000, size: data.length });
   });

@@ -2,10 +2,10 @@
 // "change as we read them" when nothing changed them (tar compares stat before and after).
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { fuseAvailable, mountBucket, sh } from '../fuse/mount-helpers.ts';
-import { runTeardowns } from '../helpers/cleanup.ts';
-import { startS3rver } from '../helpers/s3rver.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { startS3rver } from '../../helpers/s3rver.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 
 afterAll(runTeardowns);
 
