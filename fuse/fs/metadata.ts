@@ -97,13 +97,15 @@ export function withoutCtime(stored: Record<string, string>): Record<string, str
 }
 
 /**
- * A time as `x-amz-meta-mtime`/`-ctime` hold it: seconds, with nanoseconds after a dot (what s3fs
- * reads and writes), so what the mount shows before and after its cache expires is the same.
+ * A time as `x-amz-meta-mtime`/`-ctime` hold it: whole seconds as s3fs writes them, and a time
+ * with milliseconds as `seconds.nanoseconds`, so what the mount shows before and after its cache
+ * expires is the same.
  */
 export function storedTime(ms: number): string {
   const whole = Math.round(ms);
   const sec = Math.floor(whole / 1000);
-  return `${sec}.${String((whole - sec * 1000) * 1_000_000).padStart(9, '0')}`;
+  const frac = whole - sec * 1000;
+  return frac === 0 ? String(sec) : `${sec}.${String(frac * 1_000_000).padStart(9, '0')}`;
 }
 
 /**

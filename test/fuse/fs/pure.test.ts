@@ -80,7 +80,7 @@ describe('metadata in s3fs format', () => {
   it('round-trips mode, owner and mtime', () => {
     const attr = { kind: 'file' as const, perm: 0o750, uid: 7, gid: 8, size: 3, mtimeMs: 1_700_000_000_000 };
     const meta = metadataOf(attr);
-    expect(meta).toEqual({ mode: String(0o100750), uid: '7', gid: '8', mtime: '1700000000.000000000' });
+    expect(meta).toEqual({ mode: String(0o100750), uid: '7', gid: '8', mtime: '1700000000' });
     const back = attrFromHead(
       { key: 'k', size: 3, etag: 'e', lastModified: new Date(0), metadata: meta },
       defaults,
