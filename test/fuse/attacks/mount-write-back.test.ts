@@ -3,6 +3,8 @@
 // never be uploaded to another store that happens to have a bucket of the same name.
 
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defaultJournalDir } from '../../../fuse/cache-dir.ts';
 import { fuseAvailable, mountBucket, runEstuary, serverEnv, sh } from '../mount-helpers.ts';
@@ -72,6 +74,20 @@ describe.runIf(fuse.ok)('mount --write-back: the journal after a crash', () => {
     expect(lines.at(-1)).toMatch(/write-back journal in .* holds files for bucket "data" at .*, not for this mount .*give this mount another --cache-dir$/);
     expect(await headOf(cloudB, 'data', 'private.txt')).toBe('absent');
   }, 60_000);
+
+  it('leaves a journal of an older release, which recorded no endpoint, alone and says where it is', async () => {
+    process.env.XDG_CACHE_HOME = await tempDir('estuary-xdg-');
+    const legacy = join(process.env.XDG_CACHE_HOME, 'estuary', 'data', 'journal');
+    await mkdir(legacy, { recursive: true });
+    const record = { version: 1, id: 'old-1', key: 'old.txt', size: 3, options: {}, createdMs: 1 };
+    await writeFile(join(legacy, 'old-1.json'), JSON.stringify(record));
+    await writeFile(join(legacy, 'old-1.data'), 'old');
+    const server = await startS3rver({ buckets: ['data'] });
+    const m = await mountBucket(server, 'data', ['--write-back']);
+    await expect.poll(() => m.child.output(), { timeout: 5000 }).toMatch(/older release holds 1 files.*--cache-dir/);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await headOf(server, 'data', 'old.txt')).toBe('absent');
+  });
 
   it('gives prefixes that read alike as file names (a/b, a_b) folders of their own', () => {
     const one = defaultJournalDir({ endpoint: 'http://x', bucket: 'data', prefix: 'a/b' });
