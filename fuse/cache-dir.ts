@@ -1,18 +1,49 @@
 // Where a mount keeps staging files when it is given no --cache-dir. With --write-back the journal
-// must outlive the process, so it goes under the user's cache directory; without it, a directory
+// must outlive the process, so it goes under the user's cache directory, in a folder of its
+// endpoint, bucket and prefix; without it, a directory
 // of the user's under the system temporary directory. Either way the name is the same at every
 // start, so a mount finds and removes what a killed one left (see fs/leftovers.ts).
 
-import { lstat, mkdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fsErrors } from './errors.ts';
+import type { JournalIdentity } from './fs/journal.ts';
 
-/** Where --write-back keeps its journal unless --cache-dir says otherwise. */
-export function defaultJournalDir(bucket: string, prefix: string): string {
-  const base = process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
-  const name = prefix ? `${bucket}-${prefix.replace(/[^A-Za-z0-9._-]/g, '_')}` : bucket;
-  return join(base, 'estuary', name);
+/**
+ * Where --write-back keeps its journal unless --cache-dir says otherwise: one folder per endpoint,
+ * bucket and prefix. The name starts with the bucket and prefix for people, and ends with a hash
+ * of all three, so neither two endpoints' buckets of one name nor prefixes that read alike once
+ * made file-name safe (`a/b`, `a_b`) share a folder.
+ */
+export function defaultJournalDir(identity: JournalIdentity): string {
+  const readable = legacyJournalName(identity.bucket, identity.prefix).slice(0, 100);
+  const hash = createHash('sha256')
+    .update(JSON.stringify([identity.endpoint, identity.bucket, identity.prefix]))
+    .digest('hex')
+    .slice(0, 16);
+  return join(cacheBase(), 'estuary', `${readable}-${hash}`);
+}
+
+/** The folder name older releases gave the journal: the bucket (and prefix) alone. */
+function legacyJournalName(bucket: string, prefix: string): string {
+  return prefix ? `${bucket}-${prefix.replace(/[^A-Za-z0-9._-]/g, '_')}` : bucket;
+}
+
+function cacheBase(): string {
+  return process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
+}
+
+/**
+ * A journal an older release left under its bucket-only default name, if it holds files: they
+ * recorded no endpoint, so they are not resumed by a default mount (see SEMANTICS.md).
+ */
+export async function legacyJournal(bucket: string, prefix: string): Promise<{ dir: string; files: number } | undefined> {
+  const dir = join(cacheBase(), 'estuary', legacyJournalName(bucket, prefix));
+  const names = await readdir(join(dir, 'journal')).catch(() => [] as string[]);
+  const files = names.filter((n) => n.endsWith('.json')).length;
+  return files > 0 ? { dir, files } : undefined;
 }
 
 /**

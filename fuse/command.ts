@@ -10,8 +10,8 @@ import { isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { FuseMount, knowsCallers, knowsOmittedTimes, requireLibfuse } from './adapter.ts';
-import { defaultJournalDir, defaultStagingDir } from './cache-dir.ts';
-import { fsErrors } from './errors.ts';
+import { defaultJournalDir, defaultStagingDir, legacyJournal } from './cache-dir.ts';
+import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
 import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
 import { diagnoseMount } from './mount-diagnosis.ts';
@@ -43,7 +43,7 @@ export const mountOptions = {
   dirMode: option(octalMode(), 0o755, 'permissions shown for directories without mode metadata'),
   cacheDir: optional(
     str('DIR'),
-    'where staging files (and the --write-back journal) go; default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET with --write-back',
+    'where staging files (and the --write-back journal) go; default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET[-PREFIX]-HASH of endpoint, bucket and prefix with --write-back',
   ),
   memoryLimit: option(size(64 * MiB), 1024 * MiB, 'hard budget for readahead and write buffers'),
   cacheTtl: option(duration(0), 60_000, 'how long names and attributes are trusted before asking again'),
@@ -64,7 +64,12 @@ export const mountOptions = {
     'largest readahead window per open file, in GETs of up to 32 MiB; raise it above 1 Gbit/s',
   ),
   renameDirLimit: option(int(1, 1_000_000), 1000, 'directories with more objects answer rename with EXDEV'),
-  retries: option(int(1, 20), 6, 'attempts per S3 request, with backoff (503 SlowDown, resets)'),
+  retries: option(int(1, 20), 6, 'attempts per S3 request, with backoff (503 SlowDown, resets, timeouts)'),
+  requestTimeout: option(
+    duration(100, 3_600_000),
+    60_000,
+    'an S3 request that sends or receives no byte for this long fails, and is retried per --retries (EIO after the last)',
+  ),
   abortUploadsAfter: option(
     duration(0),
     86_400_000,
@@ -136,6 +141,48 @@ async function waitForOpenFiles(
   }
 }
 
+/**
+ * Waits for the write-back journal to upload what it holds. A store that keeps failing (down,
+ * stalled past --request-timeout) would hold the unmount forever: once the shutdown deadline has
+ * passed and the last upload attempt failed, the files stay in the journal for the next mount.
+ */
+async function settleJournal(
+  fs: Filesystem,
+  deadline: AbortSignal,
+  cacheDir: string,
+  log: { info(o: object, m: string): void; warn(o: object, m: string): void },
+): Promise<void> {
+  const journal = fs.journal;
+  if (!journal) return;
+  const queued = journal.size;
+  if (queued > 0) log.info({ pending: queued }, 'waiting for write-back uploads to finish');
+  let settled = false;
+  const done = fs.journalSettled().then(() => (settled = true));
+  while (!settled) {
+    if (deadline.aborted && journal.failing) {
+      log.warn(
+        { pending: journal.size, journal: cacheDir, code: FS_LOG_CODES.journalKept },
+        'the store is not taking uploads: the files stay in the write-back journal and upload at the next mount',
+      );
+      return;
+    }
+    await Promise.race([done, sleep(100)]);
+  }
+}
+
+/**
+ * Files left in the journal folder older releases named by the bucket alone: they recorded no
+ * endpoint, so a default mount never resumes them (they could belong to another store).
+ */
+async function warnOfLegacyJournal(bucket: string, prefix: string, log: { warn(o: object, m: string): void }) {
+  const legacy = await legacyJournal(bucket, prefix);
+  if (!legacy) return;
+  log.warn(
+    { journal: legacy.dir, files: legacy.files },
+    `a write-back journal of an older release holds ${legacy.files} files that are not uploaded; mount with --cache-dir ${legacy.dir} on the endpoint they were written for to upload them`,
+  );
+}
+
 function startupError(err: unknown, bucket: string, endpoint: string): unknown {
   if (isPlainHttpAnswer(err)) return notTlsError('--endpoint', endpoint);
   if (isObjectError(err, 'no-such-bucket')) return fsErrors.noBucket(bucket, endpoint);
@@ -182,13 +229,16 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       log.warn({}, 'fuse-native was not rebuilt by npm ci: files other users create belong to the mounting user');
     if (!knowsOmittedTimes())
       log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
+    const journalIdentity = { endpoint: config.endpoint?.replace(/\/+$/, '') ?? 'aws', bucket, prefix };
     const cacheDir =
-      config.cacheDir ?? (config.writeBack ? defaultJournalDir(bucket, prefix) : await defaultStagingDir());
+      config.cacheDir ?? (config.writeBack ? defaultJournalDir(journalIdentity) : await defaultStagingDir());
+    if (config.writeBack && config.cacheDir === undefined) await warnOfLegacyJournal(bucket, prefix, log);
     const client = new SdkObjectClient({
       bucket,
       endpoint: config.endpoint,
       region: config.region,
       maxAttempts: config.retries,
+      idleTimeoutMs: config.requestTimeout,
       // Parallel parts of several files plus readahead chunks: enough sockets not to queue.
       maxSockets: 64,
     });
@@ -213,6 +263,7 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       // A writer that waits this long for memory moves its file to local disk instead.
       memoryWaitMs: 2000,
       writeBack: config.writeBack,
+      journalIdentity,
       checkPermissions: config.allowOther,
       abortUploadsAfterMs: config.abortUploadsAfter,
       log,
@@ -246,9 +297,7 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
             await waitForOpenFiles(fs, mount, deadline, log);
             const failed = await fs.drain();
             if (failed > 0) log.error({ failed }, 'some files could not be uploaded before unmount');
-            const queued = fs.journal?.size ?? 0;
-            if (queued > 0) log.info({ pending: queued }, 'waiting for write-back uploads to finish');
-            await fs.journalSettled();
+            await settleJournal(fs, deadline, cacheDir, log);
             await fs.journal?.close();
             mount.release();
             log.info({ mountpoint }, 'unmounted');

@@ -95,6 +95,12 @@ export const fsErrors = {
       'ESTUARY_FS_NO_LIBFUSE',
       'libfuse 2 (libfuse.so.2) is not installed; install it (Debian/Ubuntu: apt-get install fuse; RHEL: dnf install fuse fuse-libs) and retry',
     ),
+  journalIdentity: (dir: string, found: string, wanted: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_JOURNAL_IDENTITY',
+      `the write-back journal in ${dir} holds files for ${found}, not for this mount (${wanted}); mount that store with this --cache-dir to upload them, or give this mount another --cache-dir`,
+      BAD_INPUT,
+    ),
   journalInUse: (dir: string, pid: number) =>
     new EstuaryError(
       'ESTUARY_FS_JOURNAL_IN_USE',
@@ -120,4 +126,6 @@ export const fsErrors = {
 export const FS_LOG_CODES = {
   /** close/fsync answered EIO because the upload failed; the object was not written. */
   uploadFailed: 'ESTUARY_FS_UPLOAD_FAILED',
+  /** Unmount gave up waiting for a store that takes no uploads; the journal keeps the files. */
+  journalKept: 'ESTUARY_FS_JOURNAL_KEPT',
 } as const;

@@ -30,6 +30,7 @@ export class Attributes extends FsCore {
     if (Buffer.byteLength(this.key(path)) > S3_LIMITS.maxKeyBytes) throw new FsError('ENAMETOOLONG');
     const pending = this.writerAttr(path) ?? this.journalAttr(path);
     if (pending) return pending;
+    if (this.renamedAway.has(path)) return null;
     let cached = this.cache.get(path);
     if (cached === undefined) {
       const listed = this.cache.listing(parentOf(path));
@@ -76,7 +77,7 @@ export class Attributes extends FsCore {
       attr = { ...implicitDirAttr(this.defaults), fromListing: false };
     else if (file) attr = attrFromHead(file, this.defaults, false);
     if (file && attr?.kind === 'dir')
-      this.o.log.warn({ key }, 'object hidden by a directory of the same name');
+      this.o.log.warn({ key, shownAs: joinPath(parentOf(path), standInName(key)) }, 'an object whose key is also a directory is shown under a stand-in name');
     this.cache.set(path, attr);
     if (attr) this.known.learn(path, attr);
     return attr;
@@ -104,6 +105,7 @@ export class Attributes extends FsCore {
       const attr = name === undefined ? undefined : this.journalAttr(joinPath(path, name));
       if (name !== undefined && attr && !r.key.slice(prefix.length).includes('/')) entries.set(name, attr);
     }
+    for (const away of this.renamedAway.keys()) if (parentOf(away) === path) entries.delete(baseName(away));
     for (const h of this.handles.values()) {
       if (h.kind === 'write' && !h.unlinked && parentOf(h.path) === path) {
         entries.set(baseName(h.path), { ...h.attr, size: h.size });
@@ -177,21 +179,28 @@ export class Attributes extends FsCore {
     do {
       const page = await this.client.list(prefix, { delimiter: '/', continuationToken: token });
       if (onePage && page.nextToken) return undefined;
+      // An object whose key is also a prefix (`d` beside `d/x`): the directory keeps the name,
+      // the object is shown under a stand-in, so neither hides the other (the naming rule).
+      const objects = new Map(page.objects.filter((o) => o.key !== prefix).map((o) => [o.key, o]));
       for (const p of page.prefixes) {
         const name = nameOf(p);
-        if (name !== undefined) {
-          const known = this.known.dir(joinPath(path, name));
-          names.set(name, known ? { ...known, fromListing: true } : implicitDirAttr(this.defaults));
+        if (name === undefined) continue;
+        const hidden = names.get(name);
+        if (hidden && hidden.kind !== 'dir') {
+          names.delete(name);
+          const stand = this.standIn(path, `${prefix}${name}`);
+          if (stand !== undefined) names.set(stand, hidden);
         }
+        const known = this.known.dir(joinPath(path, name));
+        names.set(name, known ? { ...known, fromListing: true } : implicitDirAttr(this.defaults));
       }
-      for (const o of page.objects) {
-        if (o.key === prefix) continue;
-        const name = nameOf(o.key);
-        if (name !== undefined && names.get(name)?.kind !== 'dir') {
-          // Keep what a HEAD told us (mode, owner, symlink, mtime) while the object is unchanged.
-          const known = this.known.object(joinPath(path, name), o.etag);
-          names.set(name, known ? { ...known, fromListing: true } : attrFromListing(o, this.defaults));
-        }
+      for (const o of objects.values()) {
+        let name = nameOf(o.key);
+        if (name !== undefined && names.get(name)?.kind === 'dir') name = this.standIn(path, o.key);
+        if (name === undefined) continue;
+        // Keep what a HEAD told us (mode, owner, symlink, mtime) while the object is unchanged.
+        const known = this.known.object(joinPath(path, name), o.etag);
+        names.set(name, known ? { ...known, fromListing: true } : attrFromListing(o, this.defaults));
       }
       token = page.nextToken;
     } while (token);

@@ -40,10 +40,10 @@ export class Chunk {
     return c;
   }
 
-  /** Starts the GET of bytes [start, end) of `key`. */
-  static fetch(client: ObjectClient, key: string, start: number, end: number): Chunk {
+  /** Starts the GET of bytes [start, end) of `key` (of its version `ifMatch`, when given). */
+  static fetch(client: ObjectClient, key: string, start: number, end: number, ifMatch?: string): Chunk {
     const c = new Chunk(start, end);
-    client.getPieces(key, { start, end }, (piece) => c.add(piece)).then(
+    client.getPieces(key, { start, end, ifMatch }, (piece) => c.add(piece)).then(
       () => c.finish(),
       (err: unknown) => c.fail(err),
     );

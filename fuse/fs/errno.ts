@@ -28,6 +28,7 @@ export const ERRNO_NAMES = [
   'EOPNOTSUPP',
   'EDQUOT',
   'ETIMEDOUT',
+  'ESTALE',
 ] as const;
 
 export type ErrnoName = (typeof ERRNO_NAMES)[number];
@@ -59,6 +60,9 @@ export function toErrno(err: unknown): ErrnoName {
         return 'EINVAL';
       case 'too-large':
         return 'EFBIG';
+      case 'changed':
+        // Replaced in the bucket since this descriptor opened it: its bytes are gone.
+        return 'ESTALE';
       default:
         // Throttling, an unreachable server or a missing bucket, after the client's retries:
         // the data did not move, which POSIX callers understand as an I/O error.

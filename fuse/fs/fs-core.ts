@@ -15,7 +15,7 @@ import { KnownAttrs } from './known-attrs.ts';
 import { abortStaleUploads, removeDeadStaging, stagingDirOf } from './leftovers.ts';
 import { FsError } from './errno.ts';
 import { type Handle, type HandleSettings, ReadHandle, WriteHandle } from './file-handle.ts';
-import { Journal } from './journal.ts';
+import { Journal, type JournalIdentity } from './journal.ts';
 import type { FsLogger } from './log.ts';
 import { baseName, fileKey, normalisePrefix, parentOf } from './keys.ts';
 import { BufferPool } from './buffer-pool.ts';
@@ -47,6 +47,8 @@ export interface FilesystemOptions {
   readonly memoryWaitMs: number;
   /** close() returns once the file is in a crash-safe local journal; uploads follow. */
   readonly writeBack?: boolean;
+  /** The store the journal's files belong to; a journal of another one is refused at start. */
+  readonly journalIdentity?: JournalIdentity;
   /**
    * The kernel checks permissions on the attributes this layer answers (--allow-other, which
    * mounts with default_permissions): then attributes from a listing, whose mode and owner are
@@ -118,6 +120,12 @@ export class FsCore {
   /** Listings asked for ahead of a walker, until they arrive; see listAhead. */
   protected readonly listingsAhead = new Map<string, Promise<Map<string, Attr> | undefined>>();
   readonly nextFile: NextFilePrefetch;
+  /**
+   * Names a file open with unsaved changes was renamed away from, to that writer and the old
+   * key: the old object stays in the bucket until the writer publishes under its new name (a
+   * crash meanwhile leaves the bucket as it was), and the name is shown as gone until then.
+   */
+  protected readonly renamedAway = new Map<string, { writer: WriteHandle; key: string }>();
 
   constructor(options: FilesystemOptions) {
     this.o = options;
@@ -135,6 +143,7 @@ export class FsCore {
           join(options.cacheDir, 'journal'),
           { ...common, maxInFlight: options.maxInFlight },
           options.log,
+          options.journalIdentity,
         )
       : undefined;
     this.journal = journal;
@@ -295,11 +304,26 @@ export class FsCore {
     return w ? { ...w.attr, size: w.size } : undefined;
   }
 
+  /**
+   * `w` published its content (or was unlinked): the objects of the names it was renamed away
+   * from go now, unless something new took the name meanwhile.
+   */
+  protected async dropRenamedAway(w: WriteHandle): Promise<void> {
+    for (const [path, away] of [...this.renamedAway]) {
+      if (away.writer !== w) continue;
+      this.renamedAway.delete(path);
+      if (this.writersOf(path).length > 0) continue;
+      await this.client.delete(away.key);
+    }
+  }
+
   protected refuseIfReadOnly(): void {
     if (this.o.readOnly) throw new FsError('EROFS');
   }
 
   protected remember(path: string, attr: Attr): void {
+    // Something new took the name: the old object there is its to replace, not a writer's to delete.
+    this.renamedAway.delete(path);
     this.cache.put(parentOf(path), baseName(path), path, attr);
     this.known.learn(path, attr);
   }

@@ -39,6 +39,17 @@ export interface JournalRecord {
   readonly createdMs: number;
 }
 
+/** Which store a journal's files belong to: they are uploaded there and nowhere else. */
+export interface JournalIdentity {
+  /** The S3 endpoint as given (`--endpoint`), or `aws` for AWS's own. */
+  readonly endpoint: string;
+  readonly bucket: string;
+  readonly prefix: string;
+}
+
+const describeIdentity = (i: JournalIdentity): string =>
+  `bucket "${i.bucket}"${i.prefix ? ` prefix "${i.prefix}"` : ''} at ${i.endpoint}`;
+
 type UploadSettings = Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight'>;
 
 async function fsyncDir(dir: string): Promise<void> {
@@ -51,6 +62,30 @@ async function fsyncDir(dir: string): Promise<void> {
 }
 
 const LOCK_FILE = 'lock';
+/** The journal's own metadata: the identity of the store its files belong to. */
+const IDENTITY_FILE = 'identity';
+
+/**
+ * Refuses a journal that belongs to another store; a journal without an identity (new, or left by
+ * a release that recorded none, which only an explicit --cache-dir reaches) takes this one.
+ */
+async function claimJournal(dir: string, identity: JournalIdentity): Promise<void> {
+  const path = join(dir, IDENTITY_FILE);
+  const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (text !== undefined) {
+    const found = JSON.parse(text) as JournalIdentity;
+    const same = found.endpoint === identity.endpoint && found.bucket === identity.bucket && found.prefix === identity.prefix;
+    if (!same) throw fsErrors.journalIdentity(dir, describeIdentity(found), describeIdentity(identity));
+    return;
+  }
+  const tmp = `${path}.tmp`;
+  await writeFile(tmp, JSON.stringify(identity), { flush: true });
+  await rename(tmp, path);
+  await fsyncDir(dir);
+}
 
 /**
  * One mount per journal: two processes uploading and deleting the same entries would race. The
@@ -93,11 +128,16 @@ export class Journal {
   /** Uploaded entries whose data file waits for its last pin to go. */
   private readonly unlinkWhenUnpinned = new Set<string>();
   private stopped = false;
+  /** The last upload attempt failed: the store is down or stalled (see settleJournal). */
+  failing = false;
 
-  constructor(dir: string, settings: UploadSettings, log: FsLogger) {
+  private readonly identity: JournalIdentity | undefined;
+
+  constructor(dir: string, settings: UploadSettings, log: FsLogger, identity?: JournalIdentity) {
     this.dir = dir;
     this.s = settings;
     this.log = log;
+    this.identity = identity;
   }
 
   dataPath(id: string): string {
@@ -108,7 +148,13 @@ export class Journal {
   async open(): Promise<number> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await lockJournal(this.dir);
-    const names = (await readdir(this.dir)).filter((n) => n !== LOCK_FILE);
+    try {
+      if (this.identity) await claimJournal(this.dir, this.identity);
+    } catch (err) {
+      await unlockJournal(this.dir);
+      throw err;
+    }
+    const names = (await readdir(this.dir)).filter((n) => n !== LOCK_FILE && !n.startsWith(IDENTITY_FILE));
     const records: JournalRecord[] = [];
     for (const name of names.filter((n) => n.endsWith('.json'))) {
       const record = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JournalRecord;
@@ -240,10 +286,12 @@ export class Journal {
       const superseded = this.pending(record.key) !== record;
       try {
         if (!superseded) await this.upload(record);
+        this.failing = false;
         await this.remove(record);
         return;
       } catch (err) {
         if (this.stopped) return;
+        this.failing = true;
         this.log.warn(
           { key: record.key, err: String(err), retryInMs: delay },
           'write-back upload failed; the data is safe in the journal and will be retried',

@@ -80,7 +80,7 @@ function parseIntMeta(value: string | undefined): number | undefined {
   return Number(value.trim());
 }
 
-/** s3fs writes whole seconds; other tools write fractions. Both read back as milliseconds. */
+/** s3fs writes whole seconds or `seconds.nanoseconds`; both read back as milliseconds. */
 function parseMtime(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value.trim());
@@ -96,14 +96,33 @@ export function withoutCtime(stored: Record<string, string>): Record<string, str
   return rest;
 }
 
-/** `withMtime` false leaves the mtime to the object's Last-Modified (see WriteHandle). */
+/**
+ * A time as `x-amz-meta-mtime`/`-ctime` hold it: whole seconds as s3fs writes them, and a time
+ * with milliseconds as `seconds.nanoseconds`, so what the mount shows before and after its cache
+ * expires is the same.
+ */
+export function storedTime(ms: number): string {
+  const whole = Math.round(ms);
+  const sec = Math.floor(whole / 1000);
+  const frac = whole - sec * 1000;
+  return frac === 0 ? String(sec) : `${sec}.${String(frac * 1_000_000).padStart(9, '0')}`;
+}
+
+/**
+ * `withMtime` false leaves the mtime and ctime to the object's Last-Modified (see WriteHandle);
+ * true stores both as the attributes say, so a stat after the cache expires shows what one
+ * before it did (`tar` compares them).
+ */
 export function metadataOf(attr: Attr, withMtime = true): Record<string, string> {
   const meta: Record<string, string> = {
     mode: String(stMode(attr)),
     uid: String(attr.uid),
     gid: String(attr.gid),
   };
-  if (withMtime) meta.mtime = String(Math.floor(attr.mtimeMs / 1000));
+  if (withMtime) {
+    meta.mtime = storedTime(attr.mtimeMs);
+    if (attr.ctimeMs !== undefined) meta.ctime = storedTime(attr.ctimeMs);
+  }
   return meta;
 }
 
@@ -167,6 +186,6 @@ export function sameMetadata(a: Attr, b: Attr): boolean {
     a.perm === b.perm &&
     a.uid === b.uid &&
     a.gid === b.gid &&
-    Math.floor(a.mtimeMs / 1000) === Math.floor(b.mtimeMs / 1000)
+    Math.round(a.mtimeMs) === Math.round(b.mtimeMs)
   );
 }

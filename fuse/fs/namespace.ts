@@ -15,6 +15,7 @@ import {
   S_IFREG,
   sameMetadata,
   specialKindOf,
+  storedTime,
   withoutCtime,
   writeOptionsOf,
 } from './metadata.ts';
@@ -100,17 +101,17 @@ export class Namespace extends Writes {
   }
 
   /**
-   * Copy options that keep an object's mtime across a rename, and move its ctime to the rename.
+   * Copy options that keep an object's mtime across a rename, and move its ctime to the rename
+   * (`ctimeMs`, stored, so the mount shows the same ctime before and after its cache expires).
    * An object without x-amz-meta-mtime shows its Last-Modified as mtime, which a copy would reset
-   * to the moment of the copy: so the copy then carries that time as metadata (one HEAD more).
-   * The ctime is the copy's Last-Modified, so a stored one (s3fs's) is left out. Undefined when a
-   * plain copy does all that.
+   * to the moment of the copy: so the copy then carries that time as metadata. Undefined when the
+   * object is gone (the copy then fails as it should).
    */
-  protected async keepingMtime(key: string): Promise<WriteOptions | undefined> {
+  protected async keepingMtime(key: string, ctimeMs: number): Promise<WriteOptions | undefined> {
     const head = await this.client.head(key);
-    if (!head || (head.metadata.mtime !== undefined && head.metadata.ctime === undefined)) return undefined;
+    if (!head) return undefined;
     const mtime = head.metadata.mtime ?? String(Math.floor(head.lastModified.getTime() / 1000));
-    return { metadata: { ...withoutCtime(head.metadata), mtime }, contentType: head.contentType };
+    return { metadata: { ...head.metadata, mtime, ctime: storedTime(ctimeMs) }, contentType: head.contentType };
   }
 
   async readlink(path: string): Promise<string> {
@@ -133,7 +134,8 @@ export class Namespace extends Writes {
   /** Either time may be left as it is (undefined: UTIME_OMIT); the access time is not kept. */
   async utimens(path: string, _atimeMs: number | undefined, mtimeMs: number | undefined): Promise<void> {
     if (mtimeMs === undefined) return;
-    await this.setMeta(path, (a) => ({ ...a, mtimeMs }), true);
+    // Milliseconds are what the mount keeps and stores: the same before and after a cache expiry.
+    await this.setMeta(path, (a) => ({ ...a, mtimeMs: Math.round(mtimeMs) }), true);
   }
 
   /**
@@ -204,7 +206,8 @@ export class Namespace extends Writes {
     const size = (await this.lookup(from))?.size ?? src.size;
     await this.keepReaders(from);
     if (dst) await this.keepReaders(to);
-    const options = await this.keepingMtime(this.key(from));
+    const ctimeMs = Date.now();
+    const options = await this.keepingMtime(this.key(from), ctimeMs);
     await copyObject(this.client, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
     await this.client.delete(this.key(from));
     this.inodes.rename(this.key(from), this.key(to));
@@ -213,24 +216,26 @@ export class Namespace extends Writes {
       w.key = this.key(to);
     }
     this.forget(from);
-    this.remember(to, { ...src, ctimeMs: Date.now() });
+    this.remember(to, { ...src, ctimeMs });
   }
 
   /**
    * A file open with changes not yet closed: its writer takes them to the new name, where its
    * close publishes them, and nothing is published now (a crash would leave the writer's
-   * unfinished bytes in the bucket). The old name's object goes, as the name does; the target's
-   * object stays until that close, as an overwritten file's does.
+   * unfinished bytes in the bucket). The old name's object stays in the bucket, hidden, until that
+   * close publishes the new one (see renamedAway): a crash before then leaves the bucket as it
+   * was. The target's object stays until that close too, as an overwritten file's does.
    */
   protected async renameWritten(from: string, to: string, dst: Attr | null): Promise<void> {
     await this.keepReaders(from);
     if (dst) await this.keepReaders(to);
     const writers = this.writersOf(from);
+    const away = this.key(from);
     for (const w of writers) await w.moveTo(to, this.key(to));
-    await this.client.delete(this.key(from));
     this.inodes.rename(this.key(from), this.key(to));
     this.forget(from);
     this.remember(to, { ...writers[0]!.attr, size: writers[0]!.size, ctimeMs: Date.now() });
+    this.renamedAway.set(from, { writer: writers[0]!, key: away });
   }
 
   /** Copies every object under the directory, then deletes the originals: not atomic. */
@@ -254,7 +259,7 @@ export class Namespace extends Writes {
     }
     await inParallel(objects, RENAME_PARALLEL, async (o) => {
       const target = toPrefix + o.key.slice(fromPrefix.length);
-      await copyObject(this.client, o.key, target, o.size, await this.keepingMtime(o.key), RENAME_PARALLEL);
+      await copyObject(this.client, o.key, target, o.size, await this.keepingMtime(o.key, Date.now()), RENAME_PARALLEL);
     });
     if (!objects.some((o) => o.key === fromPrefix)) {
       await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));

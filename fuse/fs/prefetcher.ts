@@ -69,12 +69,13 @@ export function requestAhead(
   budget: MemoryBudget,
   maxWindow: number,
   from = INITIAL_WINDOW,
+  ifMatch?: string,
 ): Chunk[] {
   const chunks: Chunk[] = [];
   const end = Math.min(size, INITIAL_WINDOW + maxWindow);
   const piece = pieceSize(end - from, budget.limit);
   for (let start = from; start < end; ) {
-    const chunk = askFor(client, key, budget, start, Math.min(end, start + piece));
+    const chunk = askFor(client, key, budget, start, Math.min(end, start + piece), ifMatch);
     if (!chunk) break;
     chunks.push(chunk);
     start = chunk.end;
@@ -87,9 +88,16 @@ export function requestAhead(
  * three quarters of the budget, so readers that hold chunks and then go idle can never starve
  * writers, which must wait for memory rather than skip it.
  */
-export function askFor(client: ObjectClient, key: string, budget: MemoryBudget, start: number, end: number) {
+export function askFor(
+  client: ObjectClient,
+  key: string,
+  budget: MemoryBudget,
+  start: number,
+  end: number,
+  ifMatch?: string,
+) {
   if (!budget.tryAcquire(end - start, budget.limit * 0.75)) return undefined;
-  return Chunk.fetch(client, key, start, end);
+  return Chunk.fetch(client, key, start, end, ifMatch);
 }
 
 export function releaseChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
@@ -102,6 +110,8 @@ export class Prefetcher {
   private readonly size: number;
   private readonly budget: MemoryBudget;
   private readonly maxWindow: number;
+  /** The ETag seen at open: every GET asks for that version (If-Match), never a newer one. */
+  private readonly etag: string | undefined;
   private chunks: Chunk[] = [];
   /** Where the current sequential run began. */
   private runStart = 0;
@@ -131,7 +141,9 @@ export class Prefetcher {
     maxWindow: number,
     first?: Buffer,
     ahead: readonly Chunk[] = [],
+    etag?: string,
   ) {
+    this.etag = etag || undefined;
     this.client = client;
     this.key = key;
     this.size = size;
@@ -227,7 +239,7 @@ export class Prefetcher {
       // A straggler, or the budget had no room for a chunk: fetch exactly what is missing,
       // outside the budget.
       this.requests++;
-      const rest = await this.client.get(this.key, { start: at, end });
+      const rest = await this.client.get(this.key, { start: at, end, ifMatch: this.etag });
       rest.copy(out, at - offset);
     }
     return out;
@@ -265,7 +277,7 @@ export class Prefetcher {
     const piece = pieceSize(window, this.budget.limit);
     while (start < target) {
       const end = Math.min(this.size, start + piece);
-      const chunk = askFor(this.client, this.key, this.budget, start, end);
+      const chunk = askFor(this.client, this.key, this.budget, start, end, this.etag);
       if (!chunk) return;
       this.requests++;
       this.chunks.push(chunk);

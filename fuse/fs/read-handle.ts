@@ -24,6 +24,7 @@ export class ReadHandle {
     path: string,
     key: string,
     size: number,
+    etag: string | undefined,
     first?: Buffer,
     ahead?: readonly Chunk[],
   ) {
@@ -31,7 +32,7 @@ export class ReadHandle {
     this.path = path;
     this.key = key;
     this.size = size;
-    this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first, ahead);
+    this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first, ahead, etag);
   }
 
   /** Reads under way on the current prefetcher, and what to close once they are done. */
@@ -54,14 +55,14 @@ export class ReadHandle {
    * one from now on, from the bucket (`size` bytes) or from the journal's file, as a reader of a
    * local file sees every change. What was fetched ahead of the old content is dropped.
    */
-  async reload(size: number, local?: LocalReadHandle): Promise<void> {
+  async reload(size: number, etag: string | undefined, local?: LocalReadHandle): Promise<void> {
     // A read still running on the old prefetcher finishes first (see read()).
     if (this.reading > 0) this.retired.push(this.prefetcher);
     else this.prefetcher.close();
     await this.local?.close();
     this.local = local;
     this.size = size;
-    this.prefetcher = new Prefetcher(this.s.client, this.key, size, this.s.budget, this.s.maxReadahead);
+    this.prefetcher = new Prefetcher(this.s.client, this.key, size, this.s.budget, this.s.maxReadahead, undefined, [], etag);
   }
 
   /**

@@ -58,7 +58,7 @@ export class Reads extends Attributes {
     }
     const attr = attrFromHead(head, this.defaults, false);
     if (!writer) this.remember(path, attr);
-    if (!writing) return this.register(new ReadHandle(this.settings, path, key, head.size));
+    if (!writing) return this.register(new ReadHandle(this.settings, path, key, head.size, head.etag));
     return this.register(new WriteHandle(this.settings, path, key, attr, truncating ? undefined : head.size));
   }
 
@@ -98,11 +98,11 @@ export class Reads extends Attributes {
       // HEAD checks the guess instead of after the first read; both go if the check fails.
       const more =
         known?.kind === 'file' && known.size > guessedUpTo
-          ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, guessedUpTo)
+          ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, guessedUpTo, known.etag || undefined)
           : [];
       const guessed = await this.nextFile.take(path, () => this.client.head(key));
       // `more` was sized from the listing: it fits only an object of that size.
-      if (guessed && guessed.head.size === known?.size)
+      if (guessed && guessed.head.size === known?.size && (!known.etag || guessed.head.etag === known.etag))
         return this.readHandleFrom(path, key, guessed, [...guessed.ahead, ...more]);
       releaseChunks(more, this.budget);
       if (guessed) return this.readHandleFrom(path, key, guessed, guessed.ahead);
@@ -112,7 +112,7 @@ export class Reads extends Attributes {
     // After whole-file reads, the rest of the file is asked for alongside its first bytes.
     let ahead =
       this.wholeFileReads >= WHOLE_FILE_STREAK && known.size > INITIAL_WINDOW
-        ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead)
+        ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, undefined, known.etag || undefined)
         : [];
     let got: { body: Buffer; head: ObjectHead };
     try {
@@ -124,7 +124,7 @@ export class Reads extends Attributes {
       throw err;
     }
     this.budget.release(INITIAL_WINDOW - got.body.length);
-    if (got.head.size !== known.size) {
+    if (got.head.size !== known.size || (known.etag && got.head.etag !== known.etag)) {
       // Replaced since it was listed: what was asked for ahead may belong to the old object.
       releaseChunks(ahead, this.budget);
       ahead = [];
@@ -140,7 +140,7 @@ export class Reads extends Attributes {
     ahead: readonly Chunk[],
   ): number {
     this.remember(path, attrFromHead(got.head, this.defaults, false));
-    return this.register(new ReadHandle(this.settings, path, key, got.head.size, got.body, ahead));
+    return this.register(new ReadHandle(this.settings, path, key, got.head.size, got.head.etag, got.body, ahead));
   }
 
   /**

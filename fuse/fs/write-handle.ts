@@ -25,6 +25,11 @@ export class WriteHandle {
   dirty: boolean;
   /** Set when bytes were lost in a failed upload: every later write and flush fails. */
   private broken: unknown;
+  /**
+   * Set when the last flush (close, fsync) failed and nothing was written since: that writer was
+   * told the data is not in the bucket, so the release after it must not upload it after all.
+   */
+  flushFailed = false;
   /** Set by unlink: the data is dropped at flush instead of recreating the file. */
   unlinked = false;
   private queue: Promise<unknown> = Promise.resolve();
@@ -93,6 +98,7 @@ export class WriteHandle {
         await this.staging!.write(data, offset);
       }
       this.dirty = true;
+      this.flushFailed = false;
       const now = Date.now();
       this.attr = { ...this.attr, mtimeMs: now, ctimeMs: now, size: this.size };
     });
@@ -166,6 +172,7 @@ export class WriteHandle {
         await this.staging!.truncate(size);
       }
       this.dirty = true;
+      this.flushFailed = false;
       const now = Date.now();
       this.attr = { ...this.attr, mtimeMs: now, ctimeMs: now, size: this.size };
     });

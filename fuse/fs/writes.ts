@@ -46,13 +46,13 @@ export class Writes extends Reads {
    * Readers opened before this mount replaced the content of `path` (a writer's close, a
    * truncate) read the new content from now on, as readers of a local file see every change.
    */
-  protected async refreshReaders(path: string, size: number): Promise<void> {
+  protected async refreshReaders(path: string, size: number, etag: string | undefined): Promise<void> {
     for (const [id, h] of [...this.handles]) {
       if (h.path !== path) continue;
       if (h instanceof WriterView) await h.invalidate();
       else if (h instanceof ReadHandle) {
         const fh = await this.journal?.openPending(this.key(path));
-        await h.reload(size, fh && LocalReadHandle.of(path, fh));
+        await h.reload(size, etag, fh && LocalReadHandle.of(path, fh));
       } else if (h instanceof LocalReadHandle) {
         // An older journal entry's file: this descriptor now reads the file as it is.
         this.handles.set(id, await this.openDetached(path));
@@ -66,9 +66,11 @@ export class Writes extends Reads {
       const etag = await w.flush();
       if (etag !== undefined) {
         this.remember(w.path, { ...w.attr, size: w.size });
-        await this.refreshReaders(w.path, w.size);
+        await this.refreshReaders(w.path, w.size, etag);
       }
+      if (etag !== undefined || w.unlinked) await this.dropRenamedAway(w);
     } catch (err) {
+      w.flushFailed = true;
       this.logUploadFailure(w, err);
       if (err instanceof FsError && err.errno !== 'EIO') throw err;
       throw new FsError('EIO', `upload of ${w.path} failed`);
@@ -90,11 +92,19 @@ export class Writes extends Reads {
     if (!h) return;
     if (h instanceof ReadHandle) this.wholeFileReads = h.readWhole ? this.wholeFileReads + 1 : 0;
     try {
-      if (h.kind === 'write' && h.dirty) await this.flushWriter(h);
+      // After a close() that answered EIO the data is dropped, as that writer was told: uploading
+      // it now could overwrite what it wrote again elsewhere meanwhile.
+      if (h.kind === 'write' && h.dirty && !h.flushFailed) await this.flushWriter(h);
+      else if (h.kind === 'write' && h.dirty)
+        this.o.log.warn({ path: h.path, key: h.key }, 'dropping a file whose close() failed: it was not written');
     } finally {
       this.handles.delete(fh);
       // A WriteHandle shared by several descriptors lives until the last of them is released.
-      if (![...this.handles.values()].includes(h)) await h.close();
+      if (![...this.handles.values()].includes(h)) {
+        // Never published: the names it was renamed away from show their objects again.
+        for (const [path, away] of [...this.renamedAway]) if (away.writer === h) this.renamedAway.delete(path);
+        await h.close();
+      }
     }
   }
 

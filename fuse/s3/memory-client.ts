@@ -86,6 +86,11 @@ export class MemoryObjectClient implements ObjectClient {
     return o;
   }
 
+  private mustMatch(key: string, o: Stored, range: ByteRange | undefined): void {
+    if (range?.ifMatch !== undefined && range.ifMatch !== o.etag)
+      throw new ObjectError('changed', `${key} is no longer version ${range.ifMatch}`, key);
+  }
+
   async head(key: string): Promise<ObjectHead | undefined> {
     this.count('head');
     const o = this.objects.get(key);
@@ -96,6 +101,7 @@ export class MemoryObjectClient implements ObjectClient {
   async get(key: string, range?: ByteRange): Promise<Buffer> {
     this.count('get');
     const o = this.must(key);
+    this.mustMatch(key, o, range);
     if (range && range.start >= o.body.length && o.body.length > 0) {
       throw new ObjectError('invalid-range', `range starts past the end of ${key}`, key);
     }
@@ -116,6 +122,7 @@ export class MemoryObjectClient implements ObjectClient {
   async getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
     this.count('getWithHead');
     const o = this.must(key);
+    this.mustMatch(key, o, range);
     const body = Buffer.from(
       o.body.subarray(Math.min(range.start, o.body.length), Math.min(range.end, o.body.length)),
     );

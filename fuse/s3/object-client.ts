@@ -41,6 +41,11 @@ export interface WriteOptions {
 export interface ByteRange {
   readonly start: number;
   readonly end: number;
+  /**
+   * The ETag the object must still have (If-Match): a reader of one version never gets bytes of
+   * another. Otherwise the read fails with `changed`.
+   */
+  readonly ifMatch?: string;
 }
 
 /** See ObjectClient.getPieces: the next bytes of a body, in order. */
@@ -122,6 +127,8 @@ export type ObjectErrorKind =
   | 'unavailable'
   | 'invalid-range'
   | 'too-large'
+  /** The object is no longer the version a ranged read asked for (see ByteRange.ifMatch). */
+  | 'changed'
   | 'other';
 
 export class ObjectError extends Error {

@@ -48,6 +48,12 @@ export interface SdkClientOptions {
   readonly region: string;
   /** Attempts per request, with the SDK's backoff (503 SlowDown, resets, 5xx). */
   readonly maxAttempts: number;
+  /**
+   * An attempt that sends or receives no byte for this long fails with a timeout, which counts
+   * as a reset (retried, then `unavailable`): a store that accepts a request and never answers
+   * must not hold the caller, whom the kernel cannot interrupt while the daemon has its request.
+   */
+  readonly idleTimeoutMs: number;
   /** Sockets per host: parallel part uploads and ranged reads each take one. */
   readonly maxSockets: number;
   readonly credentials?: { accessKeyId: string; secretAccessKey: string };
@@ -63,9 +69,11 @@ function copySource(bucket: string, key: string): string {
 export class SdkObjectClient implements ObjectClient {
   private readonly s3: S3Client;
   private readonly bucket: string;
+  private readonly maxAttempts: number;
 
   constructor(options: SdkClientOptions) {
     this.bucket = options.bucket;
+    this.maxAttempts = options.maxAttempts;
     const agent = { keepAlive: true, maxSockets: options.maxSockets };
     this.s3 = new S3Client({
       region: options.region,
@@ -81,6 +89,7 @@ export class SdkObjectClient implements ObjectClient {
         httpsAgent: new HttpsAgent(agent),
         // A connect that hangs this long means the endpoint is down, not slow.
         connectionTimeout: 5000,
+        socketTimeout: options.idleTimeoutMs,
       },
     });
     contentMd5ForDeleteObjects(this.s3);
@@ -113,17 +122,54 @@ export class SdkObjectClient implements ObjectClient {
     }
   }
 
+  /**
+   * Runs a GET and the reading of its body as one attempt, `maxAttempts` times at most: the SDK
+   * retries a request until its headers arrive, but a connection cut while the body streams
+   * reaches the caller as an error, and `--retries` promises resets are retried.
+   */
+  private async bodyAttempts<T>(key: string, attempt: (n: number) => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt(n);
+      } catch (err) {
+        const e = toObjectError(err, key);
+        if (e.kind !== 'unavailable' || n >= this.maxAttempts) throw e;
+        await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** n)));
+      }
+    }
+  }
+
+  /**
+   * The GET of `range`. Servers that ignore If-Match (s3rver does) still name the version they
+   * answer with: one that is not the version asked for is refused here, its body unread.
+   */
+  private async sendGet(key: string, range: ByteRange | undefined): Promise<GetObjectCommandOutput> {
+    const r = await this.s3.send(this.getCommand(key, range));
+    if (range?.ifMatch !== undefined && r.ETag !== undefined && stripQuotes(r.ETag) !== range.ifMatch) {
+      (r.Body as { destroy?: () => void } | undefined)?.destroy?.();
+      throw new ObjectError('changed', `${key} was replaced: ETag ${stripQuotes(r.ETag)}, not ${range.ifMatch}`, key);
+    }
+    return r;
+  }
+
   get(key: string, range?: ByteRange): Promise<Buffer> {
-    return this.call(key, async () => {
-      const r = await this.s3.send(this.getCommand(key, range));
+    return this.bodyAttempts(key, async () => {
+      const r = await this.sendGet(key, range);
       return readBody(r.Body, r.ContentLength);
     });
   }
 
+  /** A retried attempt asks for the rest only: the pieces before the cut are the caller's already. */
   getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number> {
-    return this.call(key, async () => {
-      const r = await this.s3.send(this.getCommand(key, range));
-      return pipePieces(r.Body, r.ContentLength, onPiece);
+    let got = 0;
+    return this.bodyAttempts(key, async () => {
+      const r = await this.sendGet(key, { ...range, start: range.start + got });
+      const length = r.ContentLength;
+      await pipePieces(r.Body, length, (piece) => {
+        got += piece.length;
+        onPiece(piece);
+      });
+      return got;
     });
   }
 
@@ -132,19 +178,18 @@ export class SdkObjectClient implements ObjectClient {
       Bucket: this.bucket,
       Key: key,
       Range: range ? `bytes=${range.start}-${range.end - 1}` : undefined,
+      IfMatch: range?.ifMatch === undefined ? undefined : `"${range.ifMatch}"`,
     });
   }
 
-  async getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
+  getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
+    return this.bodyAttempts(key, () => this.getWithHeadOnce(key, range));
+  }
+
+  private async getWithHeadOnce(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
     let out: GetObjectCommandOutput;
     try {
-      out = await this.s3.send(
-        new GetObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Range: `bytes=${range.start}-${range.end - 1}`,
-        }),
-      );
+      out = await this.sendGet(key, range);
     } catch (err) {
       const e = toObjectError(err, key);
       if (e.kind !== 'invalid-range') throw e;
@@ -153,7 +198,7 @@ export class SdkObjectClient implements ObjectClient {
       if (!head) throw new ObjectError('not-found', `no such key ${key}`, key);
       return { body: Buffer.alloc(0), head };
     }
-    let body = await this.call(key, () => readBody(out.Body, out.ContentLength));
+    let body = await readBody(out.Body, out.ContentLength);
     // `bytes 0-99/5000`: the object's size after the slash. A server that ignored the range sent it all.
     const total = /\/(\d+)$/.exec(out.ContentRange ?? '')?.[1];
     const size = total !== undefined ? Number(total) : body.length;

@@ -15,6 +15,7 @@ const KIND_BY_CODE: Record<string, ObjectErrorKind> = {
   ServiceUnavailable: 'unavailable',
   InvalidRange: 'invalid-range',
   EntityTooLarge: 'too-large',
+  PreconditionFailed: 'changed',
 };
 
 const NETWORK_CODES = new Set([
@@ -39,6 +40,7 @@ export function toObjectError(err: unknown, key?: string): ObjectError {
   if (kind === 'other' && status === 404) kind = 'not-found';
   if (kind === 'other' && status === 403) kind = 'access-denied';
   if (kind === 'other' && status === 503) kind = 'throttled';
+  if (kind === 'other' && status === 412) kind = 'changed';
   if (kind === 'other' && (NETWORK_CODES.has(e.code ?? '') || e.name === 'TimeoutError'))
     kind = 'unavailable';
   const what = `${e.name ?? 'Error'}${status ? ` (HTTP ${status})` : ''}: ${e.message ?? String(err)}`;

@@ -358,7 +358,8 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     await m.child.stop('SIGKILL');
     await sh(`fusermount -uz '${m.dir}'`);
 
-    const again = await startS3rver({ buckets: ['wb'], dataDir: server.dataDir });
+    // The same store at the same address: a journal resumes only there (docs/SEMANTICS.md).
+    const again = await startS3rver({ buckets: ['wb'], dataDir: server.dataDir, port: server.port });
     const m2 = await mountBucket(again, 'wb', ['--write-back', '--cache-dir', cacheDir]);
     const client = sdkClient(again, 'wb');
     // Wait for the content itself: the resumed journal may publish the file's creation (empty)

@@ -25,10 +25,13 @@ export interface S3rverServer extends S3Server {
 }
 
 export async function startS3rver(
-  options: { buckets?: readonly string[]; dataDir?: string } = {},
+  /** `port`: a restart on the address of a server that was stopped, as a real store keeps its own. */
+  options: { buckets?: readonly string[]; dataDir?: string; port?: number } = {},
 ): Promise<S3rverServer> {
   const dataDir = options.dataDir ?? (await tempDir('estuary-s3rver-'));
-  const child = startChild(NODE, s3rverArgs(dataDir, '127.0.0.1', options.buckets));
+  const args = s3rverArgs(dataDir, '127.0.0.1', options.buckets);
+  if (options.port !== undefined) args[args.indexOf('-p') + 1] = String(options.port);
+  const child = startChild(NODE, args);
   const m = await child.waitFor(/listening on 127\.0\.0\.1:(\d+)/, 20_000);
   const port = Number(m[1]);
   return {

@@ -195,7 +195,11 @@ describe('files', () => {
     await fs.write(fh, data.subarray(0, 21 * MiB), 0);
     expect(mem.calls.get('uploadPart')).toBeGreaterThan(0);
     await fs.rename('/d/f', '/target');
-    expect(mem.objects.has('d/f')).toBe(false);
+    // The old object stays until the new name is published (a crash leaves the bucket as it was),
+    // but the name is gone from the mount.
+    expect(mem.objects.get('d/f')?.body.toString()).toBe('old');
+    expect(await errnoOf(fs.getattr('/d/f'))).toBe('ENOENT');
+    expect((await fs.readdir('/d')).map((e) => e.name)).toEqual([]);
     expect(mem.objects.get('target')?.body.toString()).toBe('target');
     expect((await fs.getattr('/target')).size).toBe(21 * MiB);
     await fs.mkdir('/e', 0o755);
@@ -209,6 +213,7 @@ describe('files', () => {
     await fs.flush(g);
     await fs.release(g);
     expect(mem.objects.get('target')?.body.equals(data)).toBe(true);
+    expect(mem.objects.has('d/f')).toBe(false);
     expect(mem.objects.get('e2/g')?.body.toString()).toBe('gee');
     expect(mem.objects.has('e/g')).toBe(false);
   });
@@ -579,7 +584,7 @@ describe('names and directories', () => {
     expect((await fs.getattr('/dir/sub')).kind).toBe('dir');
   });
 
-  it('shows implicit directories, lets a directory shadow an object, stands in for unnamable keys', async () => {
+  it('shows implicit directories, an object beside a directory of its name under a stand-in, and stand-ins for unnamable keys', async () => {
     const mem = new MemoryObjectClient();
     await mem.put('a/b/c', Buffer.from('c'));
     await mem.put('x', Buffer.from('file'));
@@ -590,7 +595,9 @@ describe('names and directories', () => {
     expect((await fs.getattr('/a/b')).kind).toBe('dir');
     expect((await fs.getattr('/x')).kind).toBe('dir');
     const root = (await fs.readdir('/')).map((e) => `${e.name}:${e.attr.kind}`).sort();
-    expect(root).toEqual(['a:dir', 'w:dir', 'x:dir']);
+    // The object `x` is not hidden by the directory `x/`: it has a stand-in (the naming rule).
+    expect(root).toEqual(['a:dir', `${standInName('x')}:file`, 'w:dir', 'x:dir']);
+    expect((await readFile(fs, `/${standInName('x')}`)).toString()).toBe('file');
     // `w//z` shows under a stand-in for its empty component (posix.test.ts has the rest).
     expect((await fs.readdir('/w')).map((e) => e.name)).toEqual([standInName('w//')]);
   });

@@ -88,6 +88,13 @@ describe('metadata in s3fs format', () => {
     );
     expect(back).toMatchObject({ kind: 'file', perm: 0o750, uid: 7, gid: 8, mtimeMs: 1_700_000_000_000 });
   });
+  it('stores mtime and ctime with their milliseconds, as seconds.nanoseconds, and reads them back', () => {
+    const attr = { kind: 'file' as const, perm: 0o644, uid: 1, gid: 1, size: 0, mtimeMs: 978_307_200_123, ctimeMs: 1_700_000_000_947 };
+    const meta = metadataOf(attr);
+    expect(meta).toMatchObject({ mtime: '978307200.123000000', ctime: '1700000000.947000000' });
+    const back = attrFromHead({ key: 'k', size: 0, etag: 'e', lastModified: new Date(0), metadata: meta }, defaults, false);
+    expect(back).toMatchObject({ mtimeMs: 978_307_200_123, ctimeMs: 1_700_000_000_947 });
+  });
   it('reads s3fs symlinks, fractional mtimes, and falls back to defaults', () => {
     const link = attrFromHead(
       {

@@ -10,6 +10,7 @@ export function sdkClient(server: S3Server, bucket: string): SdkObjectClient {
     region: server.region,
     maxAttempts: 2,
     maxSockets: 16,
+    idleTimeoutMs: 60_000,
     credentials: { accessKeyId: server.accessKeyId, secretAccessKey: server.secretAccessKey },
   });
   onTeardown(() => client.destroy());

@@ -20,6 +20,7 @@ describe('throttling', () => {
       region: s3.region,
       maxAttempts: 4,
       maxSockets: 4,
+      idleTimeoutMs: 60_000,
       credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
     });
     onTeardown(() => client.destroy());
