@@ -5,38 +5,17 @@
 
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { SimResult } from '../../lib/sim-result.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/estuary.js', import.meta.url));
 
-/** What `estuary coordinator simulate --json` prints (coordinator/sim/run.ts SimResult, plus prices). */
-export interface SimRecord {
-  readonly scenario: string;
-  readonly policy: string;
-  readonly jobs: number;
-  readonly finished: number;
-  readonly makespanS: number;
-  readonly meanWaitS: number;
-  readonly p95WaitS: number;
-  readonly idleCoreHours: number;
-  readonly paidCoreHours: number;
-  readonly computeDollars: number;
-  readonly egressDollars: number;
-  readonly wanBytes: number;
-  readonly wanByLink: Readonly<Record<string, number>>;
-  readonly dronesStarted: number;
-  readonly spotReclaims: number;
-  readonly starts: number;
-  readonly steeredStarts: number;
-  readonly apiErrors: number;
-  readonly ticks: number;
-  readonly events: number;
-  readonly wallMs: number;
+/** What `estuary coordinator simulate --json` prints: the run, and what the child measured of itself. */
+export interface SimRecord extends SimResult {
   readonly cpuMs: number;
   /** The child's peak resident memory. */
   readonly peakRssMb: number;
   readonly sellsSpot: boolean;
   readonly sites: readonly { readonly name: string; readonly costPerCoreHour: number; readonly spotPerCoreHour?: number }[];
-  readonly timeline: readonly { t: number; pending: number; home: number; cloud: number; instances: number; compute: number; egress: number }[];
 }
 
 export interface ChildRun {

@@ -19,6 +19,7 @@ import { EventHeap, seeded } from './heap.ts';
 import type { Scenario } from './scenario.ts';
 import { type SiteEvent, SimSite } from './site.ts';
 import { World } from './world.ts';
+import type { SimResult, TimelineSample } from '../../lib/sim-result.ts';
 
 /** The policies the bench compares, by controller type, with the name the report uses. */
 export const POLICY_NAMES: Readonly<Record<ControllerConfig['type'], string>> = {
@@ -38,43 +39,8 @@ export function policies(): { name: string; controller: ControllerConfig }[] {
   });
 }
 
-export interface TimelineSample {
-  /** Seconds since the trace's start. */
-  readonly t: number;
-  readonly pending: number;
-  readonly home: number;
-  readonly cloud: number;
-  readonly instances: number;
-  /** Dollars so far, compute and egress. */
-  readonly compute: number;
-  readonly egress: number;
-}
+export type { SimResult, TimelineSample } from '../../lib/sim-result.ts';
 
-export interface SimResult {
-  readonly scenario: string;
-  readonly policy: string;
-  readonly jobs: number;
-  readonly finished: number;
-  readonly makespanS: number;
-  readonly meanWaitS: number;
-  readonly p95WaitS: number;
-  readonly idleCoreHours: number;
-  readonly paidCoreHours: number;
-  readonly computeDollars: number;
-  readonly egressDollars: number;
-  readonly wanBytes: number;
-  readonly wanByLink: Readonly<Record<string, number>>;
-  readonly dronesStarted: number;
-  readonly spotReclaims: number;
-  /** Job starts, and how many of them a policy had steered first (the rest started on arrival or unsteered). */
-  readonly starts: number;
-  readonly steeredStarts: number;
-  readonly apiErrors: number;
-  readonly ticks: number;
-  readonly events: number;
-  readonly wallMs: number;
-  readonly timeline: readonly TimelineSample[];
-}
 
 const START = Date.UTC(2026, 0, 5);
 const PREFIX = 'sim-';
