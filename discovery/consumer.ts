@@ -54,16 +54,28 @@ export function startConsumer(options: ConsumerOptions): Consumer {
 
   const subscribe = async (): Promise<ChannelModel> => {
     const c = await connect(options.url);
+    // A broker that closes a channel (403 ACCESS_REFUSED on the queue, say) makes amqplib emit
+    // 'error' on the channel and then on the connection; an emitter without a listener throws,
+    // which would end discovery with amqplib's stack trace. Keep the broker's words instead.
+    let brokerSaid: Error | undefined;
+    c.on('error', (err: Error) => {
+      brokerSaid ??= err;
+    });
     try {
       await ensureExchange(c, options.exchange);
       const ch = await c.createChannel();
+      ch.on('error', (err: Error) => {
+        brokerSaid ??= err;
+        if (connected) log.warn({ err: err.message }, 'AMQP channel closed by the broker');
+      });
       const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true, durable: false });
       await ch.bindQueue(queue, options.exchange, '#');
       await ch.consume(queue, (m: ConsumeMessage | null) => m && deliver(m), { noAck: true });
       return c;
     } catch (err) {
       await c.close().catch(() => {});
-      throw err;
+      // The RPC's own rejection may only say "channel ended"; the channel's error names the refusal.
+      throw amqpRefusal(err) || !brokerSaid ? err : brokerSaid;
     }
   };
 
