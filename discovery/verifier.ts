@@ -98,6 +98,9 @@ export class Verifier {
       }
       v.nextAt = now + nextCheckDelay(v.failures, this.#o.recheckMs, this.#o.retryBaseMs);
       this.#o.onResult?.(current, v.state === 'ok');
+    } catch (err) {
+      // A bug here must cost one check, not the process (this runs detached from any caller).
+      this.#o.log.error({ err, id: e.id, proxy }, 'verification failed unexpectedly');
     } finally {
       this.#inFlight.delete(e.id);
     }

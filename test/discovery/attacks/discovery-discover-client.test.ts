@@ -7,12 +7,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 
 afterAll(runTeardowns);
 
-const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
+const BIN = new URL('../../../bin/estuary.js', import.meta.url).pathname;
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<number> {
   const server: Server = createServer(handler);

@@ -4,14 +4,14 @@
 // and retried later. Never a stack trace, never a crash.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
-import { NODE, startChild } from '../helpers/process.ts';
-import { rabbitmqAvailable, tempAmqpUser } from '../helpers/rabbitmq.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { rabbitmqAvailable, tempAmqpUser } from '../../helpers/rabbitmq.ts';
 
 afterAll(runTeardowns);
 
 const rabbit = await rabbitmqAvailable();
-const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
+const BIN = new URL('../../../bin/estuary.js', import.meta.url).pathname;
 
 function start(amqpUrl: string) {
   const child = startChild(NODE, [
