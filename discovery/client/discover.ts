@@ -102,11 +102,29 @@ function failure(err: unknown): string {
   return inner && !e.message.includes(inner) ? `${e.message} (${inner})` : e.message;
 }
 
+/** A Shoal answer for 100 caches is well under 1 MB; more is not an answer worth a worker's memory. */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** The body as text, or an error as soon as it grows past maxBytes (the rest is not read). */
+async function cappedText(res: Response, maxBytes: number, url: string): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      await res.body?.cancel().catch(() => {});
+      throw new Error(`${url}: answer larger than ${maxBytes} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 async function askServer(server: string, o: DiscoverOptions): Promise<string[]> {
   const url = `${server.replace(/\/+$/, '')}/${ENDPOINT[o.upstream]}/${o.n}`;
   const res = await fetch(url, { signal: AbortSignal.timeout(o.serverTimeoutMs) });
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  return proxiesFromShoal(await res.json(), (host) =>
+  return proxiesFromShoal(JSON.parse(await cappedText(res, MAX_ANSWER_BYTES, url)), (host) =>
     o.log.warn({ server, address: JSON.stringify(host).slice(0, 200) }, 'skipping an offered cache whose address is not an IP address or host name'),
   );
 }
