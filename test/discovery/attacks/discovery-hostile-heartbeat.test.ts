@@ -7,14 +7,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import amqp from 'amqplib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
-import { NODE, startChild } from '../helpers/process.ts';
-import { AMQP_URL, rabbitmqAvailable } from '../helpers/rabbitmq.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { AMQP_URL, rabbitmqAvailable } from '../../helpers/rabbitmq.ts';
 
 afterAll(runTeardowns);
 
 const rabbit = await rabbitmqAvailable();
-const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
+const BIN = new URL('../../../bin/estuary.js', import.meta.url).pathname;
 const KEY = 'attack-test-shared-secret';
 
 async function startDiscovery(exchange: string, extra: string[] = []) {
