@@ -6,7 +6,14 @@
 
 import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { ensureExchange } from '../lib/amqp-exchange.ts';
-import { type AmqpRefusal, amqpRefusal, refusalMessage } from '../lib/amqp-refusal.ts';
+import {
+  AMQP_HANDSHAKE_TIMEOUT_MS,
+  type AmqpRefusal,
+  amqpRefusal,
+  brokerParts,
+  handshakeFailure,
+  refusalMessage,
+} from '../lib/amqp-refusal.ts';
 import { backoffDelay, sleep } from '../lib/backoff.ts';
 import type { Logger } from '../lib/log.ts';
 import type { IncomingMessage } from './admission.ts';
@@ -53,7 +60,7 @@ export function startConsumer(options: ConsumerOptions): Consumer {
   });
 
   const subscribe = async (): Promise<ChannelModel> => {
-    const c = await connect(options.url);
+    const c = await connect(options.url, { timeout: AMQP_HANDSHAKE_TIMEOUT_MS });
     // A broker that closes a channel (403 ACCESS_REFUSED on the queue, say) makes amqplib emit
     // 'error' on the channel and then on the connection; an emitter without a listener throws,
     // which would end discovery with amqplib's stack trace. Keep the broker's words instead.
@@ -115,7 +122,10 @@ export function startConsumer(options: ConsumerOptions): Consumer {
         if (refused && !first)
           log.error({ code: AMQP_AUTH_CODE, retryInMs: delay }, `${refusalMessage(refused, options.url)}; retrying`);
         else if (!refused)
-          log.warn({ err: (err as Error).message, retryInMs: delay }, 'cannot subscribe to the AMQP exchange');
+          log.warn(
+            { broker: brokerParts(options.url).where, err: handshakeFailure(err), retryInMs: delay },
+            'cannot subscribe to the AMQP exchange',
+          );
         await sleep(delay, stopping.signal);
         continue;
       }

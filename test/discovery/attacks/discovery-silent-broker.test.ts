@@ -5,12 +5,12 @@
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
-import { NODE, startChild } from '../helpers/process.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
 
 afterAll(runTeardowns);
 
-const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
+const BIN = new URL('../../../bin/estuary.js', import.meta.url).pathname;
 
 async function silentBroker(): Promise<number> {
   const held: Socket[] = [];
