@@ -60,7 +60,7 @@ export function proxyFetch(
     let settled = false;
     // Declared before finish() can run: an early failure (a URL that does not parse) settles
     // before any request exists, and must not touch a timer in its temporal dead zone.
-    let timer: NodeJS.Timeout | undefined;
+    let timer: NodeJS.Timeout | undefined = undefined;
     const finish = (status: number, body: Buffer, error: string, proxyStatus?: string) => {
       if (settled) return;
       settled = true;
