@@ -82,6 +82,13 @@ const port = z
 const kbps = numberish.pipe(z.number().finite().min(0).max(1e9));
 const bytes = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const shortText = z.string().min(1).max(128);
+/**
+ * Control characters (C0, DEL, C1) and bidirectional-format characters (U+200E/F, U+202A–E,
+ * U+2066–9): a site name holding them can be made to look like another site's on a page or in a
+ * terminal, so such a name makes the heartbeat invalid.
+ */
+const DECEPTIVE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const siteName = shortText.refine((s) => !DECEPTIVE.test(s), 'site name holds control or direction-changing characters');
 
 export const MAX_REPO_NAME = 128;
 export const MAX_PREFIX = 256;
@@ -112,7 +119,7 @@ export type Holdings = z.infer<typeof holdingsSchema>;
 export const extensionSchema = z.object({
   version: z.literal(HEARTBEAT_EXTENSION_VERSION),
   cacheKind: z.enum(CACHE_KINDS),
-  site: shortText.optional(),
+  site: siteName.optional(),
   lat: z.number().min(-90).max(90).optional(),
   lon: z.number().min(-180).max(180).optional(),
   /** What the cache holds; only an estuary gateway reports it. */

@@ -43,6 +43,19 @@ describe('heartbeat addresses', () => {
   it('accepts a unicast address', () => {
     expect(parseHeartbeat(hb('192.0.2.1')).ok).toBe(true);
   });
+  const withSite = (site: string) =>
+    Buffer.from(
+      JSON.stringify({
+        uuid: 'u', hostname: 'h.example.org', timestamp: 1, load: 1, cache_port: 3128, public_ip: '192.0.2.1',
+        estuary_v1: { version: 1, cacheKind: 'squid', site },
+      }),
+    );
+  it.each(['CERN\u202eDORP', 'a\nb', '\u001b[31mred', 'x\u0085y'])('site %j makes the heartbeat invalid', (site) => {
+    expect(parseHeartbeat(withSite(site)).ok).toBe(false);
+  });
+  it('accepts an ordinary site name', () => {
+    expect(parseHeartbeat(withSite('UKI-NORTHGRID-MAN-HEP')).ok).toBe(true);
+  });
 });
 
 describe('parseGatewaySummary', () => {
