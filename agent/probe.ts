@@ -4,7 +4,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { connect } from 'node:net';
-import { GATEWAY_SUMMARY_VERSION, type GatewaySummary } from '../lib/gateway-summary.ts';
+import { type GatewaySummary, parseGatewaySummary } from '../lib/gateway-summary.ts';
 import type { CacheKind } from '../lib/heartbeat.ts';
 import { GATEWAY_METRICS, GATEWAY_PATHS } from '../lib/metric-names.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
@@ -20,8 +20,7 @@ async function getText(url: string): Promise<string> {
 }
 
 async function fetchSummary(cacheUrl: string): Promise<GatewaySummary | undefined> {
-  const s = JSON.parse(await getText(new URL(GATEWAY_PATHS.summary, cacheUrl).href)) as GatewaySummary;
-  return s?.version === GATEWAY_SUMMARY_VERSION && s.cache && Array.isArray(s.cvmfs) ? s : undefined;
+  return parseGatewaySummary(JSON.parse(await getText(new URL(GATEWAY_PATHS.summary, cacheUrl).href)));
 }
 
 export async function readGatewaySummary(cacheUrl: string): Promise<GatewaySummary | undefined> {

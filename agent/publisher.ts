@@ -6,7 +6,14 @@
 
 import { type ChannelModel, type ConfirmChannel, connect } from 'amqplib';
 import { ensureExchange } from '../lib/amqp-exchange.ts';
-import { type AmqpRefusal, amqpRefusal, refusalMessage } from '../lib/amqp-refusal.ts';
+import {
+  AMQP_HANDSHAKE_TIMEOUT_MS,
+  type AmqpRefusal,
+  amqpRefusal,
+  brokerParts,
+  handshakeFailure,
+  refusalMessage,
+} from '../lib/amqp-refusal.ts';
 import { backoffDelay, sleep } from '../lib/backoff.ts';
 import type { Logger } from '../lib/log.ts';
 import { AMQP_AUTH_CODE } from './errors.ts';
@@ -55,7 +62,7 @@ export function startPublisher(o: PublisherOptions): Publisher {
     let attempt = 0;
     while (!stopping.signal.aborted) {
       try {
-        conn = await connect(o.url);
+        conn = await connect(o.url, { timeout: AMQP_HANDSHAKE_TIMEOUT_MS });
         await ensureExchange(conn, o.exchange);
         channel = await conn.createConfirmChannel();
       } catch (err) {
@@ -69,7 +76,7 @@ export function startPublisher(o: PublisherOptions): Publisher {
         // The first attempt's refusal is startAgent's to report (it ends the agent); later ones are logged.
         if (refused && !first)
           o.log.error({ code: AMQP_AUTH_CODE, retryInMs: delay }, `${refusalMessage(refused, o.url)}; retrying`);
-        else if (!refused) o.log.warn({ err: (err as Error).message, retryInMs: delay }, 'cannot reach the AMQP broker');
+        else if (!refused) o.log.warn({ broker: brokerParts(o.url).where, err: handshakeFailure(err), retryInMs: delay }, 'cannot reach the AMQP broker');
         await sleep(delay, stopping.signal);
         continue;
       }

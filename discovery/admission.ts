@@ -30,6 +30,17 @@ export type DropReason = (typeof DROP_REASONS)[number];
 
 /** Shoal flags a heartbeat more than 10 s away from the server clock as clock drift. */
 export const CLOCK_DRIFT_S = 10;
+/**
+ * Where a message stands in a cache's sequence, for replay checks and goodbyes: its own timestamp,
+ * unless that is further ahead of discovery's clock than drift allows; then the time discovery
+ * received it. A VM booted with its clock an hour fast would otherwise leave a goodbye (or a
+ * heartbeat) that outranks every correct heartbeat until the hour has passed.
+ */
+export function orderingTimestamp(timestamp: number, nowMs: number): number {
+  const nowS = nowMs / 1000;
+  return timestamp - nowS > CLOCK_DRIFT_S ? nowS : timestamp;
+}
+
 /** A day off is not drift but a broken or replayed message. */
 export const ABSURD_SKEW_S = 86_400;
 

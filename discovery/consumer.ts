@@ -6,7 +6,14 @@
 
 import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { ensureExchange } from '../lib/amqp-exchange.ts';
-import { type AmqpRefusal, amqpRefusal, refusalMessage } from '../lib/amqp-refusal.ts';
+import {
+  AMQP_HANDSHAKE_TIMEOUT_MS,
+  type AmqpRefusal,
+  amqpRefusal,
+  brokerParts,
+  handshakeFailure,
+  refusalMessage,
+} from '../lib/amqp-refusal.ts';
 import { backoffDelay, sleep } from '../lib/backoff.ts';
 import type { Logger } from '../lib/log.ts';
 import type { IncomingMessage } from './admission.ts';
@@ -53,17 +60,29 @@ export function startConsumer(options: ConsumerOptions): Consumer {
   });
 
   const subscribe = async (): Promise<ChannelModel> => {
-    const c = await connect(options.url);
+    const c = await connect(options.url, { timeout: AMQP_HANDSHAKE_TIMEOUT_MS });
+    // A broker that closes a channel (403 ACCESS_REFUSED on the queue, say) makes amqplib emit
+    // 'error' on the channel and then on the connection; an emitter without a listener throws,
+    // which would end discovery with amqplib's stack trace. Keep the broker's words instead.
+    let brokerSaid: Error | undefined;
+    c.on('error', (err: Error) => {
+      brokerSaid ??= err;
+    });
     try {
       await ensureExchange(c, options.exchange);
       const ch = await c.createChannel();
+      ch.on('error', (err: Error) => {
+        brokerSaid ??= err;
+        if (connected) log.warn({ err: err.message }, 'AMQP channel closed by the broker');
+      });
       const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true, durable: false });
       await ch.bindQueue(queue, options.exchange, '#');
       await ch.consume(queue, (m: ConsumeMessage | null) => m && deliver(m), { noAck: true });
       return c;
     } catch (err) {
       await c.close().catch(() => {});
-      throw err;
+      // The RPC's own rejection may only say "channel ended"; the channel's error names the refusal.
+      throw amqpRefusal(err) || !brokerSaid ? err : brokerSaid;
     }
   };
 
@@ -103,7 +122,10 @@ export function startConsumer(options: ConsumerOptions): Consumer {
         if (refused && !first)
           log.error({ code: AMQP_AUTH_CODE, retryInMs: delay }, `${refusalMessage(refused, options.url)}; retrying`);
         else if (!refused)
-          log.warn({ err: (err as Error).message, retryInMs: delay }, 'cannot subscribe to the AMQP exchange');
+          log.warn(
+            { broker: brokerParts(options.url).where, err: handshakeFailure(err), retryInMs: delay },
+            'cannot subscribe to the AMQP exchange',
+          );
         await sleep(delay, stopping.signal);
         continue;
       }

@@ -101,6 +101,14 @@ export function buildHttp(deps: HttpDeps): FastifyInstance {
   });
   const { registry, locator, metrics } = deps;
 
+  // Discovery is not a proxy: an absolute-form request (`GET http://origin/healthz`) would be
+  // answered from discovery's own routes, so a cache advertised at discovery's own address and
+  // port would pass verification whenever --test-url's path is one of them.
+  app.addHook('onRequest', async (req) => {
+    if (!req.raw.url?.startsWith('/'))
+      throw discoveryErrors.badQuery('discovery is not a proxy; send the path alone (origin-form)');
+  });
+
   // A parameter given twice arrives as an array: refuse it plainly rather than guess which to use.
   app.addHook('preHandler', async (req) => {
     for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {

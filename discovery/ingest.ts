@@ -10,6 +10,7 @@ import {
   type DropReason,
   FloodGuard,
   type IncomingMessage,
+  orderingTimestamp,
 } from './admission.ts';
 import { DropLog, peekSource } from './drop-log.ts';
 import type { Departures } from './departures.ts';
@@ -91,13 +92,14 @@ export function createIngest(o: IngestOptions): (msg: IncomingMessage) => Ingest
     }
     // A signed message older than the one already applied is a replay (or a very late
     // redelivery): applying it would roll the cache back to an earlier address or load.
-    if (known?.auth === 'signed' && hb.timestamp < known.agentTimestamp) {
+    const order = orderingTimestamp(hb.timestamp, t);
+    if (known?.auth === 'signed' && order < known.agentTimestamp) {
       const detail = `timestamp ${hb.timestamp} is older than the last accepted ${known.agentTimestamp}`;
       return drop('replay', detail, msg, t, who);
     }
     // A heartbeat from before the cache's goodbye is a replay (or a late redelivery): it would
     // bring back a cache that has gone. A restarted agent's heartbeats are newer and pass.
-    const goneAt = tombstoned(hb.uuid, hb.timestamp, t);
+    const goneAt = tombstoned(hb.uuid, order, t);
     if (goneAt !== undefined) {
       return drop('replay', `timestamp ${hb.timestamp} is not after its goodbye at ${goneAt}`, msg, t, who);
     }
@@ -105,7 +107,7 @@ export function createIngest(o: IngestOptions): (msg: IncomingMessage) => Ingest
       return drop('flood', 'more heartbeats than the rate limit allows', msg, t, who);
     if (a.goodbye) {
       tombstones.delete(hb.uuid);
-      tombstones.set(hb.uuid, { timestamp: hb.timestamp, at: t });
+      tombstones.set(hb.uuid, { timestamp: order, at: t });
       if (tombstones.size > MAX_TOMBSTONES) tombstones.delete(tombstones.keys().next().value!);
       const leaving = o.registry.get(hb.uuid);
       if (leaving && o.registry.remove(hb.uuid)) {

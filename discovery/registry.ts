@@ -12,7 +12,7 @@ import {
   UPSTREAMS,
   type Upstream,
 } from '../lib/heartbeat.ts';
-import { CLOCK_DRIFT_S } from './admission.ts';
+import { CLOCK_DRIFT_S, orderingTimestamp } from './admission.ts';
 import { placement, type Placed, type Point, type Ranked } from './ranking.ts';
 import { SHOAL_MAX_LOAD, shoalCost } from './shoal-ranking.ts';
 import { LatitudeIndex } from './spatial-index.ts';
@@ -191,7 +191,7 @@ export class Registry {
       globalAccess: h.global_access ?? (h.public_ip !== undefined || h.external_ip !== undefined),
       created: old?.created ?? meta.nowMs,
       lastActive: meta.nowMs,
-      agentTimestamp: h.timestamp,
+      agentTimestamp: orderingTimestamp(h.timestamp, meta.nowMs),
       skewS: meta.skewS,
       clockInSync: Math.abs(meta.skewS) <= CLOCK_DRIFT_S,
       auth: meta.auth,

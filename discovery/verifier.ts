@@ -6,7 +6,11 @@
 
 import type { Logger } from '../lib/log.ts';
 import { proxyFetch } from '../lib/proxy-fetch.ts';
+import { digestOf, ReferenceBody } from './reference-body.ts';
 import { type CacheEntry, type Registry, verifyHost } from './registry.ts';
+
+/** Test files are small; a cache's answer is compared on its first 256 KiB. */
+const VERIFY_MAX_BYTES = 256 * 1024;
 
 export interface VerifierOptions {
   readonly testUrl: string;
@@ -32,11 +36,17 @@ export class Verifier {
   readonly #o: VerifierOptions;
   readonly #inFlight = new Set<string>();
   readonly #stop = new AbortController();
+  readonly #reference: ReferenceBody;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(registry: Registry, options: VerifierOptions) {
     this.#registry = registry;
     this.#o = options;
+    this.#reference = new ReferenceBody(options.testUrl, {
+      timeoutMs: options.timeoutMs,
+      maxBytes: VERIFY_MAX_BYTES,
+      log: options.log,
+    });
   }
 
   /** Checks for due caches every second. */
@@ -70,9 +80,10 @@ export class Verifier {
     try {
       const r = await proxyFetch(proxy, this.#o.testUrl, {
         timeoutMs: this.#o.timeoutMs,
-        maxBytes: 256 * 1024,
+        maxBytes: VERIFY_MAX_BYTES,
         signal: this.#stop.signal,
       });
+      const mismatch = r.ok && r.body.length > 0 ? await this.#differs(r.body) : undefined;
       if (this.#stop.signal.aborted) return;
       // The entry may have been replaced (new heartbeat from a moved cache) or expired meanwhile.
       const current = this.#registry.get(e.id);
@@ -81,7 +92,7 @@ export class Verifier {
       const now = Date.now();
       v.checkedAt = now;
       v.ms = r.ms;
-      if (r.ok && r.body.length > 0) {
+      if (r.ok && r.body.length > 0 && !mismatch) {
         if (v.state !== 'ok')
           this.#o.log.info({ cache: e.hostname, id: e.id, ms: Math.round(r.ms) }, 'cache verified');
         v.state = 'ok';
@@ -90,7 +101,7 @@ export class Verifier {
       } else {
         v.state = 'failed';
         v.failures += 1;
-        v.error = r.error || 'empty body';
+        v.error = mismatch ?? (r.error || 'empty body');
         this.#o.log.warn(
           { cache: e.hostname, id: e.id, proxy, error: v.error, failures: v.failures },
           'cache failed verification',
@@ -98,9 +109,19 @@ export class Verifier {
       }
       v.nextAt = now + nextCheckDelay(v.failures, this.#o.recheckMs, this.#o.retryBaseMs);
       this.#o.onResult?.(current, v.state === 'ok');
+    } catch (err) {
+      // A bug here must cost one check, not the process (this runs detached from any caller).
+      this.#o.log.error({ err, id: e.id, proxy }, 'verification failed unexpectedly');
     } finally {
       this.#inFlight.delete(e.id);
     }
+  }
+
+  /** Why the body is not the test file, when discovery could fetch the file directly to compare. */
+  async #differs(body: Buffer): Promise<string | undefined> {
+    const expected = await this.#reference.digests();
+    if (!expected || expected.includes(digestOf(body))) return undefined;
+    return `the answer (${body.length} bytes) is not the test file as fetched directly from its origin`;
   }
 
   stop(): void {

@@ -19,6 +19,10 @@ export async function ensureExchange(conn: ChannelModel, exchange: string): Prom
     // Not there (the channel is already closed by the broker): declare it on a fresh channel.
   }
   const ch: Channel = await conn.createChannel();
+  ch.on('error', () => {
+    // A refused declaration (403) rejects assertExchange below, which reports it; without a
+    // listener the channel's 'error' event would throw instead.
+  });
   await ch.assertExchange(exchange, SHOAL_EXCHANGE_TYPE, { durable: false, autoDelete: false });
   await ch.close();
 }

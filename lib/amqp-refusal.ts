@@ -78,3 +78,19 @@ export async function firstRefusal(
     clearTimeout(timer);
   }
 }
+
+/**
+ * How long a broker may take to answer the AMQP handshake (amqplib's socket idle timeout, lifted
+ * once the connection is open). A port that accepts TCP and then says nothing (a half-dead
+ * broker, a load balancer without a backend, another service) would otherwise be waited on
+ * forever without a word.
+ */
+export const AMQP_HANDSHAKE_TIMEOUT_MS = 8000;
+
+/** amqplib's words for that timeout, said so an operator knows what to look at. */
+export function handshakeFailure(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text === 'connect ETIMEDOUT'
+    ? `no AMQP handshake within ${AMQP_HANDSHAKE_TIMEOUT_MS / 1000} s (is a broker listening on that port?)`
+    : text;
+}

@@ -18,3 +18,30 @@ export interface GatewaySummary {
 }
 
 export const SUMMARY_LIMIT = 32;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+
+/** The entries of a list whose `key` is a string, with their byte counts; anything else is left out. */
+function entries<K extends string>(list: unknown, key: K): ({ readonly bytes: number } & Record<K, string>)[] {
+  if (!Array.isArray(list)) return [];
+  return list
+    .filter((e): e is Record<string, unknown> => isRecord(e) && typeof e[key] === 'string')
+    .map((e) => ({ [key]: e[key], bytes: count(e.bytes) }) as { readonly bytes: number } & Record<K, string>);
+}
+
+/**
+ * A summary as received, checked field by field: a gateway of another version, or one that sent
+ * an entry without its name, must cost the heartbeat its holdings at most, never the heartbeat.
+ * Undefined when it is not a version-1 summary at all; malformed entries are dropped.
+ */
+export function parseGatewaySummary(value: unknown): GatewaySummary | undefined {
+  if (!isRecord(value) || value.version !== GATEWAY_SUMMARY_VERSION || !isRecord(value.cache)) return undefined;
+  const c = value.cache;
+  return {
+    version: GATEWAY_SUMMARY_VERSION,
+    cache: { memoryBytes: count(c.memoryBytes), diskBytes: count(c.diskBytes), objects: count(c.objects) },
+    cvmfs: entries(value.cvmfs, 'repo'),
+    prefixes: entries(value.prefixes, 'prefix'),
+  };
+}

@@ -6,8 +6,8 @@
 // Parsing is deliberately lenient where Shoal is (unknown fields, squid_port from old agents,
 // ports as strings) and strict where a bad value could mislead a client (addresses, ranges).
 
-import { isIP } from 'node:net';
 import { z } from 'zod';
+import { addressScope } from './ip-address.ts';
 
 export const HEARTBEAT_EXTENSION_KEY = 'estuary_v1';
 export const HEARTBEAT_EXTENSION_VERSION = 1;
@@ -27,19 +27,21 @@ export type CacheKind = (typeof CACHE_KINDS)[number];
 export const UPSTREAMS = ['both', 'cvmfs', 'frontier'] as const;
 export type Upstream = (typeof UPSTREAMS)[number];
 
-const ip = z.string().refine((s) => isIP(s) !== 0, 'not an IP address');
+// An address a client elsewhere can connect to: no zone id (`fe80::1%eth0` means nothing off the
+// sender's host and makes no URL), no multicast, broadcast or unspecified address.
+const ip = z.string().refine((s) => {
+  const scope = addressScope(s);
+  return scope !== undefined && scope !== 'multicast' && scope !== 'broadcast';
+}, 'not a unicast IP address (zone ids are not accepted)');
 
-/** 127/8, ::1, 169.254/16 and fe80::/10: addresses that name the receiver's own host or link. */
+/**
+ * Loopback, link-local and unspecified addresses (0/8, ::) in any spelling: they name the
+ * receiver's own host or link.
+ */
 export function isHostOrLinkLocal(address: string): boolean {
-  const a = address.toLowerCase().replace(/^::ffff:(?=\d+\.)/, '');
-  return (
-    /^127\./.test(a) ||
-    /^169\.254\./.test(a) ||
-    /^fe[89ab][0-9a-f]?:/.test(a) ||
-    ['::1', '0.0.0.0', '::'].includes(a)
-  );
+  const scope = addressScope(address);
+  return scope === 'loopback' || scope === 'link-local' || scope === 'unspecified';
 }
-
 
 /**
  * Shoal agents copy some options from shoal_agent.conf without converting them, so they arrive
@@ -80,6 +82,13 @@ const port = z
 const kbps = numberish.pipe(z.number().finite().min(0).max(1e9));
 const bytes = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 const shortText = z.string().min(1).max(128);
+/**
+ * Control characters (C0, DEL, C1) and bidirectional-format characters (U+200E/F, U+202A–E,
+ * U+2066–9): a site name holding them can be made to look like another site's on a page or in a
+ * terminal, so such a name makes the heartbeat invalid.
+ */
+const DECEPTIVE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const siteName = shortText.refine((s) => !DECEPTIVE.test(s), 'site name holds control or direction-changing characters');
 
 export const MAX_REPO_NAME = 128;
 export const MAX_PREFIX = 256;
@@ -110,7 +119,7 @@ export type Holdings = z.infer<typeof holdingsSchema>;
 export const extensionSchema = z.object({
   version: z.literal(HEARTBEAT_EXTENSION_VERSION),
   cacheKind: z.enum(CACHE_KINDS),
-  site: shortText.optional(),
+  site: siteName.optional(),
   lat: z.number().min(-90).max(90).optional(),
   lon: z.number().min(-180).max(180).optional(),
   /** What the cache holds; only an estuary gateway reports it. */

@@ -58,6 +58,9 @@ export function proxyFetch(
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   return new Promise((resolve) => {
     let settled = false;
+    // Declared before finish() can run: an early failure (a URL that does not parse) settles
+    // before any request exists, and must not touch a timer in its temporal dead zone.
+    let timer: NodeJS.Timeout | undefined = undefined;
     const finish = (status: number, body: Buffer, error: string, proxyStatus?: string) => {
       if (settled) return;
       settled = true;
@@ -69,22 +72,30 @@ export function proxyFetch(
       resolve({ ok, status, body, ms: performance.now() - started, error: why });
     };
     let p: URL;
+    let host: string;
     try {
       p = new URL(proxy);
+      host = new URL(target).host;
     } catch {
-      finish(0, Buffer.alloc(0), `bad proxy URL ${proxy}`);
+      finish(0, Buffer.alloc(0), `not a valid URL: ${JSON.stringify(proxy).slice(0, 120)} or the test URL`);
       return;
     }
-    const req = request({
-      host: p.hostname.replace(/^\[|\]$/g, ''),
-      port: Number(p.port || 80),
-      method: 'GET',
-      path: target,
-      headers: { host: new URL(target).host },
-      agent: false,
-      signal: options.signal,
-    });
-    const timer = setTimeout(() => {
+    let req: ReturnType<typeof request>;
+    try {
+      req = request({
+        host: p.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(p.port || 80),
+        method: 'GET',
+        path: target,
+        headers: { host },
+        agent: false,
+        signal: options.signal,
+      });
+    } catch (err) {
+      finish(0, Buffer.alloc(0), `cannot send the request: ${(err as Error).message}`);
+      return;
+    }
+    timer = setTimeout(() => {
       req.destroy();
       finish(0, Buffer.alloc(0), `no answer within ${options.timeoutMs} ms`);
     }, options.timeoutMs);

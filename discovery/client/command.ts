@@ -2,7 +2,7 @@
 // applied (discovered proxies, or the fallbacks when discovery is unreachable), 1 when nothing
 // was, in which case no file is touched.
 
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { defineCommand } from '../../lib/command.ts';
 import { option, optional } from '../../lib/config/options.ts';
 import { bool, duration, int, list, oneOf, str, url } from '../../lib/config/values.ts';
@@ -76,7 +76,8 @@ and every error, go to stderr, and the exit status is 1 when nothing was applied
     if (config.server.length === 0 && config.fallback.length === 0) {
       throw discoveryErrors.badQuery('give --server URL (and optionally --fallback proxies)');
     }
-    const existingText = config.write ? await readFile(config.write, 'utf8').catch(() => '') : '';
+    const target = config.write ? await writeTarget(config.write) : undefined;
+    const existingText = target ? await readExisting(target) : '';
     const fallbacks =
       config.fallback.length > 0 ? config.fallback : proxiesOf(currentProxyValue(existingText));
     // Quiet unless asked: a server or proxy that failed while others served is not news for cron.
@@ -103,16 +104,16 @@ and every error, go to stderr, and the exit status is 1 when nothing was applied
     detail.info({ server: found.server, tested: found.tested, applied: proxies }, 'proxies chosen');
     if (config.pac) {
       const hostPorts = proxies
-        .filter((p) => p !== 'DIRECT')
+        .filter((p) => p !== 'DIRECT' && URL.canParse(p))
         .map((p) => new URL(p))
         .map((u) => ({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 80) }));
       process.stdout.write(pacText(hostPorts));
-    } else if (config.write) {
+    } else if (target) {
       try {
-        await writeFileAtomic(config.write, setProxyValue(existingText, joinProxies(proxies)));
+        await writeFileAtomic(target, setProxyValue(existingText, joinProxies(proxies)));
       } catch (err) {
         throw discoveryErrors.writeFailed(
-          config.write,
+          target,
           (err as NodeJS.ErrnoException).code ?? (err as Error).message,
         );
       }
@@ -122,3 +123,30 @@ and every error, go to stderr, and the exit status is 1 when nothing was applied
     return 0;
   },
 });
+
+/**
+ * The file to replace: a symlink's target (config management often links default.local), so the
+ * rename updates the file the link names instead of replacing the link with a regular file.
+ */
+async function writeTarget(path: string): Promise<string> {
+  try {
+    return await realpath(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return path;
+    throw discoveryErrors.writeFailed(path, (err as NodeJS.ErrnoException).code ?? (err as Error).message);
+  }
+}
+
+/**
+ * The current config; only a missing file counts as empty. A file that exists but cannot be read
+ * (mode 0200, root_squash, EIO) would otherwise be replaced by one line, losing every other line.
+ */
+async function readExisting(path: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return '';
+    throw discoveryErrors.writeFailed(path, `cannot read it (${code ?? (err as Error).message})`);
+  }
+}

@@ -2,6 +2,7 @@
 // /nearestcvmfs/N endpoint) for the nearest caches, test each with a real fetch through it, order
 // the ones that passed by how fast they answered, and add the fallbacks after them.
 
+import { addressScope } from '../../lib/ip-address.ts';
 import type { Logger } from '../../lib/log.ts';
 import { proxyFetch } from '../../lib/proxy-fetch.ts';
 import { isPlainHttpAnswer, notTlsReason } from '../../lib/tls-mismatch.ts';
@@ -57,8 +58,26 @@ function shoalPort(v: unknown): number | undefined {
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 65535 ? n : undefined;
 }
 
-/** Proxy URLs from Shoal's answer, in rank order: the private address for caches local to us. */
-export function proxiesFromShoal(body: unknown): string[] {
+/** A DNS host name: letters, digits and hyphens in dot-separated labels, nothing a URL or CVMFS splits on. */
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+/**
+ * The proxy URL for an offered host and port, or undefined when the host is neither an IP address
+ * nor a host name: a Shoal server stores whatever an agent sent, and a value such as
+ * `10.0.0.1:3128;DIRECT;http://evil` would otherwise become three proxies in CVMFS_HTTP_PROXY.
+ */
+export function proxyUrl(host: string, port: number): string | undefined {
+  const isAddress = addressScope(host) !== undefined;
+  if (!isAddress && !HOST_NAME.test(host)) return undefined;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  return URL.canParse(url) ? url : undefined;
+}
+
+/**
+ * Proxy URLs from Shoal's answer, in rank order: the private address for caches local to us.
+ * Entries whose address makes no proxy URL are passed to onSkip and left out.
+ */
+export function proxiesFromShoal(body: unknown, onSkip: (host: string) => void = () => {}): string[] {
   if (body === null || typeof body !== 'object') return [];
   const entries = Object.entries(body as Record<string, ShoalCache>)
     .filter(([k]) => /^\d+$/.test(k))
@@ -68,7 +87,10 @@ export function proxiesFromShoal(body: unknown): string[] {
     const port = c ? shoalPort(c.squid_port) : undefined;
     if (!c || port === undefined) continue;
     const host = (c.local && c.private_ip) || c.public_ip || c.external_ip || c.private_ip || c.hostname;
-    if (host) out.push(`http://${host.includes(':') ? `[${host}]` : host}:${port}`);
+    if (typeof host !== 'string' || !host) continue;
+    const url = proxyUrl(host, port);
+    if (url) out.push(url);
+    else onSkip(host);
   }
   return out;
 }
@@ -80,11 +102,31 @@ function failure(err: unknown): string {
   return inner && !e.message.includes(inner) ? `${e.message} (${inner})` : e.message;
 }
 
+/** A Shoal answer for 100 caches is well under 1 MB; more is not an answer worth a worker's memory. */
+export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** The body as text, or an error as soon as it grows past maxBytes (the rest is not read). */
+async function cappedText(res: Response, maxBytes: number, url: string): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.byteLength;
+    if (size > maxBytes) {
+      await res.body?.cancel().catch(() => {});
+      throw new Error(`${url}: answer larger than ${maxBytes} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 async function askServer(server: string, o: DiscoverOptions): Promise<string[]> {
   const url = `${server.replace(/\/+$/, '')}/${ENDPOINT[o.upstream]}/${o.n}`;
   const res = await fetch(url, { signal: AbortSignal.timeout(o.serverTimeoutMs) });
   if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-  return proxiesFromShoal(await res.json());
+  return proxiesFromShoal(JSON.parse(await cappedText(res, MAX_ANSWER_BYTES, url)), (host) =>
+    o.log.warn({ server, address: JSON.stringify(host).slice(0, 200) }, 'skipping an offered cache whose address is not an IP address or host name'),
+  );
 }
 
 export async function discover(o: DiscoverOptions): Promise<Discovered> {
