@@ -58,7 +58,7 @@ const options = {
     { scope: ['fuse', 'gateway'] },
   ),
   cases: optional(
-    list(oneOf([...FUSE_CASES, ...GATEWAY_CASES])),
+    list(oneOf([...FUSE_CASES, ...GATEWAY_CASES], 'CASE')),
     'only these cases: fuse, Table 1 rows (1000x1MB, 100x10MB, 10x100MB, 1x1000MB) and the metadata suite; gateway, cached-small, cached-big, herd, mix and hostile (thousands of misbehaving origins)',
     { scope: ['fuse', 'gateway'] },
   ),

@@ -4,7 +4,7 @@
 
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { rm, rmdir, stat } from 'node:fs/promises';
+import { rmdir, stat } from 'node:fs/promises';
 import type { DirLock } from '../lib/dir-lock.ts';
 import { defineCommand } from '../lib/command.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
@@ -13,7 +13,7 @@ import { bool, duration, int, size, str, url } from '../lib/config/values.ts';
 import { Destination } from './dest.ts';
 import { stageIn } from './download.ts';
 import { EXIT, stageErrors } from './errors.ts';
-import { describeCollisions, LOCK_NAME } from './keys.ts';
+import { describeCollisions } from './keys.ts';
 import { Journal } from './local.ts';
 import { lockDestination } from './lock.ts';
 import { bufferCollector } from './memory.ts';
@@ -78,15 +78,14 @@ export const command = defineCommand({
     let lock: DirLock | undefined;
     let store: Store;
     try {
-      lock = dest ? await lockDestination(dest.root, (why) => log.warn({ destination: dest.root, err: why }, 'cannot lock the destination; make sure no other stage writes to it')) : undefined;
+      lock = dest ? await lockDestination(dest.root, stateDirOf(config.stateDir), (why) => log.warn({ destination: dest.root, err: why }, 'cannot lock the destination; make sure no other stage writes to it')) : undefined;
       store = new Store({ endpoint: config.endpoint, region: config.region, credentialsFile: config.credentials, timeoutMs: config.timeout }, remote.bucket);
     } catch (err) {
       lock?.release();
-      if (dest && !existed) await rm(join(dest.root, `${LOCK_NAME}.lock`), { force: true });
       await undo();
       throw err;
     }
-    const stateDir = config.stateDir.startsWith('~/') ? join(homedir(), config.stateDir.slice(2)) : config.stateDir;
+    const stateDir = stateDirOf(config.stateDir);
     const journal = new Journal(stateDir, src, dst);
     await journal.load();
     const progress = new Progress(process.stderr, log);
@@ -99,7 +98,6 @@ export const command = defineCommand({
       summary = dest ? await stageIn(store, remote.prefix, dest, journal, opts) : await stageOut(localDir, store, remote.prefix, journal, opts);
     } catch (err) {
       lock?.release();
-      if (dest && !existed) await rm(join(dest.root, `${LOCK_NAME}.lock`), { force: true });
       await undo();
       if ((err as { code?: string }).code?.startsWith('ESTUARY_STAGE_')) throw err;
       if (isPlainHttpAnswer(err) && config.endpoint) throw notTlsError('--endpoint', config.endpoint);
@@ -175,4 +173,9 @@ function describeStoreError(err: unknown, timeoutMs: number): string {
   const attempts = e.$metadata?.attempts ? ` (${e.$metadata.attempts} attempts)` : '';
   if (e.name === 'TimeoutError') return `no answer for ${timeoutMs / 1000} s${attempts}`;
   return `${e.message ?? String(err)}${attempts}`;
+}
+
+/** --state-dir with `~/` expanded. */
+function stateDirOf(dir: string): string {
+  return dir.startsWith('~/') ? join(homedir(), dir.slice(2)) : dir;
 }

@@ -8,11 +8,6 @@
 /** A download lands in NAME.<key hash>.estuary-partial first; keys ending so are refused. */
 export const PARTIAL_SUFFIX = '.estuary-partial';
 
-/** Base name of `stage in`'s lock (`.estuary-stage.lock`) and of its holder's PID file beside it. */
-export const LOCK_NAME = '.estuary-stage';
-
-/** The names the lock uses at the destination's root: no key is written over them. */
-export const LOCK_FILES: ReadonlySet<string> = new Set([`${LOCK_NAME}.lock`, `${LOCK_NAME}.pid`]);
 
 /** Longest file name Linux filesystems take (NAME_MAX). */
 export const NAME_MAX = 255;
@@ -31,7 +26,6 @@ export function localRel(rel: string): { path: string } | { refused: string } {
     if (s.endsWith(PARTIAL_SUFFIX)) return { refused: `a name ending in ${PARTIAL_SUFFIX} is stage's own partial file` };
     if (Buffer.byteLength(s) > NAME_MAX) return { refused: `a name is longer than ${NAME_MAX} bytes` };
   }
-  if (segments.length === 1 && LOCK_FILES.has(segments[0]!)) return { refused: `${segments[0]} at the top is stage's own lock file` };
   return { path: segments.join('/') };
 }
 

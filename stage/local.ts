@@ -4,7 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { LOCK_FILES, PARTIAL_SUFFIX } from './keys.ts';
+import { PARTIAL_SUFFIX } from './keys.ts';
 import type { Entry } from './plan.ts';
 
 /** Read size of the hashing pass: large enough that a read costs little beside hashing it. */
@@ -28,8 +28,7 @@ export interface Unreadable {
  * whoever stages it out publish what it points to. A directory already on the way down (`loop ->
  * ..`) is not entered again. An entry that cannot be read (a dangling link, a name that is not
  * UTF-8, a directory without permission, a name ending in .estuary-partial, which `stage in`
- * could never write back) is listed in `unreadable`; the walk goes on. Stage's own lock files at
- * the top (a directory that was a `stage in` destination) are left out.
+ * could never write back) is listed in `unreadable`; the walk goes on.
  */
 export async function walk(root: string, followOut = false): Promise<{ files: LocalEntry[]; unreadable: Unreadable[] }> {
   const files: LocalEntry[] = [];
@@ -53,7 +52,6 @@ export async function walk(root: string, followOut = false): Promise<{ files: Lo
   };
   const entry = async (path: string, rel: string, raw: Buffer, name: string, top: boolean, above: ReadonlySet<string>): Promise<string | undefined> => {
     if (!Buffer.from(name, 'utf8').equals(raw)) return 'its name is not UTF-8, which an S3 key must be; rename it';
-    if (top && LOCK_FILES.has(name)) return undefined;
     if (name.endsWith(PARTIAL_SUFFIX)) return `a name ending in ${PARTIAL_SUFFIX} is stage's own partial file, which stage in would not write back; rename it`;
     const st = await stat(path).catch((err: NodeJS.ErrnoException) => err);
     if (st instanceof Error) return `cannot read it (${st.code ?? st.message}${st.code === 'ENOENT' ? ': a symlink to nothing' : ''})`;

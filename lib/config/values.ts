@@ -203,9 +203,10 @@ export const list = <T>(item: ValueType<T>, placeholder = `${item.placeholder},.
   format: (v) => v.map((x) => item.format(x)).join(','),
 });
 
-export const oneOf = <const T extends string>(choices: readonly T[]): ValueType<T> => ({
+/** One of `choices`; `placeholder` names the value in --help where listing them all would not fit. */
+export const oneOf = <const T extends string>(choices: readonly T[], placeholder = choices.join('|')): ValueType<T> => ({
   expected: `one of ${choices.join(', ')}`,
-  placeholder: choices.join('|'),
+  placeholder,
   parse(raw) {
     const t = text(raw, this.expected);
     if (!(choices as readonly string[]).includes(t)) throw new ValueError(`expected ${this.expected}`);

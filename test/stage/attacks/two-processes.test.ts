@@ -59,9 +59,12 @@ describe('stage in: two runs on one destination', () => {
     const args = (state: string) => ['in', 's3://bkt/p/', dest, '--endpoint', s3.endpoint, '--state-dir', state, '--timeout', '5s'];
     const partial = () => `${join(dest, 'f.bin')}.${sha256('p/f.bin').slice(0, 12)}.estuary-partial`;
     const size = () => stat(partial()).then((s) => s.size, () => -1);
-    const a = stageChild(args(await tempDir()));
+    // One user's two runs (a cron job overlapping itself) share the state directory, where the
+    // destination's lock lives; runs with other state directories are the next test's case.
+    const state = await tempDir();
+    const a = stageChild(args(state));
     await waitFor(async () => (await size()) >= N / 2);
-    const b = stageChild(args(await tempDir()));
+    const b = stageChild(args(state));
     let bEnded = false;
     void b.exited.then(() => (bEnded = true));
     // B either refuses at once (the destination is locked) or gets as far as replacing A's partial file.
