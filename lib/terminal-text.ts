@@ -9,3 +9,13 @@ const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 export function terminalSafe(text: string): string {
   return text.replace(CONTROLS, '?');
 }
+
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * `text` with every C0/C1 control character written as an escape (`\n`, `\x1b`), for a name the
+ * reader must be able to tell apart from its neighbours (a key `stage` failed on).
+ */
+export function escapeControls(text: string): string {
+  return text.replace(CONTROLS, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}

@@ -6,6 +6,7 @@
 
 import type { Logger } from '../lib/log.ts';
 import { MAX_FAILED_LISTED, type Outcome, type Summary } from './transfer.ts';
+import { escapeControls as printable } from '../lib/terminal-text.ts';
 
 export interface Counts {
   /** Bytes moved over the network in this run. */
@@ -54,16 +55,9 @@ export function renderLine(c: Counts, width = 120): string {
   return line.length > width ? line.slice(0, Math.max(0, width - 1)) : line;
 }
 
-/**
- * `text` with every control character shown as an escape (`\x1b`, `\n`): a key may hold any byte
- * but NUL, and a name written raw to a terminal could retitle it, clear it, or split a line.
- */
-export function printable(text: string): string {
-  return text.replace(/[\x00-\x1f\x7f-\x9f]/g, (c) => {
-    const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-    return named[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
-  });
-}
+// A key may hold any byte but NUL: a name written raw to a terminal could retitle it, clear it,
+// or split a line, so every name shown is escaped (lib/terminal-text.ts).
+export { printable };
 
 /** The closing summary for a person: what was done, what failed, what was resumed. */
 export function renderSummary(s: Summary, seconds: number): string {
