@@ -2,15 +2,17 @@
 // drones whose boot script exits 1: three are launched, then the site is backed off and called
 // unhealthy with the reason in the API, CLI and metrics, and nothing is left behind.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runProgram } from '../../coordinator/proc.ts';
-import { NODE, startChild, type Child } from '../helpers/process.ts';
+import { NODE } from '../helpers/process.ts';
 import { onTeardown } from '../helpers/cleanup.ts';
+import { type Coord, getJson, startCoordinator as startCoordinatorIn, waitFor } from './helpers/coordinator-process.ts';
 import { killNamespace, namespacesWith, startSlurmCluster, type SlurmCluster, writeCoordinatorConfig } from './helpers/slurm-cluster.ts';
 
 const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
+
 const prefix = `g${process.pid % 100000}-`;
 const features = ['estuary', 'site_cloud', 'type_small', 'cloud'];
 let cluster: SlurmCluster;
@@ -26,34 +28,8 @@ beforeAll(async () => {
   configPath = writeCoordinatorConfig(cluster, { prefix, quota: 2, bootTimeout: '30s', boot });
 }, 60_000);
 
-interface Coord {
-  child: Child;
-  port: number;
-}
-
-async function startCoordinator(): Promise<Coord> {
-  const child = startChild(NODE, [BIN, 'coordinator', '--config', configPath, '--log-format', 'json'], { env: { ...process.env } });
-  onTestFinished(() => child.stop('SIGTERM').then(() => undefined));
-  onTestFailed(async () => {
-    const q = await cluster.slurm('squeue', ['-o', '%i %T %r %N']);
-    console.log(`coordinator output:\n${child.output().slice(-6000)}\nsqueue:\n${q.stdout}`);
-    console.log(`slurmctld:\n${readFileSync(join(cluster.dir, 'log', 'slurmctld.log'), 'utf8').slice(-4000)}`);
-  });
-  const m = await child.waitFor(/"port":(\d+)/, 20_000);
-  return { child, port: Number(m[1]) };
-}
-
-const get = async <T>(c: Coord, path: string): Promise<T> => (await (await fetch(`http://127.0.0.1:${c.port}${path}`)).json()) as T;
-
-async function waitFor<T>(what: string, f: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const startCoordinator = (): Promise<Coord> => startCoordinatorIn(cluster, configPath);
+const get = getJson;
 
 async function expectNothingLeft(c: Coord): Promise<void> {
   await waitFor('drones released', async () => ((await get<{ drones: unknown[] }>(c, '/api/v1/drones')).drones.length === 0 ? true : undefined), 40_000);

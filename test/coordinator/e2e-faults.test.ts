@@ -5,12 +5,11 @@
 
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
-import { NODE, startChild, type Child } from '../helpers/process.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { onTeardown } from '../helpers/cleanup.ts';
+import { type Coord, getJson, startCoordinator as startCoordinatorIn, waitFor } from './helpers/coordinator-process.ts';
 import { killNamespace, namespacesWith, startSlurmCluster, type SlurmCluster, writeCoordinatorConfig } from './helpers/slurm-cluster.ts';
 
-const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
 const prefix = `f${process.pid % 100000}-`;
 const features = ['estuary', 'site_cloud', 'type_small', 'cloud'];
 /**
@@ -32,34 +31,8 @@ beforeAll(async () => {
   configPath = writeCoordinatorConfig(cluster, { prefix, quota: 2, bootTimeout: '30s' });
 }, 60_000);
 
-interface Coord {
-  child: Child;
-  port: number;
-}
-
-async function startCoordinator(): Promise<Coord> {
-  const child = startChild(NODE, [BIN, 'coordinator', '--config', configPath, '--log-format', 'json'], { env: { ...process.env } });
-  onTestFinished(() => child.stop('SIGTERM').then(() => undefined));
-  onTestFailed(async () => {
-    const q = await cluster.slurm('squeue', ['-o', '%i %T %r %N']);
-    console.log(`coordinator output:\n${child.output().slice(-6000)}\nsqueue:\n${q.stdout}`);
-    console.log(`slurmctld:\n${readFileSync(join(cluster.dir, 'log', 'slurmctld.log'), 'utf8').slice(-4000)}`);
-  });
-  const m = await child.waitFor(/"port":(\d+)/, 20_000);
-  return { child, port: Number(m[1]) };
-}
-
-const get = async <T>(c: Coord, path: string): Promise<T> => (await (await fetch(`http://127.0.0.1:${c.port}${path}`)).json()) as T;
-
-async function waitFor<T>(what: string, f: () => Promise<T | undefined>, ms: number): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
+const startCoordinator = (): Promise<Coord> => startCoordinatorIn(cluster, configPath);
+const get = getJson;
 
 async function jobsLeft(ids: readonly string[]): Promise<number> {
   const r = await cluster.slurm('squeue', ['-h', '-o', '%i']);
