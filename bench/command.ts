@@ -13,6 +13,7 @@ import { LiveDisplay } from './live.ts';
 import { parseNetworkProfile } from './network-profile.ts';
 import { FUSE_CASES } from './fuse/datasets.ts';
 import { GATEWAY_CASES } from './gateway/cases.ts';
+import { s3rverPackage } from './backends/s3rver.ts';
 import { availableScenarios } from './registry.ts';
 import { runBench } from './runner.ts';
 
@@ -139,6 +140,7 @@ export const command = defineCommand({
     if (config.endpoint && network.name !== 'local') throw benchErrors.endpointWithBackend();
     if (config.endpoint && (!process.env.AWS_ACCESS_KEY_ID || !process.env.AWS_SECRET_ACCESS_KEY))
       throw benchErrors.endpointCredentials();
+    if (!config.endpoint && config.backend === 's3rver' && wanted.some((s) => s.localS3)) s3rverPackage();
     const outDir = resolve(config.out ?? join('bench-results', timestamp()));
     if (existsSync(join(outDir, 'results.json'))) throw benchErrors.outNotEmpty(outDir);
     const abort = new AbortController();

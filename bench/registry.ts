@@ -11,6 +11,8 @@ export interface ScenarioEntry {
   load(): Promise<Scenario>;
   /** Peak local disk the scenario needs, for the check before anything starts. */
   estimateBytes(ctx: Pick<BenchContext, 'quick' | 'settings'>): Promise<number>;
+  /** It starts the local S3 server of --backend (unless --endpoint names a real one). */
+  readonly localS3?: boolean;
 }
 
 interface OptionalModule {
@@ -18,6 +20,7 @@ interface OptionalModule {
   readonly summary: string;
   readonly file: string;
   readonly exportName: string;
+  readonly localS3?: boolean;
 }
 
 const OPTIONAL: readonly OptionalModule[] = [
@@ -32,12 +35,14 @@ const OPTIONAL: readonly OptionalModule[] = [
     summary: 'cloud workers reading a site bucket directly or through a gateway: time and link traffic',
     file: './staging/index.ts',
     exportName: 'stagingScenario',
+    localS3: true,
   },
   {
     name: 'stage',
     summary: 'estuary stage against rclone copy and the aws CLI, up and down, speed and memory',
     file: './staging/index.ts',
     exportName: 'stageScenario',
+    localS3: true,
   },
   {
     name: 'coordinator',
@@ -58,6 +63,7 @@ const fuse: ScenarioEntry = {
   summary: 'cp of the KEK datasets and a metadata suite on S3 mounts, against s3fs and rclone, with the SDK alone as a reference',
   load: async () => (await import('./fuse/index.ts')).fuseScenario,
   estimateBytes: async (ctx) => (await import('./fuse/index.ts')).estimateBytes(ctx),
+  localS3: true,
 };
 
 function optionalEntry(m: OptionalModule): ScenarioEntry {
@@ -67,6 +73,7 @@ function optionalEntry(m: OptionalModule): ScenarioEntry {
   return {
     name: m.name,
     summary: m.summary,
+    localS3: m.localS3 === true,
     async load() {
       const scenario = (await load())[m.exportName];
       if (typeof scenario !== 'function') throw new Error(`${m.file} does not export ${m.exportName}`);

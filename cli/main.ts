@@ -11,6 +11,7 @@ import type { OptionTable } from '../lib/config/options.ts';
 import { printable, resolveConfig } from '../lib/config/resolve.ts';
 import { isEstuaryError, oneLine } from '../lib/errors.ts';
 import { createLogger, flushLogs, ignoreBrokenPipes } from '../lib/log.ts';
+import { missingPackage, missingPackageOf } from '../lib/optional-package.ts';
 import { parseCommandArgv } from './argv.ts';
 import { commands as builtIn, type CommandEntry } from './commands.ts';
 import { commandHelp, topLevelHelp } from './help.ts';
@@ -101,6 +102,16 @@ async function runCommand(command: Command, argv: readonly string[], io: CliIo):
   return await command.run({ config, args: prepared.positionals, log });
 }
 
+/** The command's module; a package it imports that the install left out is named in one line. */
+async function load(entry: CommandEntry): Promise<Command> {
+  try {
+    return await entry.load();
+  } catch (err) {
+    const pkg = missingPackageOf(err);
+    throw pkg ? missingPackage(pkg, { feature: `estuary ${entry.name}` }) : err;
+  }
+}
+
 export async function runCli(
   argv: readonly string[],
   io: CliIo = processIo,
@@ -120,14 +131,14 @@ export async function runCli(
     if (first.startsWith('-')) throw configErrors.unknownFlag('estuary', first, didYouMean(first, ['help', 'version']));
     // Two-word commands ("gateway credentials") win over their first word.
     const pair = rest[0] !== undefined ? registry.find((c) => c.name === `${first} ${rest[0]}`) : undefined;
-    if (pair) return await runCommand(await pair.load(), rest.slice(1), io);
+    if (pair) return await runCommand(await load(pair), rest.slice(1), io);
     const entry = registry.find((c) => c.name === first);
     if (!entry)
       throw configErrors.unknownCommand(
         first,
         registry.map((c) => c.name),
       );
-    return await runCommand(await entry.load(), rest, io);
+    return await runCommand(await load(entry), rest, io);
   } catch (err) {
     if (isEstuaryError(err)) {
       // Messages that name their command ("estuary bench: …") carry their own prefix.

@@ -24,7 +24,7 @@ import { complaint, killRunningPrograms, runProgram } from './proc.ts';
 import { DroneRegistry } from './registry.ts';
 import { CommandSite } from './sites/command.ts';
 import { NetnsSite } from './sites/netns.ts';
-import { Ec2Site } from './sites/ec2.ts';
+import { Ec2Site, loadEc2Sdk } from './sites/ec2.ts';
 import { OpenstackSite } from './sites/openstack.ts';
 import type { SiteAdapter } from './sites/types.ts';
 import { buildHttp } from './status/http.ts';
@@ -192,6 +192,7 @@ export async function startCoordinator(
   const { config } = settings;
   const clock = deps.clock ?? systemClock;
   if (!deps.batch) await checkSlurmConf(settings.batchSystem);
+  if (!deps.sites && Object.values(config.sites).some((s) => s.adapter === 'ec2')) await loadEc2Sdk();
   const registry = DroneRegistry.open(config.stateDir);
   // Drones at a site the config dropped could be neither watched nor stopped: refuse to start.
   for (const d of registry.all()) {

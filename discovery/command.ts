@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { defineCommand } from '../lib/command.ts';
 import { option, optional } from '../lib/config/options.ts';
 import { bool, duration, float, hostPort, int, list, str, url } from '../lib/config/values.ts';
+import { isEstuaryError } from '../lib/errors.ts';
 import { type HmacKey, parseHmacKey } from '../lib/heartbeat-auth.ts';
 import { SHOAL_EXCHANGE } from '../lib/heartbeat.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
@@ -111,6 +112,7 @@ async function loadGeoDb(paths: readonly string[]): Promise<GeoDb> {
   try {
     return await openGeoDb(files);
   } catch (err) {
+    if (isEstuaryError(err)) throw err;
     throw discoveryErrors.geoDb(files.join(', '), (err as Error).message.split('\n')[0]!);
   }
 }

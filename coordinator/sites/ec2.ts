@@ -7,18 +7,15 @@
 // reported stopped, and the coordinator replaces the drone. Two minutes before, EC2 marks the
 // spot request (status marked-for-termination, -stop or -hibernation): that is reported as
 // "interrupting", and the drone drains while it still can.
+//
+// The SDK is an optional package (a worker-node install leaves it out): it is loaded when the first
+// ec2 site is built, and the coordinator loads it at start (loadEc2Sdk) so that a missing package
+// ends it at once with one line, not with a site that fails every interval.
 
 import { readFileSync } from 'node:fs';
-import {
-  DescribeInstancesCommand,
-  DescribeSpotInstanceRequestsCommand,
-  EC2Client,
-  type Filter,
-  type Instance,
-  RunInstancesCommand,
-  TerminateInstancesCommand,
-} from '@aws-sdk/client-ec2';
+import type { EC2Client, Filter, Instance } from '@aws-sdk/client-ec2';
 import type { z } from 'zod';
+import { optionalPackage } from '../../lib/optional-package.ts';
 import type { ec2SiteSchema } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { InstanceStatus } from '../model.ts';
@@ -54,16 +51,31 @@ export function spotNotice(code: string | undefined): boolean {
   return code !== undefined && NOTICE_CODES.has(code);
 }
 
+type Ec2Sdk = typeof import('@aws-sdk/client-ec2');
+
+/** The EC2 SDK, or the one-line error (exit 2) of an install without it. */
+export function loadEc2Sdk(): Promise<Ec2Sdk> {
+  return optionalPackage('@aws-sdk/client-ec2', { feature: "the coordinator's ec2 sites" }, () => import('@aws-sdk/client-ec2'));
+}
+
 export class Ec2Site implements SiteAdapter {
   readonly name: string;
   private readonly c: Ec2Config;
-  private readonly ec2: EC2Client;
+  private api?: Promise<{ sdk: Ec2Sdk; ec2: EC2Client }>;
 
   constructor(name: string, config: Ec2Config) {
     this.name = name;
     this.c = config;
-    // Keys come from the SDK's chain: AWS_* variables, AWS_PROFILE, the instance role.
-    this.ec2 = new EC2Client({ region: config.region, endpoint: config.endpoint, maxAttempts: 3 });
+  }
+
+  /** The SDK and a client, made on first use. */
+  private client(): Promise<{ sdk: Ec2Sdk; ec2: EC2Client }> {
+    this.api ??= loadEc2Sdk().then((sdk) => ({
+      sdk,
+      // Keys come from the SDK's chain: AWS_* variables, AWS_PROFILE, the instance role.
+      ec2: new sdk.EC2Client({ region: this.c.region, endpoint: this.c.endpoint, maxAttempts: 3 }),
+    }));
+    return this.api;
   }
 
   private fail(op: string, err: unknown): Error {
@@ -78,10 +90,11 @@ export class Ec2Site implements SiteAdapter {
   private async describe(op: string, filters: Filter[], ids?: string[]): Promise<Instance[]> {
     const out: Instance[] = [];
     let token: string | undefined;
+    const { sdk, ec2 } = await this.client();
     try {
       do {
-        const r = await this.ec2.send(
-          new DescribeInstancesCommand({ Filters: filters, InstanceIds: ids, NextToken: token }),
+        const r = await ec2.send(
+          new sdk.DescribeInstancesCommand({ Filters: filters, InstanceIds: ids, NextToken: token }),
           { abortSignal: AbortSignal.timeout(this.c.timeout) },
         );
         for (const res of r.Reservations ?? []) out.push(...(res.Instances ?? []));
@@ -127,9 +140,10 @@ export class Ec2Site implements SiteAdapter {
       { Key: 'estuary-site', Value: spec.site },
       { Key: 'estuary-type', Value: spec.machineType },
     ];
+    const { sdk, ec2 } = await this.client();
     try {
-      const r = await this.ec2.send(
-        new RunInstancesCommand({
+      const r = await ec2.send(
+        new sdk.RunInstancesCommand({
           ClientToken: spec.id,
           ImageId: this.c.imageId,
           InstanceType: this.c.instanceType as never,
@@ -168,8 +182,9 @@ export class Ec2Site implements SiteAdapter {
 
   /** True when EC2 has announced it takes this spot request's instance back. */
   private async spotCode(request: string): Promise<boolean> {
+    const { sdk, ec2 } = await this.client();
     try {
-      const r = await this.ec2.send(new DescribeSpotInstanceRequestsCommand({ SpotInstanceRequestIds: [request] }), {
+      const r = await ec2.send(new sdk.DescribeSpotInstanceRequestsCommand({ SpotInstanceRequestIds: [request] }), {
         abortSignal: AbortSignal.timeout(this.c.timeout),
       });
       return spotNotice(r.SpotInstanceRequests?.[0]?.Status?.Code);
@@ -183,8 +198,9 @@ export class Ec2Site implements SiteAdapter {
   async stop(id: string, data: InstanceData): Promise<void> {
     const instance = typeof data.instance === 'string' ? data.instance : (await this.byDrone('stop', id))?.InstanceId;
     if (!instance) return;
+    const { sdk, ec2 } = await this.client();
     try {
-      await this.ec2.send(new TerminateInstancesCommand({ InstanceIds: [instance] }), {
+      await ec2.send(new sdk.TerminateInstancesCommand({ InstanceIds: [instance] }), {
         abortSignal: AbortSignal.timeout(this.c.timeout),
       });
     } catch (err) {
@@ -203,6 +219,9 @@ export class Ec2Site implements SiteAdapter {
   }
 
   async close(): Promise<void> {
-    this.ec2.destroy();
+    await this.api?.then(
+      ({ ec2 }) => ec2.destroy(),
+      () => undefined,
+    );
   }
 }
