@@ -2,7 +2,67 @@
 // docs/ERRORS.md. Config errors exit 2 (usage); failures of a site or the batch system are logged
 // with their code and retried, they never end the coordinator.
 
-import { EstuaryError } from '../lib/errors.ts';
+import { type CodeDoc, codeTable, EstuaryError, type ErrorsSection } from '../lib/errors.ts';
+
+/** Each code's row in docs/ERRORS.md, in the order listed there. */
+export const COORDINATOR_CODES = {
+  ESTUARY_CO_CONFIG: {
+    meaning: 'a value in the coordinator\'s configuration is wrong or missing, an unknown key (`quta`: named, with "did you mean"), a reference to something undefined (a machine type a site names), or a `batch-system.slurm-conf` that cannot be read (with squeue\'s own words)',
+    fix: 'correct the key the message names; docs/COORDINATOR.md lists every key',
+  },
+  ESTUARY_CO_LISTEN: {
+    meaning: 'the `--listen` address (`listen:` in the config) of the status API and page is taken or not allowed; the coordinator exits 2 before it touches a site',
+    fix: 'choose another address or port, or stop what holds it',
+  },
+  ESTUARY_CO_NO_SITES: {
+    meaning: 'the configuration has no `sites:`',
+    fix: 'describe at least one site',
+  },
+  ESTUARY_CO_STATE_DIR: {
+    meaning: 'the `--state-dir` cannot be created or its registry cannot be opened',
+    fix: 'give a writable directory; never point two coordinators at one',
+  },
+  ESTUARY_CO_REGISTRY_LOCKED: {
+    meaning: "another running coordinator (any PID namespace) holds the drone registry's kernel lock",
+    fix: 'run one coordinator per registry; the lock ends with its holder, so a crashed one leaves none',
+  },
+  ESTUARY_CO_REGISTRY_VERSION: {
+    meaning: 'the registry was written by an estuary with another format',
+    fix: 'run the release that wrote it, or drain its drones and start with a new state dir',
+  },
+  ESTUARY_CO_SITE_REMOVED: {
+    meaning: 'the registry holds live drones at a site (or of a machine type) the config no longer has: they could be neither watched nor stopped',
+    fix: 'put the site back with `quota: 0` so its drones drain, and remove it once they are down',
+  },
+  ESTUARY_CO_SITE: {
+    meaning: 'a site adapter call failed (a command exited non-zero, a namespace could not be made) or got no answer (`… got no answer`: a timeout, a lost connection — the site may have done it); that operation is backed off at that site, growing until it succeeds',
+    fix: 'see the message; the coordinator retries, other sites keep working; a deploy with no answer leaves its drone `unknown` until the site shows the instance or the boot timeout passes',
+  },
+  ESTUARY_CO_BATCH: {
+    meaning: "a Slurm command failed, timed out, printed what is not JSON, or (22.05, slurmctld down) exited 0 with an `errors` array — the message carries Slurm's own words; no drone is started or stopped while the batch system cannot be read",
+    fix: "check slurmctld, `SLURM_CONF` (`batch-system.slurm-conf`) and that the coordinator's user may run `scontrol update`",
+  },
+  ESTUARY_CO_DATA: {
+    meaning: "a site's gateway did not answer what it holds, how big an input is, or a pre-warm (unreachable, wrong admin token, refused)",
+    fix: "check the site's `gateway.url` and `gateway.token-file` (the gateway's `--admin-token`); placement goes on with the last answer, a pre-warm is asked again",
+  },
+  ESTUARY_CO_STATUS_UNREACHABLE: {
+    meaning: '`estuary coordinator status` could not reach the coordinator',
+    fix: 'check it runs and give `--url` or the same `--listen`/`--config`',
+  },
+  ESTUARY_CO_BAD_ACTION: {
+    meaning: '`estuary coordinator` was given an action other than `status` or `simulate`',
+    fix: 'run `estuary coordinator`, `estuary coordinator status` or `estuary coordinator simulate FILE`',
+  },
+  ESTUARY_CO_TRACE: {
+    meaning: 'a simulator trace (SWF or JSON jobs) has a line or job that cannot be read',
+    fix: 'fix the line or job the message names; docs/BENCHMARKING.md gives both formats',
+  },
+  ESTUARY_CO_SCENARIO: {
+    meaning: 'a simulator scenario file is not valid YAML/JSON or a key in it is wrong',
+    fix: 'correct the key the message names; docs/BENCHMARKING.md describes scenario files',
+  },
+} satisfies Record<string, CodeDoc>;
 
 export class CoordinatorError extends EstuaryError {
   constructor(code: string, message: string, exitCode = 1) {
@@ -94,4 +154,12 @@ export const coordinatorErrors = {
       `scenario ${file}: ${key}: ${problem}; see docs/BENCHMARKING.md, "Scenario files"`,
       2,
     ),
+};
+
+/** This role's part of docs/ERRORS.md. */
+export const coordinatorErrorsDoc: ErrorsSection = {
+  title: 'coordinator',
+  intro:
+    'Configuration errors end `estuary coordinator` with exit status 2 and one line naming the key (`sites.cloud.quota`, `controller.rules.0.pending-for`). Failures of a site or of the batch system while running are logged with their code and retried each interval; they never end the coordinator (docs/COORDINATOR.md, "Failures").',
+  tables: [codeTable(COORDINATOR_CODES)],
 };

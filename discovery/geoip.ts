@@ -17,7 +17,7 @@ export interface GeoDb {
 }
 
 const require = createRequire(import.meta.url);
-const FEATURE = "estuary discovery's IP database";
+const FEATURE = "discovery's IP database";
 
 /** The database files shipped with the package, IPv4 and IPv6. */
 export function bundledGeoDbPaths(): string[] {

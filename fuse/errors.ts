@@ -1,7 +1,87 @@
 // The mount's error catalogue: every code a user can meet, from the command line or in the log.
 // Listed in docs/ERRORS.md under `## fuse`. Codes are never reused for another meaning.
 
-import { EstuaryError } from '../lib/errors.ts';
+import { type CodeDoc, codeTable, EstuaryError, type ErrorsSection } from '../lib/errors.ts';
+
+/** Each code's row in docs/ERRORS.md, in the order listed there. */
+export const FS_CODES = {
+  ESTUARY_FS_BAD_SOURCE: {
+    meaning: 'the first argument is not `BUCKET` or `BUCKET/PREFIX` (exit 2)',
+    fix: 'give a valid bucket name, optionally followed by `/` and a key prefix',
+  },
+  ESTUARY_FS_MOUNTPOINT: {
+    meaning: 'the mountpoint does not exist, is not a directory, has a live mount on it, is not empty (libfuse 2 refuses that), or, for a user other than root, may not be written by that user (exit 2)',
+    fix: 'create an empty directory of your own, unmount what is there, or give `--allow-non-empty` to hide what the directory holds while mounted',
+  },
+  ESTUARY_FS_NO_FUSE_DEVICE: {
+    meaning: '`/dev/fuse` does not exist (exit 2)',
+    fix: 'load the module (`modprobe fuse`); in a container, pass the device (`--device /dev/fuse --cap-add SYS_ADMIN`)',
+  },
+  ESTUARY_FS_FUSE_PERMISSION: {
+    meaning: 'the user may not open `/dev/fuse`; the message shows its mode, owner and group, and names the group the user would need (exit 2)',
+    fix: 'mount as root; or `chmod 0666 /dev/fuse` (the usual mode; a udev rule keeps it); or, where the device belongs to a group such as `fuse`, `usermod -aG fuse USER` and log in again',
+  },
+  ESTUARY_FS_ALLOW_OTHER: {
+    meaning: '`--allow-other` from a user other than root, while `/etc/fuse.conf` lacks `user_allow_other` (exit 2)',
+    fix: 'add the line `user_allow_other` to `/etc/fuse.conf`, or leave out `--allow-other`',
+  },
+  ESTUARY_FS_NO_FUSERMOUNT: {
+    meaning: 'a user other than root mounts through `fusermount`, and there is no set-uid-root `fusermount` (exit 2)',
+    fix: 'install the `fuse` package, or mount as root',
+  },
+  ESTUARY_FS_NO_BUCKET: {
+    meaning: 'the endpoint says the bucket does not exist (exit 2)',
+    fix: 'check the bucket name and `--endpoint`',
+  },
+  ESTUARY_FS_ACCESS_DENIED: {
+    meaning: 'the endpoint refused the credentials or the bucket policy denies them (exit 2)',
+    fix: 'check `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` or `AWS_PROFILE`, and the policy',
+  },
+  ESTUARY_FS_NO_CREDENTIALS: {
+    meaning: 'no credentials anywhere in the AWS chain (exit 2)',
+    fix: 'export `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or set `AWS_PROFILE`',
+  },
+  ESTUARY_FS_ENDPOINT_DOWN: {
+    meaning: 'the S3 endpoint did not answer at mount time, after `--retries` attempts (exit 1)',
+    fix: 'check `--endpoint` and that the server is up',
+  },
+  ESTUARY_FS_CACHE_DIR: {
+    meaning: '`--cache-dir` cannot be created or written (exit 2)',
+    fix: 'give a writable directory',
+  },
+  ESTUARY_FS_JOURNAL_IDENTITY: {
+    meaning: 'the `--write-back` journal in this `--cache-dir` holds files for another endpoint, bucket or prefix (named in the message) (exit 2)',
+    fix: 'mount that store with this `--cache-dir` to upload them, or give this mount another `--cache-dir`',
+  },
+  ESTUARY_FS_JOURNAL_IN_USE: {
+    meaning: 'another running mount owns the `--write-back` journal in this `--cache-dir` (exit 2)',
+    fix: 'give each mount its own `--cache-dir`; a lock left by a process that no longer runs is taken over automatically',
+  },
+  ESTUARY_FS_MOUNT_FAILED: {
+    meaning: 'the FUSE mount failed for a reason none of the checks above foresaw (exit 1)',
+    fix: 'libfuse prints its own reason on the line before (`fuse: …` or `fusermount: …`)',
+  },
+  ESTUARY_FS_NO_LIBFUSE: {
+    meaning: 'the FUSE library the mount is built against (libfuse 2, `libfuse.so.2`) is missing (exit 1)',
+    fix: 'install it: Debian/Ubuntu `apt-get install fuse`, RHEL/Alma `dnf install fuse fuse-libs`',
+  },
+  ESTUARY_FS_NOT_MOUNTED: {
+    meaning: '`estuary umount` was given a path with nothing mounted on it (exit 2)',
+    fix: 'check the path (`grep fuse /proc/mounts`)',
+  },
+  ESTUARY_FS_UMOUNT_FAILED: {
+    meaning: 'the unmount was refused, usually because files are open (exit 1)',
+    fix: 'close them (`fuser -m MOUNTPOINT` lists the processes) or use `--lazy`',
+  },
+  ESTUARY_FS_JOURNAL_KEPT: {
+    meaning: 'log only: at unmount (SIGTERM, `estuary umount`) with `--write-back`, the store still refused or stalled uploads after the shutdown deadline (`--shutdown-timeout`); the mount stopped and the files stay in the journal',
+    fix: 'mount the same bucket with the same `--cache-dir` (or none) once the store is up: the journal uploads them at start',
+  },
+  ESTUARY_FS_UPLOAD_FAILED: {
+    meaning: 'log only: an upload failed after retries; the application got `EIO` from `close()`/`fsync()` and the object was not written',
+    fix: 'look at the logged cause (endpoint down, throttling, permissions) and write the file again',
+  },
+} satisfies Record<string, CodeDoc>;
 
 const BAD_INPUT = { exitCode: 2 } as const;
 
@@ -129,3 +209,11 @@ export const FS_LOG_CODES = {
   /** Unmount gave up waiting for a store that takes no uploads; the journal keeps the files. */
   journalKept: 'ESTUARY_FS_JOURNAL_KEPT',
 } as const;
+
+/** This role's part of docs/ERRORS.md. */
+export const fuseErrorsDoc: ErrorsSection = {
+  title: 'fuse',
+  intro:
+    '`estuary mount` and `estuary umount`. Errors at start-up end the command with one line on stderr. Once mounted, failures reach applications as errno values (see docs/SEMANTICS.md, "Refused, and with which errno"), and the ones that mean data did not reach the bucket are also logged with a code.',
+  tables: [codeTable(FS_CODES)],
+};

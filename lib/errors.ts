@@ -1,6 +1,8 @@
 // The base of every error estuary shows a user. Each role keeps its own catalogue of codes
-// (ESTUARY_GW_*, ESTUARY_FS_*, ...) built from this class; docs/ERRORS.md lists every code, and a
-// test keeps the two in step. A code, once published, is never reused for another meaning.
+// (ESTUARY_GW_*, ESTUARY_FS_*, ...) built from this class, and beside it each code's meaning and
+// fix: scripts/gen-errors-doc.ts writes docs/ERRORS.md from those declarations, and a test checks
+// that every code the source raises is declared. A code, once published, is never reused for
+// another meaning.
 
 export interface EstuaryErrorOptions {
   /** Process exit status when this error ends a command: 2 for bad input, 1 otherwise. */
@@ -32,4 +34,33 @@ export function oneLine(err: unknown): string {
     return typeof code === 'string' && !(err instanceof EstuaryError) ? `${text} (${code})` : text;
   }
   return String(err);
+}
+
+/** A code's row in docs/ERRORS.md: what it means (the cause) and what to do (the fix). */
+export interface CodeDoc {
+  readonly meaning: string;
+  readonly fix: string;
+}
+
+/** A table of docs/ERRORS.md, under an optional `### heading` and paragraph. Cells are Markdown. */
+export interface DocTable {
+  readonly heading?: string;
+  readonly intro?: string;
+  readonly columns: readonly string[];
+  readonly rows: readonly (readonly string[])[];
+}
+
+/** A role's part of docs/ERRORS.md: `## title`, a paragraph, its tables. */
+export interface ErrorsSection {
+  readonly title: string;
+  readonly intro?: string;
+  readonly tables: readonly DocTable[];
+}
+
+/** The usual table of codes: code, meaning, what to do, in the order declared. */
+export function codeTable(
+  codes: Readonly<Record<string, CodeDoc>>,
+  columns: readonly string[] = ['code', 'meaning', 'what to do'],
+): DocTable {
+  return { columns, rows: Object.entries(codes).map(([code, d]) => [`\`${code}\``, d.meaning, d.fix]) };
 }

@@ -7,16 +7,23 @@
 // test/cli/footprint.test.ts reads the source to keep it so.
 
 import { fileURLToPath } from 'node:url';
-import { EstuaryError } from './errors.ts';
+import { type CodeDoc, EstuaryError } from './errors.ts';
 
 /** The directory `npm ci` ran in: package.json is there. */
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 
-export const MISSING_PACKAGE = 'ESTUARY_MISSING_PACKAGE';
+/** The code's row in docs/ERRORS.md. */
+export const MISSING_PACKAGE_CODES = {
+  ESTUARY_MISSING_PACKAGE: {
+    meaning:
+      'a feature needs an npm package the install left out: the GeoLite database or `maxmind` (`discovery` without `--geo-db none`), `@aws-sdk/client-ec2` (`coordinator` with an `ec2` site) or `s3rver` (`bench` on its local S3 server), after `npm ci --omit=optional` (exit 2)',
+    fix: 'run `npm ci --omit=dev` in the directory the message names, or use the alternative it gives; README.md, "What each role needs"',
+  },
+} satisfies Record<string, CodeDoc>;
 
 /** What needs a package, and what else would do without it. */
 export interface Need {
-  /** Such as "estuary discovery's IP database". */
+  /** Such as "discovery's IP database". */
   readonly feature: string;
   /** Such as "give --geo-db none". */
   readonly instead?: string;
@@ -24,7 +31,7 @@ export interface Need {
 
 export function missingPackage(pkg: string, need: Need): EstuaryError {
   return new EstuaryError(
-    MISSING_PACKAGE,
+    'ESTUARY_MISSING_PACKAGE',
     `${need.feature} needs the npm package ${pkg}, which this install left out (npm ci --omit=optional); ` +
       `run \`npm ci --omit=dev\` in ${PACKAGE_ROOT} to install it${need.instead ? `, or ${need.instead}` : ''}`,
     { exitCode: 2 },

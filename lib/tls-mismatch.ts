@@ -3,7 +3,15 @@
 // version number" (ERR_SSL_WRONG_VERSION_NUMBER, or EPROTO and that text inside an SDK's error);
 // every role that takes an address (mount, stage, discover, agent, gateway) names the fix instead.
 
-import { EstuaryError } from './errors.ts';
+import { type CodeDoc, EstuaryError } from './errors.ts';
+
+/** The code's row in docs/ERRORS.md. */
+export const NOT_TLS_CODES = {
+  ESTUARY_ENDPOINT_NOT_TLS: {
+    meaning: 'an `https://` address (`--endpoint` of `mount`, `--cache-url` of `agent`) names a server that answers in plain HTTP: OpenSSL\'s "wrong version number" (exit 2). `discover` gives the same reason for a `--server` it skips, and the gateway answers `Proxy-Status: …; error=tls_protocol_error` for such an `--s3` store',
+    fix: 'write the address with `http://`, as the message shows',
+  },
+} satisfies Record<string, CodeDoc>;
 
 const WRONG_VERSION = /wrong version number/i;
 

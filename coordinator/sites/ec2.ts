@@ -55,7 +55,7 @@ type Ec2Sdk = typeof import('@aws-sdk/client-ec2');
 
 /** The EC2 SDK, or the one-line error (exit 2) of an install without it. */
 export function loadEc2Sdk(): Promise<Ec2Sdk> {
-  return optionalPackage('@aws-sdk/client-ec2', { feature: "the coordinator's ec2 sites" }, () => import('@aws-sdk/client-ec2'));
+  return optionalPackage('@aws-sdk/client-ec2', { feature: "the coordinator's ec2 site adapter" }, () => import('@aws-sdk/client-ec2'));
 }
 
 export class Ec2Site implements SiteAdapter {

@@ -4,6 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import type { CodeDoc, DocTable } from '../../lib/errors.ts';
 
 export const S3_ERRORS = {
   AccessDenied: 403,
@@ -26,6 +27,51 @@ export const S3_ERRORS = {
 } as const;
 
 export type S3ErrorCode = keyof typeof S3_ERRORS;
+
+/** The codes docs/ERRORS.md explains, with their meaning and fix, in the order listed there. */
+const S3_ERROR_DOCS: { readonly [C in S3ErrorCode]?: CodeDoc } = {
+  AccessDenied: {
+    meaning: "the request is unsigned or presigned, has an unsigned `x-amz-*` header, names something outside the credential's scopes, or names a key, copy source or listing parameter with a `.` or `..` segment (also `%2e`, `%252e`, `\\`, Unicode lookalikes), for every credential; a listing of versions or uploads without a prefix inside the scope. In a DeleteObjects result, per key",
+    fix: 'use names without dot segments (reach such objects at the store directly); name a prefix inside your scope; issue a credential for what you need',
+  },
+  InvalidToken: {
+    meaning: "the session token was not issued by this gateway's issuer key, or its claims are malformed (such as an expiry that is not a number)",
+    fix: 'issue a new credential with `estuary gateway credentials issue`',
+  },
+  ExpiredToken: {
+    meaning: 'the credential has expired',
+    fix: 'issue a new one',
+  },
+  InvalidArgument: {
+    meaning: 'a ListObjectsV2 continuation token the gateway did not issue for this listing (another prefix or delimiter, or made by hand), a `max-keys` that is not a whole number, an `encoding-type` other than `url`',
+    fix: 'start the listing again without a token; page with the tokens the answers carry',
+  },
+  MalformedXML: {
+    meaning: 'a DeleteObjects body that is not a plain `<Delete>` of 1 to 1000 `<Object><Key>…</Key></Object>` (CDATA, comments, prefixed or unknown elements)',
+    fix: 'send the body the SDKs send',
+  },
+  InvalidRequest: {
+    meaning: 'a key that is not valid percent-encoding; an `x-amz-copy-source` that is not `BUCKET/KEY` with at most `?versionId=`, or names a bucket this gateway does not serve',
+    fix: 'correct the request',
+  },
+  NotImplemented: {
+    meaning: 'bucket administration and bucket sub-resources (`?acl`, `?policy`, `?tagging`, …), chunk-signed `aws-chunked` uploads',
+    fix: "not served through the gateway; use the store's own tools with the site's keys",
+  },
+};
+
+/** The S3 codes' table of docs/ERRORS.md (## gateway). */
+export const s3ErrorsTable: DocTable = {
+  heading: 'S3 endpoint answers',
+  intro:
+    "The S3 endpoint answers S3 clients with S3's own error codes (an XML `<Error>` document), since that is what the SDKs, rclone and s3fs branch on; nothing that produced one of these reached the store. docs/STAGING.md has the order of the checks.",
+  columns: ['S3 code (HTTP)', 'meaning', 'what to do'],
+  rows: Object.entries(S3_ERROR_DOCS).map(([code, d]) => [
+    `\`${code}\` (${S3_ERRORS[code as S3ErrorCode]})`,
+    d.meaning,
+    d.fix,
+  ]),
+};
 
 function xmlEscape(s: string): string {
   return s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);

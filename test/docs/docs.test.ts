@@ -4,6 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { renderConfigurationDoc } from '../../scripts/gen-config-doc.ts';
+import { declaredCodes, ERRORS_FILE, renderErrorsDoc, SECTIONS } from '../../scripts/gen-errors-doc.ts';
 import { MATRIX_FILE, type Matrix, STAGING_FILE, withMatrix } from '../../scripts/gen-s3-client-matrix.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
@@ -23,40 +24,46 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Every stable code named in a string in the source (a prefix such as 'ESTUARY_STAGE_' ends in _ and is not one). */
-function sourceCodes(): Set<string> {
+/**
+ * Every stable code the source raises: named in a quoted string ('ESTUARY_GW_LISTEN'). A prefix such
+ * as 'ESTUARY_STAGE_' ends in _ and is not one; the catalogues' declarations are object keys and
+ * their prose quotes codes in backticks, so neither counts.
+ */
+function raisedCodes(): Set<string> {
   const codes = new Set<string>();
   for (const file of SOURCE_DIRS.flatMap((d) => sourceFiles(join(root, d)))) {
-    for (const m of readFileSync(file, 'utf8').matchAll(/['"`](ESTUARY_[A-Z0-9]+(?:_[A-Z0-9]+)+)['"`]/g)) codes.add(m[1]!);
+    for (const m of readFileSync(file, 'utf8').matchAll(/['"](ESTUARY_[A-Z0-9]+(?:_[A-Z0-9]+)+)['"]/g)) codes.add(m[1]!);
   }
   return codes;
 }
 
-/** The codes docs/ERRORS.md documents: the first column of its tables. */
-function documentedCodes(doc: string): Set<string> {
-  return new Set([...doc.matchAll(/^\| `(ESTUARY_[A-Z0-9_]+)` \|/gm)].map((m) => m[1]!));
-}
-
 describe('docs/ERRORS.md', () => {
-  const doc = readFileSync(join(root, 'docs/ERRORS.md'), 'utf8');
-  const inSource = sourceCodes();
-  const inDoc = documentedCodes(doc);
+  const declared = declaredCodes();
+  const raised = raisedCodes();
 
-  it('lists every error code the code can raise, with its meaning and what to do', () => {
-    expect(inSource.size).toBeGreaterThan(50);
-    const missing = [...inSource].filter((c) => !inDoc.has(c));
-    expect(missing, 'codes missing from the tables of docs/ERRORS.md').toEqual([]);
-    // Each row has the code, its meaning (the cause) and what to do (the fix), neither empty.
-    for (const m of doc.matchAll(/^\| `(ESTUARY_[A-Z0-9_]+)` \|(.*)$/gm)) {
-      const cells = m[2]!.split(/(?<!\\)\|/).map((c) => c.trim());
-      expect(cells.slice(0, 2).every((c) => c.length > 0), `${m[1]}: meaning and what to do`).toBe(true);
-    }
+  it('is what `npm run docs` generates from the error catalogues', () => {
+    const doc = readFileSync(ERRORS_FILE, 'utf8');
+    expect(doc, 'docs/ERRORS.md is stale: run `npm run docs`').toBe(renderErrorsDoc());
   });
 
-  it('lists no code the source does not have (retired codes say so)', () => {
-    const retired = (c: string) => new RegExp(`^\\| \`${c}\` \\|[^\\n]*\\bretired\\b`, 'im').test(doc);
-    const stale = [...inDoc].filter((c) => !inSource.has(c) && !retired(c));
-    expect(stale, 'codes in docs/ERRORS.md that nothing in the source raises').toEqual([]);
+  it('declares every error code the source raises, with its meaning and what to do', () => {
+    expect(raised.size).toBeGreaterThan(50);
+    const missing = [...raised].filter((c) => !declared.includes(c));
+    expect(missing, "codes raised but not declared in their role's errors.ts (…_CODES)").toEqual([]);
+    for (const section of SECTIONS)
+      for (const t of section.tables)
+        for (const row of t.rows) {
+          expect(row.length, `${row[0]}: one cell per column`).toBe(t.columns.length);
+          expect(row.every((c) => c.trim().length > 0), `${row[0]}: meaning and what to do`).toBe(true);
+        }
+  });
+
+  it('declares each code once, and none the source no longer raises (retired codes say so)', () => {
+    expect(declared.filter((c, i) => declared.indexOf(c) !== i), 'codes declared twice').toEqual([]);
+    const rows = SECTIONS.flatMap((s) => s.tables.flatMap((t) => t.rows));
+    const retired = (c: string) => rows.some((r) => r[0] === `\`${c}\`` && /\bretired\b/i.test(r[1] ?? ''));
+    const stale = declared.filter((c) => !raised.has(c) && !retired(c));
+    expect(stale, 'codes declared that nothing in the source raises').toEqual([]);
   });
 });
 
