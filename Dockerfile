@@ -1,15 +1,28 @@
-# One image for every estuary role; the service's command picks the role.
-FROM node:24-bookworm-slim
-# fuse: fusermount for `estuary mount`; ca-certificates: HTTPS upstreams and S3 endpoints;
-# python3, make, g++: npm ci rebuilds the FUSE addon (scripts/patch-fuse-native.sh);
-# slurm-client: squeue/sinfo/scontrol for `estuary coordinator`.
+# One image for every estuary role; the service's command picks the role. The install is the one
+# README.md describes ("What each role needs"): `npm ci --omit=dev`, or, for an image that only
+# runs the worker-node commands (mount, umount, discover, agent), without the optional packages:
+#   docker build --build-arg NPM_OMIT="dev optional" -t estuary-worker .
+# The compiler that rebuilds the FUSE addon (scripts/patch-fuse-native.sh) stays in the build
+# stage; the image gets the built node_modules only.
+FROM node:24-bookworm-slim AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends fuse ca-certificates python3 make g++ slurm-client \
+ && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /opt/estuary
 COPY package.json package-lock.json .npmrc ./
 COPY scripts/patch-fuse-native.sh scripts/
-RUN npm ci --omit=dev
+ARG NPM_OMIT="dev"
+RUN npm ci $(for o in $NPM_OMIT; do printf -- '--omit=%s ' "$o"; done)
+
+FROM node:24-bookworm-slim
+# fuse: fusermount for `estuary mount`; ca-certificates: HTTPS upstreams and S3 endpoints;
+# slurm-client: squeue/sinfo/scontrol for `estuary coordinator`.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends fuse ca-certificates slurm-client \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /opt/estuary
+COPY --from=build /opt/estuary/node_modules/ node_modules/
+COPY package.json package-lock.json ./
 COPY bin/ bin/
 COPY cli/ cli/
 COPY lib/ lib/

@@ -1,9 +1,11 @@
 // The npm packages a command can load, read from the source: from the command's entry file, every
 // local module it imports (statically or lazily, `import('./x.ts')`) is followed, and every bare
 // specifier met on the way (`from 'amqplib'`, `import('maxmind')`, `require.resolve('s3rver/…')`)
-// is a package it may load. Type-only imports load nothing and are left out. A package reached only
-// through `optionalPackage('name', …)` or optionalPackageSync() (lib/optional-package.ts) is listed apart: the command runs
+// is a package it may load. Type-only imports load nothing and are left out. A package loaded
+// only inside an optionalPackage() call (lib/optional-package.ts) is listed apart: the command runs
 // without it until the feature that needs it is used, and then says how to install it.
+// test/cli/footprint.test.ts holds the worker-node commands to the packages README.md lists;
+// `node scripts/module-graph.ts` prints every command's packages.
 //
 // The reading is textual (regular expressions over the source, which this project writes in one
 // style), so it errs towards listing too much: an import in a comment counts as one.
@@ -55,24 +57,28 @@ export function moduleGraph(entries: readonly string[]): ModuleGraph {
     if (seen.has(file)) continue;
     seen.add(file);
     const text = readFileSync(file, 'utf8').replace(TYPE_ONLY, '');
-    for (const m of text.matchAll(OPTIONAL)) guarded.add(m[1]!);
-    for (const re of file === commandTable ? [STATIC] : [STATIC, DYNAMIC, REQUIRE, LOCAL_TS]) {
+    // In this file, the packages loaded inside an optionalPackage() call.
+    const guards = new Set([...text.matchAll(OPTIONAL)].map((m) => m[1]!));
+    const lazy = file === commandTable ? [] : [DYNAMIC, REQUIRE, LOCAL_TS];
+    for (const re of [STATIC, ...lazy]) {
       for (const m of text.matchAll(re)) {
         const spec = m[1]!;
         if (spec.startsWith('.')) {
           if (spec.endsWith('.ts')) queue.push(join(dirname(file), spec));
-        } else {
-          const pkg = packageOf(spec);
-          if (pkg) packages.add(pkg);
+          continue;
         }
+        const pkg = packageOf(spec);
+        if (!pkg) continue;
+        // A static import loads the package with the file, whatever else the file does.
+        if (re !== STATIC && guards.has(pkg)) guarded.add(pkg);
+        else packages.add(pkg);
       }
     }
   }
-  const optional = [...packages].filter((p) => guarded.has(p)).sort();
   return {
     files: [...seen].map((f) => relative(ROOT, f)).sort(),
-    packages: [...packages].filter((p) => !guarded.has(p)).sort(),
-    optional,
+    packages: [...packages].sort(),
+    optional: [...guarded].filter((p) => !packages.has(p)).sort(),
   };
 }
 
@@ -100,4 +106,12 @@ export function commandGraph(name: string): ModuleGraph {
     packages,
     optional: merge(cli.optional, own.optional).filter((p) => !packages.includes(p)),
   };
+}
+
+if (import.meta.main) {
+  for (const name of commandEntries().keys()) {
+    const g = commandGraph(name);
+    const optional = g.optional.length > 0 ? `; when used: ${g.optional.join(', ')}` : '';
+    console.log(`${name}: ${g.packages.join(', ')}${optional}`);
+  }
 }

@@ -108,3 +108,17 @@ describe('configuration through the CLI', () => {
     expect(a.out()).not.toContain('hunter2');
   });
 });
+
+describe('a command whose module needs a package the install left out', () => {
+  it('names the package and how to install it, in one line, with exit 2', async () => {
+    const name = 'estuary-no-such-package';
+    const missing = [{ name: 'geo', summary: 'needs a package', load: async () => (await import(name)) as never }];
+    const a = io();
+    expect(await runCli(['geo'], a.io, missing)).toBe(2);
+    const root = new URL('../../', import.meta.url).pathname.replace(/\/$/, '');
+    expect(a.err()).toBe(
+      `estuary geo needs the npm package ${name}, which this install left out (npm ci --omit=optional); ` +
+        `run \`npm ci --omit=dev\` in ${root} to install it\n`,
+    );
+  });
+});
