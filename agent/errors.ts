@@ -31,14 +31,14 @@ export const AGENT_CODES = {
 } satisfies Record<string, CodeDoc>;
 
 export class AgentError extends EstuaryError {
-  constructor(code: string, message: string, exitCode = 2) {
+  constructor(code: keyof typeof AGENT_CODES, message: string, exitCode = 2) {
     super(code, message, { exitCode });
     this.name = 'AgentError';
   }
 }
 
 /** Logged while the broker refuses the agent after start-up; the start-up error has it too. */
-export const AMQP_AUTH_CODE = 'ESTUARY_AGENT_AMQP_AUTH';
+export const AMQP_AUTH_CODE: keyof typeof AGENT_CODES = 'ESTUARY_AGENT_AMQP_AUTH';
 
 export const agentErrors = {
   amqpAuth: (message: string) => new AgentError(AMQP_AUTH_CODE, message),

@@ -41,7 +41,7 @@ export const BENCH_CODES = {
 } satisfies Record<string, CodeDoc>;
 
 export class BenchError extends EstuaryError {
-  constructor(code: string, message: string, exitCode = 2) {
+  constructor(code: keyof typeof BENCH_CODES, message: string, exitCode = 2) {
     super(code, message, { exitCode });
     this.name = 'BenchError';
   }

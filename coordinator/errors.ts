@@ -65,7 +65,7 @@ export const COORDINATOR_CODES = {
 } satisfies Record<string, CodeDoc>;
 
 export class CoordinatorError extends EstuaryError {
-  constructor(code: string, message: string, exitCode = 1) {
+  constructor(code: keyof typeof COORDINATOR_CODES, message: string, exitCode = 1) {
     super(code, message, { exitCode });
     this.name = 'CoordinatorError';
   }

@@ -60,14 +60,14 @@ export const DISCOVERY_CODES = {
 } satisfies Record<string, CodeDoc>;
 
 export class DiscoveryError extends EstuaryError {
-  constructor(code: string, message: string, exitCode = 2) {
+  constructor(code: keyof typeof DISCOVERY_CODES, message: string, exitCode = 2) {
     super(code, message, { exitCode });
     this.name = 'DiscoveryError';
   }
 }
 
 /** Logged while the broker refuses discovery after start-up; the start-up error has it too. */
-export const AMQP_AUTH_CODE = 'ESTUARY_DISC_AMQP_AUTH';
+export const AMQP_AUTH_CODE: keyof typeof DISCOVERY_CODES = 'ESTUARY_DISC_AMQP_AUTH';
 
 export const discoveryErrors = {
   amqpAuth: (message: string) => new DiscoveryError(AMQP_AUTH_CODE, message, 2),

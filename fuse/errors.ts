@@ -1,7 +1,7 @@
 // The mount's error catalogue: every code a user can meet, from the command line or in the log.
 // Listed in docs/ERRORS.md under `## fuse`. Codes are never reused for another meaning.
 
-import { type CodeDoc, codeTable, EstuaryError, type ErrorsSection } from '../lib/errors.ts';
+import { type CodeDoc, codeTable, type ErrorsSection, errorsOf } from '../lib/errors.ts';
 
 /** Each code's row in docs/ERRORS.md, in the order listed there. */
 export const FS_CODES = {
@@ -83,120 +83,122 @@ export const FS_CODES = {
   },
 } satisfies Record<string, CodeDoc>;
 
+const fsError = errorsOf(FS_CODES);
+
 const BAD_INPUT = { exitCode: 2 } as const;
 
 export const fsErrors = {
   badSource: (source: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_BAD_SOURCE',
       `"${source}" is not BUCKET or BUCKET/PREFIX; bucket names are 3-63 lower-case letters, digits, dots and hyphens`,
       BAD_INPUT,
     ),
   badMountpoint: (path: string, why: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_MOUNTPOINT',
       `cannot mount on ${path}: ${why}; give an existing, empty directory`,
       BAD_INPUT,
     ),
   noBucket: (bucket: string, endpoint: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_NO_BUCKET',
       `bucket "${bucket}" does not exist at ${endpoint}; check the name and --endpoint`,
       BAD_INPUT,
     ),
   accessDenied: (bucket: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_ACCESS_DENIED',
       `access to bucket "${bucket}" was denied; check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or the AWS profile) and the bucket policy`,
       BAD_INPUT,
     ),
   noCredentials: () =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_NO_CREDENTIALS',
       'no S3 credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE',
       BAD_INPUT,
     ),
   endpointDown: (endpoint: string, reason: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_ENDPOINT_DOWN',
       `cannot reach the S3 endpoint ${endpoint} (${reason}); check --endpoint and that the server is up`,
     ),
   notEmpty: (path: string, shown: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_MOUNTPOINT',
       `cannot mount on ${path}: it is not empty (${shown}); give an empty directory, or --allow-non-empty to hide what it holds while mounted`,
       BAD_INPUT,
     ),
   notWritable: (path: string, uid: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_MOUNTPOINT',
       `cannot mount on ${path}: uid ${uid} may not write to it, and FUSE lets users mount only on directories they may write; use a directory of your own`,
       BAD_INPUT,
     ),
   noFuseDevice: () =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_NO_FUSE_DEVICE',
       '/dev/fuse does not exist; load the FUSE module (modprobe fuse), or in a container pass the device (docker run --device /dev/fuse --cap-add SYS_ADMIN)',
       BAD_INPUT,
     ),
   /** `device` is how ls shows /dev/fuse, `who` the uid and user name. */
   fusePermission: (device: string, who: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_FUSE_PERMISSION',
       `${device} cannot be opened by ${who}; mount as root, or let users open it (chmod 0666 /dev/fuse, the usual mode, kept by a udev rule)`,
       BAD_INPUT,
     ),
   fuseGroup: (device: string, who: string, group: string, user: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_FUSE_PERMISSION',
       `${device} cannot be opened by ${who}, who is not in group ${group}; add the user to it (usermod -aG ${group} ${user}, then log in again), or mount as root`,
       BAD_INPUT,
     ),
   allowOther: () =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_ALLOW_OTHER',
       '--allow-other is only allowed to users other than root when /etc/fuse.conf has the line user_allow_other; add it (as root), or leave out --allow-other',
       BAD_INPUT,
     ),
   noFusermount: () =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_NO_FUSERMOUNT',
       'users other than root mount through fusermount, which is not on PATH as a set-uid-root program; install it (Debian/Ubuntu: apt-get install fuse; RHEL: dnf install fuse) or mount as root',
       BAD_INPUT,
     ),
   /** libfuse prints its own reason on stderr (a "fuse:" or "fusermount:" line) and returns no errno. */
   mountFailed: (path: string, reason: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_MOUNT_FAILED',
       `FUSE mount on ${path} failed: ${reason}; libfuse's own reason is the "fuse:" or "fusermount:" line above`,
     ),
   noLibfuse: () =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_NO_LIBFUSE',
       'libfuse 2 (libfuse.so.2) is not installed; install it (Debian/Ubuntu: apt-get install fuse; RHEL: dnf install fuse fuse-libs) and retry',
     ),
   journalIdentity: (dir: string, found: string, wanted: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_JOURNAL_IDENTITY',
       `the write-back journal in ${dir} holds files for ${found}, not for this mount (${wanted}); mount that store with this --cache-dir to upload them, or give this mount another --cache-dir`,
       BAD_INPUT,
     ),
   journalInUse: (dir: string, pid: number) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_JOURNAL_IN_USE',
       `the write-back journal ${dir} is in use by ${Number.isNaN(pid) ? 'another mount' : `process ${pid}`}; give each mount its own --cache-dir`,
       BAD_INPUT,
     ),
   cacheDir: (path: string, reason: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_CACHE_DIR',
       `cannot use cache directory ${path}: ${reason}; give a writable directory with --cache-dir`,
       BAD_INPUT,
     ),
   notMounted: (path: string) =>
-    new EstuaryError('ESTUARY_FS_NOT_MOUNTED', `${path} is not a mounted filesystem`, BAD_INPUT),
+    fsError('ESTUARY_FS_NOT_MOUNTED', `${path} is not a mounted filesystem`, BAD_INPUT),
   umountFailed: (path: string, reason: string) =>
-    new EstuaryError(
+    fsError(
       'ESTUARY_FS_UMOUNT_FAILED',
       `cannot unmount ${path}: ${reason}; close files open under it (see \`fuser -m ${path}\`) or use --lazy`,
     ),
@@ -208,7 +210,7 @@ export const FS_LOG_CODES = {
   uploadFailed: 'ESTUARY_FS_UPLOAD_FAILED',
   /** Unmount gave up waiting for a store that takes no uploads; the journal keeps the files. */
   journalKept: 'ESTUARY_FS_JOURNAL_KEPT',
-} as const;
+} as const satisfies Record<string, keyof typeof FS_CODES>;
 
 /** This role's part of docs/ERRORS.md. */
 export const fuseErrorsDoc: ErrorsSection = {

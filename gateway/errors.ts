@@ -1,7 +1,7 @@
 // The gateway's error catalogue. Codes are stable and listed in docs/ERRORS.md (## gateway);
 // a code, once published, is never reused for another meaning.
 
-import { type CodeDoc, codeTable, EstuaryError, type ErrorsSection } from '../lib/errors.ts';
+import { type CodeDoc, codeTable, type ErrorsSection, errorsOf } from '../lib/errors.ts';
 import { s3ErrorsTable } from './s3/errors.ts';
 
 /** Each code's row in docs/ERRORS.md, in the order listed there. */
@@ -52,44 +52,46 @@ export const GATEWAY_CODES = {
   },
 } satisfies Record<string, CodeDoc>;
 
+const gatewayError = errorsOf(GATEWAY_CODES);
+
 const BAD_INPUT = { exitCode: 2 };
 
 export const gatewayErrors = {
   cacheDir: (dir: string, reason: string) =>
-    new EstuaryError(
+    gatewayError(
       'ESTUARY_GW_CACHE_DIR',
       `cache directory ${dir} is not usable (${reason}); pick a writable directory with --cache-dir`,
       BAD_INPUT,
     ),
   cacheDirLocked: (dir: string, pid: number | undefined) =>
-    new EstuaryError(
+    gatewayError(
       'ESTUARY_GW_CACHE_DIR_LOCKED',
       `cache directory ${dir} is in use by another gateway (${pid === undefined ? 'its PID is unknown' : `PID ${pid}`}); ` +
         'stop that gateway first, or give this one its own --cache-dir',
       BAD_INPUT,
     ),
   listen: (addr: string, reason: string) =>
-    new EstuaryError(
+    gatewayError(
       'ESTUARY_GW_LISTEN',
       `cannot listen on ${addr} (${reason}); choose another address with --listen`,
       BAD_INPUT,
     ),
   accessLog: (file: string, reason: string) =>
-    new EstuaryError(
+    gatewayError(
       'ESTUARY_GW_ACCESS_LOG',
       `cannot append to access log ${file} (${reason}); give a writable file, or - for stdout, with --access-log`,
       BAD_INPUT,
     ),
-  s3Config: (message: string) => new EstuaryError('ESTUARY_GW_S3_CONFIG', message, BAD_INPUT),
+  s3Config: (message: string) => gatewayError('ESTUARY_GW_S3_CONFIG', message, BAD_INPUT),
   crashLoop: (deaths: number, windowS: number) =>
-    new EstuaryError(
+    gatewayError(
       'ESTUARY_GW_CRASH_LOOP',
       `gateway workers died ${deaths} times within ${windowS} s; stopped restarting them. The log line ` +
         `"gateway worker crashed" names the request each one was serving`,
       BAD_INPUT,
     ),
   peerSelf: () =>
-    new EstuaryError(
+    gatewayError(
       'ESTUARY_GW_PEER_SELF',
       '--peers needs --peer-self naming this gateway exactly as it appears in the peer list',
       BAD_INPUT,
@@ -102,7 +104,7 @@ export const GATEWAY_HTTP_CODES = {
   adminDisabled: 'ESTUARY_GW_ADMIN_DISABLED',
   adminRequest: 'ESTUARY_GW_ADMIN_REQUEST',
   adminLocked: 'ESTUARY_GW_ADMIN_LOCKED',
-} as const;
+} as const satisfies Record<string, keyof typeof GATEWAY_CODES>;
 
 /** This role's part of docs/ERRORS.md. */
 export const gatewayErrorsDoc: ErrorsSection = {

@@ -1,7 +1,8 @@
 // The base of every error estuary shows a user. Each role keeps its own catalogue of codes
 // (ESTUARY_GW_*, ESTUARY_FS_*, ...) built from this class, and beside it each code's meaning and
-// fix: scripts/gen-errors-doc.ts writes docs/ERRORS.md from those declarations, and a test checks
-// that every code the source raises is declared. A code, once published, is never reused for
+// fix: scripts/gen-errors-doc.ts writes docs/ERRORS.md from those declarations. A role's errors
+// are made through errorsOf() (or a class whose code is typed so), so an undeclared code does not
+// type-check, and a test checks that every code the source names is declared. A code, once published, is never reused for
 // another meaning.
 
 export interface EstuaryErrorOptions {
@@ -55,6 +56,11 @@ export interface ErrorsSection {
   readonly title: string;
   readonly intro?: string;
   readonly tables: readonly DocTable[];
+}
+
+/** A maker of EstuaryErrors whose code must be one of `codes`: raising an undeclared code does not type-check. */
+export function errorsOf<C extends Readonly<Record<string, CodeDoc>>>(_codes: C) {
+  return (code: keyof C & string, message: string, options?: EstuaryErrorOptions) => new EstuaryError(code, message, options);
 }
 
 /** The usual table of codes: code, meaning, what to do, in the order declared. */

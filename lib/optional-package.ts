@@ -7,7 +7,7 @@
 // test/cli/footprint.test.ts reads the source to keep it so.
 
 import { fileURLToPath } from 'node:url';
-import { type CodeDoc, EstuaryError } from './errors.ts';
+import { type CodeDoc, type EstuaryError, errorsOf } from './errors.ts';
 
 /** The directory `npm ci` ran in: package.json is there. */
 const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
@@ -30,7 +30,7 @@ export interface Need {
 }
 
 export function missingPackage(pkg: string, need: Need): EstuaryError {
-  return new EstuaryError(
+  return errorsOf(MISSING_PACKAGE_CODES)(
     'ESTUARY_MISSING_PACKAGE',
     `${need.feature} needs the npm package ${pkg}, which this install left out (npm ci --omit=optional); ` +
       `run \`npm ci --omit=dev\` in ${PACKAGE_ROOT} to install it${need.instead ? `, or ${need.instead}` : ''}`,

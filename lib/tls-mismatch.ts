@@ -3,7 +3,7 @@
 // version number" (ERR_SSL_WRONG_VERSION_NUMBER, or EPROTO and that text inside an SDK's error);
 // every role that takes an address (mount, stage, discover, agent, gateway) names the fix instead.
 
-import { type CodeDoc, EstuaryError } from './errors.ts';
+import { type CodeDoc, type EstuaryError, errorsOf } from './errors.ts';
 
 /** The code's row in docs/ERRORS.md. */
 export const NOT_TLS_CODES = {
@@ -37,7 +37,7 @@ export function notTlsReason(url: string): string {
 
 /** The error that ends a command given `where` (a flag such as --endpoint) = `url`. */
 export function notTlsError(where: string, url: string): EstuaryError {
-  return new EstuaryError('ESTUARY_ENDPOINT_NOT_TLS', `${where} ${url}: ${notTlsReason(url)}`, {
+  return errorsOf(NOT_TLS_CODES)('ESTUARY_ENDPOINT_NOT_TLS', `${where} ${url}: ${notTlsReason(url)}`, {
     exitCode: 2,
   });
 }

@@ -47,7 +47,7 @@ export const CONFIG_CODES = {
 import { keyHint } from './suggest.ts';
 
 export class ConfigError extends EstuaryError {
-  constructor(code: string, message: string) {
+  constructor(code: keyof typeof CONFIG_CODES, message: string) {
     super(code, message, { exitCode: 2 });
     this.name = 'ConfigError';
   }
