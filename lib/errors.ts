@@ -2,8 +2,8 @@
 // (ESTUARY_GW_*, ESTUARY_FS_*, ...) built from this class, and beside it each code's meaning and
 // fix: scripts/gen-errors-doc.ts writes docs/ERRORS.md from those declarations. A role's errors
 // are made through errorsOf() (or a class whose code is typed so), so an undeclared code does not
-// type-check, and a test checks that every code the source names is declared. A code, once published, is never reused for
-// another meaning.
+// type-check, and a test checks that every code the source names is declared. A code, once
+// published, is never reused for another meaning.
 
 export interface EstuaryErrorOptions {
   /** Process exit status when this error ends a command: 2 for bad input, 1 otherwise. */
