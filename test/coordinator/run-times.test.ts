@@ -4,27 +4,29 @@
 import { describe, expect, it } from 'vitest';
 import { parseSacct } from '../../coordinator/batch/sacct-parse.ts';
 import { homeView } from '../../coordinator/batch/slurm-parse.ts';
-import { estimateRunTime, estimateText, type FinishedJob, KEPT, MIN_JOBS, RunTimeHistory } from '../../coordinator/run-times.ts';
+import { estimateRunTime, estimateText, type FinishedJob, KEPT, MIN_JOBS, QUANTILE, RunTimeHistory } from '../../coordinator/run-times.ts';
 
 const MIN = 60_000;
 let serial = 0;
 const done = (user: string, name: string, minutes: number, partition = 'hybrid'): FinishedJob => ({ id: String(++serial), user, partition, name, elapsedMs: minutes * MIN });
 
 describe('run-time estimates', () => {
-  it('takes the median of the same user, partition and name, capped at the time limit', () => {
+  it('takes the 90th percentile of the same user, partition and name, capped at the time limit', () => {
     const h = new RunTimeHistory();
-    h.add([done('ana', 'reco', 10), done('ana', 'reco', 12), done('ana', 'reco', 300), done('ana', 'sim', 50)]);
+    // One runaway job of ten does not move it.
+    h.add([10, 11, 11, 12, 12, 12, 13, 13, 14, 300].map((m) => done('ana', 'reco', m)).concat(done('ana', 'sim', 50)));
     const job = { user: 'ana', partition: 'hybrid', name: 'reco', timeLimitMs: 240 * MIN };
-    expect(estimateRunTime(job, h.summary(), 60 * MIN)).toEqual({ ms: 12 * MIN, source: 'learned', jobs: 3 });
-    expect(estimateRunTime({ ...job, timeLimitMs: 5 * MIN }, h.summary(), 60 * MIN)).toEqual({ ms: 5 * MIN, source: 'learned', jobs: 3 });
-    expect(estimateText(estimateRunTime(job, h.summary(), 60 * MIN))).toBe('learned from 3 jobs');
+    expect(QUANTILE).toBe(0.9);
+    expect(estimateRunTime(job, h.summary(), 60 * MIN)).toEqual({ ms: 14 * MIN, source: 'learned', jobs: 10 });
+    expect(estimateRunTime({ ...job, timeLimitMs: 5 * MIN }, h.summary(), 60 * MIN)).toEqual({ ms: 5 * MIN, source: 'learned', jobs: 10 });
+    expect(estimateText(estimateRunTime(job, h.summary(), 60 * MIN))).toBe('learned from 10 jobs');
   });
 
   it('falls back to the user and partition, then the time limit, then the configured runtime', () => {
     const h = new RunTimeHistory();
     h.add([done('ana', 'reco', 10), done('ana', 'reco', 20), done('ana', 'sim', 30), done('bob', 'x', 5), done('bob', 'x', 5)]);
-    // ana/new: none of that name, three of the user's in the partition (median 20 min).
-    expect(estimateRunTime({ user: 'ana', partition: 'hybrid', name: 'new' }, h.summary(), 60 * MIN)).toEqual({ ms: 20 * MIN, source: 'learned', jobs: 3 });
+    // ana/new: none of that name, three of the user's in the partition (10, 20, 30 min).
+    expect(estimateRunTime({ user: 'ana', partition: 'hybrid', name: 'new' }, h.summary(), 60 * MIN)).toEqual({ ms: 30 * MIN, source: 'learned', jobs: 3 });
     // bob has only two finished jobs: fewer than MIN_JOBS say nothing.
     expect(MIN_JOBS).toBe(3);
     expect(estimateRunTime({ user: 'bob', partition: 'hybrid', name: 'x', timeLimitMs: 30 * MIN }, h.summary(), 60 * MIN)).toEqual({ ms: 30 * MIN, source: 'time limit' });
