@@ -366,6 +366,7 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
       inputCost: cents(p.inputCost),
       wanCost: cents(p.wanCost),
       wanGB: Math.round(p.wanBytes / 1e8) / 10,
+      wanBytes: p.wanBytes,
       outputCost: cents(p.outputCost),
       ...(input !== undefined ? { input, inputBytes: size, cachedBytes: cached } : {}),
       ...(est ? { runS: Math.round(est.ms / 1000), runEstimate: estimateText(est) } : {}),
