@@ -13,7 +13,7 @@
 // job's time limit (the batch system ends it there). A high percentile, not the mean or median:
 // the policy sizes the burst so the waiting work finishes within the turnaround, and a median
 // plans half the jobs too short (on kek-figure8, runs of 20–40 min, it left 343 idle core-hours
-// against 291 with the 90th percentile, docs/BENCHMARKING.md); and a percentile, not the maximum,
+// against 317 with the 90th percentile, docs/BENCHMARKING.md); and a percentile, not the maximum,
 // so one runaway job or a few hostile accounting records move it little.
 // Pure: the batch adapter reads the history, the coordinator keeps it, the policy asks it.
 
