@@ -72,7 +72,7 @@ export class SlurmBatch implements BatchSystem {
    */
   async finished(sinceMs: number): Promise<FinishedRead> {
     const mode = this.c.history;
-    const since = new Date(sinceMs).toISOString().slice(0, 19);
+    const since = localTime(sinceMs);
     const common = ['--allusers', '--allocations', '--parsable2', '--noheader', `--format=${SACCT_FORMAT}`, `--partition=${this.c.partitions.join(',')}`];
     if (mode !== 'completion' && !this.completionOnly) {
       try {
@@ -160,6 +160,13 @@ async function readable<T>(op: string, run: () => Promise<string>, parse: (text:
 
 /** Job ids per scontrol call: well inside any command-line limit. */
 const STEER_BATCH = 500;
+
+/** sacct reads `--starttime=YYYY-MM-DDTHH:MM:SS` in the local time zone, as the coordinator's. */
+export function localTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
 
 /** The error's message with the program's own output. */
 const said = (err: unknown): string => `${(err as Error).message} ${(err as { slurmOutput?: string }).slurmOutput ?? ''}`;

@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { parseSacct } from '../../coordinator/batch/sacct-parse.ts';
+import { localTime } from '../../coordinator/batch/slurm.ts';
 import { homeView } from '../../coordinator/batch/slurm-parse.ts';
 import { estimateRunTime, estimateText, type FinishedJob, KEPT, MIN_JOBS, QUANTILE, RunTimeHistory } from '../../coordinator/run-times.ts';
 
@@ -98,5 +99,20 @@ describe('home cores from sinfo --json', () => {
     ]);
     expect(homeView(json, 'est-', ['hybrid'])).toEqual({ cores: 12, idleCores: 6, nodeCores: 8, nodeMemoryMb: 16000 });
     expect(homeView(doc([]), 'est-', ['hybrid'])).toBeUndefined();
+  });
+});
+
+describe('sacct --starttime', () => {
+  it('is written in local time, as sacct reads it', () => {
+    const tz = process.env.TZ;
+    try {
+      process.env.TZ = 'Asia/Tokyo';
+      expect(localTime(Date.UTC(2026, 0, 5, 12, 30, 15))).toBe('2026-01-05T21:30:15');
+      process.env.TZ = 'UTC';
+      expect(localTime(Date.UTC(2026, 0, 5, 12, 30, 15))).toBe('2026-01-05T12:30:15');
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
   });
 });
