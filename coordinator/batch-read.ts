@@ -53,6 +53,9 @@ export class BatchReader {
     } catch (err) {
       return { ok: false, error: (err as Error).message };
     }
+    // The home cluster's cores from the node list, where the queue does not carry them (Slurm).
+    const home = queue.home ?? this.batch.homeCores?.();
+    if (home) queue = { ...queue, home };
     const missing = missingEveryDrone(drones, nodes);
     if (missing === 0) {
       this.allGoneSince = undefined;

@@ -322,6 +322,9 @@ export const siteSchema = keyed(z
   }));
 export type SiteConfig = z.infer<typeof siteSchema>;
 
+/** How often finished jobs are read by default: run times change slowly, and sacct asks slurmdbd. */
+export const HISTORY_EVERY_MS = 300_000;
+
 export const batchSystemSchema = keyed(z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('slurm'),
@@ -332,6 +335,12 @@ export const batchSystemSchema = keyed(z.discriminatedUnion('type', [
     /** Directory of squeue, sinfo and scontrol; PATH when unset. */
     binDir: z.string().optional(),
     timeout: timeoutMs.default(30_000),
+    /**
+     * Where run times are learned from (sacct): `auto` Slurm's database, else its job completion
+     * log; `accounting` or `completion` only that one; `off` none (time limits and `runtime`).
+     */
+    history: z.enum(['auto', 'accounting', 'completion', 'off']).default('auto'),
+    historyEvery: durationMs.default(HISTORY_EVERY_MS),
   }),
 ]));
 export type BatchSystemConfig = z.infer<typeof batchSystemSchema>;
@@ -357,7 +366,7 @@ const KNOWN_KEYS = [
   'bandwidth', 'rtt', 'boot-latency', 'budget-per-day', 'links', 'gateway', 'discovery-site', 'idle-time', 'boot-timeout',
   'min-lifetime', 'netns', 'command', 'openstack', 'ec2', 'cores', 'memory', 'features', 'type', 'partitions', 'slurm-conf',
   'bin-dir', 'timeout', 'urls', 'turnaround', 'runtime', 'steer', 'home-feature', 'rules', 'jobs', 'pending-for', 'start',
-  'status', 'stop', 'list', 'url', 'token-file',
+  'status', 'stop', 'list', 'url', 'token-file', 'history', 'history-every',
 ];
 
 /** A config option whose value is structured: YAML/JSON in a file, or YAML text in a flag/env. */

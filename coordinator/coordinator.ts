@@ -15,6 +15,7 @@ import { committedToday, locationOf } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { release } from './drone.ts';
+import { type HistoryStatus, RunHistory } from './run-history.ts';
 import { HOME_POOL, HOME_SITE, steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
@@ -57,6 +58,8 @@ export interface CoordinatorOptions {
   readonly markets?: boolean;
   /** Steer placed jobs to their site's drones (coordinator/steer.ts); off when absent. */
   readonly steer?: { readonly homeFeature?: string };
+  /** Learn run times from finished jobs, read this often (run-history.ts); off when absent. */
+  readonly history?: { readonly everyMs: number };
 }
 
 export interface TickReport {
@@ -77,6 +80,8 @@ export interface TickReport {
   readonly decisions: readonly Decision[];
   /** Inputs each site's cache was asked to fetch this interval. */
   readonly prewarmed: Readonly<Record<string, readonly string[]>>;
+  /** Run times learned from finished jobs: from where, how many, and why not (null: not learned). */
+  readonly history?: HistoryStatus | null;
 }
 
 const FINAL = new Set(['down']);
@@ -111,6 +116,7 @@ export class Coordinator {
   private lastLimited: readonly LimitedJob[] = [];
   private truncationLogged = false;
   private readonly data: DataCache;
+  private readonly history: RunHistory | undefined;
   /**
    * Jobs this coordinator steered, and where. In memory: after a restart they keep their
    * site_<name> requirement (read as the user's), so they still run there, just not moved.
@@ -133,6 +139,7 @@ export class Coordinator {
       bootTimeout: (site) => this.settings(site).bootTimeout,
     });
     this.data = new DataCache(options.data ?? noData, options.log, (url) => locationOf(url, options.storage) !== undefined);
+    if (options.history) this.history = new RunHistory(options.batch, options.clock, options.log, options.history.everyMs);
   }
 
   get registry(): DroneRegistry {
@@ -228,6 +235,8 @@ export class Coordinator {
     }
     // Where the pending jobs' inputs are; never throws (a failure keeps the last answer).
     if (batchHealthy) await this.data.refresh(this.lastPending);
+    // Run times of finished jobs, every history-every; never throws (a failure is shown).
+    if (batchHealthy) await this.history?.refresh();
     const live = registry.all().filter((d) => !FINAL.has(d.state));
     // While the batch system cannot be read every drone is frozen as it is: no step, no action,
     // so nothing is concluded from a node list that may be a controller's outage. Each site's
@@ -273,6 +282,7 @@ export class Coordinator {
       pools: result.pools,
       decisions: result.decisions,
       prewarmed: Object.fromEntries(prewarmed),
+      history: this.history?.status ?? null,
     };
     return this.last;
   }
@@ -296,6 +306,7 @@ export class Coordinator {
       ...(this.o.storage ? { storage: this.o.storage } : {}),
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
       sizes: new Map(this.data.sizes),
+      ...(this.history ? { runTimes: this.history.summary() } : {}),
       ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
     };
   }

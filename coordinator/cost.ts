@@ -138,3 +138,10 @@ export function bytesText(n: number): string {
     if (n >= size) return `${Math.round((n / size) * 10) / 10} ${unit}`;
   return `${Math.round(n)} B`;
 }
+
+/** Dollars for a sentence: cents, or two significant digits below a cent (egress of a few MB). */
+export const money = (x: number): string => (x === 0 || x >= 0.01 ? x.toFixed(2) : x.toPrecision(2));
+
+/** A run time for a sentence: seconds under two minutes, else minutes, else hours. */
+export const durationText = (ms: number): string =>
+  ms < 120_000 ? `${Math.round(ms / 1000)} s` : ms < 7_200_000 ? `${Math.round(ms / 60_000)} min` : `${(ms / 3_600_000).toFixed(1)} h`;

@@ -26,6 +26,10 @@ export const COORDINATOR_METRICS = {
   batchError: 'estuary_coordinator_batch_system_error',
   /** gauge {error}: 1 while the drone registry can be written; 0 with SQLite's error when not. */
   registryWritable: 'estuary_coordinator_registry_writable',
+  /** gauge {source, error}: 1 while finished jobs can be read for run times; 0 with why not. */
+  historyUp: 'estuary_coordinator_run_time_history_up',
+  /** gauge: finished jobs the run times are learned from. */
+  historyJobs: 'estuary_coordinator_run_time_history_jobs',
   /** gauge {site, problem}: 1 when the site is healthy; 0 with why it is not. */
   siteHealthy: 'estuary_coordinator_site_healthy',
 } as const;
@@ -75,6 +79,12 @@ export function createMetrics(view: () => StatusView): CoordinatorMetrics {
   );
   gauge(COORDINATOR_METRICS.siteHealthy, '1 when the site is healthy; 0 with the problem.', ['site', 'problem'], (g, v) => {
     for (const s of v.sites) g.set({ site: s.name, problem: s.healthy ? '' : (s.problem ?? '').slice(0, 200) }, s.healthy ? 1 : 0);
+  });
+  gauge(COORDINATOR_METRICS.historyUp, '1 while finished jobs can be read for run times; 0 with why not.', ['source', 'error'], (g, v) => {
+    if (v.history) g.set({ source: v.history.source ?? '', error: (v.history.error ?? '').slice(0, 200) }, v.history.error ? 0 : 1);
+  });
+  gauge(COORDINATOR_METRICS.historyJobs, 'Finished jobs the run times are learned from.', [], (g, v) => {
+    if (v.history) g.set(v.history.jobs);
   });
   const transitions = new Counter({
     name: COORDINATOR_METRICS.transitions,

@@ -1,6 +1,8 @@
 // The coordinator's data model: drones, jobs, pools and the snapshot the policy decides on.
 // Plain readonly data, so a snapshot can be logged, served by the API and replayed in a test.
 
+import type { RunTimes } from './run-times.ts';
+
 /** TARDIS's lifecycle, as one word per state (docs/COORDINATOR.md has the diagram). */
 export const DRONE_STATES = [
   'requested', // persisted, the site has been (or is about to be) asked for an instance
@@ -80,8 +82,11 @@ export interface PendingJob {
   readonly inputs: readonly { readonly url: string; readonly bytes?: number }[];
   /** Bytes of results the job sends home (`estuary-outputs=SIZE` in its comment), when declared. */
   readonly outputBytes?: number;
-  /** The job's time limit (Slurm --time), when it has one: the policy's estimate of its run time. */
+  /** The job's time limit (Slurm --time), when it has one: the run time expected when none is learned. */
   readonly timeLimitMs?: number;
+  /** Who submitted it and its name: the keys of the run times learned from finished jobs (run-times.ts). */
+  readonly user?: string;
+  readonly name?: string;
   readonly submittedAt: number;
   readonly reason: string;
   /** The site this coordinator steered the job to (coordinator/steer.ts), read back from its features. */
@@ -167,6 +172,8 @@ export interface Snapshot {
   readonly holdings?: ReadonlyMap<string, ReadonlyMap<string, number>>;
   /** Sizes of declared inputs whose jobs gave none, as looked up (bytes). */
   readonly sizes?: ReadonlyMap<string, number>;
+  /** Run times learned from finished jobs (run-times.ts); none learned when absent. */
+  readonly runTimes?: RunTimes;
   /** The home cluster's cores, when the batch system says (holdings of its cache under "home"). */
   readonly home?: { readonly cores: number; readonly idleCores: number; readonly nodeCores: number; readonly nodeMemoryMb: number; readonly feature?: string };
 }

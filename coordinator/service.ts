@@ -216,6 +216,8 @@ export async function startCoordinator(
     siteSettings: settings.siteSettings,
     machineTypes: config.machineTypes,
     ...policyFor(config.controller),
+    // Only estuary's policy weighs run times; `history: off` leaves time limits and `runtime`.
+    ...(config.controller.type === 'estuary' && settings.batchSystem.history !== 'off' ? { history: { everyMs: settings.batchSystem.historyEvery } } : {}),
     storage: storageLocations(config.storage),
     ...(deps.data ? { data: deps.data } : dataSource(settings)),
     intervalMs: config.interval,

@@ -5,7 +5,8 @@
 import type { NodeView, PendingJob } from '../model.ts';
 import type { MemorySite } from '../sites/memory.ts';
 import { parseConstraint } from './slurm-parse.ts';
-import type { BatchSystem, Queue } from './types.ts';
+import type { BatchSystem, FinishedRead, Queue } from './types.ts';
+import type { FinishedJob } from '../run-times.ts';
 
 interface Node {
   cpus: number;
@@ -23,6 +24,12 @@ export class MemoryBatch implements BatchSystem {
   home: string[] = [];
   homeFeatures(): readonly string[] {
     return this.home;
+  }
+  /** Finished jobs the accounting lists; a string: the error it answers with instead. */
+  history: readonly FinishedJob[] | string = 'no accounting in memory';
+  async finished(): Promise<FinishedRead> {
+    if (typeof this.history === 'string') throw new Error(this.history);
+    return { jobs: this.history, source: 'memory', skipped: 0 };
   }
   /** Nodes whose delete Slurm refuses as busy (a job still completing on them). */
   busyOnDelete = new Set<string>();

@@ -4,7 +4,8 @@
 import { parseSize } from '../../lib/config/values.ts';
 import type { NodeView, PendingJob } from '../model.ts';
 import { parseArrayTasks, runnableTasks } from './job-array.ts';
-import type { LimitedJob, Queue } from './types.ts';
+import { MAX_NAME } from './sacct-parse.ts';
+import type { HomeView, LimitedJob, Queue } from './types.ts';
 
 /** Pending reasons that are not a lack of resources: such jobs would not run on a new drone. */
 export const NOT_DEMAND = new Set([
@@ -120,6 +121,8 @@ interface SqueueJob {
   job_id: number;
   job_state: string;
   state_reason?: string;
+  user_name?: string;
+  name?: string;
   partition?: string;
   cpus?: unknown;
   memory_per_node?: unknown;
@@ -238,6 +241,8 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
       inputs: parseInputs(j.comment),
       ...(outputBytes !== undefined ? { outputBytes } : {}),
       ...(limit !== undefined ? { timeLimitMs: limit } : {}),
+      ...(typeof j.user_name === 'string' && j.user_name ? { user: j.user_name } : {}),
+      ...(typeof j.name === 'string' ? { name: j.name.slice(0, MAX_NAME) } : {}),
       submittedAt: (num(j.submit_time) ?? 0) * 1000,
       reason: j.state_reason ?? '',
     };
@@ -280,6 +285,29 @@ export function homeFeatures(json: string, prefix: string, partitions: readonly 
   if (home.length === 0) return [];
   const sets = home.map((n) => new Set((n.features ?? '').split(',').map((f) => f.trim()).filter(Boolean)));
   return [...sets[0]!].filter((f) => sets.every((s) => s.has(f))).sort();
+}
+
+/**
+ * The home cluster's cores as the policy weighs them: the site's own nodes (not a drone, not a
+ * FUTURE placeholder) of the served partitions that take jobs now; a drained, draining or down
+ * node frees no core for the waiting work, so it counts for nothing. Undefined when none.
+ */
+export function homeView(json: string, prefix: string, partitions: readonly string[]): HomeView | undefined {
+  const doc = slurmDocument(json, 'nodes') as { nodes?: (SinfoNode & { partitions?: string[] })[] };
+  let cores = 0;
+  let idleCores = 0;
+  let nodeCores = 0;
+  let nodeMemoryMb = 0;
+  for (const n of doc.nodes ?? []) {
+    if (n.name.startsWith(prefix) || (n.partitions && !n.partitions.some((p) => partitions.includes(p)))) continue;
+    if (nodeStatus(n) !== 'available') continue;
+    const cpus = Math.max(0, num(n.cpus) ?? 0);
+    cores += cpus;
+    idleCores += Math.max(0, cpus - (num(n.alloc_cpus) ?? 0));
+    nodeCores = Math.max(nodeCores, cpus);
+    nodeMemoryMb = Math.max(nodeMemoryMb, num(n.real_memory) ?? 0);
+  }
+  return cores > 0 ? { cores, idleCores, nodeCores, nodeMemoryMb } : undefined;
 }
 
 export function parseNodes(json: string, prefix: string): Map<string, NodeView> {

@@ -6,8 +6,9 @@ import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
 import { complaint, MAX_JSON_BYTES, runProgram } from '../proc.ts';
-import { homeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
-import type { BatchSystem, Queue } from './types.ts';
+import { parseSacct, SACCT_FORMAT } from './sacct-parse.ts';
+import { homeFeatures, homeView, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
+import type { BatchSystem, FinishedRead, HomeView, Queue } from './types.ts';
 
 type SlurmConfig = Extract<BatchSystemConfig, { type: 'slurm' }>;
 
@@ -15,6 +16,9 @@ export class SlurmBatch implements BatchSystem {
   readonly kind = 'slurm';
   private readonly c: SlurmConfig;
   private home: readonly string[] = [];
+  private homeView: HomeView | undefined;
+  /** sacct said accounting storage is disabled: only the completion log is asked from then on. */
+  private completionOnly = false;
 
   constructor(config: SlurmConfig) {
     this.c = config;
@@ -49,8 +53,44 @@ export class SlurmBatch implements BatchSystem {
     return readable('sinfo --json', () => this.run('sinfo', ['--json'], true), (t) => {
       const nodes = parseNodes(t, prefix);
       this.home = homeFeatures(t, prefix, this.c.partitions);
+      this.homeView = homeView(t, prefix, this.c.partitions);
       return nodes;
     });
+  }
+
+  /** The home nodes' cores, as the last nodes() read found them. */
+  homeCores(): HomeView | undefined {
+    return this.homeView;
+  }
+
+  /**
+   * Finished jobs from `sacct --parsable2`: Slurm's database when it has one (slurmdbd), else the
+   * job completion log (`sacct -c`, JobCompType=jobcomp/filetxt), whichever `history` allows;
+   * neither (accounting_storage/none and jobcomp/none) is an error that says so. `--json` is not
+   * used: in 22.05 it answers only from slurmdbd (it goes through the REST plugins), never from
+   * the completion log. The completion log is not filtered by time (sacct -c reads it whole).
+   */
+  async finished(sinceMs: number): Promise<FinishedRead> {
+    const mode = this.c.history;
+    const since = localTime(sinceMs);
+    const common = ['--allusers', '--allocations', '--parsable2', '--noheader', `--format=${SACCT_FORMAT}`, `--partition=${this.c.partitions.join(',')}`];
+    if (mode !== 'completion' && !this.completionOnly) {
+      try {
+        const text = await this.run('sacct', [...common, `--starttime=${since}`, '--endtime=now'], true);
+        return { ...parseSacct(text, this.c.partitions), source: 'Slurm accounting (sacct)' };
+      } catch (err) {
+        if (mode === 'accounting' || !/accounting storage is disabled/i.test(said(err))) throw err;
+        this.completionOnly = true;
+      }
+    }
+    try {
+      const text = await this.run('sacct', ['--completion', ...common], true);
+      return { ...parseSacct(text, this.c.partitions), source: 'Slurm job completion log (sacct -c)' };
+    } catch (err) {
+      if (/job completion is disabled/i.test(said(err)))
+        throw coordinatorErrors.batchFailed('sacct', `Slurm keeps no job history: accounting storage is disabled and job completion is disabled (set AccountingStorageType=accounting_storage/slurmdbd, or JobCompType=jobcomp/filetxt with JobCompLoc)`);
+      throw err;
+    }
   }
 
   /** Features every home node carries, as the last nodes() read found them. */
@@ -120,6 +160,16 @@ async function readable<T>(op: string, run: () => Promise<string>, parse: (text:
 
 /** Job ids per scontrol call: well inside any command-line limit. */
 const STEER_BATCH = 500;
+
+/** sacct reads `--starttime=YYYY-MM-DDTHH:MM:SS` in the local time zone, as the coordinator's. */
+export function localTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}T${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+/** The error's message with the program's own output. */
+const said = (err: unknown): string => `${(err as Error).message} ${(err as { slurmOutput?: string }).slurmOutput ?? ''}`;
 
 function jobGone(err: unknown): boolean {
   const text = `${(err as Error).message} ${(err as { slurmOutput?: string }).slurmOutput ?? ''}`;

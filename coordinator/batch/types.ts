@@ -3,6 +3,7 @@
 // Slurm (docs/COORDINATOR.md maps each method onto condor_q / condor_status / condor_drain).
 
 import type { NodeView, PendingJob } from '../model.ts';
+import type { FinishedJob } from '../run-times.ts';
 
 export interface Queue {
   /** Jobs waiting for resources in the partitions (queues) the coordinator serves. */
@@ -16,6 +17,14 @@ export interface Queue {
   readonly limited?: LimitedJob[];
   /** Array records whose task list the batch system printed cut short ("..."): counted as listed. */
   readonly truncatedArrays?: number;
+}
+
+export interface FinishedRead {
+  readonly jobs: readonly FinishedJob[];
+  /** Where the history comes from, in words ("Slurm accounting (sacct)"). */
+  readonly source: string;
+  /** Records that could not be read (hostile or broken lines), skipped. */
+  readonly skipped: number;
 }
 
 export interface LimitedJob {
@@ -42,6 +51,16 @@ export interface BatchSystem {
    * steering adds one as an alternative, so a steered job may still run at home.
    */
   homeFeatures?(): readonly string[];
+  /**
+   * The home cluster's cores as the last nodes() read found them, for an adapter whose queue()
+   * does not report them (Slurm reads them from sinfo, not squeue).
+   */
+  homeCores?(): HomeView | undefined;
+  /**
+   * Jobs of the served partitions that finished since `sinceMs` (epoch ms), from the batch
+   * system's accounting, and where they came from. Throws, saying why, when it keeps none.
+   */
+  finished?(sinceMs: number): Promise<FinishedRead>;
   /** The node of a drone has joined: make it schedulable at once, and tag it with the drone. */
   integrate(node: string, tag: string): Promise<void>;
   /**

@@ -8,9 +8,10 @@
 // the World (links and caches), runs, sends its results home, and frees its cores.
 
 import { parseConstraint } from '../batch/slurm-parse.ts';
-import type { BatchSystem, HomeView, Queue } from '../batch/types.ts';
+import type { BatchSystem, FinishedRead, HomeView, Queue } from '../batch/types.ts';
 import type { Clock } from '../clock.ts';
 import type { NodeView, PendingJob } from '../model.ts';
+import type { FinishedJob } from '../run-times.ts';
 import { HOLD_FEATURE } from '../steer.ts';
 import type { TraceJob } from './trace.ts';
 import type { World } from './world.ts';
@@ -68,6 +69,8 @@ export class SimBatch implements BatchSystem {
   private readonly free = new Set<SimNode>();
   /** Jobs arrive held by estuary_hold (a job_submit plugin's doing) until the coordinator places them. */
   holdNew = false;
+  /** Jobs that ran to their end, in the order they ended: the accounting sacct would read. */
+  private readonly ended: { readonly at: number; readonly job: FinishedJob }[] = [];
   /** Live instances by name: a node whose instance is gone reads as down, as in Slurm. */
   instanceAlive: (name: string) => boolean = () => true;
 
@@ -105,6 +108,8 @@ export class SimBatch implements BatchSystem {
       inputs: job.inputs,
       ...(job.outputBytes > 0 ? { outputBytes: job.outputBytes } : {}),
       ...(job.timeLimitMs ? { timeLimitMs: job.timeLimitMs } : {}),
+      user: job.user,
+      name: job.name,
       submittedAt: at,
       reason: 'Resources',
     };
@@ -160,6 +165,13 @@ export class SimBatch implements BatchSystem {
       out.set(n.name, { status, cpus: n.cpus, allocCpus: n.alloc, memoryMb: n.memoryMb, allocMemoryMb: n.allocMem });
     }
     return out;
+  }
+
+  /** Jobs that ended since `sinceMs`, their run time from start to end as Slurm accounts it. */
+  async finished(sinceMs: number): Promise<FinishedRead> {
+    let i = this.ended.length;
+    while (i > 0 && this.ended[i - 1]!.at >= sinceMs) i--;
+    return { jobs: this.ended.slice(i).map((e) => e.job), source: 'simulated accounting', skipped: 0 };
   }
 
   async integrate(): Promise<void> {}
@@ -319,6 +331,7 @@ export class SimBatch implements BatchSystem {
       this.world.accounts.busyCoreMs += j.trace.cpus * (ev.at - j.startedAt!);
     }
     j.endedAt = ev.at;
+    this.ended.push({ at: ev.at, job: { id: j.trace.id, user: j.trace.user, partition: PARTITION, name: j.trace.name, elapsedMs: ev.at - j.startedAt! } });
     j.node = undefined;
     this.dirty = true;
     return true;

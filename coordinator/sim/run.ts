@@ -8,7 +8,7 @@
 import { pino } from 'pino';
 import type { Logger } from '../../lib/log.ts';
 import { VirtualClock } from '../clock.ts';
-import { type ControllerConfig, controllerSchema } from '../config.ts';
+import { type ControllerConfig, controllerSchema, HISTORY_EVERY_MS } from '../config.ts';
 import { Coordinator, type SiteSettings } from '../coordinator.ts';
 import type { DataSource } from '../data.ts';
 import type { SiteCost } from '../model.ts';
@@ -148,6 +148,8 @@ export async function simulate(s: Scenario, controller: ControllerConfig, o: Sim
     siteSettings,
     machineTypes: s.machineTypes,
     ...wiring,
+    // estuary's policy learns run times from the jobs that finished, as from sacct in production.
+    ...(c.type === 'estuary' ? { history: { everyMs: HISTORY_EVERY_MS } } : {}),
     storage,
     data,
     intervalMs: s.intervalMs,

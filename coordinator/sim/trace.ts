@@ -2,7 +2,8 @@
 //  - SWF, the Parallel Workloads Archive's Standard Workload Format: one job a line, 18
 //    whitespace-separated numbers, -1 for unknown, `;` lines are the header. We read submit time
 //    (field 2), run time (4), allocated processors (5, else requested: 8), used memory per
-//    processor in KB (7, else requested: 10) and requested time (9, the job's time limit).
+//    processor in KB (7, else requested: 10), requested time (9, the job's time limit), user id
+//    (12) and executable number (14): the user and job name run times are learned by.
 //    Jobs that never ran (run time or processors <= 0: cancelled before start) are skipped and
 //    counted, as the archive's own cleaning advice does.
 //  - JSON jobs: what SWF cannot say, the data: each job's inputs and outputs with their sizes.
@@ -22,7 +23,14 @@ export interface TraceJob {
   readonly inputs: readonly { readonly url: string; readonly bytes: number }[];
   /** Results sent to the home storage location when the job ends. */
   readonly outputBytes: number;
+  /** Who submitted it and its name: what run times are learned by (coordinator/run-times.ts). */
+  readonly user: string;
+  readonly name: string;
 }
+
+/** A trace that names no user or job is one user's work of one kind. */
+const DEFAULT_USER = 'user';
+const DEFAULT_NAME = 'job';
 
 export interface Trace {
   readonly jobs: TraceJob[];
@@ -67,6 +75,8 @@ export function parseSwf(text: string, file = 'trace.swf'): Trace {
       ...(field(9) > 0 ? { timeLimitMs: field(9) * 1000 } : {}),
       inputs: [],
       outputBytes: 0,
+      user: field(12) >= 0 ? `u${field(12)}` : DEFAULT_USER,
+      name: field(14) >= 0 ? `app${field(14)}` : DEFAULT_NAME,
     });
   }
   return { jobs: jobs.sort((a, b) => a.submit - b.submit), skipped };
@@ -85,6 +95,9 @@ const jsonJob = z.strictObject({
   timeLimit: z.number().positive().optional(),
   inputs: z.array(file).default([]),
   outputs: z.array(z.strictObject({ url: z.string().min(1).optional(), bytes: z.number().int().nonnegative() })).default([]),
+  /** Who submitted it and the job's name (Slurm's --job-name). */
+  user: z.string().min(1).default(DEFAULT_USER),
+  name: z.string().min(1).default(DEFAULT_NAME),
 });
 
 export function parseJsonJobs(text: string, name = 'jobs.json'): Trace {
@@ -112,6 +125,8 @@ export function parseJsonJobs(text: string, name = 'jobs.json'): Trace {
       ...(v.timeLimit ? { timeLimitMs: v.timeLimit * 1000 } : {}),
       inputs: v.inputs,
       outputBytes: v.outputs.reduce((s, o) => s + o.bytes, 0),
+      user: v.user,
+      name: v.name,
     };
   });
   return { jobs: jobs.sort((a, b) => a.submit - b.submit), skipped: 0 };

@@ -1,7 +1,7 @@
 // The status page: plain HTML, no JavaScript, refreshed by a meta tag. Every value is escaped.
 
 import { esc, htmlPage } from '../../lib/page.ts';
-import { reasonText, type StatusView } from './view.ts';
+import { historyText, reasonText, type StatusView } from './view.ts';
 
 /** Seconds between the page's own refreshes: the coordinator decides about this often. */
 const REFRESH_S = 10;
@@ -25,6 +25,7 @@ function problems(v: StatusView): string {
   for (const s of v.sites.filter((x) => x.budgetPerDay !== null && x.budgetPerDay > 0 && x.spentToday >= x.budgetPerDay)) {
     out.push(`Site ${s.name} has spent its budget for today (${money(s.spentToday)} of ${money(s.budgetPerDay!)}).`);
   }
+  if (v.history?.error && v.history.jobs === 0) out.push(`Run times are not learned: ${v.history.error}. Decisions use time limits and the configured runtime.`);
   if (v.unplaceableCount > 0) out.push(`${v.unplaceableCount} pending job${v.unplaceableCount > 1 ? 's' : ''} no pool can run (listed below).`);
   return out.map((p) => `<p class="sum over">⚠ ${esc(p)}</p>`).join('\n');
 }
@@ -56,7 +57,7 @@ export function renderPage(v: StatusView): string {
     'estuary coordinator',
     `<h1>estuary coordinator</h1>
 ${problems(v)}
-<p class="facts">Batch system: ${v.batch === 'unreachable' ? `<b>unreachable</b>: ${esc(v.batchError ?? 'no answer')}` : esc(v.batch)} &middot; pending jobs: ${v.pendingJobs} &middot; as of ${esc(new Date(v.at).toISOString())}, refreshed every ${REFRESH_S} s</p>
+<p class="facts">Batch system: ${v.batch === 'unreachable' ? `<b>unreachable</b>: ${esc(v.batchError ?? 'no answer')}` : esc(v.batch)} &middot; pending jobs: ${v.pendingJobs}${v.history ? ` &middot; run times: ${esc(historyText(v.history))}` : ''} &middot; as of ${esc(new Date(v.at).toISOString())}, refreshed every ${REFRESH_S} s</p>
 <h2>Jobs by state</h2>
 <p><img src="/timeline.svg" alt="pending, running at home and in the cloud over time" width="720" height="360"></p>
 <h2>Sites</h2>

@@ -3,6 +3,7 @@
 // last interval's report; pure apart from reading them.
 
 import type { TickReport } from '../coordinator.ts';
+import type { HistoryStatus } from '../run-history.ts';
 import { dronePrice, spentToday } from '../cost.ts';
 import type { Drone, Reason, SiteCost } from '../model.ts';
 import { terminalSafe } from '../../lib/terminal-text.ts';
@@ -57,6 +58,8 @@ export interface StatusView {
   /** Inputs each site's cache was last asked to fetch ahead of the drones. */
   readonly prewarmed: TickReport['prewarmed'];
   readonly drones: readonly DroneStatus[];
+  /** Run times learned from finished jobs; null where the policy does not learn them. */
+  readonly history: HistoryStatus | null;
 }
 
 export interface SiteInfo {
@@ -126,12 +129,21 @@ export function buildStatus(
     pools: last?.pools ?? [],
     prewarmed: last?.prewarmed ?? {},
     drones: rows,
+    history: last?.history ?? null,
   };
 }
 
 function batchState(last: TickReport | undefined): StatusView['batch'] {
   if (last?.batchHealthy) return 'reachable';
   return last?.batchEverRead || last?.batchError ? 'unreachable' : 'not yet read';
+}
+
+/** Where run times come from, in one line: learned, or why not and what is used instead. */
+export function historyText(h: HistoryStatus): string {
+  const learned = `learned from ${h.jobs} finished job${h.jobs === 1 ? '' : 's'}${h.source ? ` (${h.source})` : ''}`;
+  const skipped = h.skipped ? `, ${h.skipped} unreadable record${h.skipped === 1 ? '' : 's'} skipped` : '';
+  if (!h.error) return h.source ? `${learned}${skipped}` : 'not read yet';
+  return h.jobs ? `${learned}; the last read FAILED: ${h.error}` : `NOT LEARNED: ${h.error}; time limits and the configured runtime are used`;
 }
 
 /** A reason as one line of text: its sentence if it has one, the rule, then its numbers. */
@@ -150,6 +162,7 @@ export function reasonText(r: Reason): string {
 export function statusTable(v: StatusView): string {
   const lines = [
     `batch system: ${v.batch === 'unreachable' ? `UNREACHABLE (${v.batchError ?? 'no answer'})` : v.batch}   pending jobs: ${v.pendingJobs}`,
+    ...(v.history ? [`run times: ${historyText(v.history)}`] : []),
     ...(v.registryError ? [`REGISTRY CANNOT BE WRITTEN: ${v.registryError}; nothing is started or stopped until it can`] : []),
     '',
     'SITE            DRONES/QUOTA  HEALTHY  COST',

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SlurmBatch } from '../../coordinator/batch/slurm.ts';
 import { parseNodes, parseQueue } from '../../coordinator/batch/slurm-parse.ts';
-import { ALL_GONE_BELIEVED_AFTER_MS } from '../../coordinator/batch-read.ts';
+import { ALL_GONE_BELIEVED_AFTER_MS, BatchReader } from '../../coordinator/batch-read.ts';
+import { VirtualClock } from '../../coordinator/clock.ts';
 import { batchSystemSchema } from '../../coordinator/config.ts';
 import { job, makeWorld, run, states, type World } from './helpers/world.ts';
 
@@ -48,6 +49,13 @@ describe('reading Slurm 22.05 when it cannot answer', () => {
     script('sinfo', `echo '${SINFO_DOWN}'`);
     await expect(adapter().queue('es-')).rejects.toThrow(message);
     await expect(adapter().nodes('es-')).rejects.toThrow(/ESTUARY_CO_BATCH|Unspecified error/);
+  });
+
+  it('reads the home cluster\'s cores from sinfo, so the policy weighs the home nodes under Slurm', async () => {
+    script('squeue', `echo '{"errors":[],"jobs":[]}'`);
+    script('sinfo', `echo '${JSON.stringify({ errors: [], nodes: [{ name: 'home1', state: 'mixed', cpus: 4, alloc_cpus: 3, real_memory: 8000, partitions: ['hybrid'] }] })}'`);
+    const read = await new BatchReader(adapter(), 'es-', new VirtualClock(0)).read([]);
+    expect(read.ok && read.queue.home).toEqual({ cores: 4, idleCores: 1, nodeCores: 4, nodeMemoryMb: 8000 });
   });
 });
 

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { controllerSchema } from '../../coordinator/config.ts';
 import { DEFAULT_COST } from '../../coordinator/cost.ts';
+import { RunTimeHistory } from '../../coordinator/run-times.ts';
 import { estuaryPlan } from '../../coordinator/estuary-policy.ts';
 import { makeController } from '../../coordinator/controllers.ts';
 import type { Market, PendingJob, PoolView, SiteCost, SiteView, Snapshot } from '../../coordinator/model.ts';
@@ -77,7 +78,7 @@ describe("estuary's policy", () => {
     expect(plan.get('cheap/small')!.jobs).toHaveLength(0);
     const r = plan.get('tokyo/small')!.reason;
     expect(r).toMatchObject({ rule: 'estuary', pendingJobs: 10, inputBytes: 40e9, cachedBytes: 38e9, inputCost: 0.18, newDrones: 3 });
-    expect(r.why).toMatch(/^10 pending jobs need s3:\/\/kek\/run42 \(40 GB, 38 GB cached at tokyo\): tokyo on-demand \$0\.10\/h, 3 new drones; cheap \+\$\d\.\d\d a job$/);
+    expect(r.why).toMatch(/^10 pending jobs need s3:\/\/kek\/run42 \(40 GB, 38 GB cached at tokyo\): tokyo on-demand \$0\.10\/h, 3 new drones; cheap \+\$\d\.\d\d a job; each runs 20 min \(time limit\)$/);
     expect(plan.get('tokyo/small')!.prewarm).toEqual(['s3://kek/run42']);
     // Through the policy: the starts carry the same reason, and the site is asked to pre-warm.
     const d = decide(s, new Map(), withPlan);
@@ -193,8 +194,24 @@ describe("estuary's policy", () => {
       jobs(1),
     );
     expect(estuaryPlan(s, estuary).get('ok/small')!.reason.why).toBe(
-      '1 pending job, no declared inputs: ok on-demand $0.40/h, 1 new drone; full full, sick unhealthy',
+      '1 pending job, no declared inputs: ok on-demand $0.40/h, 1 new drone; full full, sick unhealthy; it runs 60 min (configured runtime)',
     );
+  });
+
+  it('times and costs work by how long finished jobs of its user, partition and name ran, and says so', () => {
+    // Ten jobs with a 4-hour limit: by the limit none can finish within the hour, so each gets a
+    // core of its own, as many as the quota (4 drones). Their kind ran 10 minutes before: one
+    // drone runs all ten within the hour.
+    const pending = jobs(10, { timeLimitMs: 4 * 3_600_000, user: 'ana', name: 'reco' });
+    const history = new RunTimeHistory();
+    history.add(Array.from({ length: 5 }, (_, i) => ({ id: `f${i}`, user: 'ana', partition: 'hybrid', name: 'reco', elapsedMs: 600_000 })));
+    const byLimit = estuaryPlan(snap([site('a', 0.05)], [pool('a')], pending), estuary).get('a/small')!;
+    expect(byLimit.newDrones).toBe(4);
+    expect(byLimit.reason).toMatchObject({ runS: 14_400, runEstimate: 'time limit' });
+    const learned = estuaryPlan(snap([site('a', 0.05)], [pool('a')], pending, { runTimes: history.summary() }), estuary).get('a/small')!;
+    expect(learned.newDrones).toBe(1);
+    expect(learned.reason).toMatchObject({ runS: 600, runEstimate: 'learned from 5 jobs' });
+    expect(learned.reason.why).toMatch(/; each runs 10 min \(learned from 5 jobs\)$/);
   });
 });
 

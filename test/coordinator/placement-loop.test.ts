@@ -116,7 +116,7 @@ describe("estuary's policy in the control loop", () => {
     // Bought on demand, and said so to the site (an ec2 site set to spot must not buy spot here).
     expect([...w.adapters.get('tokyo')!.instances.values()].map((i) => i.spec.market)).toEqual(['on-demand', 'on-demand', 'on-demand']);
     expect(first.prewarmed).toEqual({ tokyo: [URL] });
-    const why = '10 pending jobs need s3://kek/run42 (40 GB, 38 GB cached at tokyo): tokyo on-demand $0.10/h, 3 new drones; cheap +$4.17 a job';
+    const why = '10 pending jobs need s3://kek/run42 (40 GB, 38 GB cached at tokyo): tokyo on-demand $0.10/h, 3 new drones; cheap +$4.17 a job; each runs 20 min (time limit)';
     expect(first.decisions[0]!.reason.why).toBe(why);
 
     // A failing DataSource keeps the last answer: the placement does not flip to the cheap site.
@@ -197,7 +197,7 @@ describe("estuary's policy in the control loop", () => {
     expect(w.registry.all().map((d) => d.market)).toEqual(['spot', 'spot']);
     expect([...w.adapters.get('aws')!.instances.values()].map((i) => i.spec.market)).toEqual(['spot', 'spot']);
     expect(r.pools.find((p) => p.pool === 'aws/small/spot')!.reason.why).toBe(
-      '10 pending jobs, no declared inputs: aws spot $0.02/h, 2 new drones; no more drones: $0.00 spent or held today, budget $0.01 a day; aws over budget',
+      '10 pending jobs, no declared inputs: aws spot $0.02/h, 2 new drones; no more drones: $0.00 spent or held today, budget $0.01 a day; aws over budget; each runs 20 min (time limit)',
     );
     w.clock.advance(3_600_000);
     const view = buildStatus(w.registry.all(), [aws], () => 2, w.coordinator.last, w.clock.now());

@@ -84,6 +84,8 @@ export interface ClusterOptions {
   /** Features of the drones to come, carried by a FUTURE placeholder so jobs asking them queue. */
   readonly droneFeatures: readonly string[];
   readonly droneCpus: number;
+  /** More slurm.conf lines (a job completion log, say), after the defaults. */
+  readonly extraConf?: readonly string[];
 }
 
 let started = 0;
@@ -164,6 +166,7 @@ export async function startSlurmCluster(o: ClusterOptions): Promise<SlurmCluster
         'SchedulerParameters=bf_interval=1',
         'SlurmdTimeout=10',
         'KillWait=2',
+        ...(o.extraConf ?? []).map((l) => l.replaceAll('{dir}', dir)),
         ...homeNodes.map((n, i) => `NodeName=${n} NodeAddr=${base}${i + 2} CPUs=${homeCpus} RealMemory=1000 Feature=home State=UNKNOWN`),
         `NodeName=placeholder${id} CPUs=${o.droneCpus} RealMemory=1000 Feature=${o.droneFeatures.join(',')} State=FUTURE`,
         'PartitionName=hybrid Nodes=ALL Default=YES MaxTime=INFINITE State=UP',

@@ -1,7 +1,9 @@
 // The simulator runs the real coordinator against simulated sites and Slurm: these check the
 // simulated world's rules (home first, caches, egress, reclaims, API errors, capacity), that
 // time jumps from event to event, and that a run is deterministic.
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import type { Logger } from '../../../lib/log.ts';
 import { controllerSchema } from '../../../coordinator/config.ts';
 import { policies, simulate } from '../../../coordinator/sim/run.ts';
 import { parseScenario } from '../../../coordinator/sim/scenario.ts';
@@ -85,5 +87,26 @@ describe('simulate', () => {
       expect(r.finished, p.name).toBe(6);
       if (p.name === 'cobald-relative') expect(r.dronesStarted).toBe(0);
     }
+  });
+});
+
+describe('simulate: run times learned as from sacct', () => {
+  it('replays the estimator over the jobs that finished: later decisions say they learned', async () => {
+    // Ten-minute jobs with a four-hour limit, a wave every half hour: the first waves finish
+    // before the later ones are placed, and those are timed by what the first ones took.
+    const trace = JSON.stringify(Array.from({ length: 24 }, (_, i) => ({ id: i + 1, submit: Math.floor(i / 6) * 1800, runtime: 600, timeLimit: 14_400, user: 'ana', name: 'reco' })));
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (s: string) => lines.push(s) }) as unknown as Logger;
+    const r = await simulate(scenario('    sim: { boot: 60s }\n', trace), controllerSchema.parse({ type: 'estuary' }), { log });
+    expect(r.finished).toBe(24);
+    const learning = lines.map((l) => JSON.parse(l) as { msg: string; source?: string; jobs?: number }).find((l) => l.msg === 'learning run times from finished jobs');
+    expect(learning).toMatchObject({ source: 'simulated accounting' });
+    const starts = lines.map((l) => JSON.parse(l) as { msg: string; reason?: { runEstimate?: string; runS?: number } }).filter((l) => l.msg === 'starting drone');
+    expect(starts[0]!.reason).toMatchObject({ runEstimate: 'time limit', runS: 14_400 });
+    const learned = starts.find((s) => s.reason?.runEstimate?.startsWith('learned from'));
+    expect(learned, JSON.stringify(starts.map((s) => s.reason?.runEstimate))).toBeDefined();
+    // A run is start to end as Slurm accounts it: 10 minutes of work after a 1 GB read.
+    expect(learned!.reason!.runS).toBeGreaterThanOrEqual(600);
+    expect(learned!.reason!.runS).toBeLessThan(700);
   });
 });

@@ -7,11 +7,13 @@ const swfLine = (f: number[]) => f.join(' ');
 const ok = swfLine([1, 10, 5, 600, 2, -1, 1024000, 2, 1200, -1, 1, 3, 1, -1, 1, 1, -1, -1]);
 
 describe('SWF', () => {
-  it('reads submit, run time, processors, memory and requested time; skips header lines', () => {
+  it('reads submit, run time, processors, memory, requested time, user and executable; skips header lines', () => {
     const t = parseSwf(`; Version: 2.2\n;   Computer: test\n\n${ok}\n`);
     expect(t.jobs).toEqual([
-      { id: '1', submit: 10_000, runtime: 600_000, cpus: 2, memoryMb: 2000, timeLimitMs: 1_200_000, inputs: [], outputBytes: 0 },
+      { id: '1', submit: 10_000, runtime: 600_000, cpus: 2, memoryMb: 2000, timeLimitMs: 1_200_000, inputs: [], outputBytes: 0, user: 'u3', name: 'job' },
     ]);
+    // An executable number names the job (field 14).
+    expect(parseSwf(ok.replace(/ -1 1 1 -1 -1$/, ' 7 1 1 -1 -1')).jobs[0]).toMatchObject({ user: 'u3', name: 'app7' });
   });
 
   it('falls back to requested processors and memory, and skips jobs that never ran', () => {
@@ -45,11 +47,11 @@ describe('JSON jobs', () => {
   it('reads inputs and outputs with their sizes, in submit order', () => {
     const t = parseJsonJobs(JSON.stringify({ jobs: [
       { id: 'b', submit: 5, runtime: 60, inputs: [{ url: 's3://x/a', bytes: 10 }], outputs: [{ bytes: 7 }, { bytes: 3 }] },
-      { submit: 1, runtime: 30, cpus: 2, time_limit: 90 },
+      { submit: 1, runtime: 30, cpus: 2, time_limit: 90, user: 'ana', name: 'reco' },
     ] }).replace('time_limit', 'timeLimit'));
-    expect(t.jobs.map((j) => [j.id, j.submit, j.cpus, j.outputBytes, j.inputs.length, j.timeLimitMs])).toEqual([
-      ['2', 1000, 2, 0, 0, 90_000],
-      ['b', 5000, 1, 10, 1, undefined],
+    expect(t.jobs.map((j) => [j.id, j.submit, j.cpus, j.outputBytes, j.inputs.length, j.timeLimitMs, j.user, j.name])).toEqual([
+      ['2', 1000, 2, 0, 0, 90_000, 'ana', 'reco'],
+      ['b', 5000, 1, 10, 1, undefined, 'user', 'job'],
     ]);
   });
 

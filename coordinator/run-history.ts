@@ -1,0 +1,83 @@
+// Keeping the run times of finished jobs: the batch system's accounting is read every
+// `history-every` (the first time over the last HISTORY_WINDOW_MS), its jobs go into a
+// RunTimeHistory (run-times.ts), and the policy reads the medians from each snapshot. A read
+// that fails keeps what was learned and says why — on the status page, in the API and in a
+// metric — and, where nothing was learned, decisions fall back to time limits and `runtime`
+// (each decision's reason says which estimate it used). Never fails the loop.
+
+import type { BatchSystem } from './batch/types.ts';
+import type { Clock } from './clock.ts';
+import type { Logger } from '../lib/log.ts';
+import { RunTimeHistory, type RunTimes } from './run-times.ts';
+
+/** How far back the first read looks: a week of finished jobs covers a site's usual work. */
+export const HISTORY_WINDOW_MS = 7 * 86_400_000;
+/** Later reads start this long before the last one: a job's record may be written late. */
+const OVERLAP_MS = 10 * 60_000;
+
+/** What the status shows of the run-time history. */
+export interface HistoryStatus {
+  /** Where the finished jobs come from; null until a read succeeded. */
+  readonly source: string | null;
+  /** Finished jobs learned from. */
+  readonly jobs: number;
+  /** Records of the last read that could not be read (hostile or broken), skipped. */
+  readonly skipped: number;
+  /** Why the last read failed (the batch system's words); null when it answered. */
+  readonly error: string | null;
+  readonly readAt: number | null;
+}
+
+export class RunHistory {
+  private readonly batch: BatchSystem;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly everyMs: number;
+  private readonly history = new RunTimeHistory();
+  private lastTry: number | undefined;
+  private lastOk: number | undefined;
+  private state: HistoryStatus = { source: null, jobs: 0, skipped: 0, error: null, readAt: null };
+
+  constructor(batch: BatchSystem, clock: Clock, log: Logger, everyMs: number) {
+    this.batch = batch;
+    this.clock = clock;
+    this.log = log;
+    this.everyMs = everyMs;
+  }
+
+  get status(): HistoryStatus {
+    return this.state;
+  }
+
+  summary(): RunTimes {
+    return this.history.summary();
+  }
+
+  /** Reads the finished jobs when `history-every` has passed since the last try. */
+  async refresh(): Promise<void> {
+    const now = this.clock.now();
+    if (this.lastTry !== undefined && now - this.lastTry < this.everyMs) return;
+    this.lastTry = now;
+    if (!this.batch.finished) {
+      this.fail(`the ${this.batch.kind} batch system reports no finished jobs`);
+      return;
+    }
+    const since = this.lastOk === undefined ? now - HISTORY_WINDOW_MS : this.lastOk - OVERLAP_MS;
+    try {
+      const read = await this.batch.finished(since);
+      this.history.add(read.jobs);
+      this.lastOk = now;
+      if (read.skipped && read.skipped !== this.state.skipped) this.log.warn({ skipped: read.skipped, source: read.source }, 'finished-job records that could not be read were skipped');
+      if (this.state.error || this.state.source === null) this.log.info({ source: read.source, jobs: this.history.size }, 'learning run times from finished jobs');
+      this.state = { source: read.source, jobs: this.history.size, skipped: read.skipped, error: null, readAt: now };
+    } catch (err) {
+      this.fail((err as Error).message);
+    }
+  }
+
+  private fail(error: string): void {
+    const fallback = this.history.size ? 'the run times learned before are kept' : 'decisions use time limits and the configured runtime';
+    if (error !== this.state.error) this.log.warn({ err: error }, `cannot read finished jobs: ${fallback}`);
+    this.state = { ...this.state, error };
+  }
+}
