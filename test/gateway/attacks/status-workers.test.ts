@@ -79,6 +79,23 @@ describe('status page with --workers 2', () => {
     }
   }, 60_000);
 
+  it('the page asked for just as a worker dies says so, rather than "Serving, 0 requests, 0 restarts"', async () => {
+    const origin = await rawOrigin((s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nCache-Control: max-age=600\r\nConnection: close\r\n\r\nok'));
+    const gw = await startGateway(['--allow-dest', '@loopback', '--workers', '2', '--cache-dir', await tempDir('atk-status-')]);
+    for (let i = 0; i < 6; i++) expect((await proxied(gw.port, origin, `/k${i}`)).status).toBe(200);
+    const [victim] = workerPids(gw.child.pid);
+    // The moment an operator opens the page is the moment something is wrong: a worker crashing.
+    // Today the primary sends its aggregation request to the dying worker (still connected for a
+    // moment), waits prom-client's 5 s for an answer that never comes, and the page is drawn from
+    // "# aggregation failed": ✔ Serving, 0 requests, 0 restarts, 0 deaths.
+    process.kill(victim!, 'SIGKILL');
+    const pages = (await Promise.all([1, 2, 3].map(() => get(gw.port, PAGE, 15_000)))).map((r) => r.body.toString());
+    for (const page of pages) {
+      expect(headline(page), headline(page)).not.toMatch(/Serving/);
+      expect(page).not.toMatch(/over 0 requests/);
+    }
+  }, 60_000);
+
   it('/metrics does not answer 200 with no samples while a worker does not answer', async () => {
     const origin = await rawOrigin((s) => s.end('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok'));
     const gw = await startGateway(['--allow-dest', '@loopback', '--workers', '2', '--cache-dir', await tempDir('atk-status-')]);
