@@ -5,7 +5,7 @@
 
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, symlink } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -137,6 +137,29 @@ describe.skipIf(!fuse.ok)('estuary mount: checks before mounting', () => {
     expect(outcome, `after ${seconds} s: ${child.output().slice(-300)}`).toBe('exited');
     expect(child.output()).toContain(endpoint.replace('http://', ''));
     expect(await isMounted(mnt)).toBe(false);
+  }, 60_000);
+
+  it('a mountpoint reached through a symlink (or a symlinked parent, /home -> /export/home) stays mounted', async () => {
+    const s3 = await startS3rver({ buckets: ['viasymlink'] });
+    const base = await tempDir('atk-mnt-');
+    const real = join(base, 'real');
+    await mkdir(join(real, 'mnt'), { recursive: true });
+    await symlink(real, join(base, 'home')); // the parent is a symlink, as /home often is on clusters
+    const given = join(base, 'home', 'mnt');
+    const { child, outcome } = await tryMount(['viasymlink', given, '--endpoint', s3.endpoint], serverEnv(s3), join(real, 'mnt'), 30_000);
+    expect(outcome).toBe('mounted');
+    await new Promise((r) => setTimeout(r, 4000));
+    // Today: /proc/mounts names the resolved path (<base>/real/mnt), the mount's watch for an
+    // outside unmount compares it with the path as given, decides after 1 s that someone unmounted
+    // it, sends itself SIGTERM, logs "unmounted" and "stopped", exits 0 — and leaves the kernel
+    // mount behind, dead: every access answers ENOTCONN "Transport endpoint is not connected".
+    expect(child.output()).not.toMatch(/"msg":"stopping"/);
+    const ls = await sh(`ls -a '${given}'`, undefined, 10_000);
+    expect(ls.out).not.toMatch(/not connected/);
+    expect(ls.code).toBe(0);
+    // And whatever happened, nothing dead may stay mounted once the process is gone.
+    await child.stop('SIGTERM', 15_000);
+    expect(await isMounted(join(real, 'mnt'))).toBe(false);
   }, 60_000);
 
   it('holds: a mountpoint that is a file, missing, or already mounted gets one line and exit 2', async () => {
