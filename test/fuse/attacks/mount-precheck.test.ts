@@ -139,6 +139,28 @@ describe.skipIf(!fuse.ok)('estuary mount: checks before mounting', () => {
     expect(await isMounted(mnt)).toBe(false);
   }, 60_000);
 
+  it('an http:// endpoint that is a TLS port is named as such, not as a server that is down', async () => {
+    // What Go's net/http (MinIO, SeaweedFS, Ceph's rgw behind Go proxies) answers plain HTTP on a
+    // TLS port. ESTUARY_ENDPOINT_NOT_TLS names the opposite mistake (https:// to plain HTTP);
+    // this one today ends as ESTUARY_FS_ENDPOINT_DOWN, exit 1: "cannot reach the S3 endpoint
+    // http://… (Unknown (HTTP 400): UnknownError); check --endpoint and that the server is up" —
+    // the server is up, and said what is wrong.
+    const { createServer: tcp } = await import('node:net');
+    const srv = tcp((c) => {
+      c.on('error', () => {});
+      c.once('data', () => c.end('HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n'));
+    });
+    srv.listen(0, '127.0.0.1');
+    await once(srv, 'listening');
+    onTeardown(() => new Promise<void>((r) => srv.close(() => r())));
+    const endpoint = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+    const mnt = await tempDir('atk-mnt-');
+    const { child } = await tryMount(['data', mnt, '--endpoint', endpoint], ENV, mnt, 30_000);
+    expect(await child.exited).toBe(2);
+    expect(child.output()).toMatch(/https:\/\/127\.0\.0\.1/);
+    expect(child.output()).not.toMatch(/that the server is up/);
+  }, 60_000);
+
   it('a mountpoint reached through a symlink (or a symlinked parent, /home -> /export/home) stays mounted', async () => {
     const s3 = await startS3rver({ buckets: ['viasymlink'] });
     const base = await tempDir('atk-mnt-');
