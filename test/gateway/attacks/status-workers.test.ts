@@ -64,7 +64,7 @@ describe('status page with --workers 2', () => {
       }
     });
     // Connections handed to the stopped worker hang; ask several times and read those answered.
-    const replies = await Promise.all([1, 2, 3, 4, 5, 6].map(() => get(gw.port, PAGE, 12_000)));
+    const replies = await Promise.all([1, 2, 3, 4, 5, 6].map(() => get(gw.port, PAGE, 9_000)));
     const pages = replies.filter((r) => r.status === 200).map((r) => r.body.toString());
     process.kill(stuck!, 'SIGCONT');
     expect(pages.length).toBeGreaterThan(0);
@@ -109,7 +109,7 @@ describe('status page with --workers 2', () => {
         // already gone
       }
     });
-    const replies = await Promise.all([1, 2, 3, 4, 5, 6].map(() => get(gw.port, '/metrics', 12_000)));
+    const replies = await Promise.all([1, 2, 3, 4, 5, 6].map(() => get(gw.port, '/metrics', 9_000)));
     process.kill(stuck!, 'SIGCONT');
     const answered = replies.filter((r) => r.status !== 0);
     expect(answered.length).toBeGreaterThan(0);
