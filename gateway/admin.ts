@@ -90,8 +90,31 @@ function purgeKeys(deps: AdminDeps, value: string): string[] {
   return deps.rings.map((r) => `reverse://${r.name}${value}`);
 }
 
+/** Methods a gateway page may be asked with; those a path has are listed in a 405's Allow. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+/**
+ * The gateway's own answer for a path or method it does not serve, in the admin API's shape: a
+ * known path asked with another method gets 405 and Allow (RFC 9110 §15.5.6), anything else 404.
+ */
+function notServed(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const url = req.url.split('?')[0]!;
+  const allow = METHODS.filter((method) => app.hasRoute({ url, method }));
+  if (allow.length > 0) {
+    return reply
+      .code(405)
+      .header('allow', allow.join(', '))
+      .send({ error: CODES.method, message: `${req.method} is not served at ${url}; use ${allow.join(' or ')}` });
+  }
+  return reply.code(404).send({
+    error: CODES.noSuchPath,
+    message: `this gateway has no page at ${url}; its pages are ${GATEWAY_PATHS.status}, ${GATEWAY_PATHS.metrics}, ${GATEWAY_PATHS.health} and ${GATEWAY_PATHS.summary}`,
+  });
+}
+
 export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
   const failures = new FailedLogins();
+  app.setNotFoundHandler((req, reply) => notServed(app, req, reply));
   app.get(GATEWAY_PATHS.metrics, async (_req, reply) => {
     reply.header('content-type', deps.metrics.registry.contentType);
     return deps.metricsText ? deps.metricsText() : deps.metrics.text();

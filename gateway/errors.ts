@@ -53,4 +53,6 @@ export const GATEWAY_HTTP_CODES = {
   adminDisabled: 'ESTUARY_GW_ADMIN_DISABLED',
   adminRequest: 'ESTUARY_GW_ADMIN_REQUEST',
   adminLocked: 'ESTUARY_GW_ADMIN_LOCKED',
+  method: 'ESTUARY_GW_METHOD',
+  noSuchPath: 'ESTUARY_GW_NO_SUCH_PATH',
 } as const;

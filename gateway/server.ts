@@ -118,12 +118,11 @@ class Throttle {
  */
 function isOwnPath(url: string | undefined, forward: boolean): boolean {
   if (url?.[0] !== '/') return false;
-  return (
-    (forward && (url === '/' || url.startsWith('/?'))) ||
-    url === GATEWAY_PATHS.metrics ||
-    url.startsWith(`${GATEWAY_PATHS.health}`) ||
-    url.startsWith('/estuary/v1/')
-  );
+  // Whole paths, whatever the query (a Prometheus job may send `params:`): a site's own
+  // /healthzone/ or /metrics.html belongs to its upstream.
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  return (forward && path === '/') || path === GATEWAY_PATHS.metrics || path === GATEWAY_PATHS.health || path.startsWith('/estuary/v1/');
 }
 
 const S3_METHODS = new Set(['GET', 'HEAD', 'PUT', 'POST', 'DELETE']);
