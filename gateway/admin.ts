@@ -128,7 +128,7 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
     });
   }
   app.get(GATEWAY_PATHS.summary, async () =>
-    summarise(deps.cache.entries(), deps.cache.memory.bytes, deps.cache.disk.bytes, deps.cache.disk.count),
+    summarise(deps.cache.disk.totals, deps.cache.memory.bytes, deps.cache.disk.bytes, deps.cache.disk.count),
   );
   app.register(
     async (admin) => {

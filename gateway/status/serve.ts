@@ -1,12 +1,13 @@
 // Gathers what the status page needs at request time: the cluster-wide metrics text, and what
-// this process sees of the cache, its file system, the lock and the upstreams. The I/O half of
-// the page; model.ts decides and page.ts draws.
+// this process sees of the cache, its file system, the lock and the upstreams. What the cache
+// holds comes from the disk tier's running totals, so a view never walks the cache. The I/O half
+// of the page; model.ts decides and page.ts draws.
 
 import { readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Cache } from '../cache/cache.ts';
 import { CRASH_LOOP } from '../cluster/crash-loop.ts';
-import { prefixOfUrl } from '../summary.ts';
+import type { CacheTotals } from '../cache/totals.ts';
 import type { Upstreams } from '../upstream.ts';
 import { buildStatus, type StatusFacts } from './model.ts';
 import { renderStatusPage } from './page.ts';
@@ -31,6 +32,8 @@ export interface StatusSources {
 
 /** Objects listed by size; the page is for a glance, /estuary/v1/summary has the full lists. */
 const LARGEST = 5;
+/** Repositories and prefixes listed by size. */
+const TOP = 10;
 
 async function freeBytes(dir: string): Promise<number | undefined> {
   try {
@@ -47,18 +50,10 @@ async function lockHolder(dir: string): Promise<number | undefined> {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-function contents(cache: Cache): Pick<StatusFacts, 'top' | 'largest'> {
-  const byName = new Map<string, number>();
-  const largest: { url: string; bytes: number }[] = [];
-  for (const e of cache.entries()) {
-    const name = e.repo ?? prefixOfUrl(e.url);
-    byName.set(name, (byName.get(name) ?? 0) + e.size);
-    largest.push({ url: e.url, bytes: e.size });
-    if (largest.length > LARGEST * 4) largest.sort((a, b) => b.bytes - a.bytes).length = LARGEST;
-  }
+function contents(totals: CacheTotals): Pick<StatusFacts, 'top' | 'largest'> {
   return {
-    top: [...byName].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes),
-    largest: largest.sort((a, b) => b.bytes - a.bytes).slice(0, LARGEST),
+    top: [...totals.repos(TOP), ...totals.prefixes(TOP)].sort((a, b) => b.bytes - a.bytes).slice(0, TOP),
+    largest: totals.largest(LARGEST),
   };
 }
 
@@ -84,7 +79,7 @@ export async function statusPage(s: StatusSources): Promise<string> {
     lastErrors: s.upstreams.lastError,
     downServers: s.upstreams.downServers(),
     s3Buckets: s.s3Buckets,
-    ...contents(cache),
+    ...contents(cache.disk.totals),
   };
   return renderStatusPage(buildStatus(samples, facts), facts);
 }
