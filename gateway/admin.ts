@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '../lib/log.ts';
 import { GATEWAY_PATHS } from '../lib/metric-names.ts';
 import type { Cache } from './cache/cache.ts';
+import type { GatewayView } from './cluster/messages.ts';
 import { GATEWAY_HTTP_CODES as CODES } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { proxyStatus } from './proxy/respond.ts';
@@ -47,8 +48,8 @@ export interface AdminDeps {
   readonly rings: readonly Ring[];
   readonly adminToken?: string;
   readonly startedAt: number;
-  /** In a multi-worker gateway: every worker's metrics, aggregated by the primary. */
-  readonly metricsText?: () => Promise<string>;
+  /** In a multi-worker gateway: every worker's metrics, gathered by the primary. */
+  readonly clusterView?: () => Promise<GatewayView>;
   readonly log: Logger;
   readonly prefetch: (urls: readonly string[]) => Promise<PrefetchOutcome[]>;
   /** Bytes at the store under an s3:// input, when this gateway serves its bucket. */
@@ -116,8 +117,17 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
   const failures = new FailedLogins();
   app.setNotFoundHandler((req, reply) => notServed(app, req, reply));
   app.get(GATEWAY_PATHS.metrics, async (_req, reply) => {
-    reply.header('content-type', deps.metrics.registry.contentType);
-    return deps.metricsText ? deps.metricsText() : deps.metrics.text();
+    if (!deps.clusterView) return reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.text());
+    const view = await deps.clusterView();
+    // Sums without a worker would drop, and Prometheus would take the drop for a counter reset:
+    // a failed scrape (up == 0) is the truthful answer, as the exporter guidelines advise.
+    if (view.missing.length > 0) {
+      return reply
+        .code(503)
+        .header('content-type', 'text/plain; charset=utf-8')
+        .send(`no metrics: ${view.missing.join('; ')}; partial sums would look like counter resets (the status page shows what was gathered)\n`);
+    }
+    return reply.header('content-type', deps.metrics.registry.contentType).send(view.text);
   });
   app.get(GATEWAY_PATHS.health, async () => ({ status: 'ok' }));
   // '/' reaches Fastify only where it cannot be a proxy request (forward mode; see server.ts).

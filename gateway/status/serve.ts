@@ -1,23 +1,23 @@
-// Gathers what the status page needs at request time: the cluster-wide metrics text, and what
-// this process sees of the cache, its file system, the lock and the upstreams. What the cache
-// holds comes from the disk tier's running totals, so a view never walks the cache. The I/O half
-// of the page; model.ts decides and page.ts draws.
+// Gathers what the status page needs at request time: the whole gateway's numbers (with
+// --workers N gathered by the primary, naming any worker that did not answer), and what this
+// process sees of the cache, its file system and the lock. What the cache holds comes from the
+// disk tier's running totals, so a view never walks the cache. The I/O half of the page; model.ts
+// decides and page.ts draws.
 
 import { readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Cache } from '../cache/cache.ts';
-import { CRASH_LOOP } from '../cluster/crash-loop.ts';
 import type { CacheTotals } from '../cache/totals.ts';
-import type { Upstreams } from '../upstream.ts';
-import { buildStatus, type StatusFacts } from './model.ts';
+import { CRASH_LOOP } from '../cluster/crash-loop.ts';
+import type { GatewayView } from '../cluster/messages.ts';
+import { buildStatus, shownUrl, type StatusFacts } from './model.ts';
 import { renderStatusPage } from './page.ts';
 import { GATEWAY_METRICS } from '../../lib/metric-names.ts';
 import { parseProm, total } from './prom-text.ts';
 
 export interface StatusSources {
   readonly cache: Cache;
-  readonly upstreams: Upstreams;
-  readonly metricsText: () => Promise<string>;
+  readonly view: () => Promise<GatewayView>;
   readonly startedAt: number;
   readonly cacheDir: string;
   readonly diskMax: number;
@@ -53,14 +53,14 @@ async function lockHolder(dir: string): Promise<number | undefined> {
 function contents(totals: CacheTotals): Pick<StatusFacts, 'top' | 'largest'> {
   return {
     top: [...totals.repos(TOP), ...totals.prefixes(TOP)].sort((a, b) => b.bytes - a.bytes).slice(0, TOP),
-    largest: totals.largest(LARGEST),
+    largest: totals.largest(LARGEST).map((o) => ({ url: shownUrl(o.url), bytes: o.bytes })),
   };
 }
 
 export async function statusPage(s: StatusSources): Promise<string> {
-  const [text, free, holder] = await Promise.all([s.metricsText(), freeBytes(s.cacheDir), lockHolder(s.cacheDir)]);
+  const [view, free, holder] = await Promise.all([s.view(), freeBytes(s.cacheDir), lockHolder(s.cacheDir)]);
   const { cache } = s;
-  const samples = parseProm(text);
+  const samples = parseProm(view.text);
   // Each worker has its own memory tier: the page shows their sum, as /metrics does.
   const mem = (tier: string, name: string) => total(samples, name, { tier });
   const facts: StatusFacts = {
@@ -73,11 +73,12 @@ export async function statusPage(s: StatusSources): Promise<string> {
     cacheDir: s.cacheDir,
     lockHolder: holder,
     memory: { bytes: mem('memory', GATEWAY_METRICS.cacheBytes), objects: mem('memory', GATEWAY_METRICS.cacheObjects), max: s.memMax },
-    disk: { bytes: cache.disk.bytes, objects: cache.disk.count, max: s.diskMax, full: cache.disk.full, free },
+    disk: { bytes: cache.disk.bytes, objects: cache.disk.count, max: s.diskMax, full: view.diskFull, free },
     rings: s.rings,
     allowDest: s.allowDest,
-    lastErrors: s.upstreams.lastError,
-    downServers: s.upstreams.downServers(),
+    lastErrors: new Map(view.errors.map(([label, e]) => [label, e.message])),
+    downServers: view.down,
+    unanswered: view.missing,
     s3Buckets: s.s3Buckets,
     ...contents(cache.disk.totals),
   };
