@@ -58,8 +58,7 @@ process.on('message', (m: unknown) => {
   const t = typeof m === 'object' && m !== null ? (m as { t?: unknown }).t : undefined;
   if (t === 'stop') void stop();
   if (t === 'disk-metrics') link.diskMetrics = true;
-  // Answered from the first moment (with nothing until started), or the primary's gathering would
-  // wait for a worker that is still starting.
+  // The primary asks workers past start-up only; one asked during a stop still answers.
   if (t === 'collect') {
     const id = (m as { id: number }).id;
     (gateway?.report() ?? Promise.resolve(NOTHING_YET))
