@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '../lib/log.ts';
 import { GATEWAY_PATHS } from '../lib/metric-names.ts';
 import type { Cache } from './cache/cache.ts';
+import type { GatewayView } from './cluster/messages.ts';
 import { GATEWAY_HTTP_CODES as CODES } from './errors.ts';
 import type { Metrics } from './metrics.ts';
 import { proxyStatus } from './proxy/respond.ts';
@@ -47,8 +48,8 @@ export interface AdminDeps {
   readonly rings: readonly Ring[];
   readonly adminToken?: string;
   readonly startedAt: number;
-  /** In a multi-worker gateway: every worker's metrics, aggregated by the primary. */
-  readonly metricsText?: () => Promise<string>;
+  /** In a multi-worker gateway: every worker's metrics, gathered by the primary. */
+  readonly clusterView?: () => Promise<GatewayView>;
   readonly log: Logger;
   readonly prefetch: (urls: readonly string[]) => Promise<PrefetchOutcome[]>;
   /** Bytes at the store under an s3:// input, when this gateway serves its bucket. */
@@ -90,11 +91,43 @@ function purgeKeys(deps: AdminDeps, value: string): string[] {
   return deps.rings.map((r) => `reverse://${r.name}${value}`);
 }
 
+/** Methods a gateway page may be asked with; those a path has are listed in a 405's Allow. */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+
+/**
+ * The gateway's own answer for a path or method it does not serve, in the admin API's shape: a
+ * known path asked with another method gets 405 and Allow (RFC 9110 §15.5.6), anything else 404.
+ */
+function notServed(app: FastifyInstance, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const url = req.url.split('?')[0]!;
+  const allow = METHODS.filter((method) => app.hasRoute({ url, method }));
+  if (allow.length > 0) {
+    return reply
+      .code(405)
+      .header('allow', allow.join(', '))
+      .send({ error: CODES.method, message: `${req.method} is not served at ${url}; use ${allow.join(' or ')}` });
+  }
+  return reply.code(404).send({
+    error: CODES.noSuchPath,
+    message: `this gateway has no page at ${url}; its pages are ${GATEWAY_PATHS.status}, ${GATEWAY_PATHS.metrics}, ${GATEWAY_PATHS.health} and ${GATEWAY_PATHS.summary}`,
+  });
+}
+
 export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
   const failures = new FailedLogins();
+  app.setNotFoundHandler((req, reply) => notServed(app, req, reply));
   app.get(GATEWAY_PATHS.metrics, async (_req, reply) => {
-    reply.header('content-type', deps.metrics.registry.contentType);
-    return deps.metricsText ? deps.metricsText() : deps.metrics.text();
+    if (!deps.clusterView) return reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.text());
+    const view = await deps.clusterView();
+    // Sums without a worker would drop, and Prometheus would take the drop for a counter reset:
+    // a failed scrape (up == 0) is the truthful answer, as the exporter guidelines advise.
+    if (view.missing.length > 0) {
+      return reply
+        .code(503)
+        .header('content-type', 'text/plain; charset=utf-8')
+        .send(`no metrics: ${view.missing.join('; ')}; partial sums would look like counter resets (the status page shows what was gathered)\n`);
+    }
+    return reply.header('content-type', deps.metrics.registry.contentType).send(view.text);
   });
   app.get(GATEWAY_PATHS.health, async () => ({ status: 'ok' }));
   // '/' reaches Fastify only where it cannot be a proxy request (forward mode; see server.ts).
@@ -105,7 +138,7 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
     });
   }
   app.get(GATEWAY_PATHS.summary, async () =>
-    summarise(deps.cache.entries(), deps.cache.memory.bytes, deps.cache.disk.bytes, deps.cache.disk.count),
+    summarise(deps.cache.disk.totals, deps.cache.memory.bytes, deps.cache.disk.bytes, deps.cache.disk.count),
   );
   app.register(
     async (admin) => {

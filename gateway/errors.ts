@@ -50,6 +50,14 @@ export const GATEWAY_CODES = {
     meaning: 'a purge request whose JSON body has neither `url` nor `prefix` (HTTP 400)',
     fix: 'send `{"url": "http://…"}` or `{"prefix": "http://host/path/"}`',
   },
+  ESTUARY_GW_METHOD: {
+    meaning: 'one of the gateway\'s own paths (`/metrics`, `/healthz`, `/estuary/v1/…`, `/` in forward mode) asked with a method it does not serve there, such as `POST /estuary/v1/status` (HTTP 405, with `Allow` listing the methods it does serve)',
+    fix: 'use a method from `Allow` (`GET` or `HEAD` for the pages)',
+  },
+  ESTUARY_GW_NO_SUCH_PATH: {
+    meaning: 'an origin-form request under `/estuary/v1/` that names no page of the gateway (HTTP 404)',
+    fix: 'use `/estuary/v1/status`, `/estuary/v1/summary`, `/metrics` or `/healthz`',
+  },
 } satisfies Record<string, CodeDoc>;
 
 const gatewayError = errorsOf(GATEWAY_CODES);
@@ -104,6 +112,8 @@ export const GATEWAY_HTTP_CODES = {
   adminDisabled: 'ESTUARY_GW_ADMIN_DISABLED',
   adminRequest: 'ESTUARY_GW_ADMIN_REQUEST',
   adminLocked: 'ESTUARY_GW_ADMIN_LOCKED',
+  method: 'ESTUARY_GW_METHOD',
+  noSuchPath: 'ESTUARY_GW_NO_SUCH_PATH',
 } as const satisfies Record<string, keyof typeof GATEWAY_CODES>;
 
 /** This role's part of docs/ERRORS.md. */

@@ -21,7 +21,7 @@ import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
 import { Intake } from './cluster/intake.ts';
 import { connectionCap, softNofile } from './fd-limit.ts';
-import type { ToPrimary } from './cluster/messages.ts';
+import type { GatewayView, ProcessReport, ToPrimary } from './cluster/messages.ts';
 import { announce } from './announce.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
 import { prefetchAll } from './prefetch.ts';
@@ -45,6 +45,8 @@ export interface Gateway {
   readonly upstreams: Upstreams;
   /** Set in a worker of a multi-worker gateway. */
   readonly coordinator?: WorkerCoordinator;
+  /** This process's numbers and view of the upstreams, for the primary's gathering. */
+  report(): Promise<ProcessReport>;
   stop(deadline?: AbortSignal): Promise<void>;
 }
 
@@ -118,12 +120,11 @@ class Throttle {
  */
 function isOwnPath(url: string | undefined, forward: boolean): boolean {
   if (url?.[0] !== '/') return false;
-  return (
-    (forward && (url === '/' || url.startsWith('/?'))) ||
-    url === GATEWAY_PATHS.metrics ||
-    url.startsWith(`${GATEWAY_PATHS.health}`) ||
-    url.startsWith('/estuary/v1/')
-  );
+  // Whole paths, whatever the query (a Prometheus job may send `params:`): a site's own
+  // /healthzone/ or /metrics.html belongs to its upstream.
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  return (forward && path === '/') || path === GATEWAY_PATHS.metrics || path === GATEWAY_PATHS.health || path.startsWith('/estuary/v1/');
 }
 
 const S3_METHODS = new Set(['GET', 'HEAD', 'PUT', 'POST', 'DELETE']);
@@ -332,19 +333,23 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   });
   metrics.diskEvictions = () => disk.evictions;
   const startedAt = Date.now();
-  const metricsText = coordinator ? () => coordinator.metrics() : () => metrics.text();
+  // What only this process knows; with --workers N the primary gathers it from every worker.
+  const known = () => ({ errors: [...upstreams.lastError], down: upstreams.downServers(), diskFull: disk.full });
+  const report = async (): Promise<ProcessReport> => ({ metrics: await metrics.registry.getMetricsAsJSON(), ...known() });
+  const view = coordinator
+    ? () => coordinator.view()
+    : async (): Promise<GatewayView> => ({ text: await metrics.text(), missing: [], ...known() });
   registerRoutes(app, {
     cache,
     metrics,
     rings,
     adminToken: config.adminToken,
     startedAt,
-    metricsText: coordinator ? metricsText : undefined,
+    clusterView: coordinator ? view : undefined,
     statusPage: () =>
       statusPage({
         cache,
-        upstreams,
-        metricsText,
+        view,
         startedAt,
         cacheDir: config.cacheDir,
         memMax: config.memCache,
@@ -393,6 +398,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     metrics,
     upstreams,
     coordinator,
+    report,
     async stop(deadline) {
       const onAbort = () => {
         server.closeAllConnections();

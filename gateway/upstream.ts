@@ -108,6 +108,12 @@ function closedWhileIdle(err: unknown, req: UpstreamRequest): boolean {
   return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
+/** An upstream's last failure still unanswered, and when it happened (ms). */
+export interface UpstreamError {
+  readonly message: string;
+  readonly at: number;
+}
+
 export class Upstreams {
   readonly agent: Agent;
   /** The agent, with a reset that ends a close-delimited body turned into an error. */
@@ -116,7 +122,7 @@ export class Upstreams {
   readonly #metrics: Metrics;
   readonly #downUntil = new Map<string, number>();
   /** The last failure of each label still unanswered, in this process. */
-  readonly lastError = new Map<string, string>();
+  readonly lastError = new Map<string, UpstreamError>();
 
   constructor(opts: UpstreamOptions, metrics: Metrics) {
     this.#opts = opts;
@@ -202,9 +208,10 @@ export class Upstreams {
 
   /** When each label last answered or failed, for the status page (labels are bounded by the configuration). */
   #note(label: string, ok: boolean, error?: string): void {
-    (ok ? this.#metrics.upstreamLastSuccess : this.#metrics.upstreamLastFailure).set({ upstream: label }, Date.now() / 1000);
+    const now = Date.now();
+    (ok ? this.#metrics.upstreamLastSuccess : this.#metrics.upstreamLastFailure).set({ upstream: label }, now / 1000);
     if (ok) this.lastError.delete(label);
-    else this.lastError.set(label, error ?? 'answered 5xx');
+    else this.lastError.set(label, { message: error ?? 'answered 5xx', at: now });
   }
 
   /**

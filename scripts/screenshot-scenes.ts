@@ -56,6 +56,7 @@ async function gatewayScene(now: number, broken: boolean): Promise<Scene> {
     allowDest: broken ? [] : ['@cvmfs'],
     downServers: broken ? ['http://s1a.example.org:8000', 'http://s1b.example.org:8000'] : [],
     lastErrors: new Map(broken ? [['cvmfs', 'connection refused: connect ECONNREFUSED 192.0.2.10:8000']] : []),
+    unanswered: [],
     s3Buckets: ['kek-data'],
     top: [
       { name: 'atlas.cern.ch', bytes: 212 * GiB },

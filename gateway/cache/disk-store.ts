@@ -15,6 +15,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
 import type { EntryMeta } from './entry.ts';
 import { decodeMeta, decodeTail, encodeTrailer, FORMAT_VERSION, TRAILER_FIXED } from './format.ts';
+import { CacheTotals } from './totals.ts';
 
 export interface DiskEntry {
   readonly meta: EntryMeta;
@@ -48,6 +49,8 @@ export class DiskStore {
   readonly #tmp: string;
   readonly #log: Logger;
   readonly #index: LRUCache<string, DiskEntry>;
+  /** What the index holds, per repository, prefix and object size, kept as entries come and go. */
+  readonly totals = new CacheTotals();
   /** Set while forgetting an entry another process already removed: its file is not ours to unlink. */
   #keepFiles = false;
   /** Called when LRU eviction removed an entry (other processes then forget it too). */
@@ -66,6 +69,7 @@ export class DiskStore {
       sizeCalculation: (e) => Math.max(1, e.meta.size),
       // Every dispose (eviction, delete, replacement) removes that version's own file.
       dispose: (e, key, reason) => {
+        this.totals.remove(e.meta);
         if (this.#keepFiles) return;
         unlink(e.path).catch(() => undefined);
         if (reason === 'evict') {
@@ -107,7 +111,7 @@ export class DiskStore {
     // Oldest first, so the most recently stored end up most recently used; for duplicate keys
     // (a crash between rename and unlink of the old version) the newest wins.
     found.sort((a, b) => a.meta.responseTime - b.meta.responseTime);
-    for (const e of found) this.#index.set(e.meta.key, e);
+    for (const e of found) this.#put(e);
     if (discarded > 0) this.#log.warn({ discarded }, 'discarded unreadable cache files');
     return { entries: this.#index.size, bytes: this.#index.calculatedSize, discarded };
   }
@@ -142,7 +146,7 @@ export class DiskStore {
     const path = join(sub, name);
     await rename(temp.path, path);
     const entry = { meta, path };
-    if (meta.size <= this.#index.maxSize) this.#index.set(meta.key, entry);
+    if (meta.size <= this.#index.maxSize) this.#put(entry);
     else await unlink(path).catch(() => undefined);
     return entry;
   }
@@ -168,7 +172,7 @@ export class DiskStore {
       await fh.close();
     }
     const current = this.#index.peek(meta.key);
-    if (current && current.path === entry.path) (current as { meta: EntryMeta }).meta = meta;
+    if (current && current.path === entry.path) this.#setMeta(current, meta);
   }
 
   delete(key: string): boolean {
@@ -243,7 +247,7 @@ export class DiskStore {
 
   /** Indexes an entry another process stored. */
   adopt(entry: DiskEntry): void {
-    if (entry.meta.size <= this.#index.maxSize) this.#index.set(entry.meta.key, entry);
+    if (entry.meta.size <= this.#index.maxSize) this.#put(entry);
   }
 
   /** Drops an entry another process removed (its file is already gone or theirs to remove). */
@@ -261,7 +265,20 @@ export class DiskStore {
   /** Takes over metadata another process rewrote after a 304. */
   replaceMeta(meta: EntryMeta): void {
     const current = this.#index.peek(meta.key);
-    if (current) (current as { meta: EntryMeta }).meta = meta;
+    if (current) this.#setMeta(current, meta);
+  }
+
+  /** Indexes an entry and counts it in the totals (the index's dispose uncounts what it drops). */
+  #put(entry: DiskEntry): void {
+    if (this.#index.peek(entry.meta.key) === entry) return;
+    this.#index.set(entry.meta.key, entry);
+    if (this.#index.peek(entry.meta.key) === entry) this.totals.add(entry.meta);
+  }
+
+  #setMeta(entry: DiskEntry, meta: EntryMeta): void {
+    this.totals.remove(entry.meta);
+    (entry as { meta: EntryMeta }).meta = meta;
+    this.totals.add(meta);
   }
 
   keys(): IterableIterator<string> {

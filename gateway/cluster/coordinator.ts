@@ -7,12 +7,15 @@ import type { Cache, Coordinator } from '../cache/cache.ts';
 import type { Fill, FillEvent } from '../cache/fill.ts';
 import { forgetHeaders } from '../proxy/respond.ts';
 import { UpstreamFailure } from '../upstream.ts';
-import { isToWorker, type ToPrimary, type ToWorker } from './messages.ts';
+import { GATHER_WAIT_MS } from './gather.ts';
+import { type GatewayView, isToWorker, type ToPrimary, type ToWorker } from './messages.ts';
 
 /** Progress goes to followers at most every 256 KiB: a message per body chunk would cost more than it helps. */
 const PROGRESS_STEP = 256 * 1024;
 /** ...or at least every second while bytes arrive, so a slow fill never looks silent to followers. */
 const PROGRESS_EVERY_MS = 1000;
+/** A page or scrape waits this long for the primary, which itself waits GATHER_WAIT_MS for the workers. */
+const VIEW_DEADLINE_MS = GATHER_WAIT_MS + 5000;
 
 export interface CoordinatorLimits {
   /**
@@ -43,7 +46,7 @@ export class WorkerCoordinator implements Coordinator {
   readonly #send: (m: ToPrimary) => void;
   readonly #claims = new Map<number, (m: Extract<ToWorker, { t: 'claimed' }>) => void>();
   readonly #follows = new Map<string, Follow>();
-  readonly #metrics = new Map<number, (text: string) => void>();
+  readonly #views = new Map<number, (view: GatewayView) => void>();
   readonly #limits: CoordinatorLimits;
   #nextId = 1;
 
@@ -108,10 +111,20 @@ export class WorkerCoordinator implements Coordinator {
     this.#send({ t: 'invalidate', key });
   }
 
-  metrics(): Promise<string> {
+  /** The whole gateway's numbers, gathered by the primary; a primary that does not answer is named. */
+  view(): Promise<GatewayView> {
     const id = this.#nextId++;
     return new Promise((resolve) => {
-      this.#metrics.set(id, resolve);
+      const deadline = setTimeout(() => {
+        this.#views.delete(id);
+        const missing = [`the primary did not answer within ${VIEW_DEADLINE_MS / 1000} s`];
+        resolve({ text: '', missing, errors: [], down: [], diskFull: false });
+      }, VIEW_DEADLINE_MS);
+      deadline.unref();
+      this.#views.set(id, (view) => {
+        clearTimeout(deadline);
+        resolve(view);
+      });
       this.#send({ t: 'metrics', id });
     });
   }
@@ -152,8 +165,8 @@ export class WorkerCoordinator implements Coordinator {
         this.#cache.memory.delete(m.key);
         return;
       case 'metrics':
-        this.#metrics.get(m.id)?.(m.text);
-        this.#metrics.delete(m.id);
+        this.#views.get(m.id)?.(m.view);
+        this.#views.delete(m.id);
         return;
       default:
     }

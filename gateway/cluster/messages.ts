@@ -3,8 +3,32 @@
 // relays those events to the workers following the fill, and replicates stored, revalidated,
 // invalidated and evicted entries so every worker's disk index describes the same files.
 
+import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { FillEvent } from '../cache/fill.ts';
+import type { UpstreamError } from '../upstream.ts';
+
+/** What one process alone knows for the status page: its metrics and its view of the upstreams. */
+export interface ProcessReport {
+  readonly metrics: MetricObjectWithValues<MetricValue<string>>[];
+  readonly errors: readonly (readonly [string, UpstreamError])[];
+  /** Ring servers it tries last after a recent failure. */
+  readonly down: readonly string[];
+  readonly diskFull: boolean;
+}
+
+/**
+ * The numbers of the whole gateway as gathered for one page or scrape: the Prometheus text of
+ * every process that answered (summed) and the primary's own, and who did not answer in time.
+ */
+export interface GatewayView {
+  readonly text: string;
+  /** Processes whose numbers are missing from `text`, each with why ("worker 2 (pid 81) did not answer within 5 s"). */
+  readonly missing: readonly string[];
+  readonly errors: readonly (readonly [string, UpstreamError])[];
+  readonly down: readonly string[];
+  readonly diskFull: boolean;
+}
 
 export type ToPrimary =
   | { readonly t: 'ready'; readonly port: number }
@@ -14,7 +38,9 @@ export type ToPrimary =
   | { readonly t: 'fill'; readonly key: string; readonly ev: FillEvent }
   | { readonly t: 'invalidate'; readonly key: string }
   | { readonly t: 'evicted'; readonly key: string; readonly path: string }
-  | { readonly t: 'metrics'; readonly id: number };
+  | { readonly t: 'metrics'; readonly id: number }
+  /** The answer to the primary's `collect`. */
+  | { readonly t: 'collected'; readonly id: number; readonly report: ProcessReport };
 
 export type ToWorker =
   | {
@@ -30,7 +56,9 @@ export type ToWorker =
   | { readonly t: 'meta'; readonly meta: EntryMeta }
   | { readonly t: 'invalidate'; readonly key: string }
   | { readonly t: 'evicted'; readonly key: string; readonly path: string }
-  | { readonly t: 'metrics'; readonly id: number; readonly text: string }
+  | { readonly t: 'metrics'; readonly id: number; readonly view: GatewayView }
+  /** Send your ProcessReport (for a page or scrape another worker was asked for). */
+  | { readonly t: 'collect'; readonly id: number }
   | { readonly t: 'stop' }
   /** SIGHUP reached the primary: reopen the access log (logrotate). */
   | { readonly t: 'reopen-logs' }

@@ -6,7 +6,7 @@
 // restarts its kid), and gives up only on a crash loop (crash-loop.ts).
 
 import cluster, { type Worker } from 'node:cluster';
-import { AggregatorRegistry, Counter, Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { EstuaryError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { DiskStore, probeWritable } from '../cache/disk-store.ts';
@@ -15,6 +15,7 @@ import { expandCacheDir } from '../options.ts';
 import type { GatewayConfig } from '../server.ts';
 import { GATEWAY_PRIMARY_METRICS } from '../../lib/metric-names.ts';
 import { CRASH_LOOP, CrashLoop } from './crash-loop.ts';
+import { Gatherer } from './gather.ts';
 import { Listener } from './listener.ts';
 import { isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
 
@@ -49,7 +50,6 @@ export async function startCluster(
   // Leftovers of interrupted fills are removed once, before any worker can start a new one.
   const disk = new DiskStore(config.cacheDir, config.diskCache, log);
   await disk.cleanTemp();
-  const aggregator = new AggregatorRegistry();
   // Restarts are known here only: the workers' registries die with them.
   const own = new Registry();
   const restarts = new Counter({
@@ -78,6 +78,8 @@ export async function startCluster(
   failed.catch(() => undefined);
   const claims = new Map<string, Claim>();
   const workers = new Map<number, Worker>();
+  /** Workers past start-up: only they have served anything to count. */
+  const serving = new Map<number, Worker>();
   const send = (id: number, m: ToWorker) => {
     const w = workers.get(id);
     if (w?.isConnected()) w.send(m);
@@ -85,6 +87,7 @@ export async function startCluster(
   const others = (except: number, m: ToWorker) => {
     for (const id of workers.keys()) if (id !== except) send(id, m);
   };
+  const gatherer = new Gatherer(serving, own);
 
   function onMessage(id: number, m: ToPrimary): void {
     switch (m.t) {
@@ -118,11 +121,13 @@ export async function startCluster(
         others(id, { t: 'evicted', key: m.key, path: m.path });
         return;
       case 'metrics':
-        Promise.all([aggregator.clusterMetrics(), own.metrics()])
-          .then(([workers, primary]) => send(id, { t: 'metrics', id: m.id, text: workers + primary }))
-          .catch((err) =>
-            send(id, { t: 'metrics', id: m.id, text: `# aggregation failed: ${String(err)}\n` }),
-          );
+        gatherer
+          .gather()
+          .then((view) => send(id, { t: 'metrics', id: m.id, view }))
+          .catch((err) => log.error({ err: String(err) }, 'cannot gather the workers\' metrics'));
+        return;
+      case 'collected':
+        gatherer.answered(id, m.id, m.report);
         return;
       default:
     }
@@ -137,6 +142,8 @@ export async function startCluster(
     const w = workers.get(id);
     if (w) listener.gone(w);
     workers.delete(id);
+    serving.delete(id);
+    gatherer.gone(id);
     if (diskReporter === id) {
       diskReporter = [...workers.keys()][0];
       if (diskReporter !== undefined) send(diskReporter, { t: 'disk-metrics' });
@@ -183,6 +190,7 @@ export async function startCluster(
         if (!isToPrimary(m)) return;
         if (m.t === 'ready') {
           listener.ready(w);
+          serving.set(w.id, w);
           resolve(m.port);
         } else if (m.t === 'start-failed') {
           reject(m.code ? new EstuaryError(m.code, m.message, { exitCode: m.exitCode }) : new Error(m.message));

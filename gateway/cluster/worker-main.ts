@@ -6,12 +6,11 @@
 // state may be corrupt, and the primary starts a fresh one.
 
 import cluster from 'node:cluster';
-import { AggregatorRegistry } from 'prom-client';
 import { isEstuaryError } from '../../lib/errors.ts';
 import { createLogger, flushLogs, type LogFormat, type LogLevel } from '../../lib/log.ts';
 import { servedRequest } from '../request-context.ts';
 import type { Gateway, GatewayConfig } from '../server.ts';
-import type { ToPrimary } from './messages.ts';
+import type { ProcessReport, ToPrimary } from './messages.ts';
 
 const config = JSON.parse(process.env.ESTUARY_GATEWAY_WORKER_CONFIG ?? '{}') as GatewayConfig;
 const logOpts = JSON.parse(process.env.ESTUARY_GATEWAY_WORKER_LOG ?? '{}') as {
@@ -41,10 +40,8 @@ const send = (m: ToPrimary) => {
   if (process.connected) process.send?.(m);
 };
 
-// Answer the primary's metrics requests from the first moment (with nothing until started), or
-// its aggregation would wait for a worker that is still starting.
-new AggregatorRegistry();
-AggregatorRegistry.setRegistries([]);
+/** Until the gateway has started, this worker has counted nothing. */
+const NOTHING_YET: ProcessReport = { metrics: [], errors: [], down: [], diskFull: false };
 
 let gateway: Gateway | undefined;
 let stopping = false;
@@ -61,6 +58,13 @@ process.on('message', (m: unknown) => {
   const t = typeof m === 'object' && m !== null ? (m as { t?: unknown }).t : undefined;
   if (t === 'stop') void stop();
   if (t === 'disk-metrics') link.diskMetrics = true;
+  // The primary asks workers past start-up only; one asked during a stop still answers.
+  if (t === 'collect') {
+    const id = (m as { id: number }).id;
+    (gateway?.report() ?? Promise.resolve(NOTHING_YET))
+      .then((report) => send({ t: 'collected', id, report }))
+      .catch((err: unknown) => log.error({ err: String(err) }, 'cannot report this worker\'s metrics'));
+  }
 });
 process.on('disconnect', () => {
   if (stopping) return;
@@ -74,7 +78,6 @@ try {
   // while they load (to a replacement worker, say) is heard instead of dropped.
   const { startGateway } = await import('../server.ts');
   gateway = await startGateway(config, log, link);
-  AggregatorRegistry.setRegistries([gateway.metrics.registry]);
   if (stopping) await gateway.stop();
   else send({ t: 'ready', port: gateway.port });
 } catch (err) {

@@ -20,10 +20,12 @@ export interface StatusFacts {
   readonly disk: { readonly bytes: number; readonly objects: number; readonly max: number; readonly full: boolean; readonly free?: number };
   readonly rings: readonly { readonly name: string; readonly servers: readonly string[] }[];
   readonly allowDest: readonly string[];
-  /** Ring servers tried last after a recent failure, as this process saw it. */
+  /** Ring servers tried last after a recent failure, as any process saw it. */
   readonly downServers: readonly string[];
-  /** The last unanswered failure per upstream label, as this process saw it. */
+  /** The last unanswered failure per upstream label, the latest any process saw. */
   readonly lastErrors: ReadonlyMap<string, string>;
+  /** Processes whose numbers could not be gathered, each with why; the numbers leave them out. */
+  readonly unanswered: readonly string[];
   readonly s3Buckets: readonly string[];
   readonly top: readonly { readonly name: string; readonly bytes: number }[];
   readonly largest: readonly { readonly url: string; readonly bytes: number }[];
@@ -94,8 +96,28 @@ export const bytes = (n: number): string => {
 export const ago = (s: number | undefined): string =>
   s === undefined ? 'never' : s < 120 ? `${Math.round(s)} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : `${Math.round(s / 3600)} h ago`;
 
+/**
+ * How the page names a cached object to any client of --allow-client: an S3 endpoint object by
+ * bucket and first segment of its key (as the summary does: the rest of a key may be
+ * confidential), any other URL without its query (which may carry a token or a signature).
+ */
+export function shownUrl(url: string): string {
+  if (url.startsWith('s3://')) {
+    const m = /^s3:\/\/[^/]+\/[^/]*/.exec(url);
+    return m && m[0].length < url.length ? `${m[0]}/…` : url;
+  }
+  const q = url.indexOf('?');
+  return q < 0 ? url : `${url.slice(0, q)}?…`;
+}
+
 function problems(v: Omit<StatusView, 'problems'>, f: StatusFacts): string[] {
   const out: string[] = [];
+  for (const who of f.unanswered) {
+    const stuck = / did not answer /.test(who);
+    out.push(
+      `Not counted: ${who}. The numbers below leave out what it served.${stuck ? ' A worker this silent is stuck and serves none of the connections handed to it: read its log; ending it (kill -9) makes the supervisor start a new one.' : ''}`,
+    );
+  }
   for (const u of v.upstreams.filter((x) => x.state === 'failing')) {
     out.push(`Upstream ${u.name} is failing${u.error ? `: ${u.error}` : ''} (last answer ${ago(u.lastOkS)}); requests for objects not cached fail.`);
   }

@@ -1,22 +1,23 @@
-// Gathers what the status page needs at request time: the cluster-wide metrics text, and what
-// this process sees of the cache, its file system, the lock and the upstreams. The I/O half of
-// the page; model.ts decides and page.ts draws.
+// Gathers what the status page needs at request time: the whole gateway's numbers (with
+// --workers N gathered by the primary, naming any worker that did not answer), and what this
+// process sees of the cache, its file system and the lock. What the cache holds comes from the
+// disk tier's running totals, so a view never walks the cache. The I/O half of the page; model.ts
+// decides and page.ts draws.
 
 import { readFile, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Cache } from '../cache/cache.ts';
+import type { CacheTotals } from '../cache/totals.ts';
 import { CRASH_LOOP } from '../cluster/crash-loop.ts';
-import { prefixOfUrl } from '../summary.ts';
-import type { Upstreams } from '../upstream.ts';
-import { buildStatus, type StatusFacts } from './model.ts';
+import type { GatewayView } from '../cluster/messages.ts';
+import { buildStatus, shownUrl, type StatusFacts } from './model.ts';
 import { renderStatusPage } from './page.ts';
 import { GATEWAY_METRICS } from '../../lib/metric-names.ts';
 import { parseProm, total } from './prom-text.ts';
 
 export interface StatusSources {
   readonly cache: Cache;
-  readonly upstreams: Upstreams;
-  readonly metricsText: () => Promise<string>;
+  readonly view: () => Promise<GatewayView>;
   readonly startedAt: number;
   readonly cacheDir: string;
   readonly diskMax: number;
@@ -31,6 +32,8 @@ export interface StatusSources {
 
 /** Objects listed by size; the page is for a glance, /estuary/v1/summary has the full lists. */
 const LARGEST = 5;
+/** Repositories and prefixes listed by size. */
+const TOP = 10;
 
 async function freeBytes(dir: string): Promise<number | undefined> {
   try {
@@ -47,25 +50,17 @@ async function lockHolder(dir: string): Promise<number | undefined> {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-function contents(cache: Cache): Pick<StatusFacts, 'top' | 'largest'> {
-  const byName = new Map<string, number>();
-  const largest: { url: string; bytes: number }[] = [];
-  for (const e of cache.entries()) {
-    const name = e.repo ?? prefixOfUrl(e.url);
-    byName.set(name, (byName.get(name) ?? 0) + e.size);
-    largest.push({ url: e.url, bytes: e.size });
-    if (largest.length > LARGEST * 4) largest.sort((a, b) => b.bytes - a.bytes).length = LARGEST;
-  }
+function contents(totals: CacheTotals): Pick<StatusFacts, 'top' | 'largest'> {
   return {
-    top: [...byName].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes),
-    largest: largest.sort((a, b) => b.bytes - a.bytes).slice(0, LARGEST),
+    top: [...totals.repos(TOP), ...totals.prefixes(TOP)].sort((a, b) => b.bytes - a.bytes).slice(0, TOP),
+    largest: totals.largest(LARGEST).map((o) => ({ url: shownUrl(o.url), bytes: o.bytes })),
   };
 }
 
 export async function statusPage(s: StatusSources): Promise<string> {
-  const [text, free, holder] = await Promise.all([s.metricsText(), freeBytes(s.cacheDir), lockHolder(s.cacheDir)]);
+  const [view, free, holder] = await Promise.all([s.view(), freeBytes(s.cacheDir), lockHolder(s.cacheDir)]);
   const { cache } = s;
-  const samples = parseProm(text);
+  const samples = parseProm(view.text);
   // Each worker has its own memory tier: the page shows their sum, as /metrics does.
   const mem = (tier: string, name: string) => total(samples, name, { tier });
   const facts: StatusFacts = {
@@ -78,13 +73,14 @@ export async function statusPage(s: StatusSources): Promise<string> {
     cacheDir: s.cacheDir,
     lockHolder: holder,
     memory: { bytes: mem('memory', GATEWAY_METRICS.cacheBytes), objects: mem('memory', GATEWAY_METRICS.cacheObjects), max: s.memMax },
-    disk: { bytes: cache.disk.bytes, objects: cache.disk.count, max: s.diskMax, full: cache.disk.full, free },
+    disk: { bytes: cache.disk.bytes, objects: cache.disk.count, max: s.diskMax, full: view.diskFull, free },
     rings: s.rings,
     allowDest: s.allowDest,
-    lastErrors: s.upstreams.lastError,
-    downServers: s.upstreams.downServers(),
+    lastErrors: new Map(view.errors.map(([label, e]) => [label, e.message])),
+    downServers: view.down,
+    unanswered: view.missing,
     s3Buckets: s.s3Buckets,
-    ...contents(cache),
+    ...contents(cache.disk.totals),
   };
   return renderStatusPage(buildStatus(samples, facts), facts);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ClientAcl, DEFAULT_CLIENT_NETS, DestAcl } from '../../gateway/acl.ts';
 import { HashRing } from '../../gateway/ring.ts';
+import { CacheTotals } from '../../gateway/cache/totals.ts';
 import { prefixOfUrl, summarise } from '../../gateway/summary.ts';
 
 describe('DestAcl', () => {
@@ -70,16 +71,14 @@ describe('HashRing', () => {
 describe('summary', () => {
   it('groups CVMFS bytes by repository and the rest by host and first path segment', () => {
     const base = { status: 200, headers: {}, requestTime: 0, responseTime: 0 };
-    const s = summarise(
-      [
-        { ...base, key: '1', url: 'reverse://cvmfs/cvmfs/a.org/data/x', size: 10, repo: 'a.org' },
-        { ...base, key: '2', url: 'http://s3.example:9000/bucket/k', size: 5 },
-        { ...base, key: '3', url: 'http://s3.example:9000/bucket/j', size: 5 },
-      ],
-      1,
-      20,
-      3,
-    );
+    const totals = new CacheTotals();
+    for (const e of [
+      { ...base, key: '1', url: 'reverse://cvmfs/cvmfs/a.org/data/x', size: 10, repo: 'a.org' },
+      { ...base, key: '2', url: 'http://s3.example:9000/bucket/k', size: 5 },
+      { ...base, key: '3', url: 'http://s3.example:9000/bucket/j', size: 5 },
+    ])
+      totals.add(e);
+    const s = summarise(totals, 1, 20, 3);
     expect(s.cvmfs).toEqual([{ repo: 'a.org', bytes: 10 }]);
     expect(s.prefixes).toEqual([{ prefix: 's3.example:9000/bucket', bytes: 10 }]);
     expect(prefixOfUrl('http://h/')).toBe('h');

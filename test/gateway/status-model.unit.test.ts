@@ -1,9 +1,11 @@
 // The status page's decisions, without a server: numbers read back from Prometheus text, and the
-// problems said at the top (upstream failing, deaths towards the crash-loop limit, a disk that fills
-// before --disk-cache, no destination allowed).
+// problems said at the top (a process whose numbers are missing, upstream failing, deaths towards
+// the crash-loop limit, a disk that fills before --disk-cache, no destination allowed), how cached
+// objects are named, and the workers' views merged.
 
 import { describe, expect, it } from 'vitest';
-import { buildStatus, type StatusFacts } from '../../gateway/status/model.ts';
+import { mergeReports } from '../../gateway/cluster/gather.ts';
+import { buildStatus, shownUrl, type StatusFacts } from '../../gateway/status/model.ts';
 import { renderStatusPage } from '../../gateway/status/page.ts';
 import { parseProm, total } from '../../gateway/status/prom-text.ts';
 
@@ -21,6 +23,7 @@ const facts = (over: Partial<StatusFacts> = {}): StatusFacts => ({
   rings: [],
   allowDest: ['@cvmfs'],
   lastErrors: new Map(),
+  unanswered: [],
   downServers: [],
   s3Buckets: [],
   top: [],
@@ -65,5 +68,33 @@ describe('gateway status model', () => {
     expect(buildStatus([], facts()).problems).toEqual([]);
     expect(buildStatus([], facts()).hitRatio).toBeUndefined();
     expect(buildStatus([], facts({ allowDest: [] })).problems).toEqual([expect.stringMatching(/No destination is allowed/)]);
+  });
+
+  it('never says it serves well when a process did not answer, and names it first', () => {
+    const missing = ['worker 2 (pid 81) did not answer within 5 s', 'worker 3 (pid 82) exited before it answered'];
+    const v = buildStatus(parseProm(TEXT), facts({ unanswered: missing }));
+    expect(v.problems[0]).toMatch(/^Not counted: worker 2 \(pid 81\) did not answer within 5 s\. .*stuck/);
+    expect(v.problems[1]).toMatch(/^Not counted: worker 3 \(pid 82\) exited before it answered\. The numbers below leave out what it served\.$/);
+    const html = renderStatusPage(buildStatus([], facts({ unanswered: missing })), facts({ unanswered: missing }));
+    expect(html).not.toMatch(/Serving/);
+    expect(html).toMatch(/class="sum over">⚠ Not counted: worker 2/);
+  });
+
+  it('names cached objects without the rest of an S3 key or a query string', () => {
+    expect(shownUrl('s3://kek-data/projA/cohort-2026/ids.h5')).toBe('s3://kek-data/projA/…');
+    expect(shownUrl('s3://kek-data/top.h5')).toBe('s3://kek-data/top.h5');
+    expect(shownUrl('http://h.example/a/b?X-Amz-Signature=abc&t=1')).toBe('http://h.example/a/b?…');
+    expect(shownUrl('reverse://cvmfs/cvmfs/a.org/data/x')).toBe('reverse://cvmfs/cvmfs/a.org/data/x');
+  });
+
+  it('takes the latest error per upstream, every server tried last and any full disk over the workers', () => {
+    const r = (errors: [string, { message: string; at: number }][], down: string[], diskFull: boolean) => ({ metrics: [], errors, down, diskFull });
+    const merged = mergeReports([
+      r([['s1', { message: 'old', at: 1 }], ['s2', { message: 'x', at: 5 }]], ['http://a'], false),
+      r([['s1', { message: 'new', at: 9 }]], ['http://b', 'http://a'], true),
+    ]);
+    expect(new Map(merged.errors)).toEqual(new Map([['s1', { message: 'new', at: 9 }], ['s2', { message: 'x', at: 5 }]]));
+    expect([...merged.down].sort()).toEqual(['http://a', 'http://b']);
+    expect(merged.diskFull).toBe(true);
   });
 });
