@@ -41,6 +41,40 @@ export const fsErrors = {
       'ESTUARY_FS_ENDPOINT_DOWN',
       `cannot reach the S3 endpoint ${endpoint} (${reason}); check --endpoint and that the server is up`,
     ),
+  /** Something answered, but not as S3 does: a web page, a console, a portal, the wrong port. */
+  notS3: (endpoint: string, what: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_NOT_S3',
+      `--endpoint ${endpoint} does not answer like S3 (${what}); check its host, port and path`,
+      BAD_INPUT,
+    ),
+  /** The chain ends at a CA Node does not trust: self-signed, or a site's own CA. */
+  untrustedCert: (endpoint: string, reason: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_ENDPOINT_CERT',
+      `the TLS certificate of --endpoint ${endpoint} is not trusted (${reason}); if it comes from a private or self-signed CA, set NODE_EXTRA_CA_CERTS to that CA's certificate file (PEM)`,
+      BAD_INPUT,
+    ),
+  badCert: (endpoint: string, reason: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_ENDPOINT_CERT',
+      `the TLS certificate of --endpoint ${endpoint} is refused (${reason}); check that the host name in --endpoint is one the certificate names, and the certificate's dates`,
+      BAD_INPUT,
+    ),
+  /** The path lies at or under the mountpoint (both with symlinks resolved). */
+  cacheDirInMount: (path: string, mountpoint: string, given: boolean) =>
+    new EstuaryError(
+      'ESTUARY_FS_CACHE_DIR',
+      `cannot use cache directory ${path}${given ? '' : ' (the default)'}: it is inside the mountpoint ${mountpoint}, where the mount would hide it; give a --cache-dir outside ${mountpoint}`,
+      BAD_INPUT,
+    ),
+  /** A dead FUSE mount (its process is gone) that this user could not unmount. */
+  deadMount: (path: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_MOUNTPOINT',
+      `cannot mount on ${path}: a mount whose process died is still there (ENOTCONN, "Transport endpoint is not connected"); unmount it with \`estuary umount --lazy ${path}\` (as its owner or root), then mount again`,
+      BAD_INPUT,
+    ),
   notEmpty: (path: string, shown: string) =>
     new EstuaryError(
       'ESTUARY_FS_MOUNTPOINT',

@@ -2,6 +2,8 @@
 // "HTTP/1.1 400" as a TLS record of an unknown version and fails the handshake with "wrong
 // version number" (ERR_SSL_WRONG_VERSION_NUMBER, or EPROTO and that text inside an SDK's error);
 // every role that takes an address (mount, stage, discover, agent, gateway) names the fix instead.
+// The mirror, an http:// address for a port that speaks TLS, is named where a probe can tell
+// (`estuary mount`): the port completes a TLS handshake, or answers as Go's net/http and nginx do.
 
 import { EstuaryError } from './errors.ts';
 
@@ -30,6 +32,18 @@ export function notTlsReason(url: string): string {
 /** The error that ends a command given `where` (a flag such as --endpoint) = `url`. */
 export function notTlsError(where: string, url: string): EstuaryError {
   return new EstuaryError('ESTUARY_ENDPOINT_NOT_TLS', `${where} ${url}: ${notTlsReason(url)}`, {
+    exitCode: 2,
+  });
+}
+
+/** The same address with https:// for http://. */
+export function tlsHttp(url: string): string {
+  return url.replace(/^http:/i, 'https:');
+}
+
+/** An http:// `url` given as `where` names a port that speaks TLS; `suggested` is where to go. */
+export function speaksTlsError(where: string, url: string, suggested = tlsHttp(url)): EstuaryError {
+  return new EstuaryError('ESTUARY_ENDPOINT_NEEDS_TLS', `${where} ${url}: the endpoint speaks TLS; use ${suggested}`, {
     exitCode: 2,
   });
 }
