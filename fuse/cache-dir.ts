@@ -5,7 +5,7 @@
 // start, so a mount finds and removes what a killed one left (see fs/leftovers.ts).
 
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, statfs } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
 import { fsErrors } from './errors.ts';
@@ -77,4 +77,27 @@ export async function defaultStagingDir(dir = defaultStagingPath()): Promise<str
     throw fsErrors.cacheDir(dir, 'is not a directory private to this user; remove it or pass --cache-dir');
   }
   return dir;
+}
+
+/**
+ * Below this much free space the mount warns at start: changing an existing file in place needs a
+ * local copy of the whole object, and --write-back keeps each closed file until it is uploaded.
+ * A gibibyte holds the copies of typical files being edited; less than that is a tmpfs or a
+ * full disk, where the first change to a larger object would fail.
+ */
+export const LOW_FREE_BYTES = 2 ** 30;
+
+/** Bytes an unprivileged writer may still use under `dir`, or undefined if it cannot be told. */
+export async function freeBytes(dir: string): Promise<number | undefined> {
+  const st = await statfs(dir).catch(() => undefined);
+  return st ? st.bavail * st.bsize : undefined;
+}
+
+/** SQLite's SQLITE_FULL, from the locks lib/dir-lock.ts takes: they need a few bytes of disk. */
+const SQLITE_FULL = 13;
+
+/** The cache directory's file system (or the user's quota there) is full. */
+export function isDiskFull(err: unknown): boolean {
+  const e = err as { code?: unknown; errcode?: unknown } | undefined;
+  return e?.code === 'ENOSPC' || e?.code === 'EDQUOT' || e?.errcode === SQLITE_FULL;
 }

@@ -9,7 +9,16 @@ import { isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { FuseMount, knowsCallers, knowsOmittedTimes, requireLibfuse } from './adapter.ts';
-import { defaultJournalDir, defaultStagingDir, defaultStagingPath, legacyJournal, refuseCacheDirInMount } from './cache-dir.ts';
+import {
+  defaultJournalDir,
+  defaultStagingDir,
+  defaultStagingPath,
+  freeBytes,
+  isDiskFull,
+  LOW_FREE_BYTES,
+  legacyJournal,
+  refuseCacheDirInMount,
+} from './cache-dir.ts';
 import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
@@ -172,6 +181,15 @@ async function warnOfLegacyJournal(bucket: string, prefix: string, log: { warn(o
   );
 }
 
+async function warnOfLowSpace(cacheDir: string, log: { warn(o: object, m: string): void }) {
+  const free = await freeBytes(cacheDir);
+  if (free === undefined || free >= LOW_FREE_BYTES) return;
+  log.warn(
+    { cacheDir, freeBytes: free },
+    `the cache directory has only ${(free / 2 ** 20).toFixed(0)} MiB free: changing an existing file needs a local copy of it (and --write-back keeps closed files there until uploaded); writes that do not fit fail with ENOSPC`,
+  );
+}
+
 function startupError(err: unknown, bucket: string, endpoint: string): unknown {
   if (isPlainHttpAnswer(err)) return notTlsError('--endpoint', endpoint);
   if (isObjectError(err, 'no-such-bucket')) return fsErrors.noBucket(bucket, endpoint);
@@ -267,11 +285,13 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
     try {
       await fs.start().catch((err: unknown) => {
         if (isEstuaryError(err)) throw err;
+        if (isDiskFull(err)) throw fsErrors.cacheDirFull(cacheDir);
         if ((err as NodeJS.ErrnoException)?.code && !isObjectError(err) && !isPlainHttpAnswer(err)) {
           throw fsErrors.cacheDir(cacheDir, String((err as Error).message));
         }
         throw startupError(err, bucket, endpoint);
       });
+      await warnOfLowSpace(cacheDir, log);
       const mount = new FuseMount(
         fs,
         target,

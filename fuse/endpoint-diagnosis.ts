@@ -45,8 +45,8 @@ const CERT_CODE = /^(ERR_TLS_CERT_ALTNAME_INVALID|CERT_[A-Z_]+|ERR_TLS_CERT_[A-Z
 /** Go's net/http and nginx, answering plain HTTP on a TLS port. */
 const HTTPS_PORT_TEXT = /HTTP request to an HTTPS server|plain HTTP request was sent to HTTPS port/i;
 
-const isHtml = (a: { contentType: string; body: string }) =>
-  /html/i.test(a.contentType) || /^\s*<(!doctype\s+html|html[\s>])/i.test(a.body);
+/** HTML by its markup: a text/html label alone also covers plain-text refusals. */
+const isHtml = (a: { body: string }) => /^\s*(<!--.*?-->\s*)?<(!doctype\s+html|html[\s>])/is.test(a.body);
 const isJson = (a: { contentType: string }) => /json/i.test(a.contentType);
 
 function answered(f: EndpointFacts, a: Extract<EndpointAnswer, { kind: 'answer' }>): EstuaryError | undefined {
@@ -56,9 +56,11 @@ function answered(f: EndpointFacts, a: Extract<EndpointAnswer, { kind: 'answer' 
     const there = new URL(a.location);
     if (there.hostname === new URL(f.endpoint).hostname) return speaksTlsError('--endpoint', f.endpoint, there.origin);
   }
-  // 5xx pages come from proxies in front of a server that is down: the bucket check says so.
-  if (a.status >= 500) return undefined;
-  if (isHtml(a) || isJson(a)) {
+  // Only a success is judged: that is what the bucket check would take for an empty bucket. An
+  // S3 server may hand unsigned requests to something else that refuses them in its own words
+  // (Swift's s3api leaves them to Swift, which answers 412 text/html "Bad URL"); the signed
+  // bucket check that follows gets the S3 answer and names any refusal.
+  if (a.status >= 200 && a.status < 300 && (isHtml(a) || isJson(a))) {
     const what = isHtml(a) ? 'an HTML page' : 'JSON';
     return fsErrors.notS3(f.endpoint, `HTTP ${a.status} with ${what} where S3 answers in XML`);
   }

@@ -147,6 +147,12 @@ export const fsErrors = {
       `cannot use cache directory ${path}: ${reason}; give a writable directory with --cache-dir`,
       BAD_INPUT,
     ),
+  cacheDirFull: (path: string) =>
+    new EstuaryError(
+      'ESTUARY_FS_CACHE_DIR',
+      `cannot use cache directory ${path}: its file system is full (or the user's quota is); free space there, or give a --cache-dir on another file system`,
+      BAD_INPUT,
+    ),
   notMounted: (path: string) =>
     new EstuaryError('ESTUARY_FS_NOT_MOUNTED', `${path} is not a mounted filesystem`, BAD_INPUT),
   umountFailed: (path: string, reason: string) =>

@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { lstat, readdir, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { ObjectClient, PendingUpload } from '../s3/object-client.ts';
-import { type DirLock, DirLocked, lockDirSync } from '../../lib/dir-lock.ts';
+import { type DirLock, lockDirSync } from '../../lib/dir-lock.ts';
 import { pidAlive } from '../../lib/pid.ts';
 
 /** `staging-<pid>-<8 hex>`: the PID for people, the random part so no two mounts share a name. */
@@ -43,20 +43,20 @@ async function dropLock(lock: DirLock): Promise<void> {
 
 /**
  * Locks `dir` (a name from newStagingDir) for this process. Call before the directory is made: a
- * start that sees a staging directory can then always find its owner's lock held. A file system
- * without record locks (ENOLCK) gets no lock; other mounts then leave the directory alone.
+ * start that sees a staging directory can then always find its owner's lock held. A lock that
+ * cannot be taken (a full file system: SQLite needs a few bytes for it) fails the start, since a
+ * directory without one would be taken for a dead mount's by the next start.
  */
 export function claimStaging(dir: string): StagingClaim {
-  const lock = tryLock(dirname(dir), basename(dir), true);
-  return { release: async () => (lock ? dropLock(lock) : undefined) };
+  const lock = lockDirSync(dirname(dir), basename(dir));
+  return { release: () => dropLock(lock) };
 }
 
-/** The lock, or undefined when another process holds it or the file system has no locks. */
-function tryLock(dir: string, name: string, mine = false): DirLock | undefined {
+/** The lock, or undefined when another process holds it or it cannot be taken here. */
+function tryLock(dir: string, name: string): DirLock | undefined {
   try {
     return lockDirSync(dir, name);
-  } catch (err) {
-    if (mine && err instanceof DirLocked) throw err;
+  } catch {
     return undefined;
   }
 }

@@ -1,6 +1,6 @@
 // The probe `estuary mount` sends --endpoint before it checks the bucket (fuse/endpoint-probe.ts)
 // and what it concludes (fuse/endpoint-diagnosis.ts), against real listeners on loopback: an S3
-// server, a web page, a silent port, TLS ports reached with http://, a self-signed certificate.
+// server (s3rver, Swift, MinIO), a web page, a silent port, TLS ports reached with http://, a self-signed certificate.
 // The last test mounts through TLS with the certificate given in NODE_EXTRA_CA_CERTS, as the
 // refusal tells the user to.
 
@@ -17,11 +17,15 @@ import { probeEndpoint, probeUrl } from '../../fuse/endpoint-probe.ts';
 import { isMounted } from '../../fuse/mount-table.ts';
 import type { EstuaryError } from '../../lib/errors.ts';
 import { onTeardown } from '../helpers/cleanup.ts';
+import { minioAvailable, startMinio } from '../helpers/minio.ts';
 import { startS3rver } from '../helpers/s3rver.ts';
+import { startSwift, swiftAvailable } from '../helpers/swift.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { fuseAvailable, runEstuary, serverEnv, sh } from './mount-helpers.ts';
 
 const fuse = fuseAvailable();
+const swift = await swiftAvailable();
+const minio = await minioAvailable();
 
 async function listen(server: Server | ReturnType<typeof createTcp>): Promise<number> {
   server.listen(0, '127.0.0.1');
@@ -58,16 +62,19 @@ const answer = (status: number, contentType: string, body: string, location = ''
 });
 
 describe('endpoint diagnosis', () => {
-  it('lets S3 answers through, XML refusals included, and 5xx pages to the bucket check', () => {
+  it('lets S3 answers through, XML refusals included, and other refusals to the bucket check', () => {
     expect(diagnoseEndpoint(answer(200, 'application/xml', '<?xml version="1.0"?><LocationConstraint/>'))).toBeUndefined();
     expect(diagnoseEndpoint(answer(403, 'application/xml', '<Error><Code>AccessDenied</Code></Error>'))).toBeUndefined();
     expect(diagnoseEndpoint(answer(400, '', ''))).toBeUndefined();
     expect(diagnoseEndpoint(answer(502, 'text/html', '<html>Bad Gateway</html>'))).toBeUndefined();
+    // Swift's s3api leaves unsigned requests to Swift, which refuses them so.
+    expect(diagnoseEndpoint(answer(412, 'text/html; charset=UTF-8', 'Bad URL'))).toBeUndefined();
+    expect(diagnoseEndpoint(answer(404, 'text/html', '<html><h1>Not Found</h1></html>'))).toBeUndefined();
   });
 
   it('names a web page, JSON, and a plain-HTTP site that redirects to https://', () => {
     expect(diagnoseEndpoint(answer(200, 'text/html', '<!doctype html><p>Console</p>'))?.code).toBe('ESTUARY_FS_NOT_S3');
-    expect(diagnoseEndpoint(answer(404, 'text/plain', '<html><body>Not Found'))?.code).toBe('ESTUARY_FS_NOT_S3');
+    expect(diagnoseEndpoint(answer(200, 'text/plain', '<html><body>Welcome'))?.code).toBe('ESTUARY_FS_NOT_S3');
     expect(diagnoseEndpoint(answer(200, 'application/json', '{}'))?.message).toMatch(/JSON where S3 answers in XML/);
     const moved = diagnoseEndpoint(answer(301, 'text/html', '<html>Moved', 'https://s3.example.org/bkt?location'));
     expect(moved?.code).toBe('ESTUARY_ENDPOINT_NEEDS_TLS');
@@ -97,6 +104,17 @@ describe('endpoint probe, against real listeners', () => {
     const s3 = await startS3rver({ buckets: ['bkt'] });
     expect(await judged(s3.endpoint)).toBeUndefined();
   });
+
+  // Swift's s3api hands unsigned requests to Swift, which refuses them with 412 text/html.
+  it.skipIf(!swift.ok)('passes Swift (s3api), which refuses unsigned requests in HTML', async () => {
+    const server = await startSwift({ buckets: ['bkt'] });
+    expect(await judged(server.endpoint)).toBeUndefined();
+  }, 60_000);
+
+  it.skipIf(!minio.ok)('passes MinIO', async () => {
+    const server = await startMinio({ buckets: ['bkt'] });
+    expect(await judged(server.endpoint)).toBeUndefined();
+  }, 60_000);
 
   it('names a web server answering 200 HTML as not S3', async () => {
     const port = await listen(createHttp((_q, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>hi</html>')));

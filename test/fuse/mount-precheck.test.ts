@@ -59,7 +59,7 @@ describe.skipIf(!fuse.ok)('estuary mount: the endpoint probe', () => {
 });
 
 describe.skipIf(!fuse.ok)('estuary mount on a path through a symlink', () => {
-  it('cleans up a dead mount left there, mounts again, and estuary umount finds it', async () => {
+  it('cleans up a dead mount left there, mounts again, refuses a second mount, and estuary umount finds it', async () => {
     const s3 = await startS3rver({ buckets: ['linked'] });
     const { real, given } = await symlinkedMountpoint();
     const args = ['mount', 'linked', given, '--endpoint', s3.endpoint, '--log-format', 'json'];
@@ -79,6 +79,10 @@ describe.skipIf(!fuse.ok)('estuary mount on a path through a symlink', () => {
     });
     await second.waitFor(/"msg":"mounted /, 30_000);
     expect((await sh(`echo x > '${given}/f' && cat '${real}/f'`, undefined, 30_000)).out).toBe('x\n');
+    // A live mount there, reached through the symlink, is named before libfuse is asked.
+    const third = runEstuary(args, serverEnv(s3));
+    expect(await third.exited).toBe(2);
+    expect(third.output()).toMatch(/cannot mount on .*: something is already mounted there/);
 
     const um = runEstuary(['umount', given], serverEnv(s3));
     expect(await um.exited).toBe(0);
@@ -96,5 +100,31 @@ describe.skipIf(!fuse.ok)('estuary mount on a path through a symlink', () => {
     expect(child.output()).toMatch(/cannot use cache directory .*estuary-\d+ \(the default\): it is inside the mountpoint .*; give a --cache-dir outside/);
     expect(await readdir(real)).toEqual([]);
     expect(await isMounted(real)).toBe(false);
+  }, 60_000);
+});
+
+describe.skipIf(!fuse.ok)('estuary mount on a small or full cache directory', () => {
+  it('warns of little free space, and refuses a full one by its cause', async () => {
+    const s3 = await startS3rver({ buckets: ['small'] });
+    const cache = await tempDir('estuary-small-cache-');
+    const t = await sh(`mount -t tmpfs -o size=1m tmpfs '${cache}'`);
+    expect(t.code, t.out).toBe(0);
+    onTeardown(async () => {
+      await sh(`umount -l '${cache}'`);
+    });
+    const mnt = await tempDir('estuary-small-mnt-');
+    const child = runEstuary(['mount', 'small', mnt, '--endpoint', s3.endpoint, '--cache-dir', cache, '--log-format', 'json'], serverEnv(s3));
+    onTeardown(async () => {
+      if (await isMounted(mnt)) await sh(`fusermount -uz '${mnt}'`);
+      await child.stop('SIGKILL');
+    });
+    await child.waitFor(/"msg":"mounted /, 30_000);
+    expect(child.output()).toMatch(/"msg":"the cache directory has only 1 MiB free: changing an existing file needs a local copy/);
+    expect(await child.stop('SIGTERM', 20_000)).toBe(0);
+
+    await sh(`dd if=/dev/zero of='${cache}/fill' bs=64k status=none || true`);
+    const full = runEstuary(['mount', 'small', mnt, '--endpoint', s3.endpoint, '--cache-dir', cache, '--write-back'], serverEnv(s3));
+    expect(await full.exited).toBe(2);
+    expect(full.output()).toMatch(/cannot use cache directory .*: its file system is full .*; free space there, or give a --cache-dir on another file system/);
   }, 60_000);
 });
