@@ -19,7 +19,8 @@ import { copyFile, type FileHandle, mkdir, open, readdir, readFile, rename, unli
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
-import { type DirLock, DirLocked, lockDirSync } from '../../lib/dir-lock.ts';
+import { type DirLock, DirLocked } from '../../lib/dir-lock.ts';
+import { holdLock } from './held-lock.ts';
 import type { FsLogger } from './log.ts';
 import { type StagingFile, type StagingSettings, uploadFile } from './staging-file.ts';
 
@@ -105,7 +106,7 @@ const heldJournals = new Map<string, DirLock>();
 function lockJournal(dir: string): void {
   if (heldJournals.has(dir)) return;
   try {
-    heldJournals.set(dir, lockDirSync(dir, LOCK_NAME));
+    heldJournals.set(dir, holdLock(dir, LOCK_NAME));
   } catch (err) {
     if (err instanceof DirLocked) throw fsErrors.journalInUse(dir, err.pid ?? Number.NaN);
     throw err;

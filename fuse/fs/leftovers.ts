@@ -18,6 +18,7 @@ import { basename, dirname, join } from 'node:path';
 import type { ObjectClient, PendingUpload } from '../s3/object-client.ts';
 import { type DirLock, lockDirSync } from '../../lib/dir-lock.ts';
 import { pidAlive } from '../../lib/pid.ts';
+import { holdLock } from './held-lock.ts';
 
 /** `staging-<pid>-<8 hex>`: the PID for people, the random part so no two mounts share a name. */
 const STAGING_DIR = /^staging-\d+-[0-9a-f]{8}$/;
@@ -48,7 +49,7 @@ async function dropLock(lock: DirLock): Promise<void> {
  * directory without one would be taken for a dead mount's by the next start.
  */
 export function claimStaging(dir: string): StagingClaim {
-  const lock = lockDirSync(dirname(dir), basename(dir));
+  const lock = holdLock(dirname(dir), basename(dir));
   return { release: () => dropLock(lock) };
 }
 
