@@ -76,9 +76,11 @@ describe('leftovers of a mount that died', () => {
     const mem = new MemoryObjectClient();
     const old = await mem.createMultipart('run/big.bin');
     const outside = await mem.createMultipart('other/big.bin');
-    await new Promise((r) => setTimeout(r, 30));
+    // Room for a start on a loaded machine: `fresh` must still be younger than the age when the
+    // start looks (with 30 ms and 20 ms, a slow start aborted it too).
+    await new Promise((r) => setTimeout(r, 600));
     const fresh = await mem.createMultipart('run/live.bin');
-    const fs = await makeFs(mem, { prefix: 'run', abortUploadsAfterMs: 20 });
+    const fs = await makeFs(mem, { prefix: 'run', abortUploadsAfterMs: 500 });
     await fs.abortingUploads;
     expect([...mem.uploads.keys()].sort()).toEqual([outside, fresh].sort());
     expect(mem.uploads.has(old)).toBe(false);
