@@ -5,11 +5,12 @@
 // start, so a mount finds and removes what a killed one left (see fs/leftovers.ts).
 
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, statfs } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { fsErrors } from './errors.ts';
 import type { JournalIdentity } from './fs/journal.ts';
+import { canonicalPath } from './mount-table.ts';
 
 /**
  * Where --write-back keeps its journal unless --cache-dir says otherwise: one folder per endpoint,
@@ -46,13 +47,28 @@ export async function legacyJournal(bucket: string, prefix: string): Promise<{ d
   return files > 0 ? { dir, files } : undefined;
 }
 
+/** `<tmp>/estuary-<uid>`, the staging directory without --cache-dir or --write-back. */
+export function defaultStagingPath(): string {
+  return join(tmpdir(), `estuary-${process.getuid?.() ?? 0}`);
+}
+
 /**
- * `<tmp>/estuary-<uid>`, made private to this user. A name anyone can guess in a shared /tmp
- * could have been made first by someone else, or be a symlink: such a directory is refused.
+ * Refuses a cache directory at or under the mountpoint (`mountpoint` with its symlinks
+ * resolved), before anything is created there: the mount would hide it, libfuse would then find
+ * the mountpoint not empty, and with --allow-non-empty the staging files would be looked for
+ * through the mount itself.
  */
-export async function defaultStagingDir(): Promise<string> {
+export async function refuseCacheDirInMount(cacheDir: string, mountpoint: string, shown: string, given: boolean) {
+  const rel = relative(mountpoint, await canonicalPath(cacheDir));
+  if (rel === '' || (rel !== '..' && !rel.startsWith('../') && !isAbsolute(rel))) throw fsErrors.cacheDirInMount(cacheDir, shown, given);
+}
+
+/**
+ * Makes `dir` (`<tmp>/estuary-<uid>`) private to this user. A name anyone can guess in a shared
+ * /tmp could have been made first by someone else, or be a symlink: such a directory is refused.
+ */
+export async function defaultStagingDir(dir = defaultStagingPath()): Promise<string> {
   const uid = process.getuid?.() ?? 0;
-  const dir = join(tmpdir(), `estuary-${uid}`);
   await mkdir(dir, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'EEXIST') throw fsErrors.cacheDir(dir, err.message);
   });
@@ -61,4 +77,27 @@ export async function defaultStagingDir(): Promise<string> {
     throw fsErrors.cacheDir(dir, 'is not a directory private to this user; remove it or pass --cache-dir');
   }
   return dir;
+}
+
+/**
+ * Below this much free space the mount warns at start: changing an existing file in place needs a
+ * local copy of the whole object, and --write-back keeps each closed file until it is uploaded.
+ * A gibibyte holds the copies of typical files being edited; less than that is a tmpfs or a
+ * full disk, where the first change to a larger object would fail.
+ */
+export const LOW_FREE_BYTES = 2 ** 30;
+
+/** Bytes an unprivileged writer may still use under `dir`, or undefined if it cannot be told. */
+export async function freeBytes(dir: string): Promise<number | undefined> {
+  const st = await statfs(dir).catch(() => undefined);
+  return st ? st.bavail * st.bsize : undefined;
+}
+
+/** SQLite's SQLITE_FULL, from the locks lib/dir-lock.ts takes: they need a few bytes of disk. */
+const SQLITE_FULL = 13;
+
+/** The cache directory's file system (or the user's quota there) is full. */
+export function isDiskFull(err: unknown): boolean {
+  const e = err as { code?: unknown; errcode?: unknown } | undefined;
+  return e?.code === 'ENOSPC' || e?.code === 'EDQUOT' || e?.errcode === SQLITE_FULL;
 }

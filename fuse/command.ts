@@ -2,7 +2,6 @@
 // foreground, logs "mounted", and on SIGINT/SIGTERM (or an outside `fusermount -u`) waits for
 // operations in flight — uploads included — before it unmounts and exits.
 
-import { stat } from 'node:fs/promises';
 import { defineCommand } from '../lib/command.ts';
 import { option, optional } from '../lib/config/options.ts';
 import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
@@ -10,13 +9,24 @@ import { isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { FuseMount, knowsCallers, knowsOmittedTimes, requireLibfuse } from './adapter.ts';
-import { defaultJournalDir, defaultStagingDir, legacyJournal } from './cache-dir.ts';
+import {
+  defaultJournalDir,
+  defaultStagingDir,
+  defaultStagingPath,
+  freeBytes,
+  isDiskFull,
+  LOW_FREE_BYTES,
+  legacyJournal,
+  refuseCacheDirInMount,
+} from './cache-dir.ts';
+import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
 import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
 import { diagnoseMount } from './mount-diagnosis.ts';
 import { probeMount } from './mount-probe.ts';
-import { isMounted, unmountPath, watchExternalUnmount } from './mount-table.ts';
+import { checkEndpoint, checkMountpoint } from './mount-precheck.ts';
+import { watchExternalUnmount } from './mount-table.ts';
 import { isObjectError } from './s3/object-client.ts';
 import { SdkObjectClient } from './s3/sdk-client.ts';
 
@@ -32,9 +42,13 @@ const octalMode = (): ValueType<number> => ({
 });
 
 const MiB = 2 ** 20;
+const PROBE_S = ENDPOINT_PROBE_MS / 1000;
 
 export const mountOptions = {
-  endpoint: optional(url(), 'S3-compatible endpoint (path-style); AWS when unset'),
+  endpoint: optional(
+    url(),
+    `S3-compatible endpoint (path-style); AWS when unset. It must answer a first, unsigned request within ${PROBE_S} s, and not with a web page`,
+  ),
   region: option(str('REGION'), 'us-east-1', 'S3 region used for signing'),
   readOnly: option(bool(), false, 'refuse every change with EROFS'),
   uid: optional(int(0, 2 ** 32 - 2, 'UID'), 'owner shown for objects without uid metadata (default: yours)'),
@@ -97,22 +111,6 @@ export function parseSource(text: string): Source {
     throw fsErrors.badSource(text);
   }
   return { bucket, prefix };
-}
-
-async function checkMountpoint(path: string): Promise<void> {
-  if (await isMounted(path)) {
-    // A mount left by a crashed process answers ENOTCONN ("Transport endpoint is not connected").
-    const alive = await stat(path).then(
-      () => true,
-      (err: NodeJS.ErrnoException) => err.code !== 'ENOTCONN',
-    );
-    if (alive) throw fsErrors.badMountpoint(path, 'something is already mounted there');
-    await unmountPath(path, true);
-  }
-  const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
-    throw fsErrors.badMountpoint(path, err.code === 'ENOENT' ? 'it does not exist' : String(err.code));
-  });
-  if (!st.isDirectory()) throw fsErrors.badMountpoint(path, 'it is not a directory');
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -183,6 +181,15 @@ async function warnOfLegacyJournal(bucket: string, prefix: string, log: { warn(o
   );
 }
 
+async function warnOfLowSpace(cacheDir: string, log: { warn(o: object, m: string): void }) {
+  const free = await freeBytes(cacheDir);
+  if (free === undefined || free >= LOW_FREE_BYTES) return;
+  log.warn(
+    { cacheDir, freeBytes: free },
+    `the cache directory has only ${(free / 2 ** 20).toFixed(0)} MiB free: changing an existing file needs a local copy of it (and --write-back keeps closed files there until uploaded); writes that do not fit fail with ENOSPC`,
+  );
+}
+
 function startupError(err: unknown, bucket: string, endpoint: string): unknown {
   if (isPlainHttpAnswer(err)) return notTlsError('--endpoint', endpoint);
   if (isObjectError(err, 'no-such-bucket')) return fsErrors.noBucket(bucket, endpoint);
@@ -200,8 +207,11 @@ export const command = defineCommand({
 Mounts BUCKET (or the keys under BUCKET/PREFIX) on MOUNTPOINT and stays in the foreground until
 SIGINT/SIGTERM or \`estuary umount MOUNTPOINT\`. close() and fsync() return only once the data is in
 the bucket, and report EIO when it could not be stored. Credentials come from the standard AWS chain
-(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles). What the mount does and
-refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
+(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles). Before mounting, one
+unsigned request to --endpoint must be answered within ${PROBE_S} s, and like S3 (XML, not a web page);
+a silent port, an http:// address for a TLS port and an untrusted certificate are named at once.
+A private CA is trusted through NODE_EXTRA_CA_CERTS. What the mount does and refuses is in
+docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
   positionals: [
     { name: 'BUCKET[/PREFIX]', describe: 'the bucket, optionally with a key prefix to mount' },
     { name: 'MOUNTPOINT', describe: 'an existing directory' },
@@ -219,7 +229,12 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
     const { bucket, prefix } = parseSource(args[0]!);
     const mountpoint = args[1]!;
     const endpoint = config.endpoint ?? 'AWS S3';
-    await checkMountpoint(mountpoint);
+    // The real path: /proc/mounts names it so, and the mount is made and watched there.
+    const target = await checkMountpoint(mountpoint);
+    const journalIdentity = { endpoint: config.endpoint?.replace(/\/+$/, '') ?? 'aws', bucket, prefix };
+    const cacheDir =
+      config.cacheDir ?? (config.writeBack ? defaultJournalDir(journalIdentity) : defaultStagingPath());
+    await refuseCacheDirInMount(cacheDir, target, mountpoint, config.cacheDir !== undefined);
     // Before the bucket is asked: what libfuse would refuse, named with its cause and remedy.
     const access = { allowOther: config.allowOther, allowNonEmpty: config.allowNonEmpty };
     const refused = diagnoseMount(await probeMount(mountpoint, access));
@@ -229,9 +244,8 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
       log.warn({}, 'fuse-native was not rebuilt by npm ci: files other users create belong to the mounting user');
     if (!knowsOmittedTimes())
       log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
-    const journalIdentity = { endpoint: config.endpoint?.replace(/\/+$/, '') ?? 'aws', bucket, prefix };
-    const cacheDir =
-      config.cacheDir ?? (config.writeBack ? defaultJournalDir(journalIdentity) : await defaultStagingDir());
+    if (config.endpoint !== undefined) await checkEndpoint(config.endpoint, bucket);
+    if (config.cacheDir === undefined && !config.writeBack) await defaultStagingDir(cacheDir);
     if (config.writeBack && config.cacheDir === undefined) await warnOfLegacyJournal(bucket, prefix, log);
     const client = new SdkObjectClient({
       bucket,
@@ -271,14 +285,16 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
     try {
       await fs.start().catch((err: unknown) => {
         if (isEstuaryError(err)) throw err;
+        if (isDiskFull(err)) throw fsErrors.cacheDirFull(cacheDir);
         if ((err as NodeJS.ErrnoException)?.code && !isObjectError(err) && !isPlainHttpAnswer(err)) {
           throw fsErrors.cacheDir(cacheDir, String((err as Error).message));
         }
         throw startupError(err, bucket, endpoint);
       });
+      await warnOfLowSpace(cacheDir, log);
       const mount = new FuseMount(
         fs,
-        mountpoint,
+        target,
         { source: `estuary#${args[0]}`, allowOther: config.allowOther, nonEmpty: config.allowNonEmpty },
         log,
       );
@@ -288,7 +304,7 @@ refuses is in docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.
           fsErrors.mountFailed(mountpoint, String((err as Error)?.message ?? err))
         );
       });
-      const watcher = watchExternalUnmount(mountpoint, () => process.kill(process.pid, 'SIGTERM'));
+      const watcher = watchExternalUnmount(target, () => process.kill(process.pid, 'SIGTERM'));
       const running = runUntilSignalled(
         {
           stop: async (deadline) => {

@@ -10,8 +10,8 @@ export const FS_CODES = {
     fix: 'give a valid bucket name, optionally followed by `/` and a key prefix',
   },
   ESTUARY_FS_MOUNTPOINT: {
-    meaning: 'the mountpoint does not exist, is not a directory, has a live mount on it, is not empty (libfuse 2 refuses that), or, for a user other than root, may not be written by that user (exit 2)',
-    fix: 'create an empty directory of your own, unmount what is there, or give `--allow-non-empty` to hide what the directory holds while mounted',
+    meaning: 'the mountpoint does not exist, is not a directory, has a live mount on it, is not empty (libfuse 2 refuses that), or, for a user other than root, may not be written by that user; or a mount whose process died is still there and this user could not unmount it (exit 2). Paths through symlinks are resolved first, as `/proc/mounts` names them',
+    fix: 'create an empty directory of your own, unmount what is there (`estuary umount --lazy MOUNTPOINT` for a dead mount), or give `--allow-non-empty` to hide what the directory holds while mounted',
   },
   ESTUARY_FS_NO_FUSE_DEVICE: {
     meaning: '`/dev/fuse` does not exist (exit 2)',
@@ -42,20 +42,28 @@ export const FS_CODES = {
     fix: 'export `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or set `AWS_PROFILE`',
   },
   ESTUARY_FS_ENDPOINT_DOWN: {
-    meaning: 'the S3 endpoint did not answer at mount time, after `--retries` attempts (exit 1)',
+    meaning: 'the S3 endpoint did not answer at mount time: the first request to `--endpoint` got no answer within 5 s (a port that accepts and never answers, or no connection at all), or the bucket check failed after `--retries` attempts (exit 1)',
     fix: 'check `--endpoint` and that the server is up',
   },
+  ESTUARY_FS_NOT_S3: {
+    meaning: '`--endpoint` answered its first request (an unsigned `GET /BUCKET?location`) with success and an HTML page or JSON, where S3 answers in XML: a web console, a portal, a typo in the port or path (exit 2)',
+    fix: 'give the S3 API\'s address: host, port and path',
+  },
+  ESTUARY_FS_ENDPOINT_CERT: {
+    meaning: 'an `https://` `--endpoint`\'s certificate is refused: issued by a CA Node does not trust (self-signed, a site\'s own CA), or not naming the host, expired or not yet valid (exit 2)',
+    fix: 'for a private CA, set `NODE_EXTRA_CA_CERTS` to its certificate file (PEM) in the mount\'s environment; otherwise use the host name the certificate names',
+  },
   ESTUARY_FS_CACHE_DIR: {
-    meaning: '`--cache-dir` cannot be created or written (exit 2)',
-    fix: 'give a writable directory',
+    meaning: '`--cache-dir` (or the default, `TMPDIR/estuary-UID`, or the `--write-back` journal\'s folder) cannot be created or written, its file system (or the user\'s quota there) is full, or it lies inside the mountpoint, where the mount would hide it (exit 2; nothing is created under the mountpoint)',
+    fix: 'free space there, or give a writable directory outside the mountpoint, on a file system with room, with `--cache-dir`',
   },
   ESTUARY_FS_JOURNAL_IDENTITY: {
     meaning: 'the `--write-back` journal in this `--cache-dir` holds files for another endpoint, bucket or prefix (named in the message) (exit 2)',
     fix: 'mount that store with this `--cache-dir` to upload them, or give this mount another `--cache-dir`',
   },
   ESTUARY_FS_JOURNAL_IN_USE: {
-    meaning: 'another running mount owns the `--write-back` journal in this `--cache-dir` (exit 2)',
-    fix: 'give each mount its own `--cache-dir`; a lock left by a process that no longer runs is taken over automatically',
+    meaning: 'another running mount owns the `--write-back` journal in this `--cache-dir`, on this host or in a container sharing the directory (exit 2)',
+    fix: 'give each mount its own `--cache-dir`; the lock is the kernel\'s and goes with its process, so a mount that died (`kill -9`, a crash) leaves none behind',
   },
   ESTUARY_FS_MOUNT_FAILED: {
     meaning: 'the FUSE mount failed for a reason none of the checks above foresaw (exit 1)',
@@ -122,6 +130,40 @@ export const fsErrors = {
     fsError(
       'ESTUARY_FS_ENDPOINT_DOWN',
       `cannot reach the S3 endpoint ${endpoint} (${reason}); check --endpoint and that the server is up`,
+    ),
+  /** Something answered, but not as S3 does: a web page, a console, a portal, the wrong port. */
+  notS3: (endpoint: string, what: string) =>
+    fsError(
+      'ESTUARY_FS_NOT_S3',
+      `--endpoint ${endpoint} does not answer like S3 (${what}); check its host, port and path`,
+      BAD_INPUT,
+    ),
+  /** The chain ends at a CA Node does not trust: self-signed, or a site's own CA. */
+  untrustedCert: (endpoint: string, reason: string) =>
+    fsError(
+      'ESTUARY_FS_ENDPOINT_CERT',
+      `the TLS certificate of --endpoint ${endpoint} is not trusted (${reason}); if it comes from a private or self-signed CA, set NODE_EXTRA_CA_CERTS to that CA's certificate file (PEM)`,
+      BAD_INPUT,
+    ),
+  badCert: (endpoint: string, reason: string) =>
+    fsError(
+      'ESTUARY_FS_ENDPOINT_CERT',
+      `the TLS certificate of --endpoint ${endpoint} is refused (${reason}); check that the host name in --endpoint is one the certificate names, and the certificate's dates`,
+      BAD_INPUT,
+    ),
+  /** The path lies at or under the mountpoint (both with symlinks resolved). */
+  cacheDirInMount: (path: string, mountpoint: string, given: boolean) =>
+    fsError(
+      'ESTUARY_FS_CACHE_DIR',
+      `cannot use cache directory ${path}${given ? '' : ' (the default)'}: it is inside the mountpoint ${mountpoint}, where the mount would hide it; give a --cache-dir outside ${mountpoint}`,
+      BAD_INPUT,
+    ),
+  /** A dead FUSE mount (its process is gone) that this user could not unmount. */
+  deadMount: (path: string) =>
+    fsError(
+      'ESTUARY_FS_MOUNTPOINT',
+      `cannot mount on ${path}: a mount whose process died is still there (ENOTCONN, "Transport endpoint is not connected"); unmount it with \`estuary umount --lazy ${path}\` (as its owner or root), then mount again`,
+      BAD_INPUT,
     ),
   notEmpty: (path: string, shown: string) =>
     fsError(
@@ -193,6 +235,12 @@ export const fsErrors = {
     fsError(
       'ESTUARY_FS_CACHE_DIR',
       `cannot use cache directory ${path}: ${reason}; give a writable directory with --cache-dir`,
+      BAD_INPUT,
+    ),
+  cacheDirFull: (path: string) =>
+    fsError(
+      'ESTUARY_FS_CACHE_DIR',
+      `cannot use cache directory ${path}: its file system is full (or the user's quota is); free space there, or give a --cache-dir on another file system`,
       BAD_INPUT,
     ),
   notMounted: (path: string) =>

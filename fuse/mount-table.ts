@@ -2,18 +2,38 @@
 // mounts, noticing an outside unmount) and `estuary umount`.
 
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { readFile, readlink, realpath } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 
 /** /proc/mounts escapes space, tab, newline and backslash as octal. */
 function unescapeMountField(field: string): string {
   return field.replace(/\\([0-7]{3})/g, (_, oct: string) => String.fromCharCode(Number.parseInt(oct, 8)));
 }
 
+/** Symlinks followed in a row before giving up, as the kernel's ELOOP limit. */
+const MAX_LINKS = 40;
+
+/**
+ * The path with every symlink resolved, as /proc/mounts names a mountpoint (cluster paths often
+ * run through links: /home -> /export/home). realpath(3) fails on a dead FUSE mount (ENOTCONN)
+ * and on a path that does not exist yet; then the parent is resolved and the last name appended
+ * (followed, when it is itself a link).
+ */
+export async function canonicalPath(path: string, links = 0): Promise<string> {
+  const abs = resolve(path);
+  const real = await realpath(abs).catch(() => undefined);
+  if (real !== undefined) return real;
+  const parent = dirname(abs);
+  if (parent === abs || links >= MAX_LINKS) return abs;
+  const joined = join(await canonicalPath(parent, links + 1), basename(abs));
+  const target = await readlink(joined).catch(() => undefined);
+  return target === undefined ? joined : canonicalPath(resolve(dirname(joined), target), links + 1);
+}
+
 export async function isMounted(path: string): Promise<boolean> {
-  const target = resolve(path);
+  const targets = new Set([resolve(path), await canonicalPath(path)]);
   const table = await readFile('/proc/mounts', 'utf8').catch(() => '');
-  return table.split('\n').some((line) => unescapeMountField(line.split(' ')[1] ?? '') === target);
+  return table.split('\n').some((line) => targets.has(unescapeMountField(line.split(' ')[1] ?? '')));
 }
 
 function run(cmd: string, args: string[]): Promise<{ ok: boolean; output: string }> {

@@ -6,7 +6,7 @@ import { defineCommand } from '../lib/command.ts';
 import { option } from '../lib/config/options.ts';
 import { bool } from '../lib/config/values.ts';
 import { fsErrors } from './errors.ts';
-import { isMounted, unmountPath } from './mount-table.ts';
+import { canonicalPath, isMounted, unmountPath } from './mount-table.ts';
 
 export const command = defineCommand({
   name: 'umount',
@@ -24,8 +24,10 @@ unmount and exits. Refuses while files under MOUNTPOINT are open, unless --lazy.
   },
   async run({ config, args, log }) {
     const path = args[0]!;
-    if (!(await isMounted(path))) throw fsErrors.notMounted(path);
-    const result = await unmountPath(path, config.lazy);
+    // /proc/mounts and fusermount know the real path, not one through a symlink.
+    const target = await canonicalPath(path);
+    if (!(await isMounted(target))) throw fsErrors.notMounted(path);
+    const result = await unmountPath(target, config.lazy);
     if (!result.ok) throw fsErrors.umountFailed(path, result.output || 'unknown error');
     log.info({ mountpoint: path }, 'unmounted');
     return 0;

@@ -10,9 +10,10 @@
 // SQLITE_BUSY at once. The lock file is an empty database that is never written.
 //
 // The PID in the file beside it is only there to tell the loser who holds the lock; it decides
-// nothing.
+// nothing. Its second line names the holder's PID namespace: a holder in another one (a container
+// sharing the directory) is reported as "another process", since its PID means nothing here.
 
-import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -44,9 +45,20 @@ const PID_WAIT_MS = 500;
 const held = new Set<DatabaseSync>();
 
 
+/** `pid:[4026531836]`, this process's PID namespace; '' where /proc does not say. */
+function pidNamespace(): string {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return '';
+  }
+}
+
 function readPid(path: string): number | undefined {
   try {
-    const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
+    const [first, ns] = readFileSync(path, 'utf8').split('\n');
+    const pid = Number.parseInt(first ?? '', 10);
+    if (ns && ns !== pidNamespace()) return undefined;
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
@@ -97,7 +109,7 @@ function tryLock(dir: string, name: string): DirLock | { pidPath: string } {
   }
   held.add(db);
   const tmp = `${pidPath}.${process.pid}`;
-  writeFileSync(tmp, `${process.pid}\n`);
+  writeFileSync(tmp, `${process.pid}\n${pidNamespace()}\n`);
   renameSync(tmp, pidPath);
   return {
     path,

@@ -2,6 +2,8 @@
 // "HTTP/1.1 400" as a TLS record of an unknown version and fails the handshake with "wrong
 // version number" (ERR_SSL_WRONG_VERSION_NUMBER, or EPROTO and that text inside an SDK's error);
 // every role that takes an address (mount, stage, discover, agent, gateway) names the fix instead.
+// The mirror, an http:// address for a port that speaks TLS, is named where a probe can tell
+// (`estuary mount`): the port completes a TLS handshake, or answers as Go's net/http and nginx do.
 
 import { type CodeDoc, type EstuaryError, errorsOf } from './errors.ts';
 
@@ -10,6 +12,10 @@ export const NOT_TLS_CODES = {
   ESTUARY_ENDPOINT_NOT_TLS: {
     meaning: 'an `https://` address (`--endpoint` of `mount`, `--cache-url` of `agent`) names a server that answers in plain HTTP: OpenSSL\'s "wrong version number" (exit 2). `discover` gives the same reason for a `--server` it skips, and the gateway answers `Proxy-Status: …; error=tls_protocol_error` for such an `--s3` store',
     fix: 'write the address with `http://`, as the message shows',
+  },
+  ESTUARY_ENDPOINT_NEEDS_TLS: {
+    meaning: 'an `http://` address (`--endpoint` of `mount`) names a port that speaks TLS: it completes a TLS handshake, or answers as Go\'s net/http ("Client sent an HTTP request to an HTTPS server") and nginx do, or redirects to the same host\'s `https://` address (exit 2)',
+    fix: 'write the address with `https://`, as the message shows',
   },
 } satisfies Record<string, CodeDoc>;
 
@@ -38,6 +44,18 @@ export function notTlsReason(url: string): string {
 /** The error that ends a command given `where` (a flag such as --endpoint) = `url`. */
 export function notTlsError(where: string, url: string): EstuaryError {
   return errorsOf(NOT_TLS_CODES)('ESTUARY_ENDPOINT_NOT_TLS', `${where} ${url}: ${notTlsReason(url)}`, {
+    exitCode: 2,
+  });
+}
+
+/** The same address with https:// for http://. */
+export function tlsHttp(url: string): string {
+  return url.replace(/^http:/i, 'https:');
+}
+
+/** An http:// `url` given as `where` names a port that speaks TLS; `suggested` is where to go. */
+export function speaksTlsError(where: string, url: string, suggested = tlsHttp(url)): EstuaryError {
+  return errorsOf(NOT_TLS_CODES)('ESTUARY_ENDPOINT_NEEDS_TLS', `${where} ${url}: the endpoint speaks TLS; use ${suggested}`, {
     exitCode: 2,
   });
 }

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { type ObjectClient } from '../s3/object-client.ts';
 import { EntryCache } from './entry-cache.ts';
 import { KnownAttrs } from './known-attrs.ts';
-import { abortStaleUploads, removeDeadStaging, stagingDirOf } from './leftovers.ts';
+import { abortStaleUploads, claimStaging, newStagingDir, removeDeadStaging, type StagingClaim } from './leftovers.ts';
 import { FsError } from './errno.ts';
 import { type Handle, type HandleSettings, ReadHandle, WriteHandle } from './file-handle.ts';
 import { Journal, type JournalIdentity } from './journal.ts';
@@ -155,7 +155,7 @@ export class FsCore {
       upload: { ...common, streak: new UploadStreak(), maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
       staging: {
         ...common,
-        dir: stagingDirOf(options.cacheDir),
+        dir: newStagingDir(options.cacheDir),
         limit: options.stagingLimit,
         maxInFlight: options.maxInFlight,
         hasLocal: (key) => journal?.pending(key) !== undefined,
@@ -180,11 +180,16 @@ export class FsCore {
     const removed = await removeDeadStaging(this.o.cacheDir);
     if (removed.dirs.length > 0)
       this.o.log.warn(removed, 'removed staging files left by a mount that is no longer running');
+    // Locked before it exists, so that no other start ever sees it without its lock held.
+    this.stagingClaim = claimStaging(this.settings.staging.dir);
     await mkdirLocal(this.settings.staging.dir, { recursive: true, mode: 0o700 });
     await this.journal?.open();
     const age = this.o.abortUploadsAfterMs ?? 0;
     if (age > 0 && !this.o.readOnly) this.abortingUploads = this.abortStaleUploads(age);
   }
+
+  /** The lock that tells other starts this process's staging directory is in use. */
+  private stagingClaim: StagingClaim | undefined;
 
   /** Resolves once the start-up's abort of stale multipart uploads is done (for tests and stop). */
   abortingUploads: Promise<void> = Promise.resolve();
@@ -209,6 +214,8 @@ export class FsCore {
   async stop(): Promise<void> {
     await this.abortingUploads;
     await rm(this.settings.staging.dir, { recursive: true, force: true });
+    await this.stagingClaim?.release();
+    this.stagingClaim = undefined;
   }
 
   /** Attributes of a file whose newest content waits in the write-back journal. */

@@ -19,7 +19,8 @@ import { copyFile, type FileHandle, mkdir, open, readdir, readFile, rename, unli
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
-import { pidAlive } from '../../lib/pid.ts';
+import { type DirLock, DirLocked } from '../../lib/dir-lock.ts';
+import { holdLock } from './held-lock.ts';
 import type { FsLogger } from './log.ts';
 import { type StagingFile, type StagingSettings, uploadFile } from './staging-file.ts';
 
@@ -61,7 +62,11 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-const LOCK_FILE = 'lock';
+/** The journal's lock: `lock.lock`, held by the owner (see lockJournal), and `lock.pid` beside it. */
+const LOCK_NAME = 'lock';
+/** What older releases locked with: a file holding the owner's PID. */
+const LEGACY_LOCK_FILE = 'lock';
+const isLockFile = (name: string) => name === LEGACY_LOCK_FILE || name.startsWith(`${LOCK_NAME}.`);
 /** The journal's own metadata: the identity of the store its files belong to. */
 const IDENTITY_FILE = 'identity';
 
@@ -87,32 +92,30 @@ async function claimJournal(dir: string, identity: JournalIdentity): Promise<voi
   await fsyncDir(dir);
 }
 
+/** Journals this process holds, by directory: see lockJournal. */
+const heldJournals = new Map<string, DirLock>();
+
 /**
  * One mount per journal: two processes uploading and deleting the same entries would race. The
- * lock file holds the owner's PID; a lock left by a process that no longer runs (kill -9, a
- * crash) is taken over, which is exactly the restart that must resume the uploads.
+ * owner holds a kernel record lock (lib/dir-lock.ts), which drops when it dies however it dies, so
+ * the restart after kill -9 or a crash takes the journal over and resumes its uploads; and which,
+ * unlike a PID, means the same in every PID namespace (a container sharing the directory).
+ * A journal this process already holds (one that stopped without closing, as a crash leaves it)
+ * is taken over as it is.
  */
-async function lockJournal(dir: string): Promise<void> {
-  const path = join(dir, LOCK_FILE);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await writeFile(path, `${process.pid}\n`, { flag: 'wx', flush: true });
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const owner = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-    if (owner === process.pid) return;
-    if (Number.isInteger(owner) && owner > 0 && pidAlive(owner)) throw fsErrors.journalInUse(dir, owner);
-    await unlink(path).catch(() => undefined);
+function lockJournal(dir: string): void {
+  if (heldJournals.has(dir)) return;
+  try {
+    heldJournals.set(dir, holdLock(dir, LOCK_NAME));
+  } catch (err) {
+    if (err instanceof DirLocked) throw fsErrors.journalInUse(dir, err.pid ?? Number.NaN);
+    throw err;
   }
-  throw fsErrors.journalInUse(dir, Number.NaN);
 }
 
 async function unlockJournal(dir: string): Promise<void> {
-  const path = join(dir, LOCK_FILE);
-  const owner = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-  if (owner === process.pid) await unlink(path).catch(() => undefined);
+  heldJournals.get(dir)?.release();
+  heldJournals.delete(dir);
 }
 
 export class Journal {
@@ -147,14 +150,16 @@ export class Journal {
   /** Reads what a previous run left, deletes incomplete leftovers, and starts uploading. */
   async open(): Promise<number> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await lockJournal(this.dir);
+    lockJournal(this.dir);
     try {
       if (this.identity) await claimJournal(this.dir, this.identity);
+      // An older release's lock; this one's lock is held now.
+      await unlink(join(this.dir, LEGACY_LOCK_FILE)).catch(() => undefined);
     } catch (err) {
       await unlockJournal(this.dir);
       throw err;
     }
-    const names = (await readdir(this.dir)).filter((n) => n !== LOCK_FILE && !n.startsWith(IDENTITY_FILE));
+    const names = (await readdir(this.dir)).filter((n) => !isLockFile(n) && !n.startsWith(IDENTITY_FILE));
     const records: JournalRecord[] = [];
     for (const name of names.filter((n) => n.endsWith('.json'))) {
       const record = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JournalRecord;

@@ -1,24 +1,65 @@
 // What a mount that died (kill -9, a crash, power loss) leaves behind, and how the next start
 // cleans it up. Two kinds:
-//  - staging files on local disk. Each mount process keeps its own in `<cache-dir>/staging-<pid>`,
-//    so a start removes the directories of processes that no longer run and leaves those of a
-//    mount still running on the same cache directory alone.
+//  - staging files on local disk. Each mount process keeps its own in `<cache-dir>/staging-<id>`
+//    and holds a kernel lock on `<cache-dir>/staging-<id>.lock` for as long as it runs (see
+//    lib/dir-lock.ts); a start removes the directories whose lock it can take, and leaves those of
+//    a mount still running on the same cache directory alone. A PID would not do: a mount in a
+//    container, `unshare -p` or a Slurm job container that shares the directory (or /tmp) numbers
+//    processes differently, and took a running mount for dead. The lock is held by the kernel on
+//    the file, whichever namespace the holder runs in, and drops when it dies however it dies.
 //  - multipart uploads that were started and neither completed nor aborted. They are invisible in
 //    listings but billed by AWS until aborted. Which ones are ours cannot be known after a crash
 //    (the upload ids died with the process), so those under the mount's prefix older than a
 //    configurable age are aborted: old enough that no live writer on any host still feeds them.
 
+import { randomBytes } from 'node:crypto';
 import { lstat, readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { ObjectClient, PendingUpload } from '../s3/object-client.ts';
+import { type DirLock, lockDirSync } from '../../lib/dir-lock.ts';
 import { pidAlive } from '../../lib/pid.ts';
+import { holdLock } from './held-lock.ts';
 
+/** `staging-<pid>-<8 hex>`: the PID for people, the random part so no two mounts share a name. */
+const STAGING_DIR = /^staging-\d+-[0-9a-f]{8}$/;
+/** Older releases named the directory by PID alone and held no lock: judged by the PID. */
+const LEGACY_STAGING_DIR = /^staging-(\d+)$/;
 
-const STAGING_DIR = /^staging-(\d+)$/;
+/** A new staging directory name under `cacheDir`, unique to this process and call. */
+export function newStagingDir(cacheDir: string): string {
+  return join(cacheDir, `staging-${process.pid}-${randomBytes(4).toString('hex')}`);
+}
 
-/** This process's staging directory under `cacheDir`. */
-export function stagingDirOf(cacheDir: string, pid = process.pid): string {
-  return join(cacheDir, `staging-${pid}`);
+export interface StagingClaim {
+  /** Gives up the lock and removes the lock's files; call after the directory is removed. */
+  release(): Promise<void>;
+}
+
+async function dropLock(lock: DirLock): Promise<void> {
+  lock.release();
+  // SQLite's rollback journal beside it is gone after a release, but not after kill -9.
+  await rm(lock.path, { force: true });
+  await rm(`${lock.path}-journal`, { force: true });
+}
+
+/**
+ * Locks `dir` (a name from newStagingDir) for this process. Call before the directory is made: a
+ * start that sees a staging directory can then always find its owner's lock held. A lock that
+ * cannot be taken (a full file system: SQLite needs a few bytes for it) fails the start, since a
+ * directory without one would be taken for a dead mount's by the next start.
+ */
+export function claimStaging(dir: string): StagingClaim {
+  const lock = holdLock(dirname(dir), basename(dir));
+  return { release: () => dropLock(lock) };
+}
+
+/** The lock, or undefined when another process holds it or it cannot be taken here. */
+function tryLock(dir: string, name: string): DirLock | undefined {
+  try {
+    return lockDirSync(dir, name);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface RemovedStaging {
@@ -27,20 +68,37 @@ export interface RemovedStaging {
   readonly bytes: number;
 }
 
+/** Whether the mount that made staging directory `name` no longer runs; takes its lock if so. */
+function ownerGone(cacheDir: string, name: string): { lock?: DirLock } | undefined {
+  const legacy = LEGACY_STAGING_DIR.exec(name);
+  if (legacy) {
+    const pid = Number(legacy[1]);
+    return pid === process.pid || pidAlive(pid) ? undefined : {};
+  }
+  if (!STAGING_DIR.test(name)) return undefined;
+  // Held (by a running mount, here or in another PID namespace), or not lockable here: leave it.
+  // Read once, without lockDir's wait for the holder's PID: it is not needed, and a holder in
+  // another PID namespace never shows a live one.
+  const lock = tryLock(cacheDir, name);
+  return lock ? { lock } : undefined;
+}
+
 /** Removes the staging directories of mount processes that no longer run. */
 export async function removeDeadStaging(cacheDir: string): Promise<RemovedStaging> {
   const dirs: string[] = [];
   let files = 0;
   let bytes = 0;
   for (const name of await readdir(cacheDir).catch(() => [] as string[])) {
-    const m = STAGING_DIR.exec(name);
-    if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
     const dir = join(cacheDir, name);
+    if (!(await lstat(dir).catch(() => undefined))?.isDirectory()) continue;
+    const gone = ownerGone(cacheDir, name);
+    if (!gone) continue;
     for (const f of await readdir(dir).catch(() => [] as string[])) {
       files++;
       bytes += (await lstat(join(dir, f)).catch(() => undefined))?.size ?? 0;
     }
     await rm(dir, { recursive: true, force: true });
+    if (gone.lock) await dropLock(gone.lock);
     dirs.push(dir);
   }
   return { dirs, files, bytes };

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
 import { startChild } from '../../helpers/process.ts';
 import { tempDir } from '../../helpers/tmp.ts';
+import { holdLock, pidNamespaces } from './lock-holder.ts';
 import { makeFs, quietLog } from './make-fs.ts';
 
 /** The PID of a process that has exited. */
@@ -19,12 +20,24 @@ async function deadPid(): Promise<number> {
 describe('leftovers of a mount that died', () => {
   it('removes the staging files of dead mounts, says so, and leaves a running mount’s alone', async () => {
     const cacheDir = await tempDir('estuary-leftovers-');
-    const dead = join(cacheDir, `staging-${await deadPid()}`);
+    // A mount holds `<name>.lock` for as long as it runs; this one was killed.
+    const deadName = `staging-${process.pid + 1}-0123abcd`;
+    const killed = await holdLock(cacheDir, deadName);
+    await killed.stop('SIGKILL');
+    // A running one, here or in a container whose PIDs mean nothing here.
+    const runningNames: string[] = [];
+    for (const ownNs of pidNamespaces ? [false, true] : [false]) {
+      const name = `staging-${runningNames.length + 1}-89abcdef`;
+      await holdLock(cacheDir, name, ownNs);
+      runningNames.push(name);
+    }
+    // Older releases: a directory named by PID alone, no lock.
+    const legacyDead = `staging-${await deadPid()}`;
     const alive = startChild('sleep', ['60']);
-    const running = join(cacheDir, `staging-${alive.pid}`);
-    for (const dir of [dead, running]) {
-      await mkdir(dir);
-      await writeFile(join(dir, 'staging-x'), Buffer.alloc(1234));
+    const legacyAlive = `staging-${alive.pid}`;
+    for (const name of [deadName, ...runningNames, legacyDead, legacyAlive]) {
+      await mkdir(join(cacheDir, name));
+      await writeFile(join(cacheDir, name, 'staging-x'), Buffer.alloc(1234));
     }
     const warned: { obj: object; msg: string }[] = [];
     const fs = await makeFs(new MemoryObjectClient(), {
@@ -32,27 +45,42 @@ describe('leftovers of a mount that died', () => {
       log: { ...quietLog, warn: (obj, msg) => warned.push({ obj, msg }) },
     });
     const left = await readdir(cacheDir);
-    expect(left).toContain(`staging-${alive.pid}`);
-    expect(left).toContain(`staging-${process.pid}`);
-    expect(left).not.toContain(dead.slice(cacheDir.length + 1));
-    expect(warned).toEqual([
-      {
-        obj: { dirs: [dead], files: 1, bytes: 1234 },
-        msg: 'removed staging files left by a mount that is no longer running',
-      },
-    ]);
+    for (const name of [...runningNames, legacyAlive]) expect(left).toContain(name);
+    const own = left.filter((n) => n.startsWith(`staging-${process.pid}-`) && !n.includes('.'));
+    expect(own).toHaveLength(1);
+    // The killed mount's directory and its lock files are gone.
+    expect(left.filter((n) => n.startsWith(deadName) || n === legacyDead)).toEqual([]);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]!.msg).toBe('removed staging files left by a mount that is no longer running');
+    expect(warned[0]!.obj).toEqual({
+      dirs: expect.arrayContaining([join(cacheDir, deadName), join(cacheDir, legacyDead)]),
+      files: 2,
+      bytes: 2468,
+    });
     await fs.stop();
-    expect(await readdir(cacheDir)).not.toContain(`staging-${process.pid}`);
+    expect((await readdir(cacheDir)).filter((n) => n.startsWith(`staging-${process.pid}-`))).toEqual([]);
     await alive.stop('SIGKILL');
+  });
+
+  it('two mounts of one process on one cache directory keep their own staging directories', async () => {
+    const cacheDir = await tempDir('estuary-leftovers-');
+    const first = await makeFs(new MemoryObjectClient(), { cacheDir });
+    const second = await makeFs(new MemoryObjectClient(), { cacheDir });
+    expect((await readdir(cacheDir)).filter((n) => /^staging-\d+-[0-9a-f]{8}$/.test(n))).toHaveLength(2);
+    await first.stop();
+    await second.stop();
+    expect(await readdir(cacheDir)).toEqual([]);
   });
 
   it('aborts unfinished multipart uploads under its prefix older than the configured age', async () => {
     const mem = new MemoryObjectClient();
     const old = await mem.createMultipart('run/big.bin');
     const outside = await mem.createMultipart('other/big.bin');
-    await new Promise((r) => setTimeout(r, 30));
+    // Room for a start on a loaded machine: `fresh` must still be younger than the age when the
+    // start looks (with 30 ms and 20 ms, a slow start aborted it too).
+    await new Promise((r) => setTimeout(r, 600));
     const fresh = await mem.createMultipart('run/live.bin');
-    const fs = await makeFs(mem, { prefix: 'run', abortUploadsAfterMs: 20 });
+    const fs = await makeFs(mem, { prefix: 'run', abortUploadsAfterMs: 500 });
     await fs.abortingUploads;
     expect([...mem.uploads.keys()].sort()).toEqual([outside, fresh].sort());
     expect(mem.uploads.has(old)).toBe(false);

@@ -7,6 +7,7 @@ import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
 import { type Operation, WrappingClient } from '../../../fuse/s3/wrapping-client.ts';
 import { startChild } from '../../helpers/process.ts';
 import { tempDir } from '../../helpers/tmp.ts';
+import { holdLock, pidNamespaces } from './lock-holder.ts';
 import { MiB, makeFs, readFile, writeFile as writeFsFile } from './make-fs.ts';
 
 const jitter = () => new Promise((r) => setTimeout(r, Math.random() * 3));
@@ -51,24 +52,38 @@ describe('write-back journal', () => {
     await second.journalSettled();
     expect(mem.objects.get('a')?.body.toString()).toBe('one');
     expect(mem.objects.get('b')?.body.toString()).toBe('two');
-    expect(await readdir(join(cacheDir, 'journal'))).toEqual(['lock']);
+    expect(await readdir(join(cacheDir, 'journal'))).toEqual(['lock.lock', 'lock.lock-journal', 'lock.pid']);
     await second.journal!.close();
-    expect(await readdir(join(cacheDir, 'journal'))).toEqual([]);
+    // The lock file stays: unlinked, a process that had it open could hold a lock nobody sees.
+    expect(await readdir(join(cacheDir, 'journal'))).toEqual(['lock.lock']);
   });
 
-  it('refuses a journal another running process owns, and takes over one whose owner died', async () => {
+  for (const ownPidNamespace of pidNamespaces ? [false, true] : [false]) {
+    it(`refuses a journal another running process owns${ownPidNamespace ? ' in another PID namespace' : ''}, and takes over one whose owner died`, async () => {
+      const cacheDir = await tempDir('estuary-journal-');
+      const owner = await holdLock(join(cacheDir, 'journal'), 'lock', ownPidNamespace);
+      await expect(makeFs(new MemoryObjectClient(), { writeBack: true, cacheDir })).rejects.toThrow(
+        // Its PID, seen from here, would name some other process.
+        ownPidNamespace
+          ? /the write-back journal .* is in use by another mount; give each mount its own --cache-dir/
+          : new RegExp(`the write-back journal .* is in use by process ${owner.pid}; give each mount its own --cache-dir`),
+      );
+      await owner.stop('SIGKILL');
+      const fs = await makeFs(new MemoryObjectClient(), { writeBack: true, cacheDir });
+      expect((await readFileText(join(cacheDir, 'journal', 'lock.pid'), 'utf8')).split('\n')[0]).toBe(String(process.pid));
+      await fs.journal!.close();
+    });
+  }
+
+  it("takes over an older release's PID lock file, and removes it", async () => {
     const cacheDir = await tempDir('estuary-journal-');
     await mkdir(join(cacheDir, 'journal'));
-    const lock = join(cacheDir, 'journal', 'lock');
     const owner = startChild('sleep', ['60']);
-    await writeFile(lock, `${owner.pid}\n`);
-    await expect(makeFs(new MemoryObjectClient(), { writeBack: true, cacheDir })).rejects.toThrow(
-      /ESTUARY_FS_JOURNAL_IN_USE|in use by process \d+; give each mount its own --cache-dir/,
-    );
-    await owner.stop('SIGKILL');
+    await writeFile(join(cacheDir, 'journal', 'lock'), `${owner.pid}\n`);
     const fs = await makeFs(new MemoryObjectClient(), { writeBack: true, cacheDir });
-    expect((await readFileText(lock, 'utf8')).trim()).toBe(String(process.pid));
+    expect(await readdir(join(cacheDir, 'journal'))).toEqual(['lock.lock', 'lock.lock-journal', 'lock.pid']);
     await fs.journal!.close();
+    await owner.stop('SIGKILL');
   });
 
   it('uploads only the newest version and appends to a journaled file', async () => {

@@ -1,0 +1,110 @@
+// One plain request to --endpoint before the bucket is checked, with a deadline of its own.
+// The bucket check goes through the S3 client, which waits --request-timeout (60 s) per attempt
+// and retries --retries times: a port that accepts and never answers kept the mount silent for
+// six minutes, and a web server answering 200 to everything passed for an empty bucket. This asks
+// once, unsigned, and records what came back (or did not) for endpoint-diagnosis.ts to judge.
+
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
+import type { EndpointAnswer, EndpointFacts } from './endpoint-diagnosis.ts';
+
+/**
+ * How long the probe waits for the whole answer. A live S3 server answers an unsigned request
+ * (a refusal, usually) without doing any work, in milliseconds on a LAN and well under a second
+ * across continents; 5 s leaves room for a loaded host and still names a silent port at once.
+ */
+export const ENDPOINT_PROBE_MS = 5000;
+/** What the probe reads of a body: enough to see HTML, XML or Go's "HTTPS server" sentence. */
+const BODY_BYTES = 2048;
+
+/** GET /BUCKET?location, path-style under the endpoint's own path: S3 answers it in XML. */
+export function probeUrl(endpoint: string, bucket: string): URL {
+  const url = new URL(endpoint);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${encodeURIComponent(bucket)}`;
+  url.search = '?location';
+  return url;
+}
+
+function readSome(res: IncomingMessage): Promise<string> {
+  return new Promise((done) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = () => {
+      res.destroy();
+      done(Buffer.concat(chunks).subarray(0, BODY_BYTES).toString('utf8'));
+    };
+    res.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= BODY_BYTES) finish();
+    });
+    res.on('end', finish);
+    res.on('error', finish);
+  });
+}
+
+function ask(url: URL, deadlineMs: number): Promise<EndpointAnswer> {
+  return new Promise((done) => {
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    let connected = false;
+    const req = request(url, { method: 'GET', agent: false, headers: { accept: 'application/xml' } }, (res) => {
+      void readSome(res).then((body) => {
+        clearTimeout(timer);
+        done({
+          kind: 'answer',
+          status: res.statusCode ?? 0,
+          contentType: String(res.headers['content-type'] ?? ''),
+          location: String(res.headers.location ?? ''),
+          body,
+        });
+      });
+    });
+    const timer = setTimeout(() => {
+      done({ kind: 'timeout', connected });
+      req.destroy();
+    }, deadlineMs);
+    req.on('socket', (socket) => {
+      socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => (connected = true));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      done({ kind: 'error', code: err.code ?? '', message: err.message });
+    });
+    req.end();
+  });
+}
+
+/** Whether host:port completes a TLS handshake (any certificate): the port speaks TLS. */
+function speaksTls(url: URL, deadlineMs: number): Promise<boolean> {
+  return new Promise((done) => {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const socket = tlsConnect({
+      host,
+      port: Number(url.port || 80),
+      servername: /^[\d.]+$|:/.test(host) ? undefined : host,
+      rejectUnauthorized: false,
+    });
+    const finish = (yes: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      done(yes);
+    };
+    const timer = setTimeout(() => finish(false), deadlineMs);
+    socket.once('secureConnect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
+}
+
+/** An http:// answer that may mean the port speaks TLS: a reset, or a plain 400 refusal. */
+function mayBeTlsPort(answer: EndpointAnswer): boolean {
+  if (answer.kind === 'error') return answer.code === 'ECONNRESET' || /socket hang up/i.test(answer.message);
+  return answer.kind === 'answer' && answer.status === 400 && !/xml/i.test(answer.contentType);
+}
+
+export async function probeEndpoint(endpoint: string, bucket: string, deadlineMs = ENDPOINT_PROBE_MS): Promise<EndpointFacts> {
+  const url = probeUrl(endpoint, bucket);
+  const answer = await ask(url, deadlineMs);
+  const tls = url.protocol === 'http:' && mayBeTlsPort(answer) ? await speaksTls(url, deadlineMs) : false;
+  return { endpoint, deadlineMs, answer, speaksTls: tls };
+}
