@@ -53,7 +53,7 @@ function world(controller: Record<string, unknown>) {
     }
   }
   const features = (id: string) => batch.pending.find((j) => j.id === id)?.constraints.flat() ?? [];
-  return { batch, job, ticks, features, lines, close: () => registry.close() };
+  return { batch, site, job, ticks, features, lines, close: () => registry.close() };
 }
 
 test('hold: true with steer: false is refused, or the held jobs are still released', async () => {
@@ -96,4 +96,31 @@ test('regressions that hold: estuary_hold*2, [estuary_hold], a held job no site 
   await v.ticks(2);
   expect(v.features('4')).not.toContain(HOLD);
   v.close();
+});
+
+test('jobs steered by the first scontrol call of a release whose later call fails are still the coordinator\'s', async () => {
+  // SlurmBatch.steer sends 500 ids a call; when slurmctld restarts between two calls the first
+  // 500 jobs are updated and the error is thrown. The loop then records none of them as steered,
+  // so from the next interval their `site_aws|home` reads as the user's own constraint: never
+  // moved, never lifted (docs: "a job placed nowhere has the requirement lifted (features=)").
+  const w = world({ type: 'estuary', hold: true });
+  let failNext = true;
+  const steer = w.batch.steer.bind(w.batch);
+  w.batch.steer = async (ids, features) => {
+    await steer(ids.slice(0, 500), features);
+    if (failNext && ids.length > 500) {
+      failNext = false;
+      throw new Error('slurm_update error: Unable to contact slurm controller (connect failure)');
+    }
+    await steer(ids.slice(500), features);
+  };
+  w.batch.pending = Array.from({ length: 600 }, (_, i) => w.job(String(i + 1), HOLD));
+  await w.ticks(1);
+  expect(w.features('1')).toContain('site_aws');
+  // The site falls ill for good: every job is placed nowhere and its steering must be lifted.
+  w.site.down = true;
+  await w.ticks(30);
+  const stuck = w.batch.pending.filter((j) => j.constraints.flat().includes('site_aws')).map((j) => j.id);
+  expect(stuck.length, `${stuck.length} jobs still require site_aws`).toBe(0);
+  w.close();
 });
