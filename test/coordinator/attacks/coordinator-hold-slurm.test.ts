@@ -44,7 +44,7 @@ test('a plain job submitted under the documented job_submit.lua is taken, held, 
   const coord = await startCoordinator(cluster, config);
   expect(coord.port).toBeGreaterThan(0);
 
-  const r = await cluster.slurm('sbatch', ['--parsable', '-p', 'hybrid', '--wrap', 'sleep 1']);
+  const r = await cluster.slurm('sbatch', ['--parsable', '-p', 'hybrid', '--output=/dev/null', '--wrap', 'sleep 1']);
   expect(r.stderr.trim(), 'sbatch under the documented job_submit.lua').toBe('');
   expect(r.code).toBe(0);
   const id = r.stdout.trim().split(';')[0]!;
