@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { expect, test } from 'vitest';
 import { MemoryBatch } from '../../../coordinator/batch/memory.ts';
-import { parseConstraint } from '../../../coordinator/batch/slurm-parse.ts';
+import { homeFeatures, parseConstraint } from '../../../coordinator/batch/slurm-parse.ts';
 import { VirtualClock } from '../../../coordinator/clock.ts';
 import { controllerSchema, machineTypesSchema } from '../../../coordinator/config.ts';
 import { Coordinator } from '../../../coordinator/coordinator.ts';
@@ -122,5 +122,27 @@ test('jobs steered by the first scontrol call of a release whose later call fail
   await w.ticks(30);
   const stuck = w.batch.pending.filter((j) => j.constraints.flat().includes('site_aws')).map((j) => j.id);
   expect(stuck.length, `${stuck.length} jobs still require site_aws`).toBe(0);
+  w.close();
+});
+
+test('another coordinator\'s drones on the partition are not taken for home nodes', async () => {
+  // docs/COORDINATOR.md: "one prefix per coordinator". A second coordinator (prefix oth-) bursting
+  // the same partition has drones that carry site_/type_ features; homeFeatures() counts every
+  // node outside this coordinator's own prefix as a home node, so no feature is common to "all
+  // home nodes", steering turns itself off, and every held job is released unplaced (features=)
+  // to run wherever a core is free — the hold undone for the whole partition.
+  const sinfo = JSON.stringify({
+    errors: [],
+    nodes: [
+      { name: 'home1', state: 'idle', features: 'home', partitions: ['hybrid'] },
+      { name: 'home2', state: 'mixed', features: 'home,bigmem', partitions: ['hybrid'] },
+      { name: 'oth-cloud-3', state: 'idle', features: 'cloud,site_cloud,type_small', partitions: ['hybrid'] },
+    ],
+  });
+  const w = world({ type: 'estuary', hold: true });
+  w.batch.home = homeFeatures(sinfo, 'atk-', ['hybrid']);
+  w.batch.pending = [w.job('9', HOLD)];
+  await w.ticks(1);
+  expect(w.batch.steered.at(-1)?.features, 'the held job was released unplaced').toBe('site_aws|home');
   w.close();
 });
