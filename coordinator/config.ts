@@ -150,6 +150,9 @@ export const controllerSchema = keyed(z.discriminatedUnion('type', [
      * it): the coordinator replaces it with the job's placement, or lifts it, within an interval.
      */
     hold: z.boolean().default(false),
+  }).refine((c) => !c.hold || c.steer, {
+    path: ['hold'],
+    message: 'hold: true needs steer: true: only steering replaces the hold, so every new job would wait for ever; turn steer on or hold off',
   }),
   z.strictObject({
     type: z.literal('slurm-power'),

@@ -15,7 +15,7 @@ import { committedToday, locationOf } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { release } from './drone.ts';
-import { HOME_POOL, HOME_SITE, steerRequests, unsteered } from './steer.ts';
+import { HOME_POOL, HOME_SITE, MixedHolds, mixedHoldMessage, steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
   type NodeView,
@@ -116,6 +116,9 @@ export class Coordinator {
    * site_<name> requirement (read as the user's), so they still run there, just not moved.
    */
   private readonly steered = new Map<string, string>();
+  /** Where a job was steered before a steering call that has not been seen to succeed. */
+  private readonly steeredBefore = new Map<string, string>();
+  private readonly heldWarnings = new MixedHolds();
   private readonly runner: DroneRunner;
   /** When a budget refusal was last logged, per site. */
   private readonly refusalLogged = new Map<string, number>();
@@ -204,9 +207,11 @@ export class Coordinator {
       if (steer) {
         const waiting = new Set(queue.pending.map((j) => j.id));
         for (const id of [...this.steered.keys()]) if (!waiting.has(id)) this.steered.delete(id);
+        for (const id of [...this.steeredBefore.keys()]) if (!waiting.has(id)) this.steeredBefore.delete(id);
       }
       const home = steer?.homeFeature ?? this.homeFeatureSeen ?? undefined;
-      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered)) : queue.pending;
+      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered, this.steeredBefore)) : queue.pending;
+      for (const id of this.heldWarnings.fresh(this.lastPending)) log.warn({ job: id, code: 'ESTUARY_CO_HOLD_MIXED' }, mixedHoldMessage(id));
       this.nodes = nodes;
       this.lastHome = queue.home;
       this.lastLimited = queue.limited ?? [];
@@ -343,11 +348,20 @@ export class Coordinator {
     const placedAt = new Map<string, string>();
     for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, pool === HOME_POOL ? HOME_SITE : (siteOfPool.get(pool) ?? ''));
     for (const r of steerRequests(this.lastPending, placedAt, homeFeature, awayFromHome)) {
+      // Recorded before the call: a call cut short (slurmctld restarting between two batches of
+      // ids) may have steered some of the jobs, which must still read as ours next interval.
+      if (r.site) {
+        for (const id of r.jobIds) {
+          const before = this.steered.get(id);
+          if (before !== undefined && before !== r.site) this.steeredBefore.set(id, before);
+          this.steered.set(id, r.site);
+        }
+      }
       try {
         await this.o.batch.steer(r.jobIds, r.features);
         for (const id of r.jobIds) {
-          if (r.site) this.steered.set(id, r.site);
-          else this.steered.delete(id);
+          this.steeredBefore.delete(id);
+          if (!r.site) this.steered.delete(id);
         }
         this.o.log.info({ site: r.site || null, jobs: r.jobIds.length, features: r.features }, r.site ? `steered ${r.jobIds.length} job(s) to ${r.site}` : `lifted the steering of ${r.jobIds.length} job(s)`);
       } catch (err) {
