@@ -15,7 +15,7 @@ import { committedToday, locationOf } from './cost.ts';
 import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { release } from './drone.ts';
-import { HOME_POOL, HOME_SITE, MixedHolds, mixedHoldMessage, steerRequests, unsteered } from './steer.ts';
+import { HOLD_FEATURE, holdUndeclaredMessage, HOME_POOL, HOME_SITE, MixedHolds, mixedHoldMessage, steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
   type NodeView,
@@ -56,7 +56,7 @@ export interface CoordinatorOptions {
   /** Spot pools beside on-demand ones at sites with a spot price (estuary's policy buys both). */
   readonly markets?: boolean;
   /** Steer placed jobs to their site's drones (coordinator/steer.ts); off when absent. */
-  readonly steer?: { readonly homeFeature?: string };
+  readonly steer?: { readonly homeFeature?: string; readonly hold?: boolean };
 }
 
 export interface TickReport {
@@ -72,6 +72,8 @@ export interface TickReport {
   /** Pending jobs no pool could run at all, with why (the first UNPLACEABLE_LISTED). */
   readonly unplaceable: readonly { readonly job: string; readonly why: string }[];
   readonly unplaceableCount: number;
+  /** What is wrong with the site's set-up that the loop can see but not mend, in words. */
+  readonly warnings: readonly string[];
   readonly pending: number;
   readonly pools: readonly PoolReport[];
   readonly decisions: readonly Decision[];
@@ -119,6 +121,7 @@ export class Coordinator {
   /** Where a job was steered before a steering call that has not been seen to succeed. */
   private readonly steeredBefore = new Map<string, string>();
   private readonly heldWarnings = new MixedHolds();
+  private holdWarning: string | null = null;
   private readonly runner: DroneRunner;
   /** When a budget refusal was last logged, per site. */
   private readonly refusalLogged = new Map<string, number>();
@@ -211,6 +214,7 @@ export class Coordinator {
       }
       const home = steer?.homeFeature ?? this.homeFeatureSeen ?? undefined;
       this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered, this.steeredBefore)) : queue.pending;
+      this.checkHoldDeclared();
       for (const id of this.heldWarnings.fresh(this.lastPending)) log.warn({ job: id, code: 'ESTUARY_CO_HOLD_MIXED' }, mixedHoldMessage(id));
       this.nodes = nodes;
       this.lastHome = queue.home;
@@ -274,6 +278,7 @@ export class Coordinator {
       siteProblems: Object.fromEntries(unhealthy),
       unplaceable: unplaceable.slice(0, UNPLACEABLE_LISTED),
       unplaceableCount: unplaceable.length,
+      warnings: this.holdWarning ? [this.holdWarning] : [],
       pending: snapshot.pending.length,
       pools: result.pools,
       decisions: result.decisions,
@@ -337,6 +342,14 @@ export class Coordinator {
       else this.o.log.warn('steering off: no feature every home node carries and no drone does; set controller.home-feature to steer');
     }
     return found;
+  }
+
+  /** `hold: true` needs a node carrying estuary_hold, or slurmctld refuses every held job. */
+  private checkHoldDeclared(): void {
+    const declared = this.o.steer?.hold ? this.o.batch.declares?.(HOLD_FEATURE) : undefined;
+    const warning = declared === false ? holdUndeclaredMessage() : null;
+    if (warning && warning !== this.holdWarning) this.o.log.warn({ code: 'ESTUARY_CO_HOLD_UNDECLARED' }, warning);
+    this.holdWarning = warning;
   }
 
   /** Makes each placed job require its site's drones; a failure is retried next interval. */

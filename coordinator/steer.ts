@@ -126,3 +126,10 @@ export function mixedHoldMessage(id: string): string {
     `add ${HOLD_FEATURE} in job_submit only to jobs that ask for no features, and release this one with scontrol update jobid=${id} features=<its own>`
   );
 }
+
+export function holdUndeclaredMessage(): string {
+  return (
+    `hold is on, but no node carries ${HOLD_FEATURE}: slurmctld refuses every job the job_submit plugin holds ("Invalid feature specification"); ` +
+    `declare it on a node that never runs jobs, e.g. NodeName=estuary-hold State=FUTURE Features=${HOLD_FEATURE} in slurm.conf, and reconfigure`
+  );
+}

@@ -289,6 +289,12 @@ export function homeFeatures(json: string, prefix: string, partitions: readonly 
   return [...sets[0]!].filter((f) => sets.every((s) => s.has(f))).sort();
 }
 
+/** Every feature some node carries, FUTURE nodes included (slurmctld accepts a job asking any). */
+export function nodeFeatures(json: string): Set<string> {
+  const doc = slurmDocument(json, 'nodes') as { nodes?: { features?: string }[] };
+  return new Set((doc.nodes ?? []).flatMap((n) => (n.features ?? '').split(',').map((f) => f.trim()).filter(Boolean)));
+}
+
 export function parseNodes(json: string, prefix: string): Map<string, NodeView> {
   const doc = slurmDocument(json, 'nodes') as { nodes?: SinfoNode[] };
   const out = new Map<string, NodeView>();

@@ -6,7 +6,7 @@ import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
 import { complaint, MAX_JSON_BYTES, runProgram } from '../proc.ts';
-import { homeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
+import { homeFeatures, nodeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
 import type { BatchSystem, Queue } from './types.ts';
 
 type SlurmConfig = Extract<BatchSystemConfig, { type: 'slurm' }>;
@@ -49,13 +49,20 @@ export class SlurmBatch implements BatchSystem {
     return readable('sinfo --json', () => this.run('sinfo', ['--json'], true), (t) => {
       const nodes = parseNodes(t, prefix);
       this.home = homeFeatures(t, prefix, this.c.partitions);
+      this.declared = nodeFeatures(t);
       return nodes;
     });
   }
 
   /** Features every home node carries, as the last nodes() read found them. */
+  private declared = new Set<string>();
+
   homeFeatures(): readonly string[] {
     return this.home;
+  }
+
+  declares(feature: string): boolean {
+    return this.declared.has(feature);
   }
 
   /**

@@ -42,6 +42,8 @@ export interface BatchSystem {
    * steering adds one as an alternative, so a steered job may still run at home.
    */
   homeFeatures?(): readonly string[];
+  /** Whether any node, FUTURE ones included, carries `feature` (as the last nodes() read found). */
+  declares?(feature: string): boolean;
   /** The node of a drone has joined: make it schedulable at once, and tag it with the drone. */
   integrate(node: string, tag: string): Promise<void>;
   /**

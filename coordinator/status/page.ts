@@ -25,6 +25,7 @@ function problems(v: StatusView): string {
   for (const s of v.sites.filter((x) => x.budgetPerDay !== null && x.budgetPerDay > 0 && x.spentToday >= x.budgetPerDay)) {
     out.push(`Site ${s.name} has spent its budget for today (${money(s.spentToday)} of ${money(s.budgetPerDay!)}).`);
   }
+  out.push(...v.warnings);
   if (v.unplaceableCount > 0) out.push(`${v.unplaceableCount} pending job${v.unplaceableCount > 1 ? 's' : ''} no pool can run (listed below).`);
   return out.map((p) => `<p class="sum over">⚠ ${esc(p)}</p>`).join('\n');
 }

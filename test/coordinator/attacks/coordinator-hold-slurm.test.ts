@@ -36,7 +36,8 @@ test('a plain job submitted under the documented job_submit.lua is taken, held, 
   onTeardown(() => cluster.stop());
   await cluster.killController();
   writeFileSync(join(cluster.dir, 'job_submit.lua'), LUA);
-  appendFileSync(cluster.conf, 'JobSubmitPlugins=lua\n');
+  // docs/COORDINATOR.md: the feature is declared on a FUTURE node, so slurmctld takes the job.
+  appendFileSync(cluster.conf, 'JobSubmitPlugins=lua\nNodeName=estuary-hold CPUs=1 RealMemory=100 State=FUTURE Features=estuary_hold\n');
   await cluster.startController();
 
   const config = writeCoordinatorConfig(cluster, { prefix: 'atkh-', quota: 1, bootTimeout: '60s' });

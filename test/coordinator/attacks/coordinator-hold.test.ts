@@ -146,3 +146,19 @@ test('another coordinator\'s drones on the partition are not taken for home node
   expect(w.batch.steered.at(-1)?.features, 'the held job was released unplaced').toBe('site_aws|home');
   w.close();
 });
+
+test('hold with no node declaring estuary_hold is said in the log and in the tick report, once declared it is gone', async () => {
+  // slurmctld refuses a job asking for a feature no node carries, so an undeclared hold loses
+  // every submission before the coordinator could see it: the only place to notice is sinfo.
+  const w = world({ type: 'estuary', hold: true });
+  let declared = false;
+  (w.batch as unknown as { declares: (f: string) => boolean }).declares = (f) => declared && f === HOLD;
+  await w.ticks(2);
+  const warned = w.lines.filter((l) => l.includes('ESTUARY_CO_HOLD_UNDECLARED'));
+  expect(warned, 'logged once, not every interval').toHaveLength(1);
+  expect(warned[0]).toContain('State=FUTURE Features=estuary_hold');
+  declared = true;
+  await w.ticks(1);
+  expect(w.lines.filter((l) => l.includes('ESTUARY_CO_HOLD_UNDECLARED'))).toHaveLength(1);
+  w.close();
+});
