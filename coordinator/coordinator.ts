@@ -307,6 +307,7 @@ export class Coordinator {
       holdings: new Map([...this.data.holdings].map(([site, h]) => [site, h])),
       sizes: new Map(this.data.sizes),
       ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
+      startedLastMinute: all.filter((d) => now - d.createdAt < 60_000).length,
     };
   }
 
