@@ -43,6 +43,7 @@ export interface Prepared {
   readonly printConfig: boolean;
   readonly printed: Record<string, unknown>;
   readonly config: Parameters<Command['run']>[0]['config'];
+  readonly origin: Parameters<Command['run']>[0]['origin'];
   readonly positionals: string[];
 }
 
@@ -59,6 +60,7 @@ export function prepareCommand(command: Command, argv: readonly string[], env: C
       printConfig: false,
       printed: {},
       config: {} as Prepared['config'],
+      origin: {},
       positionals: parsed.positionals,
     };
   const configPath = parsed.configPath ?? env.ESTUARY_CONFIG;
@@ -82,6 +84,7 @@ export function prepareCommand(command: Command, argv: readonly string[], env: C
     printConfig: parsed.printConfig,
     printed: parsed.printConfig ? printable(table, resolved) : {},
     config: resolved.config as Prepared['config'],
+    origin: resolved.origin,
     positionals,
   };
 }
@@ -96,9 +99,9 @@ async function runCommand(command: Command, argv: readonly string[], io: CliIo):
     io.stdout(`${JSON.stringify(prepared.printed, null, 2)}\n`);
     return 0;
   }
-  const { config } = prepared;
+  const { config, origin } = prepared;
   const log = createLogger({ level: config.logLevel, format: config.logFormat, role: command.name });
-  return await command.run({ config, args: prepared.positionals, log });
+  return await command.run({ config, origin, args: prepared.positionals, log });
 }
 
 export async function runCli(

@@ -3,6 +3,7 @@
 // with their code and retried, they never end the coordinator.
 
 import { EstuaryError } from '../lib/errors.ts';
+import { escapeControls } from '../lib/terminal-text.ts';
 
 export class CoordinatorError extends EstuaryError {
   constructor(code: string, message: string, exitCode = 1) {
@@ -16,11 +17,17 @@ export function unanswered(err: unknown): boolean {
   return (err as { unanswered?: boolean } | undefined)?.unanswered === true;
 }
 
+/**
+ * What a config, scenario or trace wrote, quoted in an error bound for a terminal: a trace from a
+ * public archive must not retitle or clear the reader's terminal (ESC, BEL shown as `\x1b`, `\x07`).
+ */
+const quoted = escapeControls;
+
 export const coordinatorErrors = {
   badConfig: (key: string, problem: string) =>
     new CoordinatorError(
       'ESTUARY_CO_CONFIG',
-      `coordinator config: ${key}: ${problem}; see docs/COORDINATOR.md, "Configuration"`,
+      `coordinator config: ${quoted(key)}: ${quoted(problem)}; see docs/COORDINATOR.md, "Configuration"`,
       2,
     ),
   listen: (where: string, reason: string) =>
@@ -85,13 +92,13 @@ export const coordinatorErrors = {
   badTrace: (file: string, where: string, problem: string) =>
     new CoordinatorError(
       'ESTUARY_CO_TRACE',
-      `trace ${file}: ${where}: ${problem}; see docs/BENCHMARKING.md, "Trace formats"`,
+      `trace ${quoted(file)}: ${quoted(where)}: ${quoted(problem)}; see docs/BENCHMARKING.md, "Trace formats"`,
       2,
     ),
   badScenario: (file: string, key: string, problem: string) =>
     new CoordinatorError(
       'ESTUARY_CO_SCENARIO',
-      `scenario ${file}: ${key}: ${problem}; see docs/BENCHMARKING.md, "Scenario files"`,
+      `scenario ${quoted(file)}: ${quoted(key)}: ${quoted(problem)}; see docs/BENCHMARKING.md, "Scenario files"`,
       2,
     ),
 };
