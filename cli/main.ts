@@ -44,6 +44,7 @@ export interface Prepared {
   readonly printConfig: boolean;
   readonly printed: Record<string, unknown>;
   readonly config: Parameters<Command['run']>[0]['config'];
+  readonly origin: Parameters<Command['run']>[0]['origin'];
   readonly positionals: string[];
 }
 
@@ -60,6 +61,7 @@ export function prepareCommand(command: Command, argv: readonly string[], env: C
       printConfig: false,
       printed: {},
       config: {} as Prepared['config'],
+      origin: {},
       positionals: parsed.positionals,
     };
   const configPath = parsed.configPath ?? env.ESTUARY_CONFIG;
@@ -83,6 +85,7 @@ export function prepareCommand(command: Command, argv: readonly string[], env: C
     printConfig: parsed.printConfig,
     printed: parsed.printConfig ? printable(table, resolved) : {},
     config: resolved.config as Prepared['config'],
+    origin: resolved.origin,
     positionals,
   };
 }
@@ -97,9 +100,9 @@ async function runCommand(command: Command, argv: readonly string[], io: CliIo):
     io.stdout(`${JSON.stringify(prepared.printed, null, 2)}\n`);
     return 0;
   }
-  const { config } = prepared;
+  const { config, origin } = prepared;
   const log = createLogger({ level: config.logLevel, format: config.logFormat, role: command.name });
-  return await command.run({ config, args: prepared.positionals, log });
+  return await command.run({ config, origin, args: prepared.positionals, log });
 }
 
 /** The command's module; a package it imports that the install left out is named in one line. */

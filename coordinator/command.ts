@@ -31,7 +31,7 @@ state, age, cost and the reason of the last decision. See docs/COORDINATOR.md.`,
     { cmd: "estuary coordinator simulate bench/coordinator/scenarios/fermilab-nova.yaml --controller '{type: linear}'", what: 'what a policy would do on a scenario, simulated' },
   ],
   options: coordinatorOptions,
-  async run({ config, args, log }) {
+  async run({ config, origin, args, log }) {
     const action = args[0];
     if (action === 'status') {
       const base = config.url ?? `http://${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${config.listen.port}`;
@@ -49,7 +49,9 @@ state, age, cost and the reason of the last decision. See docs/COORDINATOR.md.`,
     if (action === 'simulate') {
       if (!args[1]) throw coordinatorErrors.badScenario('(none)', 'file', 'give a scenario file: estuary coordinator simulate FILE');
       const { simulateFile } = await import('./sim/summary.ts');
-      process.stdout.write(await simulateFile(args[1], config.controller, { json: config.json, market: config.simMarket, every: config.simEvery }));
+      // A scenario's own controller is simulated unless one was given (flag, environment, file).
+      const scenarioController = origin.controller === 'default';
+      process.stdout.write(await simulateFile(args[1], config.controller, { json: config.json, market: config.simMarket, every: config.simEvery, scenarioController }));
       return 0;
     }
     if (action !== undefined) throw coordinatorErrors.badAction(action);

@@ -7,7 +7,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { keyHint } from '../lib/config/suggest.ts';
-import { parseDuration, parseSize, ValueError, type ValueType } from '../lib/config/values.ts';
+import { formatDuration, parseDuration, parseSize, ValueError, type ValueType } from '../lib/config/values.ts';
 import { coordinatorErrors } from './errors.ts';
 
 /** A duration in files: "90s", "5m", or a bare number of seconds. */
@@ -19,6 +19,16 @@ const durationMs = z.union([z.number().nonnegative(), z.string()]).transform((v,
     return z.NEVER;
   }
 });
+
+/** The longest duration any flag takes (a year), as lib/config/values.ts's `duration`. */
+const DURATION_MAX_MS = 365 * 86_400_000;
+
+/**
+ * A duration held to the bounds of the flag of the same name, refused in the flag's words: a
+ * per-site or scenario value must not take what `--boot-timeout` or `--interval` refuses.
+ */
+export const durationIn = (minMs: number, maxMs = DURATION_MAX_MS) =>
+  durationMs.refine((v) => v >= minMs && v <= maxMs, { message: `expected a duration from ${formatDuration(minMs)} to ${formatDuration(maxMs)}` });
 
 /** A call's deadline: 0 would let no call finish, every one failing for ever as "no answer". */
 const timeoutMs = durationMs.refine((v) => v > 0, { message: 'a timeout of 0 lets no call finish; give one such as 30s' });
@@ -55,6 +65,8 @@ const bitsPerSecond = z.union([z.number().positive(), z.string()]).transform((v,
 });
 
 const name = z.string().regex(/^[a-z][a-z0-9-]{0,30}$/, 'lower-case letters, digits and -, starting with a letter');
+/** The names of sites, machine types and storage locations, for a scenario's own records. */
+export const nameSchema = name;
 const feature = z.string().regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, _ . and - only');
 
 export const machineTypeSchema = keyed(z.strictObject({
@@ -99,6 +111,12 @@ export const CONTROLLER_DEFAULTS = {
 
 const unit = z.number().min(0).max(1);
 
+/**
+ * Far above any cloud's egress price (cents a GB), and low enough that a GB's weight times the
+ * bytes of any input stays a finite number of dollars in which a cent still shows.
+ */
+const WAN_PER_GB_MAX = 1000;
+
 export const controllerSchema = keyed(z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('linear'),
@@ -134,8 +152,8 @@ export const controllerSchema = keyed(z.discriminatedUnion('type', [
     type: z.literal('estuary'),
     /** The waiting work should be finished within this, from now. */
     turnaround: durationMs.default(CONTROLLER_DEFAULTS.estuary.turnaround),
-    /** Expected run time of a job that gives no time limit. */
-    runtime: durationMs.default(CONTROLLER_DEFAULTS.estuary.runtime),
+    /** Expected run time of a job that gives no time limit; 0 would make such work free of time. */
+    runtime: durationIn(1000).default(CONTROLLER_DEFAULTS.estuary.runtime),
     /** Make placed jobs require their site's drones (site_<name>), so they run where placed. */
     steer: z.boolean().default(CONTROLLER_DEFAULTS.estuary.steer),
     /** A feature every home node carries: steered jobs may still run at home (site_x|home). */
@@ -144,12 +162,15 @@ export const controllerSchema = keyed(z.discriminatedUnion('type', [
      * Dollars per GB an input crosses a WAN link to reach the site, on top of any egress price:
      * what the policy weighs a shared link's bytes at even where moving them is free.
      */
-    wanPerGb: z.number().min(0).default(CONTROLLER_DEFAULTS.estuary.wanPerGb),
+    wanPerGb: z.number().min(0).max(WAN_PER_GB_MAX, `at most ${WAN_PER_GB_MAX} dollars a GB`).default(CONTROLLER_DEFAULTS.estuary.wanPerGb),
     /**
      * New jobs arrive held by the feature estuary_hold (a job_submit plugin adds it; no node has
      * it): the coordinator replaces it with the job's placement, or lifts it, within an interval.
      */
     hold: z.boolean().default(false),
+  }).refine((c) => !c.hold || c.steer, {
+    path: ['hold'],
+    message: 'hold: true needs steer: true: only steering replaces the hold, so every new job would wait for ever; turn steer on or hold off',
   }),
   z.strictObject({
     type: z.literal('slurm-power'),
@@ -308,9 +329,10 @@ export const siteSchema = keyed(z
     gateway: gatewayLinkSchema.optional(),
     /** The site name its caches give discovery (their heartbeats' site); this site's name by default. */
     discoverySite: z.string().min(1).max(128).optional(),
-    idleTime: durationMs.optional(),
-    bootTimeout: durationMs.optional(),
-    minLifetime: durationMs.optional(),
+    // The bounds of --idle-time, --boot-timeout and --min-lifetime (coordinator/options.ts).
+    idleTime: durationIn(0).optional(),
+    bootTimeout: durationIn(1000).optional(),
+    minLifetime: durationIn(0).optional(),
     netns: netnsSiteSchema.optional(),
     command: commandSiteSchema.optional(),
     openstack: openstackSiteSchema.optional(),
@@ -369,6 +391,24 @@ const KNOWN_KEYS = [
   'status', 'stop', 'list', 'url', 'token-file', 'history', 'history-every',
 ];
 
+/**
+ * One zod issue as an error line's parts: the path with keys as the file writes them
+ * (kebab-case), and the message. A name the user chose that is refused (a site's, a storage
+ * location's) is quoted as written, with the reason names must follow, not zod's "Invalid key".
+ */
+export function describeIssue(issue: z.core.$ZodIssue): { path: string[]; message: string } {
+  const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+  if (issue.code === 'invalid_key')
+    return {
+      path: issue.path.slice(0, -1).map((k) => kebab(String(k))),
+      message: `the name "${String(issue.path.at(-1))}": ${issue.issues[0]?.message ?? issue.message}`,
+    };
+  return {
+    path: issue.path.map((k) => kebab(String(k))),
+    message: issue.message.replace(/"([a-z][A-Za-z]*)"/g, (_, k: string) => `"${kebab(k)}"`),
+  };
+}
+
 /** A config option whose value is structured: YAML/JSON in a file, or YAML text in a flag/env. */
 export function structured<T>(key: string, schema: z.ZodType<T>, placeholder: string): ValueType<T> {
   return {
@@ -395,10 +435,8 @@ export function structured<T>(key: string, schema: z.ZodType<T>, placeholder: st
         const names = unknown.keys.map((k) => `"${kebab(k)}"${keyHint(kebab(k), known)}`);
         throw coordinatorErrors.badConfig(where, `unknown key ${names.join(', ')}`);
       }
-      const issue = r.error.issues[0]!;
-      const where = [key, ...issue.path.map((k) => kebab(String(k)))].join('.');
-      const message = issue.message.replace(/"([a-z][A-Za-z]*)"/g, (_, k: string) => `"${kebab(k)}"`);
-      throw coordinatorErrors.badConfig(where, message);
+      const issue = describeIssue(r.error.issues[0]!);
+      throw coordinatorErrors.badConfig([key, ...issue.path].join('.'), issue.message);
     },
     // Shown as the file would be written: kebab-case keys, and a password only as @FILE.
     format: (v) =>

@@ -33,6 +33,11 @@ export interface PoolState {
   readonly waitingDrones: number;
   /** Pending jobs placed on this pool. */
   readonly pending: readonly PendingJob[];
+  /**
+   * Drones requested in the last minute at every site, this interval's earlier starts included
+   * (Slurm's ResumeRate counts the nodes resumed across the whole cluster).
+   */
+  readonly startedLastMinute: number;
 }
 
 export interface ControllerResult {
@@ -107,7 +112,8 @@ export function threshold(c: Extract<ControllerConfig, { type: 'threshold' }>): 
  * every node it allocated is resumed. With select/cons_tres and CR_CPU (ParallelCluster's
  * SelectTypeParameters) single-core jobs share a node, so the nodes resumed are the pending
  * cores not covered by nodes already resuming or idle, in whole nodes, at most ResumeRate nodes
- * a minute (0: no limit). Nodes are suspended after SuspendTime idle (the site's idle time) and
+ * in any minute across every pool (0: no limit): the nodes resumed in the last 60 s use it up,
+ * whatever the interval. Nodes are suspended after SuspendTime idle (the site's idle time) and
  * marked down when they miss ResumeTimeout (the site's boot timeout); demand never shrinks
  * otherwise, as Slurm powers down only idle nodes.
  */
@@ -116,11 +122,19 @@ export function slurmPower(c: Extract<ControllerConfig, { type: 'slurm-power' }>
     const pendingCores = p.pending.reduce((s, j) => s + j.cpus, 0);
     const uncovered = Math.max(0, pendingCores - p.waitingCores - p.idleCores);
     let nodes = Math.ceil(uncovered / p.cores);
-    const perInterval = c.resumeRate > 0 ? Math.max(1, Math.floor((c.resumeRate * p.intervalMs) / 60_000)) : Infinity;
-    nodes = Math.min(nodes, perInterval);
+    const allowed = c.resumeRate > 0 ? Math.max(0, c.resumeRate - p.startedLastMinute) : Infinity;
+    nodes = Math.min(nodes, allowed);
     return {
       demand: p.liveCores + nodes * p.cores,
-      reason: { rule: 'slurm-resume', pendingJobs: p.pending.length, pendingCores, coveredCores: pendingCores - uncovered, resume: nodes, resumeRate: c.resumeRate },
+      reason: {
+        rule: 'slurm-resume',
+        pendingJobs: p.pending.length,
+        pendingCores,
+        coveredCores: pendingCores - uncovered,
+        resume: nodes,
+        resumeRate: c.resumeRate,
+        resumedLastMinute: p.startedLastMinute,
+      },
     };
   };
 }

@@ -16,7 +16,7 @@ import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { release } from './drone.ts';
 import { type HistoryStatus, RunHistory } from './run-history.ts';
-import { HOME_POOL, HOME_SITE, steerRequests, unsteered } from './steer.ts';
+import { HOLD_FEATURE, holdUndeclaredMessage, HOME_POOL, HOME_SITE, MixedHolds, mixedHoldMessage, steerRequests, unsteered } from './steer.ts';
 import {
   type Drone,
   type NodeView,
@@ -57,7 +57,7 @@ export interface CoordinatorOptions {
   /** Spot pools beside on-demand ones at sites with a spot price (estuary's policy buys both). */
   readonly markets?: boolean;
   /** Steer placed jobs to their site's drones (coordinator/steer.ts); off when absent. */
-  readonly steer?: { readonly homeFeature?: string };
+  readonly steer?: { readonly homeFeature?: string; readonly hold?: boolean };
   /** Learn run times from finished jobs, read this often (run-history.ts); off when absent. */
   readonly history?: { readonly everyMs: number };
 }
@@ -75,6 +75,8 @@ export interface TickReport {
   /** Pending jobs no pool could run at all, with why (the first UNPLACEABLE_LISTED). */
   readonly unplaceable: readonly { readonly job: string; readonly why: string }[];
   readonly unplaceableCount: number;
+  /** What is wrong with the site's set-up that the loop can see but not mend, in words. */
+  readonly warnings: readonly string[];
   readonly pending: number;
   readonly pools: readonly PoolReport[];
   readonly decisions: readonly Decision[];
@@ -122,6 +124,10 @@ export class Coordinator {
    * site_<name> requirement (read as the user's), so they still run there, just not moved.
    */
   private readonly steered = new Map<string, string>();
+  /** Where a job was steered before a steering call that has not been seen to succeed. */
+  private readonly steeredBefore = new Map<string, string>();
+  private readonly heldWarnings = new MixedHolds();
+  private holdWarning: string | null = null;
   private readonly runner: DroneRunner;
   /** When a budget refusal was last logged, per site. */
   private readonly refusalLogged = new Map<string, number>();
@@ -211,9 +217,12 @@ export class Coordinator {
       if (steer) {
         const waiting = new Set(queue.pending.map((j) => j.id));
         for (const id of [...this.steered.keys()]) if (!waiting.has(id)) this.steered.delete(id);
+        for (const id of [...this.steeredBefore.keys()]) if (!waiting.has(id)) this.steeredBefore.delete(id);
       }
       const home = steer?.homeFeature ?? this.homeFeatureSeen ?? undefined;
-      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered)) : queue.pending;
+      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered, this.steeredBefore)) : queue.pending;
+      this.checkHoldDeclared();
+      for (const id of this.heldWarnings.fresh(this.lastPending)) log.warn({ job: id, code: 'ESTUARY_CO_HOLD_MIXED' }, mixedHoldMessage(id));
       this.nodes = nodes;
       this.lastHome = queue.home;
       this.lastLimited = queue.limited ?? [];
@@ -278,6 +287,7 @@ export class Coordinator {
       siteProblems: Object.fromEntries(unhealthy),
       unplaceable: unplaceable.slice(0, UNPLACEABLE_LISTED),
       unplaceableCount: unplaceable.length,
+      warnings: this.holdWarning ? [this.holdWarning] : [],
       pending: snapshot.pending.length,
       pools: result.pools,
       decisions: result.decisions,
@@ -308,6 +318,7 @@ export class Coordinator {
       sizes: new Map(this.data.sizes),
       ...(this.history ? { runTimes: this.history.summary() } : {}),
       ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
+      startedLastMinute: all.filter((d) => now - d.createdAt < 60_000).length,
     };
   }
 
@@ -345,6 +356,14 @@ export class Coordinator {
     return found;
   }
 
+  /** `hold: true` needs a node carrying estuary_hold, or slurmctld refuses every held job. */
+  private checkHoldDeclared(): void {
+    const declared = this.o.steer?.hold ? this.o.batch.declares?.(HOLD_FEATURE) : undefined;
+    const warning = declared === false ? holdUndeclaredMessage() : null;
+    if (warning && warning !== this.holdWarning) this.o.log.warn({ code: 'ESTUARY_CO_HOLD_UNDECLARED' }, warning);
+    this.holdWarning = warning;
+  }
+
   /** Makes each placed job require its site's drones; a failure is retried next interval. */
   private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, home: string | null, awayFromHome?: ReadonlySet<string>): Promise<void> {
     const homeFeature = home ?? undefined;
@@ -354,11 +373,20 @@ export class Coordinator {
     const placedAt = new Map<string, string>();
     for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, pool === HOME_POOL ? HOME_SITE : (siteOfPool.get(pool) ?? ''));
     for (const r of steerRequests(this.lastPending, placedAt, homeFeature, awayFromHome)) {
+      // Recorded before the call: a call cut short (slurmctld restarting between two batches of
+      // ids) may have steered some of the jobs, which must still read as ours next interval.
+      if (r.site) {
+        for (const id of r.jobIds) {
+          const before = this.steered.get(id);
+          if (before !== undefined && before !== r.site) this.steeredBefore.set(id, before);
+          this.steered.set(id, r.site);
+        }
+      }
       try {
         await this.o.batch.steer(r.jobIds, r.features);
         for (const id of r.jobIds) {
-          if (r.site) this.steered.set(id, r.site);
-          else this.steered.delete(id);
+          this.steeredBefore.delete(id);
+          if (!r.site) this.steered.delete(id);
         }
         this.o.log.info({ site: r.site || null, jobs: r.jobIds.length, features: r.features }, r.site ? `steered ${r.jobIds.length} job(s) to ${r.site}` : `lifted the steering of ${r.jobIds.length} job(s)`);
       } catch (err) {

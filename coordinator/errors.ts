@@ -3,6 +3,7 @@
 // with their code and retried, they never end the coordinator.
 
 import { type CodeDoc, codeTable, EstuaryError, type ErrorsSection } from '../lib/errors.ts';
+import { escapeControls } from '../lib/terminal-text.ts';
 
 /** Each code's row in docs/ERRORS.md, in the order listed there. */
 export const COORDINATOR_CODES = {
@@ -58,6 +59,14 @@ export const COORDINATOR_CODES = {
     meaning: 'a simulator trace (SWF or JSON jobs) has a line or job that cannot be read',
     fix: 'fix the line or job the message names; docs/BENCHMARKING.md gives both formats',
   },
+  ESTUARY_CO_HOLD_UNDECLARED: {
+    meaning: '`hold: true`, but no node (FUTURE ones included) carries `estuary_hold`: slurmctld refuses every job the job_submit plugin holds ("Invalid feature specification"); logged once and shown at the top of the page',
+    fix: 'declare it on a node that never runs jobs: `NodeName=estuary-hold State=FUTURE Features=estuary_hold` in slurm.conf, then `scontrol reconfigure`',
+  },
+  ESTUARY_CO_HOLD_MIXED: {
+    meaning: 'a pending job requires `estuary_hold` beside features of its own (`gpu&estuary_hold`); the coordinator never rewrites a user\'s constraint, so no node can run it; named once per job',
+    fix: 'have the job_submit plugin add `estuary_hold` only to jobs that ask for no features; release the job with the `scontrol update` line the message gives',
+  },
   ESTUARY_CO_SCENARIO: {
     meaning: 'a simulator scenario file is not valid YAML/JSON or a key in it is wrong',
     fix: 'correct the key the message names; docs/BENCHMARKING.md describes scenario files',
@@ -76,11 +85,17 @@ export function unanswered(err: unknown): boolean {
   return (err as { unanswered?: boolean } | undefined)?.unanswered === true;
 }
 
+/**
+ * What a config, scenario or trace wrote, quoted in an error bound for a terminal: a trace from a
+ * public archive must not retitle or clear the reader's terminal (ESC, BEL shown as `\x1b`, `\x07`).
+ */
+const quoted = escapeControls;
+
 export const coordinatorErrors = {
   badConfig: (key: string, problem: string) =>
     new CoordinatorError(
       'ESTUARY_CO_CONFIG',
-      `coordinator config: ${key}: ${problem}; see docs/COORDINATOR.md, "Configuration"`,
+      `coordinator config: ${quoted(key)}: ${quoted(problem)}; see docs/COORDINATOR.md, "Configuration"`,
       2,
     ),
   listen: (where: string, reason: string) =>
@@ -145,13 +160,13 @@ export const coordinatorErrors = {
   badTrace: (file: string, where: string, problem: string) =>
     new CoordinatorError(
       'ESTUARY_CO_TRACE',
-      `trace ${file}: ${where}: ${problem}; see docs/BENCHMARKING.md, "Trace formats"`,
+      `trace ${quoted(file)}: ${quoted(where)}: ${quoted(problem)}; see docs/BENCHMARKING.md, "Trace formats"`,
       2,
     ),
   badScenario: (file: string, key: string, problem: string) =>
     new CoordinatorError(
       'ESTUARY_CO_SCENARIO',
-      `scenario ${file}: ${key}: ${problem}; see docs/BENCHMARKING.md, "Scenario files"`,
+      `scenario ${quoted(file)}: ${quoted(key)}: ${quoted(problem)}; see docs/BENCHMARKING.md, "Scenario files"`,
       2,
     ),
 };

@@ -176,6 +176,8 @@ export interface Snapshot {
   readonly runTimes?: RunTimes;
   /** The home cluster's cores, when the batch system says (holdings of its cache under "home"). */
   readonly home?: { readonly cores: number; readonly idleCores: number; readonly nodeCores: number; readonly nodeMemoryMb: number; readonly feature?: string };
+  /** Drones requested in the last minute at every site, down ones included (slurm-power's rate). */
+  readonly startedLastMinute?: number;
 }
 
 /** `site/type` for on-demand pools (as before markets), `site/type/spot` for spot ones. */

@@ -81,6 +81,7 @@ export function poolState(
   pending: PoolState['pending'],
   intervalMs: number,
   maxDrones: number,
+  startedLastMinute = snapshot.startedLastMinute ?? 0,
 ): PoolState {
   const available = pool.drones.filter(isAvailable);
   const live = pool.drones.filter((d) => WAITING.has(d.drone.state) || d.drone.state === 'available');
@@ -104,6 +105,7 @@ export function poolState(
     idleDrones: idle.length,
     waitingDrones: waiting.length,
     pending,
+    startedLastMinute,
   };
 }
 
@@ -130,11 +132,12 @@ export function decide(
   for (const pool of snapshot.pools)
     for (const d of pool.drones)
       if (d.drone.state !== 'down') liveAtSite.set(pool.site, (liveAtSite.get(pool.site) ?? 0) + 1);
+  let startedNow = 0;
 
   for (const pool of snapshot.pools) {
     const site = snapshot.sites.find((s) => s.name === pool.site)!;
     const pending = placed.get(pool.key) ?? [];
-    const state = poolState(pool, snapshot, previous.get(pool.key), pending, options.intervalMs, site.quota);
+    const state = poolState(pool, snapshot, previous.get(pool.key), pending, options.intervalMs, site.quota, (snapshot.startedLastMinute ?? 0) + startedNow);
     const base = {
       pool: pool.key,
       supply: state.supply,
@@ -187,6 +190,7 @@ export function decide(
           pricePerCoreHour: pricePerCoreHour(site, pool.market) ?? site.costPerCoreHour,
         });
         liveAtSite.set(pool.site, (liveAtSite.get(pool.site) ?? 0) + 1);
+        startedNow++;
         missing -= pool.cores;
       }
       if (missing > 0 && (liveAtSite.get(pool.site) ?? 0) >= site.quota && reports[reports.length - 1]!.reason.rule !== 'budget')

@@ -105,7 +105,7 @@ export function policyFor(c: ControllerConfig): Pick<CoordinatorOptions, 'policy
   return {
     policy: { controllerFor: () => controller, placement: firstFit, plan: (snapshot: Snapshot) => estuaryPlan(snapshot, c), runtimeMs: c.runtime },
     markets: true,
-    ...(c.steer ? { steer: c.homeFeature ? { homeFeature: c.homeFeature } : {} } : {}),
+    ...(c.steer ? { steer: { ...(c.homeFeature ? { homeFeature: c.homeFeature } : {}), ...(c.hold ? { hold: true } : {}) } } : {}),
   };
 }
 

@@ -3,6 +3,7 @@
 // configuration, builds the logger and hands both to run(); the role never parses argv itself.
 
 import { option, type ConfigOf, type OptionTable } from './config/options.ts';
+import type { Origin } from './config/resolve.ts';
 import { duration, oneOf } from './config/values.ts';
 import type { Logger } from './log.ts';
 import { LOG_LEVELS } from './log.ts';
@@ -35,6 +36,8 @@ export interface Example {
 
 export interface CommandContext<O extends OptionTable> {
   readonly config: ConfigOf<O> & ConfigOf<typeof commonOptions>;
+  /** Where each option's value came from: a default may yield to what an input file says. */
+  readonly origin: Readonly<Partial<Record<string, Origin>>>;
   readonly args: readonly string[];
   readonly log: Logger;
 }

@@ -108,6 +108,7 @@ function coordinatorScene(now: number, broken: boolean): Scene {
     siteProblems: broken ? { 'aws-tokyo': '3 instances failed in a row (InsufficientInstanceCapacity)' } : {},
     unplaceable: broken ? [{ job: '81301', why: 'needs 128 cores; the largest machine type has 64' }] : [],
     unplaceableCount: broken ? 1 : 0,
+    warnings: [],
     pending: broken ? 57 : 12,
     pools: [{ pool: 'c5.2xlarge', supply: 24, demand: 28.5, allocation: 0.81, utilisation: 0.76, pendingJobs: 12, reason: { rule: 'linear', why: 'demand follows utilisation' } }],
     decisions: [],

@@ -279,11 +279,18 @@ export function nodeStatus(n: SinfoNode): NodeView['status'] {
  */
 export function homeFeatures(json: string, prefix: string, partitions: readonly string[]): string[] {
   const doc = slurmDocument(json, 'nodes') as { nodes?: (SinfoNode & { features?: string; partitions?: string[] })[] };
+  const featuresOf = (n: { features?: string }) => (n.features ?? '').split(',').map((f) => f.trim()).filter(Boolean);
+  // A node carrying a site_<name> feature is a drone: this coordinator's, or another one's
+  // bursting the same partition under its own prefix. Neither is a home node.
   const home = (doc.nodes ?? []).filter(
-    (n) => !n.name.startsWith(prefix) && n.state.toLowerCase() !== 'future' && (!n.partitions || n.partitions.some((p) => partitions.includes(p))),
+    (n) =>
+      !n.name.startsWith(prefix) &&
+      n.state.toLowerCase() !== 'future' &&
+      !featuresOf(n).some((f) => f.startsWith('site_')) &&
+      (!n.partitions || n.partitions.some((p) => partitions.includes(p))),
   );
   if (home.length === 0) return [];
-  const sets = home.map((n) => new Set((n.features ?? '').split(',').map((f) => f.trim()).filter(Boolean)));
+  const sets = home.map((n) => new Set(featuresOf(n)));
   return [...sets[0]!].filter((f) => sets.every((s) => s.has(f))).sort();
 }
 
@@ -308,6 +315,12 @@ export function homeView(json: string, prefix: string, partitions: readonly stri
     nodeMemoryMb = Math.max(nodeMemoryMb, num(n.real_memory) ?? 0);
   }
   return cores > 0 ? { cores, idleCores, nodeCores, nodeMemoryMb } : undefined;
+}
+
+/** Every feature some node carries, FUTURE nodes included (slurmctld accepts a job asking any). */
+export function nodeFeatures(json: string): Set<string> {
+  const doc = slurmDocument(json, 'nodes') as { nodes?: { features?: string }[] };
+  return new Set((doc.nodes ?? []).flatMap((n) => (n.features ?? '').split(',').map((f) => f.trim()).filter(Boolean)));
 }
 
 export function parseNodes(json: string, prefix: string): Map<string, NodeView> {

@@ -7,7 +7,7 @@ import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
 import { complaint, MAX_JSON_BYTES, runProgram } from '../proc.ts';
 import { parseSacct, SACCT_FORMAT } from './sacct-parse.ts';
-import { homeFeatures, homeView, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
+import { homeFeatures, homeView, nodeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
 import type { BatchSystem, FinishedRead, HomeView, Queue } from './types.ts';
 
 type SlurmConfig = Extract<BatchSystemConfig, { type: 'slurm' }>;
@@ -54,6 +54,7 @@ export class SlurmBatch implements BatchSystem {
       const nodes = parseNodes(t, prefix);
       this.home = homeFeatures(t, prefix, this.c.partitions);
       this.homeView = homeView(t, prefix, this.c.partitions);
+      this.declared = nodeFeatures(t);
       return nodes;
     });
   }
@@ -94,8 +95,14 @@ export class SlurmBatch implements BatchSystem {
   }
 
   /** Features every home node carries, as the last nodes() read found them. */
+  private declared = new Set<string>();
+
   homeFeatures(): readonly string[] {
     return this.home;
+  }
+
+  declares(feature: string): boolean {
+    return this.declared.has(feature);
   }
 
   /**

@@ -61,6 +61,8 @@ export interface BatchSystem {
    * system's accounting, and where they came from. Throws, saying why, when it keeps none.
    */
   finished?(sinceMs: number): Promise<FinishedRead>;
+  /** Whether any node, FUTURE ones included, carries `feature` (as the last nodes() read found). */
+  declares?(feature: string): boolean;
   /** The node of a drone has joined: make it schedulable at once, and tag it with the drone. */
   integrate(node: string, tag: string): Promise<void>;
   /**

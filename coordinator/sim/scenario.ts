@@ -10,7 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseDuration } from '../../lib/config/values.ts';
-import { controllerSchema, type ControllerConfig, machineTypesSchema, type MachineType, siteSchema, type SiteConfig, storageSchema, type StorageConfig } from '../config.ts';
+import { controllerSchema, type ControllerConfig, describeIssue, durationIn, machineTypesSchema, type MachineType, nameSchema, siteSchema, type SiteConfig, storageSchema, type StorageConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import { parseTrace, type Trace } from './trace.ts';
 
@@ -68,14 +68,15 @@ const scenarioSchema = z.strictObject({
   /** Where results go: the storage location outputs are sent to. */
   homeLocation: z.string().optional(),
   home: z.preprocess(camelDeep, homeSchema),
-  interval: duration.default(30_000),
-  idleTime: duration.default(600_000),
-  bootTimeout: duration.default(1_800_000),
+  // The bounds of --interval, --idle-time and --boot-timeout: an interval of 0 would never end.
+  interval: durationIn(100, 3_600_000).default(30_000),
+  idleTime: durationIn(0).default(600_000),
+  bootTimeout: durationIn(1000).default(1_800_000),
   /** The simulation stops here even if work remains (reported as unfinished). */
   maxTime: duration.default(14 * 86_400_000),
   machineTypes: machineTypesSchema,
-  storage: z.record(z.string(), storageSchema).default({}),
-  sites: z.record(z.string(), z.unknown()),
+  storage: z.record(nameSchema, storageSchema).default({}),
+  sites: z.record(nameSchema, z.unknown()),
   /** A controller to use when none is given on the command line. */
   controller: controllerSchema.optional(),
 });
@@ -103,11 +104,9 @@ export interface Scenario {
 }
 
 function fail(file: string, err: z.ZodError, prefix: string[] = []): never {
-  const issue = err.issues[0]!;
-  const kebab = (k: string) => k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
   // Keys as the file writes them: "boot-time", not the schema's bootTime.
-  const message = issue.message.replace(/"([a-z][A-Za-z]*)"/g, (_, k: string) => `"${kebab(k)}"`);
-  throw coordinatorErrors.badScenario(file, [...prefix, ...issue.path.map((p) => kebab(String(p)))].join('.') || '(top)', message);
+  const issue = describeIssue(err.issues[0]!);
+  throw coordinatorErrors.badScenario(file, [...prefix, ...issue.path].join('.') || '(top)', issue.message);
 }
 
 /** Reads a scenario from its text; `file` names it in errors and anchors the trace path. */
@@ -137,6 +136,9 @@ export function parseScenario(text: string, file: string, readTrace = (p: string
     sites.push({ name, config: cfg.data, ...simParsed.data });
   }
   if (sites.length === 0) throw coordinatorErrors.badScenario(file, 'sites', 'give at least one site');
+  // Home reading its own storage over the WAN because of a typo would be said nowhere.
+  for (const [key, loc] of [['home.at', s.home.at], ['home-location', s.homeLocation]] as const)
+    if (loc !== undefined && !s.storage[loc]) throw coordinatorErrors.badScenario(file, key, `unknown storage location "${loc}"`);
   const tracePath = resolve(dirname(file), s.trace);
   let traceText: string;
   try {

@@ -39,6 +39,11 @@ export interface Trace {
 }
 
 const SWF_FIELDS = 18;
+/**
+ * The simulator's clock counts milliseconds exactly up to 2^53 (about 285 000 years): a time in
+ * seconds beyond this would arrive never, or end never, once in milliseconds.
+ */
+const MAX_SECONDS = Math.floor(Number.MAX_SAFE_INTEGER / 1000);
 /** A job with no memory stated gets this: a typical batch slot of 2 GB per core. */
 const DEFAULT_MB_PER_CPU = 2000;
 
@@ -60,6 +65,8 @@ export function parseSwf(text: string, file = 'trace.swf'): Trace {
     });
     const field = (i: number) => f[i - 1]!;
     if (field(2) < 0) throw coordinatorErrors.badTrace(file, where, 'field 2 (submit time) is negative');
+    for (const [i, what] of [[2, 'submit time'], [4, 'run time'], [9, 'requested time']] as const)
+      if (field(i) > MAX_SECONDS) throw coordinatorErrors.badTrace(file, where, `field ${i} (${what}) is ${field(i)} s, more than the clock counts (${MAX_SECONDS} s)`);
     const procs = field(5) > 0 ? field(5) : field(8);
     if (field(4) <= 0 || procs <= 0) {
       skipped++;
@@ -86,13 +93,13 @@ const file = z.strictObject({ url: z.string().min(1), bytes: z.number().int().no
 const jsonJob = z.strictObject({
   id: z.union([z.string().min(1), z.number()]).optional(),
   /** Seconds after the trace's start. */
-  submit: z.number().nonnegative(),
+  submit: z.number().nonnegative().max(MAX_SECONDS),
   /** Seconds of computing, without reading inputs or sending outputs. */
-  runtime: z.number().positive(),
+  runtime: z.number().positive().max(MAX_SECONDS),
   cpus: z.number().int().positive().default(1),
   memoryMb: z.number().positive().optional(),
   /** Seconds: the job's time limit, as Slurm's --time. */
-  timeLimit: z.number().positive().optional(),
+  timeLimit: z.number().positive().max(MAX_SECONDS).optional(),
   inputs: z.array(file).default([]),
   outputs: z.array(z.strictObject({ url: z.string().min(1).optional(), bytes: z.number().int().nonnegative() })).default([]),
   /** Who submitted it and the job's name (Slurm's --job-name). */

@@ -26,6 +26,7 @@ function problems(v: StatusView): string {
     out.push(`Site ${s.name} has spent its budget for today (${money(s.spentToday)} of ${money(s.budgetPerDay!)}).`);
   }
   if (v.history?.error && v.history.jobs === 0) out.push(`Run times are not learned: ${v.history.error}. Decisions use time limits and the configured runtime.`);
+  out.push(...v.warnings);
   if (v.unplaceableCount > 0) out.push(`${v.unplaceableCount} pending job${v.unplaceableCount > 1 ? 's' : ''} no pool can run (listed below).`);
   return out.map((p) => `<p class="sum over">⚠ ${esc(p)}</p>`).join('\n');
 }

@@ -53,6 +53,8 @@ export interface StatusView {
   /** Pending jobs no pool can run (a feature no drone has, too many cores or too much memory). */
   readonly unplaceable: TickReport['unplaceable'];
   readonly unplaceableCount: number;
+  /** Set-up problems the loop sees but cannot mend (a hold no node declares). */
+  readonly warnings: readonly string[];
   readonly sites: readonly SiteStatus[];
   readonly pools: TickReport['pools'];
   /** Inputs each site's cache was last asked to fetch ahead of the drones. */
@@ -114,6 +116,7 @@ export function buildStatus(
     pendingJobs: last?.pending ?? 0,
     unplaceable: last?.unplaceable ?? [],
     unplaceableCount: last?.unplaceableCount ?? 0,
+    warnings: last?.warnings ?? [],
     sites: sites.map((s) => ({
       name: s.name,
       quota: s.quota,

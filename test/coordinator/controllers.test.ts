@@ -21,6 +21,7 @@ const pool = (p: Partial<PoolState> = {}): PoolState => ({
   idleDrones: 0,
   waitingDrones: 0,
   pending: [],
+  startedLastMinute: 0,
   ...p,
 });
 const job = (cpus: number, age = 0): PendingJob => ({
@@ -129,7 +130,10 @@ describe('Slurm power saving (ParallelCluster / slurm-gcp: ResumeRate 0)', () =>
   });
   it('resumes at most ResumeRate nodes a minute when one is set', () => {
     const many = Array.from({ length: 40 }, () => job(1));
-    expect(ctl({ type: 'slurm-power', 'resume-rate': 4 })(pool({ pending: many, intervalMs: 30_000 })).demand).toBe(8 + 2 * 4);
+    // The last 60 s of resumes use the rate up, whatever the interval.
+    expect(ctl({ type: 'slurm-power', 'resume-rate': 4 })(pool({ pending: many, intervalMs: 30_000 })).demand).toBe(8 + 4 * 4);
+    expect(ctl({ type: 'slurm-power', 'resume-rate': 4 })(pool({ pending: many, startedLastMinute: 3 })).demand).toBe(8 + 1 * 4);
+    expect(ctl({ type: 'slurm-power', 'resume-rate': 4 })(pool({ pending: many, startedLastMinute: 4 })).demand).toBe(8);
     expect(ctl({ type: 'slurm-power' })(pool({ pending: many, intervalMs: 30_000 })).demand).toBe(8 + 10 * 4);
   });
 });

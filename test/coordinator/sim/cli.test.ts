@@ -50,6 +50,19 @@ describe('estuary coordinator simulate', () => {
     expect(spot.cpuMs).toBeGreaterThan(0);
   }, 60_000);
 
+  it('takes the scenario\'s own controller only when none is given, and says "none finished" rather than NaN', async () => {
+    writeFileSync(join(dir, 'big.json'), JSON.stringify([{ submit: 0, runtime: 60, cpus: 64 }]));
+    writeFileSync(join(dir, 'own.yaml'), 'name: own\ntrace: big.json\ncontroller: {type: estuary}\nhome: { nodes: 0, cores: 1 }\nmachine-types: { m: { cores: 1, memory: 4GiB } }\nsites:\n  c: { quota: 2, machine-types: [m] }\n');
+    const own = await estuary(['coordinator', 'simulate', join(dir, 'own.yaml')]);
+    expect(own.code, own.err).toBe(0);
+    expect(own.out).toMatch(/^policy\s+estuary$/m);
+    expect(own.out).toMatch(/^jobs finished\s+0 of 1$/m);
+    expect(own.out).toMatch(/^makespan\s+none finished$/m);
+    expect(own.out).not.toMatch(/NaN/);
+    const given = await estuary(['coordinator', 'simulate', join(dir, 'own.yaml'), '--controller', '{type: threshold}']);
+    expect(given.out).toMatch(/^policy\s+lsf-rc$/m);
+  }, 60_000);
+
   it('says in one line what is wrong with the file', async () => {
     writeFileSync(join(dir, 'bad.yaml'), 'name: s\ntrace: jobs.json\nhome: { nodes: 0, cores: 1 }\nmachine-types: {}\nsites:\n  c: { quota: 2, machine-types: [m] }\n');
     const r = await estuary(['coordinator', 'simulate', join(dir, 'bad.yaml')]);
