@@ -8,6 +8,7 @@ import type { ObjectVersion } from './block.ts';
 import type { DiskEntry, DiskStore } from './disk-store.ts';
 import type { EntryMeta } from './entry.ts';
 import { Fill } from './fill.ts';
+import { Frequency } from './frequency.ts';
 import type { MemoryEntry, MemoryStore } from './memory-store.ts';
 
 export type Found =
@@ -51,6 +52,8 @@ export class Cache {
    */
   readonly #written = new LRUCache<string, number>({ max: 100_000, ttl: 3_600_000 });
   coordinator?: Coordinator;
+  /** Requests per key lately, for the memory tier's admission. */
+  readonly #frequency = new Frequency();
 
   constructor(memory: MemoryStore, disk: DiskStore) {
     this.memory = memory;
@@ -77,7 +80,17 @@ export class Cache {
     return undefined;
   }
 
-  /** Promotes a small disk entry into memory after it was read whole. */
+  /** Counts a request for `key`, hit or miss, for the memory tier's admission. */
+  touch(key: string): void {
+    this.#frequency.touch(key);
+  }
+
+  /** Whether a body of `size` bytes for `key` earns a place in memory (memory-store.ts). */
+  admits(key: string, size: number): boolean {
+    return this.memory.admits(key, size, (k) => this.#frequency.of(k));
+  }
+
+  /** Puts a disk entry's body, read whole, in memory too. */
   promote(entry: MemoryEntry): void {
     this.memory.set(entry);
   }

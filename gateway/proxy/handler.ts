@@ -173,6 +173,7 @@ export class ProxyHandler {
     let stale: EntryMeta | undefined;
     // Several Vary variants per URL: each lives under its own key (gateway/cache/vary.ts).
     const { key, found } = findVariant(d.cache, requested.key, req.headers);
+    d.cache.touch(key);
     const target = key === requested.key ? requested : { ...requested, key };
     // A no-cache request revalidates the stored copy (RFC 9111 §5.2.1.4); CVMFS clients send it
     // after a failed check, so for them the stored copy is replaced, not revalidated.
@@ -319,24 +320,38 @@ export class ProxyHandler {
     quiet = false,
   ): Promise<void> {
     const d = this.#d;
+    const tier = found.tier;
+    if (tier === 'disk' && d.cache.admits(found.meta.key, found.meta.size)) {
+      const promoted = await this.#promote(found);
+      if (!promoted) return this.#gone(req, res, target, found);
+      found = promoted;
+    }
     const age = ageNow(found.meta, Date.now(), d.heuristicMaxS);
     const onBytes = (n: number) => d.metrics.bytesOut.inc(n);
-    if (found.tier === 'disk' && found.meta.size <= d.cache.memory.maxObject) this.#promote(found.meta.key);
     if (!(await serveStored(req, res, found, { age, cacheStatus, onBytes, s3: target.sign !== undefined }))) {
-      d.cache.invalidate(found.meta.key);
-      return this.#pass(req, res, target, 'miss', false);
+      return this.#gone(req, res, target, found);
     }
-    if (!quiet) (found.tier === 'memory' ? d.metrics.memoryHit : d.metrics.diskHit).inc();
+    if (!quiet) (tier === 'memory' ? d.metrics.memoryHit : d.metrics.diskHit).inc();
   }
 
-  /** Copies a small disk entry into memory so the next hit skips the file system. */
-  #promote(key: string): void {
+  /** A stored entry whose file vanished: forgotten, and the request goes upstream instead. */
+  #gone(req: IncomingMessage, res: ServerResponse, target: Target, found: Found): Promise<void> {
+    this.#d.cache.invalidate(found.meta.key);
+    return this.#pass(req, res, target, 'miss', false);
+  }
+
+  /**
+   * Reads a disk entry whole into memory, where the next hit finds it, and serves this one from
+   * that copy: one read of the file instead of a read to serve it and another to promote it.
+   */
+  async #promote(found: Found & { tier: 'disk' }): Promise<Found | undefined> {
     const cache = this.#d.cache;
-    const entry = cache.disk.peek(key);
-    if (!entry) return;
-    cache.readBody(entry).then((body) => {
-      if (body && cache.disk.peek(key) === entry) cache.promote({ meta: entry.meta, body });
-    });
+    const entry = cache.disk.peek(found.meta.key);
+    if (!entry || entry.path !== found.path) return undefined;
+    const body = await cache.readBody(entry);
+    if (!body) return undefined;
+    if (cache.disk.peek(entry.meta.key) === entry) cache.promote({ meta: entry.meta, body });
+    return { tier: 'memory', meta: entry.meta, body };
   }
 
   /** Not stored, not shared: this request alone goes upstream and its answer goes back as it is. */
