@@ -3,7 +3,6 @@
 // and for unsafe methods a pass-through that invalidates what it changed.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
 import type { AccessLogger } from '../access-log.ts';
 import type { DestAcl } from '../acl.ts';
@@ -25,10 +24,8 @@ import { forwardInterim } from './interim.ts';
 import { pass, type PassDeps, relayUpstream, viaPeer } from './pass.ts';
 import { upstreamHeaders } from './relay.ts';
 import { fillHeaders, NAME, noteCacheStatus, sendError, sendUnsatisfiable, streamFill } from './respond.ts';
-import { type Ring, resolveTarget, type Target, type TargetResult } from './target.ts';
+import { type Ring, type Target, TargetCache } from './target.ts';
 
-/** Recent distinct request targets remembered; each entry is a few hundred bytes. */
-const TARGET_CACHE_ENTRIES = 10_000;
 
 const CACHEABLE_METHODS = new Set(['GET', 'HEAD']);
 /** Request headers a fill never forwards: it fetches the whole object for everyone. */
@@ -55,23 +52,12 @@ export interface HandlerDeps extends PassDeps {
 export class ProxyHandler {
   readonly #d: HandlerDeps;
   readonly #log: Logger;
-  /** Resolved targets of recent request lines; hot objects are asked for again and again. */
-  readonly #targets = new LRUCache<string, TargetResult>({ max: TARGET_CACHE_ENTRIES });
+  readonly #targets: TargetCache;
 
   constructor(deps: HandlerDeps) {
     this.#d = deps;
     this.#log = deps.log;
-  }
-
-  /** resolveTarget is pure in (URL, Host) for a given configuration, so its answers can be kept. */
-  #target(url: string, host: string | undefined): TargetResult {
-    const k = url[0] === '/' ? `${host ?? ''} ${url}` : url;
-    let t = this.#targets.get(k);
-    if (!t) {
-      t = resolveTarget(url, host, this.#d.rings, this.#d.destAcl);
-      this.#targets.set(k, t);
-    }
-    return t;
+    this.#targets = new TargetCache(deps.rings, deps.destAcl);
   }
 
   /** Entry point from the HTTP server. Never throws; every failure becomes a response. */
@@ -115,7 +101,7 @@ export class ProxyHandler {
     if (CACHEABLE_METHODS.has(method) && hasBody) {
       return sendError(res, 400, 'http_request_error', `a ${method} request must not carry a body`);
     }
-    const resolved = this.#target(req.url ?? '', req.headers.host);
+    const resolved = this.#targets.resolve(req.url ?? '', req.headers.host);
     if (!resolved.ok) return sendError(res, resolved.status, resolved.error, resolved.message);
     const target = resolved.target;
     const owner = d.peers?.ring.owner(target.key);
