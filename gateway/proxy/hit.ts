@@ -8,7 +8,7 @@ import type { EntryMeta } from '../cache/entry.ts';
 import { first, httpDate, listItems } from '../http/headers.ts';
 import { parseRange } from '../http/range.ts';
 import { flatHeaders, wholeHead, withoutRange } from './heads.ts';
-import { cutResponse, drained, noteCacheStatus, sendUnsatisfiable } from './respond.ts';
+import { cutResponse, noteCacheStatus, sendUnsatisfiable, sliceDrained } from './respond.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 
 export interface ServeOptions {
@@ -154,7 +154,7 @@ async function streamFile(
       const chunk = buf.subarray(0, bytesRead);
       const back = () => releaseSlice(buf);
       if (pos > end) res.end(chunk, back);
-      else if (!slicer.wrote(res.write(chunk, back))) await drained(res);
+      else if (!slicer.wrote(res.write(chunk, back))) await sliceDrained(res, slicer, bytesRead);
     }
   } catch {
     cutResponse(res);

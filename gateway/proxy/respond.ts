@@ -187,7 +187,7 @@ export async function streamFill(
         onBytes(bytesRead);
         writeHead();
         const ok = slicer.wrote(res.write(buf.subarray(0, bytesRead), () => releaseSlice(buf)));
-        if (!ok && !closed) await drained(res);
+        if (!ok && !closed) await sliceDrained(res, slicer, bytesRead);
         continue;
       }
       if (done) {
@@ -206,6 +206,13 @@ export async function streamFill(
     res.off('close', onClose);
     fill.release();
   }
+}
+
+/** Waits for a queued slice of `bytes` to drain, and tells the slicer how long that took. */
+export async function sliceDrained(res: ServerResponse, slicer: Slicer, bytes: number): Promise<void> {
+  const started = performance.now();
+  await drained(res);
+  slicer.drained(bytes, performance.now() - started);
 }
 
 export function drained(res: ServerResponse): Promise<void> {
