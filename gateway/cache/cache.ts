@@ -95,6 +95,20 @@ export class Cache {
     this.memory.set(entry);
   }
 
+  /**
+   * Reads the disk entry for `key` stored at `path` whole and keeps it in memory too. Resolves
+   * the copy (still usable for the request at hand if the entry was replaced meanwhile), or
+   * undefined when the file is gone.
+   */
+  async promoteFromDisk(key: string, path: string): Promise<MemoryEntry | undefined> {
+    const entry = this.disk.peek(key);
+    if (!entry || entry.path !== path) return undefined;
+    const body = await this.readBody(entry);
+    if (!body) return undefined;
+    if (this.disk.peek(key) === entry) this.promote({ meta: entry.meta, body });
+    return { meta: entry.meta, body };
+  }
+
   /** Loads a disk entry's body, for promotion of small objects. */
   async readBody(entry: DiskEntry): Promise<Buffer | undefined> {
     try {

@@ -40,6 +40,13 @@ const FILL_DROPPED = [
   'expect',
 ];
 
+/**
+ * Up to this size a disk entry that earns a place in memory is read whole first and served from
+ * that copy (one read instead of two); a larger one streams at once while its copy is read, so its
+ * first byte does not wait for the whole read. CVMFS chunks are at most 16 MiB by default.
+ */
+const PROMOTE_INLINE_MAX = 16 * 1024 * 1024;
+
 export interface HandlerDeps extends PassDeps {
   readonly destAcl: DestAcl;
   readonly rings: readonly Ring[];
@@ -321,9 +328,13 @@ export class ProxyHandler {
     const d = this.#d;
     let found: Found = stored;
     if (d.cache.admits(stored.meta.key, stored.meta.size)) {
-      const promoted = await this.#promote(stored);
-      if (!promoted) return this.#gone(req, res, target, stored);
-      found = promoted;
+      const promoted = d.cache.promoteFromDisk(stored.meta.key, stored.path);
+      if (stored.meta.size > PROMOTE_INLINE_MAX) promoted.catch(() => undefined);
+      else {
+        const copy = await promoted;
+        if (!copy) return this.#gone(req, res, target, stored);
+        found = { tier: 'memory', meta: copy.meta, body: copy.body };
+      }
     }
     if (!(await serveStored(req, res, found, this.#serveOptions(found.meta, cacheStatus, target)))) {
       return this.#gone(req, res, target, found);
@@ -335,20 +346,6 @@ export class ProxyHandler {
   #gone(req: IncomingMessage, res: ServerResponse, target: Target, found: Found): Promise<void> {
     this.#d.cache.invalidate(found.meta.key);
     return pass(this.#d, req, res, target, 'miss', false);
-  }
-
-  /**
-   * Reads a disk entry whole into memory, where the next hit finds it, and serves this one from
-   * that copy: one read of the file instead of a read to serve it and another to promote it.
-   */
-  async #promote(found: Found & { tier: 'disk' }): Promise<Found | undefined> {
-    const cache = this.#d.cache;
-    const entry = cache.disk.peek(found.meta.key);
-    if (!entry || entry.path !== found.path) return undefined;
-    const body = await cache.readBody(entry);
-    if (!body) return undefined;
-    if (cache.disk.peek(entry.meta.key) === entry) cache.promote({ meta: entry.meta, body });
-    return { tier: 'memory', meta: entry.meta, body };
   }
 
   /**
