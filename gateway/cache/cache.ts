@@ -8,7 +8,7 @@ import type { ObjectVersion } from './block.ts';
 import type { DiskEntry, DiskStore } from './disk-store.ts';
 import type { EntryMeta } from './entry.ts';
 import { Fill } from './fill.ts';
-import { Frequency } from './frequency.ts';
+import { Frequency, MIN_FREQUENCY_WINDOW } from './frequency.ts';
 import type { MemoryEntry, MemoryStore } from './memory-store.ts';
 
 export type Found =
@@ -53,7 +53,7 @@ export class Cache {
   readonly #written = new LRUCache<string, number>({ max: 100_000, ttl: 3_600_000 });
   coordinator?: Coordinator;
   /** Requests per key lately, for the memory tier's admission. */
-  readonly #frequency = new Frequency();
+  readonly #frequency = new Frequency(() => Math.max(MIN_FREQUENCY_WINDOW, 10 * this.memory.count));
 
   constructor(memory: MemoryStore, disk: DiskStore) {
     this.memory = memory;

@@ -10,30 +10,49 @@
 // counted, every count is halved, so yesterday's favourite does not hold its place forever.
 
 /**
- * Requests counted before the counts are halved. Ten times the objects a memory tier of a few
- * hundred MiB holds at CVMFS sizes: long enough to tell one object in a hundred from one in a
- * thousand, short enough to follow a workload within a minute at a few hundred requests a second.
- * It also bounds the map: at most this many keys are counted between two halvings.
+ * The least number of requests counted before the counts are halved. The window is ten times the
+ * entries the memory tier holds (as Caffeine sizes its sample), so each entry's count reflects
+ * several of its own requests, and at least this, so a tier of a few large objects still tells
+ * one object in a hundred from one in a thousand. It also bounds the map: at most a window of
+ * keys is counted between two halvings.
  */
-export const FREQUENCY_WINDOW = 20_000;
+export const MIN_FREQUENCY_WINDOW = 2000;
 
+interface Count {
+  n: number;
+  /** The window in which the key was last asked for. */
+  seen: number;
+}
+
+/**
+ * Request counts that halve every window. A key not asked for in the current window or the one
+ * before counts as never asked for: an object that was hot before the workload moved on (a large
+ * file read by yesterday's jobs) gives way within two windows instead of the many halvings its
+ * count would need.
+ */
 export class Frequency {
-  readonly #counts = new Map<string, number>();
-  readonly #window: number;
+  readonly #counts = new Map<string, Count>();
+  readonly #window: () => number;
   #samples = 0;
+  #epoch = 0;
 
-  constructor(window = FREQUENCY_WINDOW) {
-    this.#window = Math.max(2, window);
+  constructor(window: () => number = () => MIN_FREQUENCY_WINDOW) {
+    this.#window = window;
   }
 
   /** Counts one request for `key`. */
   touch(key: string): void {
-    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
-    if (++this.#samples >= this.#window) this.#halve();
+    const c = this.#counts.get(key);
+    if (c) {
+      c.n++;
+      c.seen = this.#epoch;
+    } else this.#counts.set(key, { n: 1, seen: this.#epoch });
+    if (++this.#samples >= Math.max(2, this.#window())) this.#halve();
   }
 
   of(key: string): number {
-    return this.#counts.get(key) ?? 0;
+    const c = this.#counts.get(key);
+    return c && c.seen >= this.#epoch - 1 ? c.n : 0;
   }
 
   forget(key: string): void {
@@ -45,10 +64,11 @@ export class Frequency {
   }
 
   #halve(): void {
-    for (const [k, n] of this.#counts) {
-      if (n < 2) this.#counts.delete(k);
-      else this.#counts.set(k, n >> 1);
+    this.#epoch++;
+    for (const [k, c] of this.#counts) {
+      if (c.n < 2 || c.seen < this.#epoch - 1) this.#counts.delete(k);
+      else c.n >>= 1;
     }
-    this.#samples = this.#samples >> 1;
+    this.#samples = 0;
   }
 }

@@ -16,7 +16,7 @@ function entry(key: string, size: number): { meta: EntryMeta; body: Buffer } {
 
 describe('request counts', () => {
   it('counts requests per key and halves every count once the window is full', () => {
-    const f = new Frequency(10);
+    const f = new Frequency(() => 10);
     for (let i = 0; i < 6; i++) f.touch('a');
     for (let i = 0; i < 3; i++) f.touch('b');
     expect(f.of('a')).toBe(6);
@@ -30,9 +30,19 @@ describe('request counts', () => {
   });
 
   it('holds at most a window of keys between two halvings', () => {
-    const f = new Frequency(100);
+    const f = new Frequency(() => 100);
     for (let i = 0; i < 10_000; i++) f.touch(`k${i}`);
     expect(f.size).toBeLessThanOrEqual(100);
+  });
+
+  it('counts a key nobody asked for in two windows as never asked for, however hot it was', () => {
+    const f = new Frequency(() => 100);
+    for (let i = 0; i < 5000; i++) f.touch('yesterday');
+    for (let i = 0; i < 50; i++) f.touch('today');
+    expect(f.of('yesterday')).toBeGreaterThan(f.of('today'));
+    for (let i = 0; i < 150; i++) f.touch('today');
+    expect(f.of('yesterday')).toBe(0);
+    expect(f.of('today')).toBeGreaterThan(0);
   });
 });
 
