@@ -8,6 +8,7 @@ import type { ObjectVersion } from './block.ts';
 import type { DiskEntry, DiskStore } from './disk-store.ts';
 import type { EntryMeta } from './entry.ts';
 import { Fill } from './fill.ts';
+import { Frequency, MIN_FREQUENCY_WINDOW } from './frequency.ts';
 import type { MemoryEntry, MemoryStore } from './memory-store.ts';
 
 export type Found =
@@ -51,6 +52,8 @@ export class Cache {
    */
   readonly #written = new LRUCache<string, number>({ max: 100_000, ttl: 3_600_000 });
   coordinator?: Coordinator;
+  /** Requests per key lately, for the memory tier's admission. */
+  readonly #frequency = new Frequency(() => Math.max(MIN_FREQUENCY_WINDOW, 10 * this.memory.count));
 
   constructor(memory: MemoryStore, disk: DiskStore) {
     this.memory = memory;
@@ -77,9 +80,33 @@ export class Cache {
     return undefined;
   }
 
-  /** Promotes a small disk entry into memory after it was read whole. */
+  /** Counts a request for `key`, hit or miss, for the memory tier's admission. */
+  touch(key: string): void {
+    this.#frequency.touch(key);
+  }
+
+  /** Whether a body of `size` bytes for `key` earns a place in memory (memory-store.ts). */
+  admits(key: string, size: number): boolean {
+    return this.memory.admits(key, size, (k) => this.#frequency.of(k));
+  }
+
+  /** Puts a disk entry's body, read whole, in memory too. */
   promote(entry: MemoryEntry): void {
     this.memory.set(entry);
+  }
+
+  /**
+   * Reads the disk entry for `key` stored at `path` whole and keeps it in memory too. Resolves
+   * the copy (still usable for the request at hand if the entry was replaced meanwhile), or
+   * undefined when the file is gone.
+   */
+  async promoteFromDisk(key: string, path: string): Promise<MemoryEntry | undefined> {
+    const entry = this.disk.peek(key);
+    if (!entry || entry.path !== path) return undefined;
+    const body = await this.readBody(entry);
+    if (!body) return undefined;
+    if (this.disk.peek(key) === entry) this.promote({ meta: entry.meta, body });
+    return { meta: entry.meta, body };
   }
 
   /** Loads a disk entry's body, for promotion of small objects. */

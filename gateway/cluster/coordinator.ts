@@ -5,7 +5,7 @@
 import { type FileHandle, open } from 'node:fs/promises';
 import type { Cache, Coordinator } from '../cache/cache.ts';
 import type { Fill, FillEvent } from '../cache/fill.ts';
-import { forgetHeaders } from '../proxy/respond.ts';
+import { forgetHeaders } from '../proxy/heads.ts';
 import { UpstreamFailure } from '../upstream.ts';
 import { GATHER_WAIT_MS } from './gather.ts';
 import { type GatewayView, isToWorker, type ToPrimary, type ToWorker } from './messages.ts';

@@ -26,7 +26,7 @@ import { endToEnd, first, type HeaderMap, listItems } from '../http/headers.ts';
 import { parseRange } from '../http/range.ts';
 import { classifyError, drainBody, dropBody, type UpstreamResponse } from '../upstream.ts';
 import { type FetchDeps, runFill } from './fetcher.ts';
-import { cutResponse, drained, NAME, noteCacheStatus, sendUnsatisfiable } from './respond.ts';
+import { cutResponse, drained, NAME, noteCacheStatus, sendUnsatisfiable, sliceDrained } from './respond.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 import type { Target } from './target.ts';
 
@@ -313,7 +313,7 @@ async function copyFile(fh: FileHandle, out: Out, from: number, to: number): Pro
     out.onBytes(bytesRead);
     writeHead(out);
     const ok = slicer.wrote(out.res.write(buf.subarray(0, bytesRead), () => releaseSlice(buf)));
-    if (!ok && !out.closed) await drained(out.res);
+    if (!ok && !out.closed) await sliceDrained(out.res, slicer, bytesRead);
   }
   return true;
 }

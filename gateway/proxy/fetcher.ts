@@ -238,7 +238,7 @@ async function streamToDisk(
     }
     const entry = await deps.cache.disk.commit(temp, final);
     fill.path = entry.path;
-    if (keepInMemory) deps.cache.memory.set({ meta: final, body: Buffer.concat(chunks) });
+    if (keepInMemory && deps.cache.admits(final.key, final.size)) deps.cache.memory.set({ meta: final, body: Buffer.concat(chunks) });
     fill.meta = final;
     fill.finish('done');
     deps.cache.endFill(fill);

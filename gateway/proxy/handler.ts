@@ -3,47 +3,29 @@
 // and for unsafe methods a pass-through that invalidates what it changed.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
-import type { AccessLogger, AccessRecord } from '../access-log.ts';
+import type { AccessLogger } from '../access-log.ts';
 import type { DestAcl } from '../acl.ts';
 import type { Found } from '../cache/cache.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { ageNow, usability } from '../cache/freshness.ts';
-import { invalidatedKeys } from '../cache/invalidation.ts';
 import { varyMatches } from '../cache/key.ts';
 import { findVariant } from '../cache/variants.ts';
 import { parseCacheControl } from '../http/cache-control.ts';
 import { isForwardable, isSafe } from '../http/methods.ts';
-import type { HashRing } from '../ring.ts';
 import type { UpstreamResponse } from '../upstream.ts';
 import { classifyError, UpstreamFailure } from '../upstream.ts';
-import {
-  type FetchDeps,
-  prefetch,
-  type PrefetchResult,
-  revalidateInBackground,
-  runFill,
-  staleUsable,
-} from './fetcher.ts';
-import { noteVersion, serveBlocks } from './blocks.ts';
+import { accessRecord } from './access-record.ts';
+import { serveBlocks } from './blocks.ts';
+import { prefetch, type PrefetchResult, revalidateInBackground, runFill, staleUsable } from './fetcher.ts';
+import { type ServeOptions, serveMemory, serveStored } from './hit.ts';
 import { forwardInterim } from './interim.ts';
-import { relay, upstreamHeaders } from './relay.ts';
-import {
-  cacheStatusOf,
-  fillHeaders,
-  NAME,
-  noteCacheStatus,
-  sendError,
-  sendUnsatisfiable,
-  serveStored,
-  streamFill,
-} from './respond.ts';
-import { type Ring, resolveTarget, type Target, type TargetResult } from './target.ts';
+import { pass, type PassDeps, relayUpstream, viaPeer } from './pass.ts';
+import { upstreamHeaders } from './relay.ts';
+import { fillHeaders, NAME, noteCacheStatus, sendError, sendUnsatisfiable, streamFill } from './respond.ts';
+import { type Ring, type Target, TargetCache } from './target.ts';
 
-/** Recent distinct request targets remembered; each entry is a few hundred bytes. */
-const TARGET_CACHE_ENTRIES = 10_000;
 
 const CACHEABLE_METHODS = new Set(['GET', 'HEAD']);
 /** Request headers a fill never forwards: it fetches the whole object for everyone. */
@@ -58,88 +40,63 @@ const FILL_DROPPED = [
   'expect',
 ];
 
-export interface HandlerDeps extends FetchDeps {
+/**
+ * Up to this size a disk entry that earns a place in memory is read whole first and served from
+ * that copy (one read instead of two); a larger one streams at once while its copy is read, so its
+ * first byte does not wait for the whole read. CVMFS chunks are at most 16 MiB by default.
+ */
+const PROMOTE_INLINE_MAX = 16 * 1024 * 1024;
+
+export interface HandlerDeps extends PassDeps {
   readonly destAcl: DestAcl;
   readonly rings: readonly Ring[];
-  readonly peers?: { readonly ring: HashRing; readonly self: string };
   /** Where each request's line goes (--access-log), in Squid's format; nothing when unset. */
   readonly accessLog?: AccessLogger;
   /** --s3-block-size: range reads of larger uncached S3 objects fetch aligned blocks (0: off). */
   readonly s3BlockSize?: number;
 }
 
-/** What the access log says about a finished request; the bytes are those the socket sent for it. */
-function accessRecord(
-  req: IncomingMessage,
-  res: ServerResponse,
-  socket: IncomingMessage['socket'] | undefined,
-  sentBefore: number,
-  started: number,
-): AccessRecord {
-  const url = req.url ?? '';
-  let upstreamHost: string | undefined;
-  try {
-    upstreamHost = /^[a-z]+:\/\//i.test(url) ? new URL(url).host : req.headers.host;
-  } catch {
-    upstreamHost = undefined;
-  }
-  const type = res.getHeader('content-type');
-  return {
-    endMs: Date.now(),
-    elapsedMs: performance.now() - started,
-    client: socket?.remoteAddress,
-    status: res.statusCode,
-    bytes: Math.max(0, (socket?.bytesWritten ?? sentBefore) - sentBefore),
-    method: req.method ?? '-',
-    url,
-    cacheStatus: cacheStatusOf(res),
-    upstreamHost,
-    contentType: typeof type === 'string' ? type : undefined,
-  };
-}
-
 export class ProxyHandler {
   readonly #d: HandlerDeps;
   readonly #log: Logger;
-  /** Resolved targets of recent request lines; hot objects are asked for again and again. */
-  readonly #targets = new LRUCache<string, TargetResult>({ max: TARGET_CACHE_ENTRIES });
+  readonly #targets: TargetCache;
 
   constructor(deps: HandlerDeps) {
     this.#d = deps;
     this.#log = deps.log;
-  }
-
-  /** resolveTarget is pure in (URL, Host) for a given configuration, so its answers can be kept. */
-  #target(url: string, host: string | undefined): TargetResult {
-    const k = url[0] === '/' ? `${host ?? ''} ${url}` : url;
-    let t = this.#targets.get(k);
-    if (!t) {
-      t = resolveTarget(url, host, this.#d.rings, this.#d.destAcl);
-      this.#targets.set(k, t);
-    }
-    return t;
+    this.#targets = new TargetCache(deps.rings, deps.destAcl);
   }
 
   /** Entry point from the HTTP server. Never throws; every failure becomes a response. */
   handle(req: IncomingMessage, res: ServerResponse): void {
-    const started = performance.now();
     // Read now: once a request with a body is done, the server detaches req.socket (null).
     const access = this.#d.accessLog;
+    const started = access ? performance.now() : 0;
     const socket = access ? req.socket : undefined;
     const sentBefore = socket?.bytesWritten ?? 0;
     // 'close', not 'finish': a response cut after its headers (a broken upstream body) counts
-    // and is logged too, as Squid logs aborted transfers.
-    res.once('close', () => {
+    // and is logged too, as Squid logs aborted transfers. It is emitted once.
+    res.on('close', () => {
       this.#d.metrics.request(req.method ?? '?', res.statusCode);
       if (access) access(accessRecord(req, res, socket, sentBefore, started));
     });
-    this.#handle(req, res).catch((err) => {
-      this.#log.error({ err, url: req.url }, 'internal error while handling a request');
-      sendError(res, 500, 'proxy_internal_error', 'internal error in the gateway; see its log');
-    });
+    // A memory hit is answered within this call; only what waits on I/O returns a promise.
+    let run: Promise<void> | void;
+    try {
+      run = this.#handle(req, res);
+    } catch (err) {
+      this.#internal(err, req.url, res);
+      return;
+    }
+    if (run) run.catch((err) => this.#internal(err, req.url, res));
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  #internal(err: unknown, url: string | undefined, res: ServerResponse): void {
+    this.#log.error({ err, url }, 'internal error while handling a request');
+    sendError(res, 500, 'proxy_internal_error', 'internal error in the gateway; see its log');
+  }
+
+  #handle(req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const d = this.#d;
     const method = req.method ?? '';
     // --allow-client was checked when the connection was accepted (server.ts).
@@ -151,19 +108,29 @@ export class ProxyHandler {
     if (CACHEABLE_METHODS.has(method) && hasBody) {
       return sendError(res, 400, 'http_request_error', `a ${method} request must not carry a body`);
     }
-    const resolved = this.#target(req.url ?? '', req.headers.host);
+    const resolved = this.#targets.resolve(req.url ?? '', req.headers.host);
     if (!resolved.ok) return sendError(res, resolved.status, resolved.error, resolved.message);
     const target = resolved.target;
     const owner = d.peers?.ring.owner(target.key);
     if (owner && owner !== d.peers!.self && req.headers['x-estuary-peer'] === undefined) {
-      if (await this.#viaPeer(req, res, owner)) return;
+      return this.#peerFirst(req, res, target, owner);
     }
-    if (!CACHEABLE_METHODS.has(method)) return this.#pass(req, res, target, 'method', !isSafe(method));
-    if (req.headers.authorization !== undefined) return this.#pass(req, res, target, 'bypass', false);
-    await this.#cached(req, res, target);
+    return this.#route(req, res, target);
   }
 
-  async #cached(req: IncomingMessage, res: ServerResponse, requested: Target): Promise<void> {
+  async #peerFirst(req: IncomingMessage, res: ServerResponse, target: Target, owner: string): Promise<void> {
+    if (await viaPeer(this.#d, req, res, owner)) return;
+    return this.#route(req, res, target);
+  }
+
+  #route(req: IncomingMessage, res: ServerResponse, target: Target): Promise<void> | void {
+    const method = req.method ?? '';
+    if (!CACHEABLE_METHODS.has(method)) return pass(this.#d, req, res, target, 'method', !isSafe(method));
+    if (req.headers.authorization !== undefined) return pass(this.#d, req, res, target, 'bypass', false);
+    return this.#cached(req, res, target);
+  }
+
+  #cached(req: IncomingMessage, res: ServerResponse, requested: Target): Promise<void> | void {
     const d = this.#d;
     const reqCc = parseCacheControl(req.headers['cache-control']);
     const pragma = req.headers.pragma;
@@ -173,6 +140,7 @@ export class ProxyHandler {
     let stale: EntryMeta | undefined;
     // Several Vary variants per URL: each lives under its own key (gateway/cache/vary.ts).
     const { key, found } = findVariant(d.cache, requested.key, req.headers);
+    d.cache.touch(key);
     const target = key === requested.key ? requested : { ...requested, key };
     // A no-cache request revalidates the stored copy (RFC 9111 §5.2.1.4); CVMFS clients send it
     // after a failed check, so for them the stored copy is replaced, not revalidated.
@@ -182,7 +150,7 @@ export class ProxyHandler {
         const now = Date.now();
         const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
         if (u.use === 'stale-revalidate') {
-          const headers = this.#upstreamHeaders(req, FILL_DROPPED, target, 'GET');
+          const headers = upstreamHeaders(req, FILL_DROPPED, target, 'GET');
           revalidateInBackground(d, { target, headers, clientHeaders: req.headers, stale: found.meta });
           const status = `${NAME}; hit; ttl=${u.ttl}; detail=stale-while-revalidate`;
           return this.#serveHit(req, res, target, found, status);
@@ -197,7 +165,19 @@ export class ProxyHandler {
     if (reqCc.has('only-if-cached')) {
       return sendError(res, 504, 'http_request_error', 'not in cache and the request said only-if-cached');
     }
-    if (req.method === 'HEAD') return this.#pass(req, res, target, 'uri-miss', false, target.lifetimeS !== undefined);
+    return this.#miss(req, res, target, noCache, stale);
+  }
+
+  /** Not stored, or stale: the request joins the key's fill, or starts it. */
+  async #miss(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    noCache: boolean,
+    stale: EntryMeta | undefined,
+  ): Promise<void> {
+    const d = this.#d;
+    if (req.method === 'HEAD') return pass(this.#d, req, res, target, 'uri-miss', false, target.lifetimeS !== undefined);
     const { fill, leader } = await d.cache.claim(target.key);
     const storedMeanwhile =
       leader && d.cache.coordinator && !noCache ? d.cache.lookup(target.key) : undefined;
@@ -210,7 +190,7 @@ export class ProxyHandler {
       d.metrics.misses.inc();
       runFill(d, fill, {
         target,
-        headers: this.#upstreamHeaders(req, FILL_DROPPED, target, 'GET'),
+        headers: upstreamHeaders(req, FILL_DROPPED, target, 'GET'),
         clientHeaders: req.headers,
         stale,
         onInfo: (info) => forwardInterim(res, info),
@@ -241,13 +221,13 @@ export class ProxyHandler {
     if (state === 'streaming' || state === 'done') {
       // A fill started for another variant of this URL cannot answer this request.
       if (!leader && !varyMatches(fill.meta?.vary, req.headers)) {
-        return this.#pass(req, res, target, fwd, false);
+        return pass(this.#d, req, res, target, fwd, false);
       }
       const fh = fill.acquire();
       if (!fh) {
         const found = d.cache.lookup(target.key);
         if (found) return this.#serveHit(req, res, target, found, `${NAME}; fwd=${fwd}${collapsed}; stored`);
-        return this.#pass(req, res, target, fwd, false);
+        return pass(this.#d, req, res, target, fwd, false);
       }
       // Only a body of known length within the limits is sure to be stored once complete; one of
       // unknown length may outgrow --max-object-size and then passes through unstored.
@@ -268,7 +248,7 @@ export class ProxyHandler {
       }
       const sent = await streamFill(fill, fh, res, h, (n) => d.metrics.bytesOut.inc(n));
       if (sent === 'sent') return;
-      if (fill.state !== 'failed') return this.#pass(req, res, target, fwd, false);
+      if (fill.state !== 'failed') return pass(this.#d, req, res, target, fwd, false);
     }
     if (state === 'revalidated') {
       const found = d.cache.lookup(target.key);
@@ -281,16 +261,16 @@ export class ProxyHandler {
           `${NAME}; fwd=stale; fwd-status=304${collapsed}`,
           true,
         );
-      return this.#pass(req, res, target, 'miss', false);
+      return pass(this.#d, req, res, target, 'miss', false);
     }
     if (state === 'pass') {
       const reason = fill.passReason ? `; detail=${fill.passReason}` : '';
       if (leader && fill.pass)
-        return this.#relay(res, fill.pass as UpstreamResponse, `${NAME}; fwd=${fwd}${reason}`);
-      return this.#pass(req, res, target, fwd, false);
+        return relayUpstream(this.#d, res, fill.pass as UpstreamResponse, `${NAME}; fwd=${fwd}${reason}`);
+      return pass(this.#d, req, res, target, fwd, false);
     }
     const failure = fill.error instanceof UpstreamFailure ? fill.error : classifyError(fill.error);
-    if (failure.passable) return this.#pass(req, res, target, `${fwd}; detail=not-stored`, false);
+    if (failure.passable) return pass(this.#d, req, res, target, `${fwd}; detail=not-stored`, false);
     if (stale && fwd !== 'request' && staleUsable(d, stale)) {
       const found = d.cache.lookup(target.key);
       if (found) {
@@ -309,95 +289,63 @@ export class ProxyHandler {
     return sendError(res, failure.status, failure.proxyError, failure.message);
   }
 
-  /** Serves a stored entry; if its file vanished meanwhile, forgets it and goes upstream instead. */
-  async #serveHit(
+  /**
+   * Serves a stored entry: from memory within this call; from disk (or read into memory first,
+   * when it earns a place there) once read. A vanished file is forgotten and goes upstream.
+   */
+  #serveHit(
     req: IncomingMessage,
     res: ServerResponse,
     target: Target,
     found: Found,
     cacheStatus: string,
     quiet = false,
-  ): Promise<void> {
+  ): Promise<void> | void {
     const d = this.#d;
-    const age = ageNow(found.meta, Date.now(), d.heuristicMaxS);
-    const onBytes = (n: number) => d.metrics.bytesOut.inc(n);
-    if (found.tier === 'disk' && found.meta.size <= d.cache.memory.maxObject) this.#promote(found.meta.key);
-    if (!(await serveStored(req, res, found, { age, cacheStatus, onBytes, s3: target.sign !== undefined }))) {
-      d.cache.invalidate(found.meta.key);
-      return this.#pass(req, res, target, 'miss', false);
+    if (found.tier === 'memory') {
+      serveMemory(req, res, found, this.#serveOptions(found.meta, cacheStatus, target));
+      if (!quiet) d.metrics.memoryHit.inc();
+      return;
     }
-    if (!quiet) (found.tier === 'memory' ? d.metrics.memoryHit : d.metrics.diskHit).inc();
+    return this.#serveDisk(req, res, target, found, cacheStatus, quiet);
   }
 
-  /** Copies a small disk entry into memory so the next hit skips the file system. */
-  #promote(key: string): void {
-    const cache = this.#d.cache;
-    const entry = cache.disk.peek(key);
-    if (!entry) return;
-    cache.readBody(entry).then((body) => {
-      if (body && cache.disk.peek(key) === entry) cache.promote({ meta: entry.meta, body });
-    });
+  #serveOptions(meta: EntryMeta, cacheStatus: string, target: Target): ServeOptions {
+    const age = ageNow(meta, Date.now(), this.#d.heuristicMaxS);
+    return { age, cacheStatus, onBytes: this.#onBytes, s3: target.sign !== undefined };
   }
 
-  /** Not stored, not shared: this request alone goes upstream and its answer goes back as it is. */
-  async #pass(
+  readonly #onBytes = (n: number): void => this.#d.metrics.bytesOut.inc(n);
+
+  async #serveDisk(
     req: IncomingMessage,
     res: ServerResponse,
     target: Target,
-    fwd: string,
-    unsafe: boolean,
-    noteHead = false,
+    stored: Found & { tier: 'disk' },
+    cacheStatus: string,
+    quiet: boolean,
   ): Promise<void> {
     const d = this.#d;
-    const withBody = unsafe && req.method !== 'OPTIONS';
-    // A client that leaves before the upstream answered takes its upstream request with it.
-    const gone = new AbortController();
-    const onClose = () => gone.abort();
-    res.once('close', onClose);
-    let up: UpstreamResponse;
-    try {
-      up = await d.upstreams.request(target.servers, {
-        method: req.method ?? 'GET',
-        path: target.path,
-        headers: this.#upstreamHeaders(req, ['host', 'expect'], target, req.method ?? 'GET'),
-        body: withBody ? req : undefined,
-        signal: gone.signal,
-        label: target.label,
-        onInfo: (info) => forwardInterim(res, info),
-      });
-    } catch (err) {
-      if (gone.signal.aborted) return;
-      const f = classifyError(err);
-      this.#log.warn({ url: target.url, reason: f.proxyError, err: f.message }, 'upstream failed');
-      return sendError(res, f.status, f.proxyError, f.message);
-    } finally {
-      res.off('close', onClose);
+    let found: Found = stored;
+    if (d.cache.admits(stored.meta.key, stored.meta.size)) {
+      const promoted = d.cache.promoteFromDisk(stored.meta.key, stored.path);
+      if (stored.meta.size > PROMOTE_INLINE_MAX) promoted.catch(() => undefined);
+      else {
+        const copy = await promoted;
+        if (!copy) return this.#gone(req, res, target, stored);
+        found = { tier: 'memory', meta: copy.meta, body: copy.body };
+      }
     }
-    if (unsafe && up.statusCode < 400) this.#invalidateAfterUnsafe(target, up, req.headers.host);
-    // Clients HEAD an S3 object before reading it in ranges: that answer saves the block read its own.
-    if (noteHead) noteVersion(d.cache, target.key, up.statusCode, up.headers);
-    return this.#relay(res, up, `${NAME}; fwd=${fwd}`);
+    if (!(await serveStored(req, res, found, this.#serveOptions(found.meta, cacheStatus, target)))) {
+      return this.#gone(req, res, target, found);
+    }
+    if (!quiet) d.metrics.diskHit.inc();
   }
 
-  /** RFC 9111 §4.4: a successful unsafe request invalidates the URI and its Location/Content-Location. */
-  #invalidateAfterUnsafe(target: Target, up: UpstreamResponse, host: string | undefined): void {
-    const locations = [up.headers.location, up.headers['content-location']];
-    for (const key of invalidatedKeys(target, host, locations)) this.#d.cache.invalidate(key);
-  }
-
-  #relay(res: ServerResponse, up: UpstreamResponse, cacheStatus: string): Promise<void> {
-    const failed = (err: unknown) =>
-      this.#log.warn({ url: res.req?.url, err: String(err) }, 'upstream failed; response not completed');
-    return relay(res, up, cacheStatus, this.#d.metrics, failed);
-  }
-
-  #upstreamHeaders(
-    req: IncomingMessage,
-    drop: readonly string[],
-    target?: Target,
-    method = 'GET',
-  ): Record<string, string | string[]> {
-    return upstreamHeaders(req, drop, target, method);
+  /** A stored entry whose file vanished: forgotten, and the request goes upstream instead. */
+  #gone(req: IncomingMessage, res: ServerResponse, target: Target, found: Found): Promise<void> {
+    this.#d.cache.invalidate(found.meta.key);
+    return pass(this.#d, req, res, target, 'miss', false);
   }
 
   /**
@@ -405,11 +353,11 @@ export class ProxyHandler {
    * reads through the cache, other reads and writes passed through (writes invalidate their key).
    */
   serveS3(req: IncomingMessage, res: ServerResponse, target: Target, mode: 'cached' | 'read' | 'write'): Promise<void> {
-    const run =
+    const run = async () =>
       mode === 'cached'
         ? this.#s3Cached(req, res, target)
-        : this.#pass(req, res, target, mode === 'write' ? 'method' : 'bypass', mode === 'write');
-    return run.catch((err) => {
+        : pass(this.#d, req, res, target, mode === 'write' ? 'method' : 'bypass', mode === 'write');
+    return run().catch((err) => {
       this.#log.error({ err, url: target.url }, 'internal error while handling an S3 request');
       sendError(res, 500, 'proxy_internal_error', 'internal error in the gateway; see its log');
     });
@@ -439,32 +387,5 @@ export class ProxyHandler {
     const base: Record<string, string> = { via: `1.1 ${NAME}` };
     const headers = target.sign ? target.sign('GET', base) : base;
     return prefetch(d, { target, headers, clientHeaders: {}, stale: found?.meta });
-  }
-
-  /** Consistent hashing: the owning peer fetches and caches; we relay. False when the peer is down. */
-  async #viaPeer(req: IncomingMessage, res: ServerResponse, peer: string): Promise<boolean> {
-    const d = this.#d;
-    const headers = this.#upstreamHeaders(req, ['expect']);
-    headers['x-estuary-peer'] = d.peers!.self;
-    if (req.url?.startsWith('/') && req.headers.host) headers.host = req.headers.host;
-    let up: UpstreamResponse;
-    try {
-      up = await d.upstreams.request([peer], {
-        method: req.method ?? 'GET',
-        path: req.url ?? '/',
-        headers,
-        body: CACHEABLE_METHODS.has(req.method ?? '') ? undefined : req,
-        label: 'peer',
-        onInfo: (info) => forwardInterim(res, info),
-      });
-    } catch (err) {
-      this.#log.warn({ peer, err: classifyError(err).message }, 'peer unavailable; handling locally');
-      if (CACHEABLE_METHODS.has(req.method ?? '')) return false;
-      sendError(res, 502, 'destination_unavailable', 'peer unavailable');
-      return true;
-    }
-    const status = up.headers['cache-status'];
-    await this.#relay(res, up, `${status ? `${status}, ` : ''}${NAME}; fwd=miss; detail=peer`);
-    return true;
   }
 }

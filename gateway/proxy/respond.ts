@@ -1,16 +1,13 @@
-// Writing responses: errors the gateway itself generates (with Proxy-Status, RFC 9209), stored
-// responses from either tier (with Age, Cache-Status (RFC 9211), ranges, HEAD, 304s to
-// conditional requests), and bodies streamed out of a fill at the reader's own pace.
+// Writing responses: errors the gateway itself generates (with Proxy-Status, RFC 9209), and
+// bodies streamed out of a fill at the reader's own pace (stored responses: hit.ts).
 
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Found } from '../cache/cache.ts';
-import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { currentAge } from '../cache/freshness.ts';
-import { first, httpDate, listItems } from '../http/headers.ts';
-import { wholeBodyOnly } from '../http/partial.ts';
+import { first } from '../http/headers.ts';
 import { parseRange } from '../http/range.ts';
+import { flatHeaders, withoutRange } from './heads.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 
 export const NAME = 'estuary';
@@ -63,69 +60,20 @@ export function sendError(res: ServerResponse, status: number, error: string, me
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
-/** The Cache-Status each response went out with, for the access log (headers written as arrays are not readable back). */
-const sentStatus = new WeakMap<ServerResponse, string>();
+/**
+ * The Cache-Status each response went out with, for the access log (headers written as arrays
+ * are not readable back). A property of the response rather than a WeakMap entry: a WeakMap set
+ * per request costs every young-generation collection an ephemeron to trace.
+ */
+const SENT_STATUS = Symbol('estuary.cacheStatus');
+type Noted = ServerResponse & { [SENT_STATUS]?: string };
 
 export function noteCacheStatus(res: ServerResponse, value: string): void {
-  sentStatus.set(res, value);
+  (res as Noted)[SENT_STATUS] = value;
 }
 
 export function cacheStatusOf(res: ServerResponse): string | undefined {
-  return sentStatus.get(res);
-}
-
-const flatCache = new WeakMap<EntryMeta, string[]>();
-
-/** Stored headers as a flat [name, value, ...] list, computed once per entry for the hit path. */
-function flatHeaders(meta: EntryMeta): string[] {
-  let flat = flatCache.get(meta);
-  if (!flat) {
-    flat = [];
-    for (const [k, v] of Object.entries(meta.headers)) {
-      if (k === 'content-length' || k === 'age' || k === 'accept-ranges') continue;
-      if (Array.isArray(v)) for (const x of v) flat.push(k, x);
-      else flat.push(k, v);
-    }
-    flat.push('accept-ranges', 'bytes');
-    flatCache.set(meta, flat);
-  }
-  return flat;
-}
-
-/**
- * A range cut from the body: the stored Content-Range (RFC 9110 §14.4) gives way to the range's
- * own, and digests of the whole body (S3's x-amz-checksum-*) are left off (http/partial.ts).
- */
-function withoutRange(flat: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < flat.length; i += 2) if (!wholeBodyOnly(flat[i]!)) out.push(flat[i]!, flat[i + 1]!);
-  return out;
-}
-
-export function forgetHeaders(meta: EntryMeta): void {
-  flatCache.delete(meta);
-}
-
-function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
-  if (meta.status !== 200) return false;
-  const inm = req.headers['if-none-match'];
-  if (inm !== undefined) {
-    const etag = first(meta.headers.etag);
-    if (etag === undefined) return false;
-    const weak = (t: string) => t.replace(/^W\//, '');
-    return listItems(inm).some((t) => t === '*' || weak(t) === weak(etag));
-  }
-  const ims = httpDate(req.headers['if-modified-since']);
-  const lm = httpDate(meta.headers['last-modified']);
-  return ims !== undefined && lm !== undefined && lm <= ims;
-}
-
-export interface ServeOptions {
-  readonly age: number;
-  readonly cacheStatus: string;
-  readonly onBytes: (n: number) => void;
-  /** An S3 object: errors the gateway answers itself get S3's XML error document. */
-  readonly s3?: boolean;
+  return (res as Noted)[SENT_STATUS];
 }
 
 /**
@@ -142,101 +90,6 @@ export function sendUnsatisfiable(res: ServerResponse, size: number, s3: boolean
   if (cacheStatus) headers['cache-status'] = cacheStatus;
   res.writeHead(416, headers);
   res.end(res.req.method === 'HEAD' ? undefined : body);
-}
-
-/**
- * Answers from a stored response. Resolves false, having sent nothing, when a disk entry's file
- * vanished (evicted by another worker, removed by hand): the caller then treats it as a miss.
- */
-export async function serveStored(
-  req: IncomingMessage,
-  res: ServerResponse,
-  found: Found,
-  opts: ServeOptions,
-): Promise<boolean> {
-  const { meta } = found;
-  const base = flatHeaders(meta);
-  sentStatus.set(res, opts.cacheStatus);
-  if (notModified(req, meta)) {
-    res.writeHead(304, [...base, 'age', String(opts.age), 'cache-status', opts.cacheStatus]);
-    res.end();
-    return true;
-  }
-  let start = 0;
-  let end = meta.size - 1;
-  let status = meta.status;
-  const extra = ['age', String(opts.age), 'cache-status', opts.cacheStatus];
-  const range =
-    meta.status === 200 ? parseRange(first(req.headers.range), meta.size) : { kind: 'none' as const };
-  if (range.kind === 'unsatisfiable') {
-    sendUnsatisfiable(res, meta.size, opts.s3 === true, opts.cacheStatus);
-    return true;
-  }
-  if (range.kind === 'range') {
-    start = range.start;
-    end = range.end;
-    status = 206;
-    extra.push('content-range', `bytes ${start}-${end}/${meta.size}`);
-  }
-  const length = end - start + 1;
-  const own = status === 206 ? withoutRange(base) : base;
-  const headers = [...own, ...extra, 'content-length', String(length)];
-  if (req.method === 'HEAD' || length === 0) {
-    res.writeHead(status, headers);
-    res.end();
-    return true;
-  }
-  if (found.tier === 'memory') {
-    res.writeHead(status, headers);
-    opts.onBytes(length);
-    res.end(start === 0 && length === found.body.length ? found.body : found.body.subarray(start, end + 1));
-    return true;
-  }
-  let fh: FileHandle;
-  try {
-    fh = await open(found.path, 'r');
-  } catch {
-    return false;
-  }
-  if (res.destroyed) {
-    await fh.close();
-    return true;
-  }
-  res.writeHead(status, headers);
-  await streamFile(fh, res, start, end, opts.onBytes);
-  return true;
-}
-
-/** Copies bytes [start, end] of an open file to `res` in adaptive slices; closes the file. */
-async function streamFile(
-  fh: FileHandle,
-  res: ServerResponse,
-  start: number,
-  end: number,
-  onBytes: (n: number) => void,
-): Promise<void> {
-  const slicer = new Slicer();
-  let pos = start;
-  try {
-    while (pos <= end && !res.destroyed) {
-      const n = Math.min(slicer.size, end - pos + 1);
-      // The socket may still hold earlier slices in its queue: each goes back to the pool only
-      // once written.
-      const buf = takeSlice(n);
-      const { bytesRead } = await fh.read(buf, 0, n, pos);
-      if (bytesRead === 0) throw new Error('cache file shorter than its entry');
-      pos += bytesRead;
-      onBytes(bytesRead);
-      const chunk = buf.subarray(0, bytesRead);
-      const back = () => releaseSlice(buf);
-      if (pos > end) res.end(chunk, back);
-      else if (!slicer.wrote(res.write(chunk, back))) await drained(res);
-    }
-  } catch {
-    cutResponse(res);
-  } finally {
-    await fh.close().catch(() => undefined);
-  }
 }
 
 /** Response headers for a body still being filled. */
@@ -334,7 +187,7 @@ export async function streamFill(
         onBytes(bytesRead);
         writeHead();
         const ok = slicer.wrote(res.write(buf.subarray(0, bytesRead), () => releaseSlice(buf)));
-        if (!ok && !closed) await drained(res);
+        if (!ok && !closed) await sliceDrained(res, slicer, bytesRead);
         continue;
       }
       if (done) {
@@ -353,6 +206,13 @@ export async function streamFill(
     res.off('close', onClose);
     fill.release();
   }
+}
+
+/** Waits for a queued slice of `bytes` to drain, and tells the slicer how long that took. */
+export async function sliceDrained(res: ServerResponse, slicer: Slicer, bytes: number): Promise<void> {
+  const started = performance.now();
+  await drained(res);
+  slicer.drained(bytes, performance.now() - started);
 }
 
 export function drained(res: ServerResponse): Promise<void> {

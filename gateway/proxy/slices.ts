@@ -1,16 +1,25 @@
 // Buffers for copying cached bodies from files to sockets. Two things keep a gateway with many
-// readers small: slice sizes that adapt to each reader (a slow one holds one small slice, a fast
-// one gets big slices and few syscalls), and reuse: a slice goes back to a shared pool once the
+// readers small: slice sizes that adapt to each reader's pace (a slow one holds one small slice,
+// a fast one gets big slices and few reads), and reuse: a slice goes back to a shared pool once the
 // socket has handed it to the kernel, instead of becoming garbage that the process holds (and
 // the allocator keeps) until the next collection. Pure apart from the pool's own state.
 
 /**
- * Slices adapt between these sizes: a slice the socket took at once doubles the next one, a slice
- * it had to queue halves it. 16 KiB is Node's own socket high-water mark; 1 MiB reads already cost
- * less than the copy into the socket, so larger ones gain nothing.
+ * Slices adapt between these sizes: a slice the socket took at once doubles the next one; after a
+ * slice the socket had to queue, the next one is what the reader took in QUEUE_MS at the pace it
+ * drained that one. 16 KiB is Node's own socket high-water mark; 1 MiB reads already cost less
+ * than the copy into the socket, so larger ones gain nothing.
  */
 export const MIN_SLICE = 16 * 1024;
 export const MAX_SLICE = 1024 * 1024;
+/**
+ * How much of a reader's time one slice may cover. Queueing alone says nothing about pace: on a
+ * busy machine even a loopback reader leaves most slices queued for a moment, and halving on
+ * every queued slice shrank them to 16 KiB, so an 8 MiB hit took 512 reads, each a round trip
+ * through the thread pool (four times nginx's CPU per request). A reader draining 1 MiB within
+ * 50 ms keeps 1 MiB slices; one at 1 MB/s holds about 50 KB.
+ */
+const QUEUE_MS = 50;
 /** Idle slices kept for reuse, across all readers; beyond this they are left to the collector. */
 const POOL_BYTES = 32 * 1024 * 1024;
 
@@ -20,8 +29,16 @@ export class Slicer {
 
   /** Records whether the socket took the last slice at once; returns that. */
   wrote(ok: boolean): boolean {
-    this.size = ok ? Math.min(MAX_SLICE, this.size * 2) : Math.max(MIN_SLICE, this.size / 2);
+    if (ok) this.size = Math.min(MAX_SLICE, this.size * 2);
     return ok;
+  }
+
+  /** Records that a queued slice of `bytes` drained after `ms`: the next fits the reader's pace. */
+  drained(bytes: number, ms: number): void {
+    const fits = (bytes / Math.max(ms, 1)) * QUEUE_MS;
+    let size = MIN_SLICE;
+    while (size < MAX_SLICE && size * 2 <= fits) size *= 2;
+    this.size = size;
   }
 }
 

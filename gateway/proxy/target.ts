@@ -1,6 +1,8 @@
 // Where a request goes: an absolute URI (forward proxy) to its own origin if the destination is
-// allowed, an origin-form path (reverse mode) to a named ring of upstream servers. Pure.
+// allowed, an origin-form path (reverse mode) to a named ring of upstream servers. Pure, apart
+// from the cache of recent answers.
 
+import { LRUCache } from 'lru-cache';
 import type { DestAcl } from '../acl.ts';
 import { rawForwardKey, reverseKey } from '../cache/key.ts';
 import { type CvmfsPath, classifyCvmfs } from '../cvmfs.ts';
@@ -136,6 +138,34 @@ function reverseTarget(path: string, hostHeader: string | undefined, rings: read
       label: ring.name,
     },
   };
+}
+
+/** Recent distinct request targets remembered; each entry is a few hundred bytes. */
+const TARGET_CACHE_ENTRIES = 10_000;
+
+/**
+ * Resolved targets of recent request lines: resolveTarget is pure in (URL, Host) for a given
+ * configuration, and hot objects are asked for again and again.
+ */
+export class TargetCache {
+  readonly #lru = new LRUCache<string, TargetResult>({ max: TARGET_CACHE_ENTRIES });
+  readonly #rings: readonly Ring[];
+  readonly #dest: DestAcl;
+
+  constructor(rings: readonly Ring[], dest: DestAcl) {
+    this.#rings = rings;
+    this.#dest = dest;
+  }
+
+  resolve(url: string, host: string | undefined): TargetResult {
+    const k = url[0] === '/' ? `${host ?? ''} ${url}` : url;
+    let t = this.#lru.get(k);
+    if (!t) {
+      t = resolveTarget(url, host, this.#rings, this.#dest);
+      this.#lru.set(k, t);
+    }
+    return t;
+  }
 }
 
 /** Parses `NAME=URL,URL` groups (see gateway/options.ts) into rings of origins. */

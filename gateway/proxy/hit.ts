@@ -1,0 +1,164 @@
+// Answers from stored responses, from either tier: Age and Cache-Status (RFC 9211), ranges, HEAD,
+// and 304s to conditional requests. A memory hit is answered in the same turn, with one write.
+
+import { type FileHandle, open } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Found } from '../cache/cache.ts';
+import type { EntryMeta } from '../cache/entry.ts';
+import { first, httpDate, listItems } from '../http/headers.ts';
+import { parseRange } from '../http/range.ts';
+import { flatHeaders, wholeHead, withoutRange } from './heads.ts';
+import { cutResponse, noteCacheStatus, sendUnsatisfiable, sliceDrained } from './respond.ts';
+import { releaseSlice, Slicer, takeSlice } from './slices.ts';
+
+export interface ServeOptions {
+  readonly age: number;
+  readonly cacheStatus: string;
+  readonly onBytes: (n: number) => void;
+  /** An S3 object: errors the gateway answers itself get S3's XML error document. */
+  readonly s3?: boolean;
+}
+
+function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
+  if (meta.status !== 200) return false;
+  const inm = req.headers['if-none-match'];
+  if (inm !== undefined) {
+    const etag = first(meta.headers.etag);
+    if (etag === undefined) return false;
+    const weak = (t: string) => t.replace(/^W\//, '');
+    return listItems(inm).some((t) => t === '*' || weak(t) === weak(etag));
+  }
+  const ims = req.headers['if-modified-since'];
+  if (ims === undefined) return false;
+  const since = httpDate(ims);
+  const lm = httpDate(meta.headers['last-modified']);
+  return since !== undefined && lm !== undefined && lm <= since;
+}
+
+/** What to send of a stored body, or that the answer went out already (304, 416). */
+type Plan = { readonly status: number; readonly headers: readonly string[]; readonly start: number; readonly end: number } | undefined;
+
+/** Writes the 304 or 416 a request gets, or says which status, head and bytes answer it. */
+function plan(req: IncomingMessage, res: ServerResponse, meta: EntryMeta, opts: ServeOptions): Plan {
+  noteCacheStatus(res, opts.cacheStatus);
+  const conditional = req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
+  if (conditional && notModified(req, meta)) {
+    res.writeHead(304, [...flatHeaders(meta), 'age', String(opts.age), 'cache-status', opts.cacheStatus]);
+    res.end();
+    return undefined;
+  }
+  const rangeHeader = req.headers.range;
+  if (rangeHeader === undefined || meta.status !== 200) {
+    return { status: meta.status, headers: wholeHead(meta, opts.age, opts.cacheStatus), start: 0, end: meta.size - 1 };
+  }
+  const range = parseRange(first(rangeHeader), meta.size);
+  if (range.kind === 'unsatisfiable') {
+    sendUnsatisfiable(res, meta.size, opts.s3 === true, opts.cacheStatus);
+    return undefined;
+  }
+  if (range.kind === 'none') {
+    return { status: meta.status, headers: wholeHead(meta, opts.age, opts.cacheStatus), start: 0, end: meta.size - 1 };
+  }
+  const { start, end } = range;
+  const headers = [
+    ...withoutRange(flatHeaders(meta)),
+    'age',
+    String(opts.age),
+    'cache-status',
+    opts.cacheStatus,
+    'content-range',
+    `bytes ${start}-${end}/${meta.size}`,
+    'content-length',
+    String(end - start + 1),
+  ];
+  return { status: 206, headers, start, end };
+}
+
+/** Answers from a body held in memory, in this turn: head and body go out in one write. */
+export function serveMemory(
+  req: IncomingMessage,
+  res: ServerResponse,
+  found: Found & { tier: 'memory' },
+  opts: ServeOptions,
+): void {
+  const p = plan(req, res, found.meta, opts);
+  if (!p) return;
+  // node:http reads the list and keeps nothing of it: one shared head can answer many requests.
+  res.writeHead(p.status, p.headers as string[]);
+  const length = p.end - p.start + 1;
+  if (req.method === 'HEAD' || length <= 0) {
+    res.end();
+    return;
+  }
+  opts.onBytes(length);
+  const body = found.body;
+  res.end(p.start === 0 && length === body.length ? body : body.subarray(p.start, p.end + 1));
+}
+
+/**
+ * Answers from a stored response. Resolves false, having sent nothing, when a disk entry's file
+ * vanished (evicted by another worker, removed by hand): the caller then treats it as a miss.
+ */
+export async function serveStored(
+  req: IncomingMessage,
+  res: ServerResponse,
+  found: Found,
+  opts: ServeOptions,
+): Promise<boolean> {
+  if (found.tier === 'memory') {
+    serveMemory(req, res, found, opts);
+    return true;
+  }
+  const p = plan(req, res, found.meta, opts);
+  if (!p) return true;
+  if (req.method === 'HEAD' || p.end < p.start) {
+    res.writeHead(p.status, p.headers as string[]);
+    res.end();
+    return true;
+  }
+  let fh: FileHandle;
+  try {
+    fh = await open(found.path, 'r');
+  } catch {
+    return false;
+  }
+  if (res.destroyed) {
+    await fh.close();
+    return true;
+  }
+  res.writeHead(p.status, p.headers as string[]);
+  await streamFile(fh, res, p.start, p.end, opts.onBytes);
+  return true;
+}
+
+/** Copies bytes [start, end] of an open file to `res` in adaptive slices; closes the file. */
+async function streamFile(
+  fh: FileHandle,
+  res: ServerResponse,
+  start: number,
+  end: number,
+  onBytes: (n: number) => void,
+): Promise<void> {
+  const slicer = new Slicer();
+  let pos = start;
+  try {
+    while (pos <= end && !res.destroyed) {
+      const n = Math.min(slicer.size, end - pos + 1);
+      // The socket may still hold earlier slices in its queue: each goes back to the pool only
+      // once written.
+      const buf = takeSlice(n);
+      const { bytesRead } = await fh.read(buf, 0, n, pos);
+      if (bytesRead === 0) throw new Error('cache file shorter than its entry');
+      pos += bytesRead;
+      onBytes(bytesRead);
+      const chunk = buf.subarray(0, bytesRead);
+      const back = () => releaseSlice(buf);
+      if (pos > end) res.end(chunk, back);
+      else if (!slicer.wrote(res.write(chunk, back))) await sliceDrained(res, slicer, bytesRead);
+    }
+  } catch {
+    cutResponse(res);
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,97 @@
+// Requests that are neither answered from the cache nor shared: one upstream request each, its
+// answer relayed as it is. Unsafe methods invalidate what they changed (RFC 9111 §4.4); requests
+// owned by a peer gateway (consistent hashing) go to that peer.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { invalidatedKeys } from '../cache/invalidation.ts';
+import type { HashRing } from '../ring.ts';
+import { classifyError, type UpstreamResponse } from '../upstream.ts';
+import { noteVersion } from './blocks.ts';
+import type { FetchDeps } from './fetcher.ts';
+import { forwardInterim } from './interim.ts';
+import { relay, upstreamHeaders } from './relay.ts';
+import { NAME, sendError } from './respond.ts';
+import type { Target } from './target.ts';
+
+export interface PassDeps extends FetchDeps {
+  readonly peers?: { readonly ring: HashRing; readonly self: string };
+}
+
+const CACHEABLE = new Set(['GET', 'HEAD']);
+
+export function relayUpstream(d: PassDeps, res: ServerResponse, up: UpstreamResponse, cacheStatus: string): Promise<void> {
+  const failed = (err: unknown) =>
+    d.log.warn({ url: res.req?.url, err: String(err) }, 'upstream failed; response not completed');
+  return relay(res, up, cacheStatus, d.metrics, failed);
+}
+
+/**
+ * Not stored, not shared: this request alone goes upstream and its answer goes back as it is.
+ * `noteHead`: a HEAD of an S3 object, whose answer tells block reads the object's version.
+ */
+export async function pass(
+  d: PassDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: Target,
+  fwd: string,
+  unsafe: boolean,
+  noteHead = false,
+): Promise<void> {
+  const withBody = unsafe && req.method !== 'OPTIONS';
+  // A client that leaves before the upstream answered takes its upstream request with it.
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  res.once('close', onClose);
+  let up: UpstreamResponse;
+  try {
+    up = await d.upstreams.request(target.servers, {
+      method: req.method ?? 'GET',
+      path: target.path,
+      headers: upstreamHeaders(req, ['host', 'expect'], target, req.method ?? 'GET'),
+      body: withBody ? req : undefined,
+      signal: gone.signal,
+      label: target.label,
+      onInfo: (info) => forwardInterim(res, info),
+    });
+  } catch (err) {
+    if (gone.signal.aborted) return;
+    const f = classifyError(err);
+    d.log.warn({ url: target.url, reason: f.proxyError, err: f.message }, 'upstream failed');
+    return sendError(res, f.status, f.proxyError, f.message);
+  } finally {
+    res.off('close', onClose);
+  }
+  if (unsafe && up.statusCode < 400) {
+    const locations = [up.headers.location, up.headers['content-location']];
+    for (const key of invalidatedKeys(target, req.headers.host, locations)) d.cache.invalidate(key);
+  }
+  if (noteHead) noteVersion(d.cache, target.key, up.statusCode, up.headers);
+  return relayUpstream(d, res, up, `${NAME}; fwd=${fwd}`);
+}
+
+/** Consistent hashing: the owning peer fetches and caches; we relay. False when the peer is down. */
+export async function viaPeer(d: PassDeps, req: IncomingMessage, res: ServerResponse, peer: string): Promise<boolean> {
+  const headers = upstreamHeaders(req, ['expect']);
+  headers['x-estuary-peer'] = d.peers!.self;
+  if (req.url?.startsWith('/') && req.headers.host) headers.host = req.headers.host;
+  let up: UpstreamResponse;
+  try {
+    up = await d.upstreams.request([peer], {
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers,
+      body: CACHEABLE.has(req.method ?? '') ? undefined : req,
+      label: 'peer',
+      onInfo: (info) => forwardInterim(res, info),
+    });
+  } catch (err) {
+    d.log.warn({ peer, err: classifyError(err).message }, 'peer unavailable; handling locally');
+    if (CACHEABLE.has(req.method ?? '')) return false;
+    sendError(res, 502, 'destination_unavailable', 'peer unavailable');
+    return true;
+  }
+  const status = up.headers['cache-status'];
+  await relayUpstream(d, res, up, `${status ? `${status}, ` : ''}${NAME}; fwd=miss; detail=peer`);
+  return true;
+}
