@@ -264,6 +264,7 @@ export class Prefetcher {
   private dropBehind(offset: number): void {
     while (this.chunks.length > 0 && this.chunks[0]!.end + BEHIND_SLACK <= offset) {
       const c = this.chunks.shift()!;
+      c.forget(c.end);
       this.budget.release(c.end - c.start);
     }
     this.chunks[0]?.forget(offset - BEHIND_SLACK);

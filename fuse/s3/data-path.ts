@@ -17,6 +17,7 @@
 import { contentLength, type Credentials, header, HttpExchange, type Reply, type ReplyHeaders } from './http-exchange.ts';
 import { type ByteRange, ObjectError, type ObjectHead, type OnPiece, type WriteOptions } from './object-client.ts';
 import { toObjectError } from './sdk-errors.ts';
+import type { SlabPool } from './slab-pool.ts';
 
 export interface DataPathOptions {
   readonly bucketUrl: URL;
@@ -26,13 +27,10 @@ export interface DataPathOptions {
   readonly maxAttempts: number;
   readonly idleTimeoutMs: number;
   readonly maxSockets: number;
+  /** Where the pieces of getPieces are copied to from the socket's own buffers. */
+  readonly slabs: SlabPool;
 }
 
-/**
- * Pieces of a GET are copied out of the socket's buffers into memory of this size, one slice per
- * socket read, so a 1 GB read allocates about a thousand buffers rather than sixteen thousand.
- */
-const SLAB_SIZE = 2 ** 20;
 const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
 
 const stripQuotes = (etag: string | undefined): string => (etag ?? '').replace(/"/g, '');
@@ -81,9 +79,11 @@ function contentRange(reply: Reply): { first: number; total: number } | undefine
 export class DataPath {
   private readonly http: HttpExchange;
   private readonly maxAttempts: number;
+  private readonly slabs: SlabPool;
 
   constructor(options: DataPathOptions) {
     this.maxAttempts = options.maxAttempts;
+    this.slabs = options.slabs;
     this.http = new HttpExchange(options);
   }
 
@@ -152,18 +152,15 @@ export class DataPath {
   getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number> {
     let got = 0;
     return this.attempts(key, async () => {
-      let slab = Buffer.alloc(0);
-      let used = 0;
-      await this.getOnce(key, { ...range, start: range.start + got }, (view, left) => {
-        if (used + view.length > slab.length) {
-          slab = Buffer.allocUnsafe(Math.min(Math.max(SLAB_SIZE, view.length), left));
-          used = 0;
-        }
-        view.copy(slab, used);
-        onPiece(slab.subarray(used, used + view.length));
-        used += view.length;
-        got += view.length;
-      });
+      const cutter = this.slabs.cutter();
+      try {
+        await this.getOnce(key, { ...range, start: range.start + got }, (view, left) => {
+          got += view.length;
+          onPiece(cutter.cut(view, left));
+        });
+      } finally {
+        cutter.done();
+      }
       return got;
     });
   }

@@ -23,6 +23,7 @@ import {
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
 import { DataPath } from './data-path.ts';
+import { SlabPool } from './slab-pool.ts';
 import { toObjectError } from './sdk-errors.ts';
 import { contentMd5ForDeleteObjects } from './sdk-middleware.ts';
 import { listedKey } from './url-keys.ts';
@@ -73,6 +74,7 @@ export class SdkObjectClient implements ObjectClient {
   private readonly idleTimeoutMs: number;
   private readonly maxSockets: number;
   private dataPath: Promise<DataPath> | undefined;
+  private readonly slabs = new SlabPool();
 
   constructor(options: SdkClientOptions) {
     this.bucket = options.bucket;
@@ -152,6 +154,7 @@ export class SdkObjectClient implements ObjectClient {
         maxAttempts: this.maxAttempts,
         idleTimeoutMs: this.idleTimeoutMs,
         maxSockets: this.maxSockets,
+        slabs: this.slabs,
       });
     })();
     return this.dataPath;
@@ -163,6 +166,10 @@ export class SdkObjectClient implements ObjectClient {
 
   async getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number> {
     return (await this.data()).getPieces(key, range, onPiece);
+  }
+
+  releasePiece(piece: Buffer): void {
+    this.slabs.release(piece);
   }
 
   async getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
