@@ -8,7 +8,9 @@
 //
 // A slab is cut into pieces for one GET at a time, in order. It is sealed when that GET needs a new
 // one or ends, and goes back to the free list once it is sealed and every piece cut from it has
-// been given back. Pieces that are never given back are simply collected with their slab.
+// been given back. Pieces that are never given back (a file closed or a reader that seeks while
+// readahead is ahead of it) are simply collected with their slab: the pool keeps no hold on a slab
+// that is out.
 
 /** 1 MiB: big enough that a 1 GB read takes a thousand slabs, small enough to waste little. */
 export const SLAB_SIZE = 2 ** 20;
@@ -24,7 +26,8 @@ interface SlabState {
 
 export class SlabPool {
   private readonly free: Buffer[] = [];
-  private readonly byMemory = new Map<ArrayBufferLike, SlabState>();
+  /** Weak: a slab whose pieces are dropped instead of given back must stay collectable. */
+  private readonly byMemory = new WeakMap<ArrayBufferLike, SlabState>();
 
   /** A cutter for one GET's body: `cut(view)` returns the view's bytes in memory of the pool. */
   cutter(): { cut(view: Buffer, left: number): Buffer; done(): void } {

@@ -1,5 +1,6 @@
 // The slabs readahead pieces are copied into: used again only once every piece of them is back.
 
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { SLAB_SIZE, SlabPool } from '../../../fuse/s3/slab-pool.ts';
 
@@ -44,5 +45,28 @@ describe('SlabPool', () => {
     expect(p.buffer.byteLength).toBe(1000);
     pool.release(p);
     expect(pool.freeCount).toBe(0);
+  });
+
+  it('keeps no hold on a slab whose pieces were dropped instead of given back', () => {
+    // In a process of its own: the test runner's keeps its own references to what tests allocate.
+    const script = `
+      import { SlabPool, SLAB_SIZE } from ${JSON.stringify(new URL('../../../fuse/s3/slab-pool.ts', import.meta.url).href)};
+      const pool = new SlabPool();
+      const ref = (() => {
+        const get = pool.cutter();
+        const piece = get.cut(Buffer.alloc(1000, 1), 4 * SLAB_SIZE);
+        get.done();
+        return new WeakRef(piece.buffer);
+      })();
+      // No deref() before the end: it would keep the buffer alive for the rest of the module's job.
+      for (let i = 0; i < 5; i++) {
+        globalThis.gc();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      console.log(ref.deref() === undefined ? 'collected' : 'held');`;
+    const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(out.trim()).toBe('collected');
   });
 });
