@@ -134,30 +134,36 @@ export class SdkObjectClient implements ObjectClient {
    * shared config, or AWS's own) and the bucket's URL on it come from the SDK's own rules.
    */
   private data(): Promise<DataPath> {
-    this.dataPath ??= (async () => {
-      const c = this.s3.config;
-      const region = await c.region();
-      const endpoint = this.endpoint ?? (await c.serviceConfiguredEndpoint?.());
-      const resolved = c.endpointProvider({
-        Bucket: this.bucket,
-        Region: region,
-        ForcePathStyle: true,
-        UseFIPS: await c.useFipsEndpoint(),
-        UseDualStack: await c.useDualstackEndpoint(),
-        Endpoint: endpoint,
-      });
-      const scheme = (resolved.properties?.authSchemes as { signingRegion?: string }[] | undefined)?.[0];
-      return new DataPath({
-        bucketUrl: new URL(resolved.url.href),
-        region: scheme?.signingRegion ?? region,
-        credentials: () => c.credentials(),
-        maxAttempts: this.maxAttempts,
-        idleTimeoutMs: this.idleTimeoutMs,
-        maxSockets: this.maxSockets,
-        slabs: this.slabs,
-      });
-    })();
+    this.dataPath ??= this.makeDataPath().catch((err: unknown) => {
+      // Asked again next time: what failed (the shared config, say) may be fixed by then.
+      this.dataPath = undefined;
+      throw toObjectError(err, this.bucket);
+    });
     return this.dataPath;
+  }
+
+  private async makeDataPath(): Promise<DataPath> {
+    const c = this.s3.config;
+    const region = await c.region();
+    const endpoint = this.endpoint ?? (await c.serviceConfiguredEndpoint?.());
+    const resolved = c.endpointProvider({
+      Bucket: this.bucket,
+      Region: region,
+      ForcePathStyle: true,
+      UseFIPS: await c.useFipsEndpoint(),
+      UseDualStack: await c.useDualstackEndpoint(),
+      Endpoint: endpoint,
+    });
+    const scheme = (resolved.properties?.authSchemes as { signingRegion?: string }[] | undefined)?.[0];
+    return new DataPath({
+      bucketUrl: new URL(resolved.url.href),
+      region: scheme?.signingRegion ?? region,
+      credentials: () => c.credentials(),
+      maxAttempts: this.maxAttempts,
+      idleTimeoutMs: this.idleTimeoutMs,
+      maxSockets: this.maxSockets,
+      slabs: this.slabs,
+    });
   }
 
   async get(key: string, range?: ByteRange): Promise<Buffer> {
@@ -365,6 +371,9 @@ export class SdkObjectClient implements ObjectClient {
 
   destroy(): void {
     this.s3.destroy();
-    void this.dataPath?.then((d) => d.close());
+    void this.dataPath?.then(
+      (d) => d.close(),
+      () => undefined,
+    );
   }
 }
