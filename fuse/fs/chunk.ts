@@ -25,6 +25,8 @@ export class Chunk {
   /** Pieces before this index were let go. */
   private kept = 0;
   private failure: { err: unknown } | undefined;
+  /** Gives a piece let go back to the client whose GET filled it (ObjectClient.releasePiece). */
+  private release: ((piece: Buffer) => void) | undefined;
   private waiters: { need: number; resolve: () => void; reject: (e: unknown) => void }[] = [];
 
   private constructor(start: number, end: number) {
@@ -43,6 +45,7 @@ export class Chunk {
   /** Starts the GET of bytes [start, end) of `key` (of its version `ifMatch`, when given). */
   static fetch(client: ObjectClient, key: string, start: number, end: number, ifMatch?: string): Chunk {
     const c = new Chunk(start, end);
+    c.release = client.releasePiece?.bind(client);
     client.getPieces(key, { start, end, ifMatch }, (piece) => c.add(piece)).then(
       () => c.finish(),
       (err: unknown) => c.fail(err),
@@ -66,12 +69,17 @@ export class Chunk {
     return this.view(from - this.start, Math.min(to - this.start, this.filled), into);
   }
 
-  /** Lets go of the whole pieces before file offset `offset`. */
+  /**
+   * Lets go of the whole pieces before file offset `offset`. Their memory may carry another GET's
+   * bytes from then on: a view that slice() returned of them must have been used up by then (the
+   * prefetcher forgets only what lies well behind its reader).
+   */
   forget(offset: number): void {
     const upto = offset - this.start;
     while (this.kept < this.pieces.length) {
       const next = this.offsets[this.kept]! + this.pieces[this.kept]!.length;
       if (next > upto || next > this.filled) break;
+      this.release?.(this.pieces[this.kept]!);
       this.pieces[this.kept] = EMPTY;
       this.kept++;
       this.forgotten = next;

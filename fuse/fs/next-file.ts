@@ -19,7 +19,7 @@
 import type { ObjectClient, ObjectHead } from '../s3/object-client.ts';
 import { entriesAfter } from './entry-cache.ts';
 import type { MemoryBudget } from './memory-budget.ts';
-import { askFor, type Chunk, INITIAL_WINDOW, pieceSize, releaseChunks } from './prefetcher.ts';
+import { askFor, type Chunk, dropChunks, INITIAL_WINDOW, pieceSize } from './prefetcher.ts';
 
 /** A guess the reader has not moved towards for this long is given up: it went elsewhere. */
 const GUESS_TTL_MS = 5000;
@@ -134,7 +134,7 @@ export class NextFilePrefetch {
     this.proven = true;
     if (!got || !now || now.etag !== got.head.etag || now.size !== got.head.size) {
       if (got) this.budget.release(got.body.length);
-      releaseChunks(g.ahead, this.budget);
+      dropChunks(g.ahead, this.budget);
       return undefined;
     }
     this.taken++;
@@ -151,7 +151,7 @@ export class NextFilePrefetch {
     if (missed) this.proven = false;
     this.guesses.delete(path);
     clearTimeout(g.timer);
-    releaseChunks(g.ahead, this.budget);
+    dropChunks(g.ahead, this.budget);
     g.first.then(
       (got) => this.budget.release(got.body.length),
       () => undefined,

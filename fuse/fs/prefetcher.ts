@@ -104,6 +104,16 @@ export function releaseChunks(chunks: readonly Chunk[], budget: MemoryBudget): v
   for (const c of chunks) budget.release(c.end - c.start);
 }
 
+/**
+ * releaseChunks for chunks no read is using or will use (never handed to a reader, or of a
+ * prefetcher whose file is closed): their pieces also go back to the client for other GETs.
+ * Chunks a read may still be waiting on must not come here: their memory could be overwritten.
+ */
+export function dropChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
+  for (const c of chunks) c.forget(c.end);
+  releaseChunks(chunks, budget);
+}
+
 export class Prefetcher {
   private readonly client: ObjectClient;
   private readonly key: string;
@@ -152,9 +162,9 @@ export class Prefetcher {
     if (first && first.length > 0) {
       this.chunks.push(Chunk.of(0, first));
       if (ahead[0]?.start === first.length) this.chunks.push(...ahead);
-      else releaseChunks(ahead, budget);
+      else dropChunks(ahead, budget);
     } else {
-      releaseChunks(ahead, budget);
+      dropChunks(ahead, budget);
     }
     this.eager = this.chunks.length > 1;
   }
@@ -245,9 +255,10 @@ export class Prefetcher {
     return out;
   }
 
-  /** Releases every chunk; call on close. */
+  /** Releases every chunk; call on close, once no read is running on this prefetcher. */
   close(): void {
-    this.reset();
+    dropChunks(this.chunks, this.budget);
+    this.chunks = [];
   }
 
   private reset(): void {
@@ -264,6 +275,7 @@ export class Prefetcher {
   private dropBehind(offset: number): void {
     while (this.chunks.length > 0 && this.chunks[0]!.end + BEHIND_SLACK <= offset) {
       const c = this.chunks.shift()!;
+      c.forget(c.end);
       this.budget.release(c.end - c.start);
     }
     this.chunks[0]?.forget(offset - BEHIND_SLACK);

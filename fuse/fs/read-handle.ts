@@ -99,7 +99,9 @@ export class ReadHandle {
   }
 
   async close(): Promise<void> {
-    this.prefetcher.close();
+    // Its pieces go back for other GETs: not while a read may still be copying out of them.
+    if (this.reading > 0) this.retired.push(this.prefetcher);
+    else this.prefetcher.close();
     await this.local?.close();
     await (await this.copy?.catch(() => undefined))?.close();
   }

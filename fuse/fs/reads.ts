@@ -8,7 +8,7 @@ import { type Handle, LocalReadHandle, ReadHandle, WriteHandle, WriterView } fro
 import { baseName, joinPath, parentOf } from './keys.ts';
 import { attrFromHead } from './metadata.ts';
 import { nextFileIn } from './next-file.ts';
-import { type Chunk, INITIAL_WINDOW, releaseChunks, requestAhead } from './prefetcher.ts';
+import { type Chunk, dropChunks, INITIAL_WINDOW, requestAhead } from './prefetcher.ts';
 import { Attributes } from './attributes.ts';
 
 const O_ACCMODE = 3;
@@ -104,7 +104,7 @@ export class Reads extends Attributes {
       // `more` was sized from the listing: it fits only an object of that size.
       if (guessed && guessed.head.size === known?.size && (!known.etag || guessed.head.etag === known.etag))
         return this.readHandleFrom(path, key, guessed, [...guessed.ahead, ...more]);
-      releaseChunks(more, this.budget);
+      dropChunks(more, this.budget);
       if (guessed) return this.readHandleFrom(path, key, guessed, guessed.ahead);
     }
     if (known?.kind !== 'file' || known.size === 0) return undefined;
@@ -119,14 +119,14 @@ export class Reads extends Attributes {
       got = await this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
     } catch (err) {
       this.budget.release(INITIAL_WINDOW);
-      releaseChunks(ahead, this.budget);
+      dropChunks(ahead, this.budget);
       if (isObjectError(err, 'not-found')) return undefined;
       throw err;
     }
     this.budget.release(INITIAL_WINDOW - got.body.length);
     if (got.head.size !== known.size || (known.etag && got.head.etag !== known.etag)) {
       // Replaced since it was listed: what was asked for ahead may belong to the old object.
-      releaseChunks(ahead, this.budget);
+      dropChunks(ahead, this.budget);
       ahead = [];
     }
     return this.readHandleFrom(path, key, got, ahead);

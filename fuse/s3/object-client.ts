@@ -77,6 +77,11 @@ export interface ObjectClient {
    */
   getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number>;
   /**
+   * Gives a piece of getPieces back once nothing will read it again: its memory may then carry
+   * the bytes of a later GET (see slab-pool.ts). Optional: a piece never given back is collected.
+   */
+  releasePiece?(piece: Buffer): void;
+  /**
    * The bytes in `range` together with what a HEAD would say (size, ETag, metadata), so opening
    * and starting to read a file costs one round trip instead of two. Empty objects give an empty
    * body. Throws not-found for a missing key.

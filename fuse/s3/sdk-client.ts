@@ -1,7 +1,9 @@
-// The ObjectClient over the AWS SDK v3; with its helpers (sdk-*.ts) the only code that imports
-// @aws-sdk. Settings chosen for S3-compatible servers as much as for AWS: path-style addressing,
-// checksums only where the API requires them (s3rver stores aws-chunked framing as data, Swift
-// refuses it), bodies always as Buffers of known length, Content-MD5 instead of CRC32 on
+// The ObjectClient: the control calls (list, head, copy, delete, multipart create, complete and
+// abort) over the AWS SDK v3, and the bytes (GET, PUT, UploadPart) over the data path
+// (data-path.ts), which signs with the credentials and addresses the URL the SDK resolved. With
+// its helpers (sdk-*.ts) the only code that imports @aws-sdk. Settings chosen for S3-compatible
+// servers as much as for AWS: path-style addressing, checksums only where the API requires them
+// (s3rver stores aws-chunked framing as data, Swift refuses it), Content-MD5 instead of CRC32 on
 // DeleteObjects (Swift needs it), and URL-encoded keys in listings (url-keys.ts).
 
 import { Agent as HttpAgent } from 'node:http';
@@ -13,20 +15,17 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   DeleteObjectsCommand,
-  GetObjectCommand,
-  type GetObjectCommandOutput,
   HeadBucketCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
-  PutObjectCommand,
   S3Client,
-  UploadPartCommand,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
-import { pipePieces, readBody } from './sdk-bodies.ts';
+import { DataPath } from './data-path.ts';
+import { SlabPool } from './slab-pool.ts';
 import { toObjectError } from './sdk-errors.ts';
-import { contentMd5ForDeleteObjects, unsignedPayloads } from './sdk-middleware.ts';
+import { contentMd5ForDeleteObjects } from './sdk-middleware.ts';
 import { listedKey } from './url-keys.ts';
 import {
   type ByteRange,
@@ -34,6 +33,7 @@ import {
   type ListOptions,
   type ListPage,
   type ObjectClient,
+  isObjectError,
   ObjectError,
   type ObjectHead,
   type PendingUpload,
@@ -46,7 +46,7 @@ export interface SdkClientOptions {
   /** S3-compatible endpoint; AWS's own when undefined. */
   readonly endpoint?: string;
   readonly region: string;
-  /** Attempts per request, with the SDK's backoff (503 SlowDown, resets, 5xx). */
+  /** Attempts per request, with backoff (503 SlowDown, resets, 5xx): the SDK's standard mode. */
   readonly maxAttempts: number;
   /**
    * An attempt that sends or receives no byte for this long fails with a timeout, which counts
@@ -69,11 +69,19 @@ function copySource(bucket: string, key: string): string {
 export class SdkObjectClient implements ObjectClient {
   private readonly s3: S3Client;
   private readonly bucket: string;
+  private readonly endpoint: string | undefined;
   private readonly maxAttempts: number;
+  private readonly idleTimeoutMs: number;
+  private readonly maxSockets: number;
+  private dataPath: Promise<DataPath> | undefined;
+  private readonly slabs = new SlabPool();
 
   constructor(options: SdkClientOptions) {
     this.bucket = options.bucket;
+    this.endpoint = options.endpoint;
     this.maxAttempts = options.maxAttempts;
+    this.idleTimeoutMs = options.idleTimeoutMs;
+    this.maxSockets = options.maxSockets;
     const agent = { keepAlive: true, maxSockets: options.maxSockets };
     this.s3 = new S3Client({
       region: options.region,
@@ -93,7 +101,6 @@ export class SdkObjectClient implements ObjectClient {
       },
     });
     contentMd5ForDeleteObjects(this.s3);
-    unsignedPayloads(this.s3);
   }
 
   private async call<T>(key: string | undefined, fn: () => Promise<T>): Promise<T> {
@@ -123,113 +130,70 @@ export class SdkObjectClient implements ObjectClient {
   }
 
   /**
-   * Runs a GET and the reading of its body as one attempt, `maxAttempts` times at most: the SDK
-   * retries a request until its headers arrive, but a connection cut while the body streams
-   * reaches the caller as an error, and `--retries` promises resets are retried.
+   * The data path, made on first use: the endpoint (--endpoint, or AWS_ENDPOINT_URL_S3 and the
+   * shared config, or AWS's own) and the bucket's URL on it come from the SDK's own rules.
    */
-  private async bodyAttempts<T>(key: string, attempt: (n: number) => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt(n);
-      } catch (err) {
-        const e = toObjectError(err, key);
-        if (e.kind !== 'unavailable' || n >= this.maxAttempts) throw e;
-        await new Promise((r) => setTimeout(r, Math.min(2000, 100 * 2 ** n)));
-      }
-    }
-  }
-
-  /**
-   * The GET of `range`. Servers that ignore If-Match (s3rver does) still name the version they
-   * answer with: one that is not the version asked for is refused here, its body unread.
-   */
-  private async sendGet(key: string, range: ByteRange | undefined): Promise<GetObjectCommandOutput> {
-    const r = await this.s3.send(this.getCommand(key, range));
-    if (range?.ifMatch !== undefined && r.ETag !== undefined && stripQuotes(r.ETag) !== range.ifMatch) {
-      (r.Body as { destroy?: () => void } | undefined)?.destroy?.();
-      throw new ObjectError('changed', `${key} was replaced: ETag ${stripQuotes(r.ETag)}, not ${range.ifMatch}`, key);
-    }
-    return r;
-  }
-
-  get(key: string, range?: ByteRange): Promise<Buffer> {
-    return this.bodyAttempts(key, async () => {
-      const r = await this.sendGet(key, range);
-      return readBody(r.Body, r.ContentLength);
+  private data(): Promise<DataPath> {
+    this.dataPath ??= this.makeDataPath().catch((err: unknown) => {
+      // Asked again next time: what failed (the shared config, say) may be fixed by then.
+      this.dataPath = undefined;
+      throw toObjectError(err, this.bucket);
     });
+    return this.dataPath;
   }
 
-  /** A retried attempt asks for the rest only: the pieces before the cut are the caller's already. */
-  getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number> {
-    let got = 0;
-    return this.bodyAttempts(key, async () => {
-      const r = await this.sendGet(key, { ...range, start: range.start + got });
-      const length = r.ContentLength;
-      await pipePieces(r.Body, length, (piece) => {
-        got += piece.length;
-        onPiece(piece);
-      });
-      return got;
-    });
-  }
-
-  private getCommand(key: string, range: ByteRange | undefined): GetObjectCommand {
-    return new GetObjectCommand({
+  private async makeDataPath(): Promise<DataPath> {
+    const c = this.s3.config;
+    const region = await c.region();
+    const endpoint = this.endpoint ?? (await c.serviceConfiguredEndpoint?.());
+    const resolved = c.endpointProvider({
       Bucket: this.bucket,
-      Key: key,
-      Range: range ? `bytes=${range.start}-${range.end - 1}` : undefined,
-      IfMatch: range?.ifMatch === undefined ? undefined : `"${range.ifMatch}"`,
+      Region: region,
+      ForcePathStyle: true,
+      UseFIPS: await c.useFipsEndpoint(),
+      UseDualStack: await c.useDualstackEndpoint(),
+      Endpoint: endpoint,
+    });
+    const scheme = (resolved.properties?.authSchemes as { signingRegion?: string }[] | undefined)?.[0];
+    return new DataPath({
+      bucketUrl: new URL(resolved.url.href),
+      region: scheme?.signingRegion ?? region,
+      credentials: () => c.credentials(),
+      maxAttempts: this.maxAttempts,
+      idleTimeoutMs: this.idleTimeoutMs,
+      maxSockets: this.maxSockets,
+      slabs: this.slabs,
     });
   }
 
-  getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
-    return this.bodyAttempts(key, () => this.getWithHeadOnce(key, range));
+  async get(key: string, range?: ByteRange): Promise<Buffer> {
+    return (await (await this.data()).getBuffer(key, range)).body;
   }
 
-  private async getWithHeadOnce(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
-    let out: GetObjectCommandOutput;
+  async getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number> {
+    return (await this.data()).getPieces(key, range, onPiece);
+  }
+
+  releasePiece(piece: Buffer): void {
+    this.slabs.release(piece);
+  }
+
+  async getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
+    const data = await this.data();
     try {
-      out = await this.sendGet(key, range);
+      const got = await data.getBuffer(key, range);
+      return { body: got.body, head: data.headOf(key, got) };
     } catch (err) {
-      const e = toObjectError(err, key);
-      if (e.kind !== 'invalid-range') throw e;
+      if (!isObjectError(err, 'invalid-range')) throw err;
       // A range of an empty object is unsatisfiable: ask for the facts alone.
       const head = await this.head(key);
       if (!head) throw new ObjectError('not-found', `no such key ${key}`, key);
       return { body: Buffer.alloc(0), head };
     }
-    let body = await readBody(out.Body, out.ContentLength);
-    // `bytes 0-99/5000`: the object's size after the slash. A server that ignored the range sent it all.
-    const total = /\/(\d+)$/.exec(out.ContentRange ?? '')?.[1];
-    const size = total !== undefined ? Number(total) : body.length;
-    if (total === undefined) body = body.subarray(range.start, Math.min(range.end, body.length));
-    return {
-      body,
-      head: {
-        key,
-        size,
-        etag: stripQuotes(out.ETag),
-        lastModified: out.LastModified ?? new Date(0),
-        metadata: out.Metadata ?? {},
-        contentType: out.ContentType,
-      },
-    };
   }
 
-  put(key: string, body: Buffer, options: WriteOptions = {}): Promise<{ etag: string }> {
-    return this.call(key, async () => {
-      const r = await this.s3.send(
-        new PutObjectCommand({
-          Bucket: this.bucket,
-          Key: key,
-          Body: body,
-          ContentLength: body.length,
-          Metadata: options.metadata as Record<string, string> | undefined,
-          ContentType: options.contentType,
-        }),
-      );
-      return { etag: stripQuotes(r.ETag) };
-    });
+  async put(key: string, body: Buffer, options: WriteOptions = {}): Promise<{ etag: string }> {
+    return (await this.data()).put(key, body, options);
   }
 
   list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
@@ -340,20 +304,8 @@ export class SdkObjectClient implements ObjectClient {
     });
   }
 
-  uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer): Promise<string> {
-    return this.call(key, async () => {
-      const r = await this.s3.send(
-        new UploadPartCommand({
-          Bucket: this.bucket,
-          Key: key,
-          UploadId: uploadId,
-          PartNumber: partNumber,
-          Body: body,
-          ContentLength: body.length,
-        }),
-      );
-      return stripQuotes(r.ETag);
-    });
+  async uploadPart(key: string, uploadId: string, partNumber: number, body: Buffer): Promise<string> {
+    return (await this.data()).uploadPart(key, uploadId, partNumber, body);
   }
 
   uploadPartCopy(
@@ -419,5 +371,9 @@ export class SdkObjectClient implements ObjectClient {
 
   destroy(): void {
     this.s3.destroy();
+    void this.dataPath?.then(
+      (d) => d.close(),
+      () => undefined,
+    );
   }
 }

@@ -1,4 +1,5 @@
-// What the AWS SDK throws, as the ObjectError kinds the filesystem turns into errno values.
+// What the AWS SDK and the data path (http-exchange.ts) throw, as the ObjectError kinds the
+// filesystem turns into errno values.
 
 import { ObjectError, type ObjectErrorKind } from './object-client.ts';
 
@@ -25,6 +26,13 @@ const NETWORK_CODES = new Set([
   'ETIMEDOUT',
   'EPIPE',
   'ENOTFOUND',
+  'ENETUNREACH',
+  // undici's names for a connection that broke, hung or ended early.
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
 ]);
 
 export function toObjectError(err: unknown, key?: string): ObjectError {

@@ -1,5 +1,5 @@
-// Two changes to what the AWS SDK sends, for S3-compatible servers and for speed: Content-MD5
-// instead of CRC32 on DeleteObjects, and unsigned payloads on uploads.
+// One change to what the AWS SDK sends, for S3-compatible servers: Content-MD5 instead of CRC32 on
+// DeleteObjects. (Uploads, which went unsigned here, go through the data path now.)
 
 import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -23,23 +23,5 @@ export function contentMd5ForDeleteObjects(client: S3Client): void {
       return next(args);
     },
     { step: 'build', priority: 'low', name: 'estuaryContentMd5' },
-  );
-}
-
-// SigV4 normally hashes every body with SHA-256 before sending it: for part uploads that hashing
-// was the mount's largest CPU cost after garbage collection. S3 accepts UNSIGNED-PAYLOAD instead
-// (the headers stay signed; TCP and TLS carry the bytes), and the signer uses a value already set.
-const UNSIGNED_BODIES = new Set(['PutObjectCommand', 'UploadPartCommand']);
-
-export function unsignedPayloads(client: S3Client): void {
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const req = args.request as { headers?: Record<string, string> };
-      if (UNSIGNED_BODIES.has(context.commandName ?? '') && req.headers) {
-        req.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
-      }
-      return next(args);
-    },
-    { step: 'build', priority: 'low', name: 'estuaryUnsignedPayload' },
   );
 }

@@ -16,7 +16,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { CHECKSUM_HEADERS, type Checksum, checksumFor } from './checksums.ts';
 import type { S3ErrorCode } from './errors.ts';
-import { EMPTY_SHA256 } from './sigv4.ts';
+import { EMPTY_SHA256 } from '../../lib/sigv4.ts';
 
 export const STREAMING_SIGNED = 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD';
 export const STREAMING_SIGNED_TRAILER = 'STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER';

@@ -24,7 +24,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { xmlEscape } from './delete-objects.ts';
 import { unescapeXml } from './route.ts';
 import { upstreamKey } from './scope.ts';
-import { uriEncode } from './sigv4.ts';
+import { uriEncode } from '../../lib/sigv4.ts';
 
 /** S3's own ceiling for one page; larger max-keys are answered with 1000, as S3 does. */
 export const MAX_KEYS = 1000;

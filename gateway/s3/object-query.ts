@@ -7,7 +7,7 @@
 // parameters of the operations the gateway serves, each value to the shape S3 gives it, and the
 // store is sent the query rebuilt from what was checked, never the client's bytes.
 
-import { uriEncode } from './sigv4.ts';
+import { uriEncode } from '../../lib/sigv4.ts';
 
 /** Response-header overrides of GetObject (the store sets the answer's headers from them). */
 const RESPONSE_OVERRIDES = [

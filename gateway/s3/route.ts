@@ -2,7 +2,7 @@
 // `bucket.gateway/key`), which key, which operation, and what access that needs. Pure.
 
 import { canonicalQuery, objectQueryProblem, type QueryProblem } from './object-query.ts';
-import { uriEncode } from './sigv4.ts';
+import { uriEncode } from '../../lib/sigv4.ts';
 
 export type S3Op =
   | 'get' // GetObject / HeadObject without sub-resource: cacheable

@@ -17,7 +17,7 @@
 // to the store in one canonical encoding (upstreamKey), so the store sees exactly what was
 // checked. Pure.
 
-import { uriEncode } from './sigv4.ts';
+import { uriEncode } from '../../lib/sigv4.ts';
 
 /** Decoding more often than this is no store's behaviour; it bounds the work on hostile input. */
 const MAX_DECODES = 3;

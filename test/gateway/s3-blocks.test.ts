@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { issue } from '../../gateway/s3/credentials.ts';
-import { sign } from '../../gateway/s3/sigv4.ts';
+import { sign } from '../../lib/sigv4.ts';
 import { type CountingProxy, startCountingProxy } from '../helpers/counting-proxy.ts';
 import type { S3Server } from '../helpers/s3rver.ts';
 import { startS3rver } from '../helpers/s3rver.ts';

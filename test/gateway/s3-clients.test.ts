@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { sign } from '../../gateway/s3/sigv4.ts';
+import { sign } from '../../lib/sigv4.ts';
 import { minioAvailable, startMinio } from '../helpers/minio.ts';
 import type { S3Server } from '../helpers/s3rver.ts';
 import { startS3rver } from '../helpers/s3rver.ts';

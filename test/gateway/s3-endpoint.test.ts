@@ -138,7 +138,7 @@ for (const [name, start, available] of stores) {
 
     it('answers virtual-host addressing (bucket.gateway/key) like path style', async () => {
       const { send } = await import('./helpers/client.ts');
-      const { sign } = await import('../../gateway/s3/sigv4.ts');
+      const { sign } = await import('../../lib/sigv4.ts');
       const c = creds([{ bucket: BUCKET, prefix: 'run42/', write: false }]);
       const host = `${BUCKET}.gateway.test:${new URL(gw.url).port}`;
       const headers = sign({ method: 'GET', path: '/run42/a%20b%2Bc.txt', query: '', headers: { 'x-amz-security-token': c.sessionToken }, host }, c, 'us-east-1', 'UNSIGNED-PAYLOAD', Date.now());
@@ -364,7 +364,7 @@ for (const [name, start, available] of stores) {
   describe.runIf(available)(`kill -9 of the gateway in the middle of S3 transfers (${name})`, async () => {
     const { startGatewayProcess } = await import('./helpers/gateway.ts');
     const { send } = await import('./helpers/client.ts');
-    const { sign } = await import('../../gateway/s3/sigv4.ts');
+    const { sign } = await import('../../lib/sigv4.ts');
     const { Readable } = await import('node:stream');
     const store = await start();
     const dir = await tempDir('estuary-gw-s3-kill-');

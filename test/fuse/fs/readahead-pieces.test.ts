@@ -80,4 +80,29 @@ describe('readahead in pieces', () => {
     expect(on.equals(data.subarray(20 * MiB, 20 * MiB + 128 * KiB))).toBe(true);
     p.close();
   });
+
+  it('gives every piece back to the client once read past or closed, never one a read still needs', async () => {
+    const { data, client } = await inPieces('f', 24 * MiB);
+    const given = new Set<Buffer>();
+    const back: Buffer[] = [];
+    const getPieces = client.getPieces.bind(client);
+    client.getPieces = (k, range, onPiece) => getPieces(k, range, (piece) => (given.add(piece), onPiece(piece)));
+    // A piece given back may carry another GET's bytes at once: poison it, as reuse would.
+    client.releasePiece = (piece) => {
+      back.push(piece);
+      piece.fill(0xee);
+    };
+    const p = new Prefetcher(client, 'f', data.length, new MemoryBudget(256 * MiB), 8 * MiB);
+    for (let at = 0; at < 16 * MiB; at += 128 * KiB) {
+      const got = await p.read(at, 128 * KiB, Buffer.alloc(128 * KiB));
+      expect(got.equals(data.subarray(at, at + 128 * KiB))).toBe(true);
+    }
+    expect(back.length).toBeGreaterThan(0);
+    p.close();
+    // Give the GETs still running time to end; what arrives after close is left to the GC.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(new Set(back).size).toBe(back.length);
+    expect(back.every((piece) => given.has(piece))).toBe(true);
+    expect(back.length).toBeGreaterThanOrEqual((16 * MiB) / (64 * KiB));
+  });
 });

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sign, UNSIGNED_PAYLOAD } from '../../../gateway/s3/sigv4.ts';
+import { sign, UNSIGNED_PAYLOAD } from '../../../lib/sigv4.ts';
 import type { S3Server } from '../../helpers/s3rver.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { type Reply, send } from './client.ts';

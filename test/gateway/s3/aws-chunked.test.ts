@@ -14,7 +14,7 @@ import {
   STREAMING_UNSIGNED_TRAILER,
 } from '../../../gateway/s3/aws-chunked.ts';
 import { checksumFor } from '../../../gateway/s3/checksums.ts';
-import { signingKey } from '../../../gateway/s3/sigv4.ts';
+import { signingKey } from '../../../lib/sigv4.ts';
 
 // https://docs.aws.amazon.com/AmazonS3/latest/API/sigv4-streaming.html: 66560 bytes of 'a' in
 // 64 KiB chunks, with the seed signature and chunk signatures the page lists.

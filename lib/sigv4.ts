@@ -1,6 +1,7 @@
 // AWS Signature Version 4 for S3, both ways: verifying what a client signed with a credential the
-// gateway issued, and signing the request the gateway sends to the real store. One implementation
-// serves both, so what we accept and what we send cannot drift apart. Pure (node:crypto only).
+// gateway issued, and signing what the gateway sends to the real store and what the mount's data
+// path (fuse/s3/data-path.ts) sends to its bucket. One implementation serves all three, so what we
+// accept and what we send cannot drift apart. Pure (node:crypto only).
 //
 // S3's flavour: the canonical URI is the path exactly as sent on the wire (S3 clients encode each
 // key once and S3 does not normalise or encode again), the payload hash is whatever the client put

@@ -1,0 +1,194 @@
+// One signed request of the mount's data path and its answer, over undici: the status and headers,
+// and a success's body handed on as it arrives. No retries here (data-path.ts does them); a
+// failure is thrown as what toObjectError understands.
+
+import { type Dispatcher, Pool } from 'undici';
+import { sign, UNSIGNED_PAYLOAD, uriEncode } from '../../lib/sigv4.ts';
+import { ObjectError } from './object-client.ts';
+import { dataPathConnector } from './pooled-socket.ts';
+
+export interface Credentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken?: string;
+}
+
+export type ReplyHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+export interface Reply {
+  readonly status: number;
+  readonly headers: ReplyHeaders;
+}
+
+export interface ExchangeRequest {
+  readonly method: 'GET' | 'PUT';
+  readonly key: string;
+  /** Query parameters, unencoded. */
+  readonly query?: Readonly<Record<string, string>>;
+  /** Lower-case names; x-amz-* ones are signed with the rest. */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: Buffer;
+  /**
+   * A success's headers, before its body; throwing refuses the body (the request fails with
+   * that error).
+   */
+  readonly onStart?: (reply: Reply) => void;
+  /** A success's body, piece by piece: a view that is valid only during the call. */
+  readonly onBytes?: (view: Buffer) => void;
+}
+
+export interface ExchangeOptions {
+  /** The bucket's base URL: path-style (`https://host/bucket`) or virtual-host (`https://bucket.host`). */
+  readonly bucketUrl: URL;
+  readonly region: string;
+  readonly credentials: () => Promise<Credentials>;
+  readonly idleTimeoutMs: number;
+  readonly maxSockets: number;
+}
+
+/** An error answer: at most this much of its XML is kept, enough for Code and Message. */
+const ERROR_BODY_LIMIT = 16 * 1024;
+
+/** What the SDK would have thrown for an error answer: toObjectError maps both the same way. */
+export class HttpStatusError extends Error {
+  readonly $metadata: { httpStatusCode: number };
+
+  constructor(status: number, body: string) {
+    const code = /<Code>([^<]*)<\/Code>/.exec(body)?.[1];
+    const message = /<Message>([^<]*)<\/Message>/.exec(body)?.[1];
+    super(message ?? `HTTP ${status}`);
+    this.name = code ?? (status === 404 ? 'NotFound' : `Http${status}`);
+    this.$metadata = { httpStatusCode: status };
+  }
+}
+
+export class HttpExchange {
+  private readonly pool: Pool;
+  private readonly options: ExchangeOptions;
+  /** The bucket's path, without a trailing slash, that every key's path starts with. */
+  private readonly basePath: string;
+
+  constructor(options: ExchangeOptions) {
+    this.options = options;
+    this.basePath = options.bucketUrl.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(options.bucketUrl.origin, {
+      connections: options.maxSockets,
+      connect: dataPathConnector({ connectTimeoutMs: 5000, idleTimeoutMs: options.idleTimeoutMs }) as never,
+      // The socket's own idle timeout (pooled-socket.ts) is --request-timeout; a large part upload
+      // may take longer than that in all, and a slow answer is not a dead one.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+
+  /** The key's path as S3 clients send it: each segment encoded once, the slashes kept. */
+  private path(key: string): string {
+    return `${this.basePath}/${key.split('/').map(uriEncode).join('/')}`;
+  }
+
+  async send(req: ExchangeRequest): Promise<Reply> {
+    const path = this.path(req.key);
+    const query = Object.entries(req.query ?? {})
+      .map(([k, v]) => `${uriEncode(k)}=${uriEncode(v)}`)
+      .join('&');
+    const headers = sign(
+      { method: req.method, path, query, headers: req.headers ?? {}, host: this.options.bucketUrl.host },
+      await this.options.credentials(),
+      this.options.region,
+      // The headers stay signed; TCP (and TLS where used) carry the bytes, as in the SDK client
+      // this replaced: hashing every part with SHA-256 was the largest CPU cost of uploads.
+      UNSIGNED_PAYLOAD,
+      Date.now(),
+    );
+    if (req.body) headers['content-length'] = String(req.body.length);
+    return new Promise((resolve, reject) => {
+      this.pool.dispatch(
+        { method: req.method, path: query ? `${path}?${query}` : path, headers, body: req.body ?? null },
+        new ReplyHandler(req, resolve, reject),
+      );
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+}
+
+/** Collects one answer: a success's body goes to the request's onBytes, an error's is kept. */
+class ReplyHandler implements Dispatcher.DispatchHandler {
+  private reply: Reply | undefined;
+  private errorBody = '';
+  private settled = false;
+  private readonly req: ExchangeRequest;
+  private readonly resolve: (r: Reply) => void;
+  private readonly reject: (e: unknown) => void;
+
+  constructor(req: ExchangeRequest, resolve: (r: Reply) => void, reject: (e: unknown) => void) {
+    this.req = req;
+    this.resolve = resolve;
+    this.reject = reject;
+  }
+
+  onRequestStart(): void {}
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    this.reply = { status, headers };
+    if (status >= 300) return;
+    try {
+      this.req.onStart?.(this.reply);
+    } catch (err) {
+      this.fail(err);
+      controller.abort(err as Error);
+    }
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    if (this.reply!.status >= 300) {
+      if (this.errorBody.length < ERROR_BODY_LIMIT) this.errorBody += chunk.toString('utf8');
+      return;
+    }
+    try {
+      this.req.onBytes?.(chunk);
+    } catch (err) {
+      this.fail(err);
+      controller.abort(err as Error);
+    }
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    const reply = this.reply!;
+    if (reply.status >= 300) this.reject(new HttpStatusError(reply.status, this.errorBody));
+    else this.resolve(reply);
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.fail(err);
+  }
+
+  private fail(err: unknown): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.reject(err);
+  }
+}
+
+/** A header's one value (the first, when it was sent more than once). */
+export function header(headers: ReplyHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** A success's Content-Length, which every S3 data answer carries. */
+export function contentLength(reply: Reply, key: string): number {
+  const n = Number(header(reply.headers, 'content-length'));
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new ObjectError('other', `answer for ${key} has no valid Content-Length`, key);
+  return n;
+}

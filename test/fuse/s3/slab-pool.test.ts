@@ -1,0 +1,72 @@
+// The slabs readahead pieces are copied into: used again only once every piece of them is back.
+
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { SLAB_SIZE, SlabPool } from '../../../fuse/s3/slab-pool.ts';
+
+const view = (n: number, fill: number) => Buffer.alloc(n, fill);
+
+describe('SlabPool', () => {
+  it('copies each view into a slab and reuses a slab only once every piece of it was given back', () => {
+    const pool = new SlabPool();
+    const get = pool.cutter();
+    const pieces = Array.from({ length: 20 }, (_, i) => get.cut(view(64 * 1024, i), 4 * SLAB_SIZE));
+    get.done();
+    // 16 views fill the first slab; the next four went to a second one.
+    expect(pieces.every((p, i) => p.every((b) => b === i))).toBe(true);
+    expect(pieces[15]!.buffer).toBe(pieces[0]!.buffer);
+    expect(pieces[16]!.buffer).not.toBe(pieces[0]!.buffer);
+    for (const p of pieces.slice(0, 15)) pool.release(p);
+    expect(pool.freeCount).toBe(0);
+    pool.release(pieces[15]!);
+    expect(pool.freeCount).toBe(1);
+    // Given back twice, or never cut here: ignored.
+    pool.release(pieces[15]!);
+    pool.release(Buffer.alloc(10));
+    expect(pool.freeCount).toBe(1);
+    const next = pool.cutter();
+    const again = next.cut(view(10, 0xee), SLAB_SIZE);
+    expect(again.buffer).toBe(pieces[0]!.buffer);
+    // The first GET's second slab goes back with its last four pieces.
+    for (const p of pieces.slice(16)) pool.release(p);
+    expect(pool.freeCount).toBe(1);
+    // A slab still being cut stays out, even with every piece of it given back.
+    pool.release(again);
+    expect(pool.freeCount).toBe(1);
+    next.done();
+    expect(pool.freeCount).toBe(2);
+  });
+
+  it('sizes the last slab of a short GET to what is left, and does not keep it', () => {
+    const pool = new SlabPool();
+    const get = pool.cutter();
+    const p = get.cut(view(1000, 1), 1000);
+    get.done();
+    expect(p.buffer.byteLength).toBe(1000);
+    pool.release(p);
+    expect(pool.freeCount).toBe(0);
+  });
+
+  it('keeps no hold on a slab whose pieces were dropped instead of given back', () => {
+    // In a process of its own: the test runner's keeps its own references to what tests allocate.
+    const script = `
+      import { SlabPool, SLAB_SIZE } from ${JSON.stringify(new URL('../../../fuse/s3/slab-pool.ts', import.meta.url).href)};
+      const pool = new SlabPool();
+      const ref = (() => {
+        const get = pool.cutter();
+        const piece = get.cut(Buffer.alloc(1000, 1), 4 * SLAB_SIZE);
+        get.done();
+        return new WeakRef(piece.buffer);
+      })();
+      // No deref() before the end: it would keep the buffer alive for the rest of the module's job.
+      for (let i = 0; i < 5; i++) {
+        globalThis.gc();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      console.log(ref.deref() === undefined ? 'collected' : 'held');`;
+    const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(out.trim()).toBe('collected');
+  });
+});
