@@ -12,6 +12,7 @@ import type { Drone, SiteCost } from '../coordinator/model.ts';
 import { renderPage as coordinatorPage } from '../coordinator/status/page.ts';
 import { buildStatus as coordinatorStatus } from '../coordinator/status/view.ts';
 import { timelineSvg } from '../coordinator/status/timeline-svg.ts';
+import { holdUndeclaredMessage } from '../coordinator/steer.ts';
 
 const GiB = 1024 ** 3;
 
@@ -56,7 +57,7 @@ async function gatewayScene(now: number, broken: boolean): Promise<Scene> {
     allowDest: broken ? [] : ['@cvmfs'],
     downServers: broken ? ['http://s1a.example.org:8000', 'http://s1b.example.org:8000'] : [],
     lastErrors: new Map(broken ? [['cvmfs', 'connection refused: connect ECONNREFUSED 192.0.2.10:8000']] : []),
-    unanswered: [],
+    unanswered: broken ? ['worker 2 (pid 8112) did not answer within 5 s'] : [],
     s3Buckets: ['kek-data'],
     top: [
       { name: 'atlas.cern.ch', bytes: 212 * GiB },
@@ -108,7 +109,10 @@ function coordinatorScene(now: number, broken: boolean): Scene {
     siteProblems: broken ? { 'aws-tokyo': '3 instances failed in a row (InsufficientInstanceCapacity)' } : {},
     unplaceable: broken ? [{ job: '81301', why: 'needs 128 cores; the largest machine type has 64' }] : [],
     unplaceableCount: broken ? 1 : 0,
-    warnings: [],
+    warnings: broken ? [holdUndeclaredMessage()] : [],
+    history: broken
+      ? { source: null, jobs: 0, skipped: 0, error: 'sacct: error: Slurm accounting storage is disabled', readAt: now - 60_000 }
+      : { source: 'accounting', jobs: 4_812, skipped: 0, error: null, readAt: now - 120_000 },
     pending: broken ? 57 : 12,
     pools: [{ pool: 'c5.2xlarge', supply: 24, demand: 28.5, allocation: 0.81, utilisation: 0.76, pendingJobs: 12, reason: { rule: 'linear', why: 'demand follows utilisation' } }],
     decisions: [],
