@@ -32,6 +32,7 @@ import { type IdleRelease, idleReleasesEarly } from './idle-release.ts';
 import type { PendingJob, PoolView, Reason, SiteView, Snapshot } from './model.ts';
 import { fits } from './placement.ts';
 import { estimateRunTime, estimateText, type RunEstimate } from './run-times.ts';
+import { type SpotTail, spotTail } from './spot-tail.ts';
 import { HOME_POOL } from './steer.ts';
 
 export interface PoolPlan {
@@ -46,12 +47,34 @@ export interface PoolPlan {
   readonly awayFromHome?: readonly string[];
   /** Idle drones no placed job uses, idle as long as a new one boots: released now (idle-release.ts). */
   readonly release?: readonly IdleRelease[];
+  /** Spot drones to drain, busy or not: the tail of the work goes on demand (spot-tail.ts). */
+  readonly drain?: number;
   readonly reason: Reason;
 }
 
 export type Plan = ReadonlyMap<string, PoolPlan>;
 
 export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
+  // A spot pool still draining for the tail stays closed until those drones are gone: its quota
+  // is not free yet, and a plan that reopened it would buy spot for the tail in what room is left.
+  const draining = new Set(snapshot.pools.filter((p) => p.market === 'spot' && p.drones.some((d) => d.drone.state === 'draining' && d.drone.reason.tailJobs !== undefined)).map((p) => p.key));
+  const first = place(snapshot, c, draining);
+  // The spot pools whose next jobs are the tail (spot-tail.ts): placed again without them.
+  const end = Math.max(0, ...first.pools.map((p) => p.finish));
+  const tails = new Map<string, SpotTail | undefined>([...draining].map((k) => [k, undefined]));
+  for (const p of first.pools) {
+    if (p.pool.market !== 'spot' || draining.has(p.pool.key)) continue;
+    const cost = costOf(first.sites.get(p.pool.site)!.site);
+    const tail = spotTail(p.runs, first.waiting, end, c.turnaround, cost.bootLatencyMs, cost.spotInterruptionRate, p.pool.cores);
+    if (tail) tails.set(p.pool.key, tail);
+  }
+  const { pools, sites } = tails.size > draining.size ? place(snapshot, c, new Set(tails.keys())) : first;
+  return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c, tails.has(p.pool.key) ? { tail: tails.get(p.pool.key) } : undefined)]));
+}
+
+/** Places every pending job, oldest first, on no pool of `closed`. */
+function place(snapshot: Snapshot, c: EstuaryConfig, closed: ReadonlySet<string>): { pools: PoolState[]; sites: Map<string, SiteState>; waiting: { runMs: number; cpus: number }[] } {
+  const waiting: { runMs: number; cpus: number }[] = [];
   const sites = new Map<string, SiteState>();
   for (const site of snapshot.sites) {
     const live = snapshot.pools.filter((p) => p.site === site.name).reduce((n, p) => n + p.drones.filter((d) => d.drone.state !== 'down').length, 0);
@@ -68,15 +91,17 @@ export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
   for (const job of [...snapshot.pending].sort((a, b) => a.submittedAt - b.submittedAt || a.id.localeCompare(b.id))) {
     const estimate = estimateRunTime(job, snapshot.runTimes, c.runtime);
     const runMs = estimate.ms;
-    const evals = pools.filter((p) => fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot, c));
+    const evals = pools.filter((p) => !closed.has(p.pool.key) && fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot, c));
     const best = choose(evals, c.turnaround, runMs);
-    if (!best)
+    if (!best) {
       for (const e of evals) e.pool.unplaced.set(e.refused!, (e.pool.unplaced.get(e.refused!) ?? 0) + 1);
+      waiting.push({ runMs, cpus: job.cpus });
+    }
     if (best) commit(job, estimate, best, sites.get(best.pool.pool.site)!, evals, c.turnaround);
     if (best && home && best.pool !== home.pool && !heldAtHome(job, snapshot)) best.pool.away.push(job.id);
   }
 
-  return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c)]));
+  return { pools, sites, waiting };
 }
 
 function evaluate(job: PendingJob, runMs: number, p: PoolState, s: SiteState, snapshot: Snapshot, c: EstuaryConfig): Evaluation[] {
@@ -137,6 +162,8 @@ function commit(job: PendingJob, estimate: RunEstimate, e: Evaluation, s: SiteSt
   }
   p.slots.assign(idx!, job.cpus, e.finish!);
   p.used.add(idx!);
+  const run = expectedRunMs(runMs, p.pool.market, costOf(s.site).spotInterruptionRate);
+  p.runs.push({ start: e.finish! - run, finish: e.finish!, runMs, cpus: job.cpus });
   const data = e.data!;
   for (const f of data.fetch) {
     s.ready.set(f.url, f.at);
@@ -155,7 +182,8 @@ function commit(job: PendingJob, estimate: RunEstimate, e: Evaluation, s: SiteSt
 
 const label = (p: PoolView) => (p.market === 'spot' ? `${p.site} spot` : p.site);
 
-function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: EstuaryConfig): PoolPlan {
+function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: EstuaryConfig, closed?: { tail: SpotTail | undefined }): PoolPlan {
+  const tail = closed?.tail;
   const price = (pricePerCoreHour(site, p.pool.market) ?? 0) * p.pool.cores;
   const counts = new Map<string, number>();
   for (const j of p.jobs) for (const i of j.inputs) counts.set(i.url, (counts.get(i.url) ?? 0) + 1);
@@ -178,8 +206,9 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
   const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent or held today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
   const est = p.first?.estimate;
   const runs = est ? `; ${n === 1 ? 'it runs' : 'each runs'} ${durationText(est.ms)} (${estimateText(est)})` : '';
-  const why = n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}${runs}`;
+  const why = closed ? tailWhy(p, tail, site) : n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}${runs}`;
   const release = idleReleasesEarly(p.idle, p.used, costOf(site).bootLatencyMs, site.minLifetime);
+  const drain = closed ? p.pool.drones.filter((d) => d.drone.state === 'available').length : 0;
   return {
     jobs: p.jobs,
     newDrones: p.newDrones,
@@ -187,6 +216,7 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
     prewarm: p.pool.key === HOME_POOL ? [] : [...p.prewarm],
     ...(p.away.length ? { awayFromHome: p.away } : {}),
     ...(release.length ? { release } : {}),
+    ...(drain ? { drain } : {}),
     reason: {
       rule: 'estuary',
       why,
@@ -205,8 +235,21 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
       finishS: Math.round(p.finish / 1000),
       turnaroundS: Math.round(c.turnaround / 1000),
       ...(budgetLeft(site) !== Infinity ? { budgetLeft: cents(budgetLeft(site)) } : {}),
+      ...(closed ? { tailJobs: tail?.tailJobs ?? 0, reclaimChance: cents(tail?.reclaimChance ?? 1), drain } : {}),
     },
   };
+}
+
+/** A spot pool that takes no new job: the tail goes on demand (spot-tail.ts). */
+function tailWhy(p: PoolState, t: SpotTail | undefined, site: SiteView): string {
+  const rate = costOf(site).spotInterruptionRate;
+  const drones = p.pool.drones.filter((d) => d.drone.state === 'available').length;
+  const drain = drones ? `; ${drones} spot drone${drones === 1 ? '' : 's'} drain` : '';
+  if (!t) return `${label(p.pool)} takes no new job: its drones drain for the tail of the work, which goes on demand${drain}`;
+  return (
+    `${label(p.pool)} takes no new job: the next would finish in ${durationText(t.nextFinishMs)}, and a reclaim halfway through would restart it past the end of the work (${durationText(t.endMs)}); ` +
+    `a reclaim among the ${t.tailJobs} tail job${t.tailJobs === 1 ? '' : 's'} is ${Math.round(t.reclaimChance * 100)} % likely at ${rate} an instance-hour, so they go on demand${drain}`
+  );
 }
 
 /** A pool that got no job: nothing waiting for it, or work it refused (full, over budget, unhealthy). */

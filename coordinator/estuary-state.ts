@@ -7,6 +7,7 @@ import { costOf, dollars, linkTo, locationOf } from './cost.ts';
 import type { IdleDrone } from './idle-release.ts';
 import type { PendingJob, PoolView, SiteView, Snapshot } from './model.ts';
 import type { RunEstimate } from './run-times.ts';
+import type { PlannedRun } from './spot-tail.ts';
 import { PoolSlots } from './slots.ts';
 import { HOME_POOL } from './steer.ts';
 
@@ -45,6 +46,8 @@ export interface PoolState {
   /** Slots of the pool's idle drones (idle-release.ts), and the slots the plan gave a job. */
   readonly idle: IdleDrone[];
   readonly used: Set<number>;
+  /** The placed jobs' starts and finishes (spot-tail.ts). */
+  readonly runs: PlannedRun[];
 }
 
 export interface Data {
@@ -123,6 +126,7 @@ export const newPool = (pool: PoolView, slots: PoolSlots, idle: IdleDrone[] = []
   finish: 0,
   idle,
   used: new Set(),
+  runs: [],
 });
 
 /** The home cluster as the plan's site: the name its cache's holdings are reported under. */

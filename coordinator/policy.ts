@@ -151,7 +151,7 @@ export function decide(
     }
     const planned = plan?.get(pool.key);
     const wanted = planned
-      ? { demand: state.liveCores + planned.newDrones * pool.cores, reason: planned.reason }
+      ? { demand: state.liveCores + (planned.newDrones - (planned.drain ?? 0)) * pool.cores, reason: planned.reason }
       : options.controllerFor(pool)(state);
     const limits = { minimum: minDrones(pool, site) * pool.cores, maximum: site.quota * pool.cores, granularity: options.granularity ?? 1 };
     const idle = idleReleases(pool, snapshot, site, state, decisions, planned?.release);
