@@ -23,7 +23,12 @@
 // and the daily budget). A job that can finish within the turnaround takes the cheapest way that
 // does; one that cannot anywhere takes the earliest finish. So a short turnaround opens many
 // drones, a long one few; work of unknown length needs a slot each and bursts as wide as quotas
-// allow, like queue-pressure placement. Pure: the snapshot is all it reads.
+// allow, like queue-pressure placement.
+//
+// Two rules then let drones go: an idle drone no placed job uses goes once it has idled as long
+// as a new one boots (idle-release.ts), and a spot pool whose next jobs are the tail of the work,
+// likely to be reclaimed, takes no new job and drains while the tail is placed on demand
+// (spot-tail.ts). Pure: the snapshot is all it reads.
 
 import type { EstuaryConfig } from './config.ts';
 import { budgetLeft, bytesText, cents, costOf, dollars, droneBudget, durationText, expectedRunMs, HOUR_MS, money, pricePerCoreHour } from './cost.ts';
