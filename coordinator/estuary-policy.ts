@@ -23,28 +23,21 @@
 // and the daily budget). A job that can finish within the turnaround takes the cheapest way that
 // does; one that cannot anywhere takes the earliest finish. So a short turnaround opens many
 // drones, a long one few; work of unknown length needs a slot each and bursts as wide as quotas
-// allow, like queue-pressure placement. Pure: the snapshot is all it reads.
+// allow, like queue-pressure placement.
+//
+// Two rules then let drones go: an idle drone no placed job uses goes once it has idled as long
+// as a new one boots (idle-release.ts), and a spot pool whose next jobs are the tail of the work,
+// likely to be reclaimed, takes no new job and drains while the tail is placed on demand
+// (spot-tail.ts). Pure: the snapshot is all it reads.
 
 import type { EstuaryConfig } from './config.ts';
-import {
-  budgetLeft,
-  bytesText,
-  cents,
-  costOf,
-  dollars,
-  droneBudget,
-  durationText,
-  expectedRunMs,
-  HOUR_MS,
-  linkTo,
-  locationOf,
-  money,
-  pricePerCoreHour,
-} from './cost.ts';
+import { budgetLeft, bytesText, cents, costOf, dollars, droneBudget, durationText, expectedRunMs, HOUR_MS, money, pricePerCoreHour } from './cost.ts';
+import { type Evaluation, busyFor, dataAt, heldAtHome, HOME, homeState, type PoolState, poolState, type SiteState } from './estuary-state.ts';
+import { type IdleRelease, idleReleasesEarly } from './idle-release.ts';
 import type { PendingJob, PoolView, Reason, SiteView, Snapshot } from './model.ts';
 import { fits } from './placement.ts';
 import { estimateRunTime, estimateText, type RunEstimate } from './run-times.ts';
-import { PoolSlots } from './slots.ts';
+import { type SpotTail, spotTail } from './spot-tail.ts';
 import { HOME_POOL } from './steer.ts';
 
 export interface PoolPlan {
@@ -57,70 +50,36 @@ export interface PoolPlan {
   readonly prewarm: readonly string[];
   /** Placed jobs whose inputs the home cluster does not hold: kept off the home nodes. */
   readonly awayFromHome?: readonly string[];
+  /** Idle drones no placed job uses, idle as long as a new one boots: released now (idle-release.ts). */
+  readonly release?: readonly IdleRelease[];
+  /** Spot drones to drain, busy or not: the tail of the work goes on demand (spot-tail.ts). */
+  readonly drain?: number;
   readonly reason: Reason;
 }
 
 export type Plan = ReadonlyMap<string, PoolPlan>;
 
-const WAITING = new Set(['requested', 'unknown', 'booting', 'integrating']);
-
-interface SiteState {
-  readonly site: SiteView;
-  room: number;
-  budget: number;
-  /** When each input being fetched (or held) will be at the site, ms from now. */
-  readonly ready: Map<string, number>;
-  /** When each storage link of the site is free again. */
-  readonly linkBusy: Map<string, number>;
-}
-
-interface PoolState {
-  readonly pool: PoolView;
-  readonly slots: PoolSlots;
-  readonly jobs: PendingJob[];
-  newDrones: number;
-  reserved: number;
-  readonly prewarm: Set<string>;
-  /** A new drone was wanted here but the daily budget held it back. */
-  budgetHeld: boolean;
-  /** Jobs that could run nowhere, by why this pool refused them. */
-  readonly unplaced: Map<string, number>;
-  /** How every pool looked for the first job placed here: the alternatives in the reason. */
-  first?: { evals: readonly Evaluation[]; turnaround: number; runMs: number; estimate: RunEstimate };
-  computeCost: number;
-  inputCost: number;
-  outputCost: number;
-  wanCost: number;
-  wanBytes: number;
-  readonly away: string[];
-  finish: number;
-}
-
-interface Data {
-  bytes: number;
-  cached: number;
-  egress: number;
-  /** Bytes that cross a WAN link to reach the site, and their `wan-per-gb` price. */
-  wanBytes: number;
-  wan: number;
-  readyMs: number;
-  fetch: { url: string; at: number; link: string }[];
-}
-
-interface Evaluation {
-  readonly pool: PoolState;
-  /** Why it cannot take the job at all. */
-  readonly refused?: 'unhealthy' | 'full' | 'over budget';
-  readonly idx?: number;
-  readonly opens?: boolean;
-  readonly finish?: number;
-  readonly cost?: number;
-  readonly compute?: number;
-  readonly data?: Data;
-  readonly output?: number;
-}
-
 export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
+  // A spot pool still draining for the tail stays closed until those drones are gone: its quota
+  // is not free yet, and a plan that reopened it would buy spot for the tail in what room is left.
+  const draining = new Set(snapshot.pools.filter((p) => p.market === 'spot' && p.drones.some((d) => d.drone.state === 'draining' && d.drone.reason.tailJobs !== undefined)).map((p) => p.key));
+  const first = place(snapshot, c, draining);
+  // The spot pools whose next jobs are the tail (spot-tail.ts): placed again without them.
+  const end = Math.max(0, ...first.pools.map((p) => p.finish));
+  const tails = new Map<string, SpotTail | undefined>([...draining].map((k) => [k, undefined]));
+  for (const p of first.pools) {
+    if (p.pool.market !== 'spot' || draining.has(p.pool.key)) continue;
+    const cost = costOf(first.sites.get(p.pool.site)!.site);
+    const tail = spotTail(p.runs, first.waiting, end, c.turnaround, cost.bootLatencyMs, cost.spotInterruptionRate, p.pool.cores);
+    if (tail) tails.set(p.pool.key, tail);
+  }
+  const { pools, sites } = tails.size > draining.size ? place(snapshot, c, new Set(tails.keys())) : first;
+  return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c, tails.has(p.pool.key) ? { tail: tails.get(p.pool.key) } : undefined)]));
+}
+
+/** Places every pending job, oldest first, on no pool of `closed`. */
+function place(snapshot: Snapshot, c: EstuaryConfig, closed: ReadonlySet<string>): { pools: PoolState[]; sites: Map<string, SiteState>; waiting: { runMs: number; cpus: number }[] } {
+  const waiting: { runMs: number; cpus: number }[] = [];
   const sites = new Map<string, SiteState>();
   for (const site of snapshot.sites) {
     const live = snapshot.pools.filter((p) => p.site === site.name).reduce((n, p) => n + p.drones.filter((d) => d.drone.state !== 'down').length, 0);
@@ -137,117 +96,17 @@ export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
   for (const job of [...snapshot.pending].sort((a, b) => a.submittedAt - b.submittedAt || a.id.localeCompare(b.id))) {
     const estimate = estimateRunTime(job, snapshot.runTimes, c.runtime);
     const runMs = estimate.ms;
-    const evals = pools.filter((p) => fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot, c));
+    const evals = pools.filter((p) => !closed.has(p.pool.key) && fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot, c));
     const best = choose(evals, c.turnaround, runMs);
-    if (!best)
+    if (!best) {
       for (const e of evals) e.pool.unplaced.set(e.refused!, (e.pool.unplaced.get(e.refused!) ?? 0) + 1);
+      waiting.push({ runMs, cpus: job.cpus });
+    }
     if (best) commit(job, estimate, best, sites.get(best.pool.pool.site)!, evals, c.turnaround);
     if (best && home && best.pool !== home.pool && !heldAtHome(job, snapshot)) best.pool.away.push(job.id);
   }
 
-  return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c)]));
-}
-
-/**
- * When a busy core is expected to be free: the batch system does not say when the job on it
- * started, and a job in progress is halfway through on average, so half the median time limit
- * (else `runtime`) of the waiting jobs, work of the same kind as a rule. Not the learned run
- * time: it says how long a job runs, not how far the running ones are, and jobs started together
- * free their cores together; with half the learned time, kek-figure8's waiting work queued for
- * cores that freed later than that (makespan 6,995 s against 6,363 s).
- */
-function busyFor(snapshot: Snapshot, c: EstuaryConfig): number {
-  const runs = snapshot.pending.map((j) => j.timeLimitMs ?? c.runtime).sort((a, b) => a - b);
-  return runs.length ? runs[Math.floor(runs.length / 2)]! / 2 : c.runtime / 2;
-}
-
-function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView, busyMs: number): PoolState {
-  const slots = new PoolSlots();
-  const boot = costOf(site).bootLatencyMs;
-  // A site whose API failed but whose drones' nodes run is reachable where it matters (its nodes
-  // take jobs): its drones still booting count. One with no running node may be truly down.
-  const booting = site.healthy || pool.drones.some((d) => d.drone.state === 'available' && d.node.status === 'available');
-  for (const d of pool.drones) {
-    if (d.drone.state === 'available' && d.node.status === 'available') {
-      const idle = Math.max(0, d.node.cpus - d.node.allocCpus);
-      const busy = Math.max(0, Math.min(d.node.cpus, d.node.allocCpus));
-      slots.add([...Array.from({ length: idle }, () => 0), ...Array.from({ length: busy }, () => busyMs)]);
-    } else if (WAITING.has(d.drone.state) && booting) {
-      const at = Math.max(0, boot - (snapshot.now - d.drone.createdAt));
-      slots.add(Array.from({ length: pool.cores }, () => at));
-    }
-  }
-  return newPool(pool, slots);
-}
-
-const newPool = (pool: PoolView, slots: PoolSlots): PoolState => ({ pool, slots, jobs: [], newDrones: 0, reserved: 0, prewarm: new Set(), budgetHeld: false, unplaced: new Map(), computeCost: 0, inputCost: 0, outputCost: 0, wanCost: 0, wanBytes: 0, away: [], finish: 0 });
-
-/** The home cluster as the plan's site: the name its cache's holdings are reported under. */
-const HOME = 'home';
-
-/**
- * The home cluster as one more pool: its nodes in groups of the largest node's cores, idle cores
- * free now, busy ones free like a drone's busy core. Free of charge, never opened, never full by
- * quota; its link to data is the default one. Absent when the batch system does not report it.
- */
-function homeState(snapshot: Snapshot, busyMs: number): { site: SiteState; pool: PoolState } | undefined {
-  const h = snapshot.home;
-  if (!h || h.cores <= 0 || h.nodeCores <= 0) return undefined;
-  const site: SiteView = { name: HOME, quota: 0, min: 0, healthy: true, idleTime: 0, minLifetime: 0, bootTimeout: 0, costPerCoreHour: 0 };
-  const pool: PoolView = { key: HOME_POOL, site: HOME, machineType: HOME, cores: h.nodeCores, memoryMb: h.nodeMemoryMb, features: h.feature ? [h.feature] : [], drones: [] };
-  const slots = new PoolSlots();
-  let idle = Math.max(0, Math.min(h.idleCores, h.cores));
-  for (let left = h.cores; left > 0; left -= h.nodeCores) {
-    const n = Math.min(h.nodeCores, left);
-    const free = Math.min(idle, n);
-    idle -= free;
-    slots.add([...Array.from({ length: free }, () => 0), ...Array.from({ length: n - free }, () => busyMs)]);
-  }
-  return { site: { site, room: 0, budget: Infinity, ready: new Map(), linkBusy: new Map() }, pool: newPool(pool, slots) };
-}
-
-/** Every declared input of the job is held in full at home (or sits there). */
-function heldAtHome(job: PendingJob, snapshot: Snapshot): boolean {
-  const held = snapshot.holdings?.get(HOME);
-  return job.inputs.every((i) => {
-    const size = i.bytes ?? snapshot.sizes?.get(i.url);
-    const has = held?.get(i.url) ?? 0;
-    return size === undefined ? has > 0 : has >= size;
-  });
-}
-
-/** Bytes of the job's inputs, what the site holds, what fetching the rest costs and when it is there. */
-function dataAt(job: PendingJob, s: SiteState, snapshot: Snapshot, wanPerGb: number): Data {
-  const held = snapshot.holdings?.get(s.site.name);
-  const out: Data = { bytes: 0, cached: 0, egress: 0, wanBytes: 0, wan: 0, readyMs: 0, fetch: [] };
-  const busy = new Map(s.linkBusy);
-  for (const input of job.inputs) {
-    const size = input.bytes ?? snapshot.sizes?.get(input.url);
-    const has = held?.get(input.url) ?? 0;
-    if (size === undefined) {
-      out.cached += has;
-      continue;
-    }
-    out.bytes += size;
-    out.cached += Math.min(has, size);
-    const ready = s.ready.get(input.url);
-    if (ready !== undefined) {
-      out.readyMs = Math.max(out.readyMs, ready);
-      continue;
-    }
-    const missing = Math.max(0, size - has);
-    const link = linkTo(s.site, input.url, snapshot.storage);
-    const name = locationOf(input.url, snapshot.storage)?.name ?? '';
-    // One link per storage location, used one transfer after another.
-    const at = (busy.get(name) ?? 0) + (missing > 0 ? link.rttMs + ((missing * 8) / link.bandwidthBps) * 1000 : 0);
-    busy.set(name, at);
-    out.egress += dollars(missing, link.egressPerGb);
-    out.wanBytes += missing;
-    out.wan += dollars(missing, wanPerGb);
-    out.readyMs = Math.max(out.readyMs, at);
-    out.fetch.push({ url: input.url, at, link: name });
-  }
-  return out;
+  return { pools, sites, waiting };
 }
 
 function evaluate(job: PendingJob, runMs: number, p: PoolState, s: SiteState, snapshot: Snapshot, c: EstuaryConfig): Evaluation[] {
@@ -307,6 +166,9 @@ function commit(job: PendingJob, estimate: RunEstimate, e: Evaluation, s: SiteSt
     s.budget -= reserve;
   }
   p.slots.assign(idx!, job.cpus, e.finish!);
+  p.used.add(idx!);
+  const run = expectedRunMs(runMs, p.pool.market, costOf(s.site).spotInterruptionRate);
+  p.runs.push({ start: e.finish! - run, finish: e.finish!, runMs, cpus: job.cpus });
   const data = e.data!;
   for (const f of data.fetch) {
     s.ready.set(f.url, f.at);
@@ -325,7 +187,8 @@ function commit(job: PendingJob, estimate: RunEstimate, e: Evaluation, s: SiteSt
 
 const label = (p: PoolView) => (p.market === 'spot' ? `${p.site} spot` : p.site);
 
-function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: EstuaryConfig): PoolPlan {
+function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: EstuaryConfig, closed?: { tail: SpotTail | undefined }): PoolPlan {
+  const tail = closed?.tail;
   const price = (pricePerCoreHour(site, p.pool.market) ?? 0) * p.pool.cores;
   const counts = new Map<string, number>();
   for (const j of p.jobs) for (const i of j.inputs) counts.set(i.url, (counts.get(i.url) ?? 0) + 1);
@@ -348,13 +211,17 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
   const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent or held today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
   const est = p.first?.estimate;
   const runs = est ? `; ${n === 1 ? 'it runs' : 'each runs'} ${durationText(est.ms)} (${estimateText(est)})` : '';
-  const why = n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}${runs}`;
+  const why = closed ? tailWhy(p, tail, site) : n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}${runs}`;
+  const release = idleReleasesEarly(p.idle, p.used, costOf(site).bootLatencyMs, site.minLifetime);
+  const drain = closed ? p.pool.drones.filter((d) => d.drone.state === 'available').length : 0;
   return {
     jobs: p.jobs,
     newDrones: p.newDrones,
     droneBudget: p.reserved,
     prewarm: p.pool.key === HOME_POOL ? [] : [...p.prewarm],
     ...(p.away.length ? { awayFromHome: p.away } : {}),
+    ...(release.length ? { release } : {}),
+    ...(drain ? { drain } : {}),
     reason: {
       rule: 'estuary',
       why,
@@ -373,8 +240,21 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
       finishS: Math.round(p.finish / 1000),
       turnaroundS: Math.round(c.turnaround / 1000),
       ...(budgetLeft(site) !== Infinity ? { budgetLeft: cents(budgetLeft(site)) } : {}),
+      ...(closed ? { tailJobs: tail?.tailJobs ?? 0, reclaimChance: cents(tail?.reclaimChance ?? 1), drain } : {}),
     },
   };
+}
+
+/** A spot pool that takes no new job: the tail goes on demand (spot-tail.ts). */
+function tailWhy(p: PoolState, t: SpotTail | undefined, site: SiteView): string {
+  const rate = costOf(site).spotInterruptionRate;
+  const drones = p.pool.drones.filter((d) => d.drone.state === 'available').length;
+  const drain = drones ? `; ${drones} spot drone${drones === 1 ? '' : 's'} drain` : '';
+  if (!t) return `${label(p.pool)} takes no new job: its drones drain for the tail of the work, which goes on demand${drain}`;
+  return (
+    `${label(p.pool)} takes no new job: the next would finish in ${durationText(t.nextFinishMs)}, and a reclaim halfway through would restart it past the end of the work (${durationText(t.endMs)}); ` +
+    `a reclaim among the ${t.tailJobs} tail job${t.tailJobs === 1 ? '' : 's'} is ${Math.round(t.reclaimChance * 100)} % likely at ${rate} an instance-hour, so they go on demand${drain}`
+  );
 }
 
 /** A pool that got no job: nothing waiting for it, or work it refused (full, over budget, unhealthy). */

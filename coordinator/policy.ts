@@ -8,6 +8,7 @@
 import { type Controller, type PoolState, standardise } from './controllers.ts';
 import { budgetLeft, cents, costOf, droneBudget, pricePerCoreHour } from './cost.ts';
 import type { Plan } from './estuary-policy.ts';
+import type { IdleRelease } from './idle-release.ts';
 import type { Drone, DroneView, Market, PendingJob, PoolView, Reason, Snapshot } from './model.ts';
 import type { Placement } from './placement.ts';
 
@@ -153,10 +154,10 @@ export function decide(
     }
     const planned = plan?.get(pool.key);
     const wanted = planned
-      ? { demand: state.liveCores + planned.newDrones * pool.cores, reason: planned.reason }
+      ? { demand: state.liveCores + (planned.newDrones - (planned.drain ?? 0)) * pool.cores, reason: planned.reason }
       : options.controllerFor(pool)(state);
     const limits = { minimum: minDrones(pool, site) * pool.cores, maximum: site.quota * pool.cores, granularity: options.granularity ?? 1 };
-    const idle = idleReleases(pool, snapshot, site, state, decisions);
+    const idle = idleReleases(pool, snapshot, site, state, decisions, planned?.release);
     // A drone idle past the idle time is one the work does not want: its cores leave the demand.
     const target = standardise(wanted.demand - idle * pool.cores, state.supply, limits);
     demand.set(pool.key, target);
@@ -226,28 +227,34 @@ const minDrones = (pool: PoolView, site: Snapshot['sites'][number]) => (pool.mar
 
 const oldEnough = (d: Drone, now: number, minLifetime: number) => now - d.createdAt >= minLifetime;
 
-/** Drones idle past the site's idle time, never below the pool's minimum; returns the count. */
+/**
+ * Drones idle past the site's idle time, or sooner where estuary's plan lets them go
+ * (idle-release.ts), never below the pool's minimum; returns the count.
+ */
 function idleReleases(
   pool: PoolView,
   snapshot: Snapshot,
   site: Snapshot['sites'][number],
   state: PoolState,
   out: Decision[],
+  early: readonly IdleRelease[] = [],
 ): number {
   const now = snapshot.now;
+  const soon = new Map(early.map((e) => [e.droneId, e]));
   let live = state.liveCores / pool.cores;
   let n = 0;
   for (const d of pool.drones.filter(isAvailable)) {
     const idleFor = now - d.drone.lastBusyAt;
+    const planned = soon.get(d.drone.id);
     if (live <= minDrones(pool, site)) break;
-    if (d.node.allocCpus !== 0 || idleFor < site.idleTime || !oldEnough(d.drone, now, site.minLifetime)) continue;
+    if (d.node.allocCpus !== 0 || (idleFor < site.idleTime && !planned) || !oldEnough(d.drone, now, site.minLifetime)) continue;
     live--;
     n++;
-    out.push({
-      kind: 'release',
-      droneId: d.drone.id,
-      reason: { rule: 'idle-time', idleS: Math.round(idleFor / 1000), limitS: site.idleTime / 1000 },
-    });
+    const reason: Reason =
+      idleFor < site.idleTime && planned
+        ? { rule: 'idle-boot', why: `idle ${planned.idleS} s, as long as a new drone takes to boot (${planned.bootS} s), and no pending job is placed on it`, idleS: planned.idleS, bootS: planned.bootS }
+        : { rule: 'idle-time', idleS: Math.round(idleFor / 1000), limitS: site.idleTime / 1000 };
+    out.push({ kind: 'release', droneId: d.drone.id, reason });
   }
   return n;
 }

@@ -1,0 +1,99 @@
+// The spot tail of estuary's policy: spot stops taking work once the jobs its drones take next
+// would, if reclaimed halfway through, finish past the end of the work and a reclaim among them
+// is more likely than not at the site's stated rate. Worked by hand; then through the plan, where
+// the tail goes on demand and the spot drones drain.
+
+import { describe, expect, it } from 'vitest';
+import { controllerSchema } from '../../coordinator/config.ts';
+import { makeController } from '../../coordinator/controllers.ts';
+import { DEFAULT_COST } from '../../coordinator/cost.ts';
+import { estuaryPlan } from '../../coordinator/estuary-policy.ts';
+import type { PendingJob, PoolView, SiteView, Snapshot } from '../../coordinator/model.ts';
+import { firstFit } from '../../coordinator/placement.ts';
+import { decide } from '../../coordinator/policy.ts';
+import { spotTail } from '../../coordinator/spot-tail.ts';
+
+const H = 3_600_000;
+const NOW = 1_000 * 86_400_000;
+const BOOT = 0.1 * H;
+
+describe('spotTail', () => {
+  // Two waves of 2-hour jobs: the first starts now, the second at 2 h; the work ends at 4 h.
+  const wave = (start: number, n: number) => Array.from({ length: n }, () => ({ start, finish: start + 2 * H, runMs: 2 * H, cpus: 1 }));
+
+  it('keeps spot while the jobs taken next leave room for a restart before the end', () => {
+    // Next jobs finish at 2 h; reclaimed at 1 h they restart and end at 1 + 0.1 + 2 = 3.1 h < 4 h.
+    expect(spotTail([...wave(0, 100), ...wave(2 * H, 100)], [], 4 * H, H, BOOT, 0.01, 2)).toBeUndefined();
+  });
+
+  it('closes spot for the last wave: 100 jobs × 2 h on 2-core drones at 0.01 a drone-hour is 1 − e^−1 = 63 %', () => {
+    const t = spotTail(wave(0, 100), [], 2 * H, H, BOOT, 0.01, 2);
+    expect(t).toMatchObject({ nextFinishMs: 2 * H, endMs: 2 * H, tailJobs: 100 });
+    expect(t!.reclaimChance).toBeCloseTo(1 - Math.exp(-1), 6);
+  });
+
+  it('keeps spot for a short tail (10 jobs: 10 %), or where the site states no reclaims', () => {
+    expect(spotTail(wave(0, 10), [], 2 * H, H, BOOT, 0.01, 2)).toBeUndefined();
+    expect(spotTail(wave(0, 100), [], 2 * H, H, BOOT, 0, 2)).toBeUndefined();
+  });
+
+  it('counts the jobs placed nowhere for now: 10 placed and 90 waiting close spot', () => {
+    const waiting = Array.from({ length: 90 }, () => ({ runMs: 2 * H, cpus: 1 }));
+    expect(spotTail(wave(0, 10), waiting, 2 * H, H, BOOT, 0.01, 2)?.tailJobs).toBe(100);
+  });
+
+  it('a turnaround later than the plan leaves room for restarts: spot stays', () => {
+    expect(spotTail(wave(0, 100), [], 2 * H, 8 * H, BOOT, 0.01, 2)).toBeUndefined();
+  });
+});
+
+describe("estuary's plan at the tail", () => {
+  const estuary = controllerSchema.parse({ type: 'estuary' }) as Extract<ReturnType<typeof controllerSchema.parse>, { type: 'estuary' }>;
+  const site: SiteView = {
+    name: 'aws',
+    quota: 100,
+    min: 0,
+    healthy: true,
+    idleTime: 600_000,
+    minLifetime: 0,
+    bootTimeout: 1_800_000,
+    costPerCoreHour: 0.0665,
+    cost: { ...DEFAULT_COST, spotPerCoreHour: 0.0133, spotInterruptionRate: 0.01, bootLatencyMs: BOOT },
+  };
+  const busy = (i: number) => ({
+    drone: { id: `s-${i}`, site: 'aws', machineType: 'm', market: 'spot' as const, state: 'available' as const, createdAt: NOW - 2 * H, stateSince: NOW - 2 * H, lastBusyAt: NOW, instance: {}, reason: { rule: 't' } },
+    node: { status: 'available' as const, cpus: 2, allocCpus: 2, memoryMb: 7000, allocMemoryMb: 0 },
+  });
+  const pool = (market: 'spot' | 'on-demand', drones: PoolView['drones'] = []): PoolView => ({ key: `aws/m/${market}`, site: 'aws', machineType: 'm', market, cores: 2, memoryMb: 7000, features: ['site_aws'], drones });
+  const jobs = (n: number): PendingJob[] => Array.from({ length: n }, (_, i) => ({ id: `j${i}`, partition: 'p', cpus: 1, memoryMb: 100, constraints: [], inputs: [], submittedAt: NOW - 1000, reason: 'Resources', timeLimitMs: 2 * H }));
+  const snap = (pending: PendingJob[], spotDrones: PoolView['drones']): Snapshot => ({ now: NOW, batchHealthy: true, pending, sites: [site], pools: [pool('on-demand'), pool('spot', spotDrones)] });
+
+  it('with a run of work ahead, buys spot', () => {
+    const plan = estuaryPlan(snap(jobs(400), []), estuary);
+    expect(plan.get('aws/m/spot')!.jobs).toHaveLength(400);
+    expect(plan.get('aws/m/spot')!.drain).toBeUndefined();
+  });
+
+  it('with only the last wave left, places it on demand and drains the busy spot drones, saying why', () => {
+    // 50 busy spot drones (100 cores) and 100 waiting 2-hour jobs: all start when those cores
+    // free and end together, so every one of them is the tail.
+    const drones = Array.from({ length: 50 }, (_, i) => busy(i));
+    const plan = estuaryPlan(snap(jobs(100), drones), estuary);
+    const spot = plan.get('aws/m/spot')!;
+    expect(spot).toMatchObject({ jobs: [], drain: 50, reason: { tailJobs: 100, drain: 50 } });
+    expect(spot.reason.why).toMatch(/^aws spot takes no new job: .* a reclaim among the 100 tail jobs is 63 % likely at 0.01 an instance-hour, so they go on demand; 50 spot drones drain$/);
+    expect(plan.get('aws/m/on-demand')!.jobs).toHaveLength(100);
+    // The loop drains them: busy drones end their jobs first.
+    const threshold = makeController(controllerSchema.parse({ type: 'threshold' }));
+    const r = decide(snap(jobs(100), drones), new Map(), { controllerFor: () => threshold, placement: firstFit, intervalMs: 1000, plan: (s) => estuaryPlan(s, estuary) });
+    expect(r.decisions.filter((d) => d.kind === 'release')).toHaveLength(50);
+  });
+
+  it('keeps a spot pool draining for the tail closed until its drones are gone', () => {
+    const draining = { ...busy(0), drone: { ...busy(0).drone, state: 'draining' as const, reason: { rule: 'estuary:shrink', tailJobs: 100 } } };
+    const plan = estuaryPlan(snap(jobs(4), [draining]), estuary);
+    expect(plan.get('aws/m/spot')!.jobs).toHaveLength(0);
+    expect(plan.get('aws/m/spot')!.reason.why).toBe('aws spot takes no new job: its drones drain for the tail of the work, which goes on demand');
+    expect(plan.get('aws/m/on-demand')!.jobs).toHaveLength(4);
+  });
+});
