@@ -3,7 +3,7 @@
 // coordinator's from drones, sites and an interval's report as the coordinator builds them.
 
 import { Metrics } from '../gateway/metrics.ts';
-import { buildStatus as gatewayStatus, type StatusFacts } from '../gateway/status/model.ts';
+import { buildStatus as gatewayStatus, shownUrl, type StatusFacts } from '../gateway/status/model.ts';
 import { renderStatusPage } from '../gateway/status/page.ts';
 import { parseProm } from '../gateway/status/prom-text.ts';
 import { GATEWAY_PRIMARY_METRICS } from '../lib/metric-names.ts';
@@ -66,9 +66,9 @@ async function gatewayScene(now: number, broken: boolean): Promise<Scene> {
       { name: 'frontier.cern.ch/atlr', bytes: 3.2 * GiB },
     ],
     largest: [
-      { url: 's3://kek-data/run42/raw/file-0007.root', bytes: 4.1 * GiB },
-      { url: 'http://cvmfs-stratum-one.cern.ch/cvmfs/atlas.cern.ch/data/3f/9a1c0e5b7d2f44c81a9e0b6d3c2f1e0a9b8c7d6eC', bytes: 1.9 * GiB },
-      { url: 's3://kek-data/run42/raw/file-0003.root', bytes: 1.2 * GiB },
+      { url: shownUrl('s3://kek-data/run42/raw/file-0007.root'), bytes: 4.1 * GiB },
+      { url: shownUrl('http://cvmfs-stratum-one.cern.ch/cvmfs/atlas.cern.ch/data/3f/9a1c0e5b7d2f44c81a9e0b6d3c2f1e0a9b8c7d6eC'), bytes: 1.9 * GiB },
+      { url: shownUrl('s3://kek-data/run42/raw/file-0003.root'), bytes: 1.2 * GiB },
     ],
   };
   const samples = parseProm((await m.text()) + primary);
