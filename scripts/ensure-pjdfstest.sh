@@ -9,7 +9,7 @@
 # crates.io carries the suite's Rust rewrite (the C original is packaged nowhere this project's
 # machines reach); `--locked` builds it with the dependency versions its own Cargo.lock pins. It
 # needs cargo (Rust >= 1.85). A cold build took 2 min 45 s on 2 cores under a load
-# average of 10 (45 s of CPU); later runs reuse the binary.
+# average of 10 (45 s of CPU), 13 min under a load of 30; later runs reuse the binary.
 set -euo pipefail
 PJDFSTEST_VERSION=0.2.0
 dir="${ESTUARY_PJDFSTEST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/estuary/pjdfstest-$PJDFSTEST_VERSION}"
