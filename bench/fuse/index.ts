@@ -316,7 +316,8 @@ const INSTALL_HINTS: Readonly<Record<string, string>> = {
   goofys: '; --install-peers builds it from the Go module proxy',
   geesefs:
     '; not installable from the registries: its S3 SDK fork (s3ext/) is a nested module that module zips leave out, and with the upstream SDK the build fails (undefined: s3.ListObjectsV1ExtInput)',
-  'mountpoint-s3': '; not installable from the registries: crates.io has only placeholder and library crates of it',
+  'mountpoint-s3':
+    '; not installable from the registries: crates.io has its libraries, but its command line (the mountpoint-s3 crate: cli.rs, run.rs) is not published',
 };
 
 async function probeAll(run: Run, wanted?: readonly string[]): Promise<MountPeer[]> {

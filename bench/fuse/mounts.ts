@@ -250,6 +250,11 @@ function goofysLike(name: 'goofys' | 'geesefs'): MountPeer {
   };
 }
 
+/**
+ * mountpoint-s3 with the deletes and overwrites it refuses by default allowed, as the other mounts
+ * allow them. It sends a CRC32C checksum with every upload by default; s3rver and Swift's s3api
+ * (2.30) do not take them, so against those it uploads without, as estuary and s3fs do.
+ */
 const mountpointS3: MountPeer = {
   name: 'mountpoint-s3',
   probe: () => onPath('mount-s3', ['--version']),
@@ -265,7 +270,12 @@ const mountpointS3: MountPeer = {
         '--force-path-style',
         '--region',
         req.backend.region,
-      ].concat(['--allow-delete', req.bucket, req.mountpoint]),
+        '--allow-delete',
+        '--allow-overwrite',
+        ...(req.backend.kind === 'endpoint' ? [] : ['--upload-checksums', 'off']),
+        req.bucket,
+        req.mountpoint,
+      ],
       awsEnv(req.backend),
       'umount',
     ),

@@ -69,6 +69,15 @@ export class WriteHandle {
     return run;
   }
 
+  /** Resolves once no operation is queued on this handle, including those queued meanwhile. */
+  async settled(): Promise<void> {
+    let q: Promise<unknown>;
+    do {
+      q = this.queue;
+      await q;
+    } while (q !== this.queue);
+  }
+
   /**
    * Set when utimens gave the file an mtime. Until then the upload carries no mtime and the
    * object's Last-Modified (when the upload completed, just after the last write) stands for it.

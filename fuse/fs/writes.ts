@@ -87,16 +87,32 @@ export class Writes extends Reads {
     await this.flush(fh);
   }
 
+  /**
+   * The kernel sends the release after close(2) has returned, so a truncate(2) by path can reach
+   * the handle before it, or while its upload runs: each such change is waited for and published
+   * here, never dropped with the handle. The handle leaves `handles` right after the last check,
+   * with no await in between, so no later truncate can find it.
+   */
+  private async publishAtRelease(h: WriteHandle): Promise<void> {
+    for (;;) {
+      await h.settled();
+      if (!h.dirty) return;
+      // After a close() that answered EIO the data is dropped, as that writer was told: uploading
+      // it now could overwrite what it wrote again elsewhere meanwhile.
+      if (h.flushFailed) {
+        this.o.log.warn({ path: h.path, key: h.key }, 'dropping a file whose close() failed: it was not written');
+        return;
+      }
+      await this.flushWriter(h);
+    }
+  }
+
   async release(fh: number): Promise<void> {
     const h = this.handles.get(fh);
     if (!h) return;
     if (h instanceof ReadHandle) this.wholeFileReads = h.readWhole ? this.wholeFileReads + 1 : 0;
     try {
-      // After a close() that answered EIO the data is dropped, as that writer was told: uploading
-      // it now could overwrite what it wrote again elsewhere meanwhile.
-      if (h.kind === 'write' && h.dirty && !h.flushFailed) await this.flushWriter(h);
-      else if (h.kind === 'write' && h.dirty)
-        this.o.log.warn({ path: h.path, key: h.key }, 'dropping a file whose close() failed: it was not written');
+      if (h.kind === 'write') await this.publishAtRelease(h);
     } finally {
       this.handles.delete(fh);
       // A WriteHandle shared by several descriptors lives until the last of them is released.

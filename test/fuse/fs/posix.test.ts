@@ -7,6 +7,7 @@ import { toErrno } from '../../../fuse/fs/errno.ts';
 import { S_IFBLK, S_IFCHR, S_IFIFO, S_IFSOCK } from '../../../fuse/fs/metadata.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
 import { standInName } from '../../../fuse/fs/keys.ts';
+import type { Filesystem } from '../../../fuse/fs/filesystem.ts';
 import { MiB, makeFs, quietLog, readFile, readOpened, writeFile } from './make-fs.ts';
 
 async function errnoOf(p: Promise<unknown>): Promise<string | undefined> {
@@ -211,6 +212,40 @@ describe('several descriptors of one file', () => {
       await fs.release(w2);
       await fs.release(reader);
       await fs.journal?.close();
+    });
+  }
+});
+
+describe('a truncate that meets the release of the last descriptor', () => {
+  // The kernel answers close(2) once flush has returned and sends the release later, on its own:
+  // a truncate(2) by path right after the close can reach the handle before its release does, or
+  // while the release uploads what the handle still held.
+  for (const writeBack of [false, true]) {
+    const stored = async (fs: Filesystem, mem: MemoryObjectClient, key: string) => {
+      await fs.journal?.close();
+      return mem.objects.get(key)?.body;
+    };
+
+    it(`is published when it comes before the release (write-back ${writeBack})`, async () => {
+      const mem = new MemoryObjectClient();
+      const fs = await makeFs(mem, { writeBack });
+      const fh = await fs.create('/t', 0o644);
+      await fs.flush(fh);
+      await Promise.all([fs.truncate('/t', 12345), fs.release(fh)]);
+      expect((await fs.getattr('/t')).size).toBe(12345);
+      expect((await stored(fs, mem, 't'))?.length).toBe(12345);
+    });
+
+    it(`is published when it comes while the release uploads (write-back ${writeBack})`, async () => {
+      const mem = new MemoryObjectClient();
+      const fs = await makeFs(mem, { writeBack });
+      const fh = await fs.create('/u', 0o644);
+      await fs.write(fh, Buffer.from('hello world'), 0);
+      const released = fs.release(fh);
+      await new Promise((r) => setImmediate(r));
+      await Promise.all([fs.truncate('/u', 3), released]);
+      expect((await fs.getattr('/u')).size).toBe(3);
+      expect((await stored(fs, mem, 'u'))?.toString()).toBe('hel');
     });
   }
 });
