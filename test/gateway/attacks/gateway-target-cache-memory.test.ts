@@ -24,7 +24,7 @@ beforeAll(async () => {
 function rssBytes(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   let total = Number(m?.[1] ?? 0) * 1024;
-  let kids = '';
+  let kids: string;
   try {
     kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
   } catch {
