@@ -329,7 +329,7 @@ export async function measureGateway(
       `Cached cases: wrk (2 threads) for ${p.seconds} s per run against an object already cached; req/s and MiB/s as wrk reports them, errors in the notes.`,
       `Cold herd: ${p.herdClients} clients at once on one uncached object, once per proxy; every client's bytes are compared with the origin's, and the origin counts the fetches that reached it.`,
       'wrk, the proxies and the origin share the machine\'s cores, as they would not in production.',
-      ...(setups.length > 0 ? [`Peers, each with ${WORKERS} processes serving requests and the same cache sizes: ${setups.join('. ')}.`] : []),
+      ...setups.map((line) => `${line}.`),
       ...(reference ? [REFERENCE_METHOD] : []),
       'Ratios in the tables are against Squid, whatever the mode; the notes pair each estuary with the peers of its own mode (forward: Squid; reverse: nginx, Varnish) and with the reference.',
       ...(only('hostile') ? HOSTILE_METHOD : []),

@@ -71,8 +71,12 @@ async function estuaryVersion(): Promise<string> {
   return pkg.version;
 }
 
-/** estuary's gateway in `mode`: forward (clients name the origin) or reverse (--upstream). */
-function estuaryIn(name: string, mode: ProxyMode): PeerSpec {
+/**
+ * estuary's gateway in `mode`: forward (clients name the origin) or reverse (--upstream). `bin`
+ * is this tree's by default; another tree's (another version, another dependency) can be set
+ * beside it.
+ */
+export function estuaryIn(name: string, mode: ProxyMode, bin = ESTUARY_BIN): PeerSpec {
   return {
     name,
     command: process.execPath,
@@ -82,7 +86,7 @@ function estuaryIn(name: string, mode: ProxyMode): PeerSpec {
           ? ['--allow-dest', '127.0.0.1']
           : ['--upstream', `default=http://127.0.0.1:${originPort}`];
       const child = startProcess(`${name} gateway`, process.execPath, [
-        ESTUARY_BIN,
+        bin,
         'gateway',
         ...estuaryArgs(port, join(dir, 'cache')),
         ...route,
