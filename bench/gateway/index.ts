@@ -162,12 +162,19 @@ async function herdCase(m: Measuring, bigLabel: string): Promise<void> {
         const name = c.peer.name;
         m.ctx.progress(`${name}: cold herd, ${m.p.herdClients} clients on one ${bigLabel} object`);
         const path = `/${name}/herd/big`;
-        const h = await herd(c.peer, targetFor(c.peer, m.origin.port, path), m.origin.big, m.p.herdClients);
+        const target = targetFor(c.peer, m.origin.port, path);
+        const h = await herd(c.peer, target, m.origin.big, m.p.herdClients, m.ctx.signal);
+        if (m.ctx.signal.aborted) throw new Error(`interrupted after ${Math.round(h.seconds)} s`);
         const add = (suffix: string, metric: MetricName, value: number) =>
           m.book.add({ case: `${herdCase}: ${suffix}`, peer: name, metric, value });
         add('upstream fetches', 'upstreamFetches', m.origin.count(path));
         add('clients with exact bytes', 'exactClients', h.exact);
-        add('seconds', 'duration', h.seconds);
+        // A time is only a time to serve the herd when the whole herd was served.
+        if (h.exact === m.p.herdClients) add('seconds', 'duration', h.seconds);
+        else
+          m.notes.push(
+            `${name} cold herd: ${h.exact} of ${m.p.herdClients} clients got the exact bytes after ${Math.round(h.seconds)} s; no time recorded`,
+          );
       }),
     { signal: m.ctx.signal, skip: (c) => c.failed !== undefined },
   );
