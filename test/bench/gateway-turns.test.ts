@@ -28,7 +28,8 @@ describe.runIf(wrk.ok)('gateway scenario', () => {
         log: createLogger({ level: 'silent', format: 'json', role: 'bench' }),
         signal: new AbortController().signal,
         progress: () => undefined,
-        settings: { runs: 2 },
+        // The big object's case runs the same loop as the 4 KiB one; left out to keep the file fast.
+        settings: { runs: 2, cases: ['cached-small', 'herd', 'mix'] },
         sample: (e: SampleEvent) => void order.push({ case: e.case, peer: e.peer }),
       } as Parameters<typeof measureGateway>[0],
       [estuaryPeer, estuaryReversePeer],
@@ -42,8 +43,8 @@ describe.runIf(wrk.ok)('gateway scenario', () => {
     expect(order.filter((e) => e.case.startsWith('cold herd')).map((e) => e.peer)).not.toContain('node-http');
     const check = interleavingCheck(order, result.measurements);
     expect(check.problems).toEqual([]);
-    // 4 KiB, the big object, and the mix in req/s and in MiB/s.
-    expect(check.cases).toBe(4);
+    // 4 KiB, and the mix in req/s and in MiB/s.
+    expect(check.cases).toBe(3);
     expect(result.reference).toBe('node-http');
     const method = result.method?.join(' ') ?? '';
     expect(method).toMatch(/estuary: forward proxy; --workers 2 .*memory: --mem-cache 256MiB/);
