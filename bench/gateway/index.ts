@@ -1,12 +1,15 @@
 // The gateway benchmark: estuary's gateway against Squid, nginx proxy_cache and Varnish, each
-// started from a template with equivalent settings (bench/gateway/peers.ts), on one loopback
-// origin. Cases: a cached 4 KiB object (wrk, 50 connections), a cached 100 MB object (wrk, 4
-// connections), a cold herd (N clients at once on one uncached 100 MB object: upstream fetches
-// and exact bytes per client), and a CVMFS-like mix of manifests, catalogs and chunks. Ratios
-// are computed against Squid, the tool the gateway replaces. All proxies run at once and take
-// turns: each repetition of a case visits every proxy before the next repetition starts. A fifth
-// case, hostile origins (bench/gateway/hostile.ts), runs estuary alone with one and two workers
-// against thousands of misbehaving origins. `--cases` picks cases (bench/gateway/cases.ts).
+// started with the same worker count and cache sizes (bench/gateway/peer-configs.ts) in front of
+// one loopback origin: estuary in forward mode beside Squid (forward proxies both) and in reverse
+// mode (estuary-reverse) beside nginx and Varnish, plus a bare node:http server (node-http) as the
+// reference line. Cases: a cached 4 KiB object (wrk, 50 connections), a cached 100 MB object
+// (wrk, 4 connections), a cold herd (N clients at once on one uncached 100 MB object: upstream
+// fetches and exact bytes per client), and a CVMFS-like mix of manifests, catalogs and chunks.
+// Ratios are computed against Squid, the tool the gateway replaces; the notes pair each estuary
+// with the peers of its own mode (pairs.ts). All proxies run at once and take turns: each
+// repetition of a case visits every proxy before the next repetition starts. A fifth case,
+// hostile origins (bench/gateway/hostile.ts), runs estuary alone with one and two workers against
+// thousands of misbehaving origins. `--cases` picks cases (bench/gateway/cases.ts).
 
 import { chmod, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -21,7 +24,9 @@ import { gatewayCaseWanted, type GatewayCase } from './cases.ts';
 import { hostileCase, hostileSettings } from './hostile.ts';
 import { fetchCompare, herd, runWrk, targetFor, type WrkResult } from './load.ts';
 import { type BenchOrigin, startBenchOrigin } from './origin.ts';
-import { PEERS, type PeerSpec, type RunningPeer } from './peers.ts';
+import { describeSetup, SETUPS, WORKERS } from './peer-configs.ts';
+import { sameModeLines } from './pairs.ts';
+import { PEERS, REFERENCE_PEER, referencePeer, type PeerSpec, type RunningPeer } from './peers.ts';
 
 interface Plan {
   readonly smallBytes: number;
@@ -45,7 +50,8 @@ function plan(ctx: BenchContext): Plan {
   };
 }
 
-function freePort(): Promise<number> {
+/** A port the kernel just handed out on loopback, free a moment ago. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
@@ -143,22 +149,32 @@ async function wrkCase(
   );
 }
 
-/** N clients at once on one uncached object, every peer once: a cold cache has no repetition. */
+/**
+ * N clients at once on one uncached object, every proxy once: a cold cache has no repetition, and
+ * the reference, which caches nothing and has everything, has no part in it.
+ */
 async function herdCase(m: Measuring, bigLabel: string): Promise<void> {
   const herdCase = `cold herd ${m.p.herdClients}×${bigLabel}`;
   await oneRound(
-    m.contenders,
+    m.contenders.filter((c) => c.peer.name !== REFERENCE_PEER),
     (c) =>
       guarded(c, 'cold herd', async () => {
         const name = c.peer.name;
         m.ctx.progress(`${name}: cold herd, ${m.p.herdClients} clients on one ${bigLabel} object`);
         const path = `/${name}/herd/big`;
-        const h = await herd(c.peer, targetFor(c.peer, m.origin.port, path), m.origin.big, m.p.herdClients);
+        const target = targetFor(c.peer, m.origin.port, path);
+        const h = await herd(c.peer, target, m.origin.big, m.p.herdClients, m.ctx.signal);
+        if (m.ctx.signal.aborted) throw new Error(`interrupted after ${Math.round(h.seconds)} s`);
         const add = (suffix: string, metric: MetricName, value: number) =>
           m.book.add({ case: `${herdCase}: ${suffix}`, peer: name, metric, value });
         add('upstream fetches', 'upstreamFetches', m.origin.count(path));
         add('clients with exact bytes', 'exactClients', h.exact);
-        add('seconds', 'duration', h.seconds);
+        // A time is only a time to serve the herd when the whole herd was served.
+        if (h.exact === m.p.herdClients) add('seconds', 'duration', h.seconds);
+        else
+          m.notes.push(
+            `${name} cold herd: ${h.exact} of ${m.p.herdClients} clients got the exact bytes after ${Math.round(h.seconds)} s; no time recorded`,
+          );
       }),
     { signal: m.ctx.signal, skip: (c) => c.failed !== undefined },
   );
@@ -228,23 +244,40 @@ async function startPeer(
   }
 }
 
+export interface GatewayOptions {
+  /** Run the hostile-origins case when the cases chosen include it. */
+  readonly hostile?: boolean;
+  /** Add the bare node:http reference line to the wrk-driven cases. */
+  readonly reference?: boolean;
+}
+
 /**
  * The scenario over a given set of peers: all are started first and stay up, so that every
  * repetition can visit each in turn; each is stopped at the end, also on failure. The hostile
- * case starts gateways of its own, so it runs only when asked for (`hostile`).
+ * case starts gateways of its own, so it runs only when asked for (`hostile`). The reference
+ * runs whatever `--peers` names, as the fuse scenario's does.
  */
 export async function measureGateway(
   ctx: BenchContext,
   specs: readonly PeerSpec[],
-  hostile = false,
+  options: GatewayOptions = {},
 ): Promise<ScenarioResult> {
   const p = plan(ctx);
   const notes: string[] = [];
   const wanted = Array.isArray(ctx.settings.peers) ? (ctx.settings.peers as string[]) : undefined;
-  const only = (c: GatewayCase) => (c !== 'hostile' || hostile) && gatewayCaseWanted(ctx.settings.cases, c);
+  const only = (c: GatewayCase) =>
+    (c !== 'hostile' || options.hostile === true) && gatewayCaseWanted(ctx.settings.cases, c);
   const anyShared = (['cached-small', 'cached-big', 'herd', 'mix'] as const).some(only);
+  const anyWrk = (['cached-small', 'cached-big', 'mix'] as const).some(only);
+  const reference =
+    options.reference && anyWrk
+      ? referencePeer({ small: p.smallBytes, big: p.bigBytes, quick: ctx.quick })
+      : undefined;
   // The hostile case starts gateways of its own; the shared proxies run only for the other cases.
-  const chosen = specs.filter((s) => anyShared && (!wanted || wanted.includes(s.name)));
+  const chosen = [
+    ...specs.filter((s) => anyShared && (!wanted || wanted.includes(s.name))),
+    ...(reference ? [reference] : []),
+  ];
   if (ctx.installPeers) {
     const pkgs = chosen.flatMap((s) => (s.pkg ? [{ command: s.command, pkg: s.pkg }] : []));
     notes.push(...(await installMissing([...pkgs, { command: 'wrk', pkg: 'wrk' }], ctx.log)));
@@ -281,32 +314,38 @@ export async function measureGateway(
     );
   const order = [...chosen.map((s) => s.name), 'estuary-w1', 'estuary-w2'];
   statuses.sort((a, b) => order.indexOf(a.peer) - order.indexOf(b.peer));
+  const measurements = book.measurements();
+  const moded = contenders.map((c) => ({ name: c.peer.name, mode: c.peer.mode }));
+  notes.push(...sameModeLines(measurements, moded, reference?.name));
+  const setups = chosen.flatMap((s) => (SETUPS[s.name] ? [describeSetup(s.name, SETUPS[s.name])] : []));
   return {
     scenario: 'gateway',
     settings: {
       ...p,
       wrk: 'wrk 4.1, 2 threads, same 2 cores as the proxy',
-      estuary: 'forward proxy, --workers 2 --mem-cache 256MiB --mem-object-max 128MiB --disk-cache 4GiB',
-      squid:
-        'forward proxy, cache_mem 256 MB, maximum_object_size_in_memory 128 MB, cache_dir ufs 4096, collapsed_forwarding on',
-      nginx: 'reverse, 2 workers, proxy_cache 4g + proxy_cache_lock, upstream keepalive',
-      varnish: 'reverse, -s malloc,1G',
+      peers: Object.fromEntries(chosen.flatMap((s) => (SETUPS[s.name] ? [[s.name, SETUPS[s.name]]] : []))),
       mix: `${ctx.quick ? 24 : 130} objects: manifests (max-age 61), 1 MiB catalogs, 4 KiB–8 MiB chunks, weighted 1/rank`,
       ...(only('hostile') ? { hostile: hostileSettings(ctx) } : {}),
     },
     peers: statuses,
-    measurements: book.measurements(),
+    measurements,
     baseline: 'squid',
+    ...(reference ? { reference: reference.name } : {}),
     method: [
       `Every proxy runs from start to end on loopback in front of one origin; each case warms each proxy's own copy of the object twice, then measures.`,
       `Cached cases: wrk (2 threads) for ${p.seconds} s per run against an object already cached; req/s and MiB/s as wrk reports them, errors in the notes.`,
       `Cold herd: ${p.herdClients} clients at once on one uncached object, once per proxy; every client's bytes are compared with the origin's, and the origin counts the fetches that reached it.`,
       'wrk, the proxies and the origin share the machine\'s cores, as they would not in production.',
+      ...setups.map((line) => `${line}.`),
+      ...(reference ? [REFERENCE_METHOD] : []),
+      'Ratios in the tables are against Squid, whatever the mode; the notes pair each estuary with the peers of its own mode (forward: Squid; reverse: nginx, Varnish) and with the reference.',
       ...(only('hostile') ? HOSTILE_METHOD : []),
     ],
     notes,
   };
 }
+
+const REFERENCE_METHOD = `${REFERENCE_PEER} is the reference, not a peer: a bare node:http server with ${WORKERS} node:cluster workers, as estuary's, answering the same bytes and headers from memory in the cached cases and the mix (not in the cold herd: it caches nothing). The gap between it and estuary is what the gateway's own code costs on top of Node's HTTP server.`;
 
 const HOSTILE_METHOD = [
   'Hostile origins: estuary alone (estuary-w1: --workers 1, estuary-w2: --workers 2), each a fresh gateway in forward mode, one after the other, against the same origins: one listener per origin on 127.77.x.y addresses and ephemeral ports, each with one personality (HTTP/1.0 ended by close or with Content-Length, Connection: close with chunks, keep-alive closing idle sockets at random, stalls that resume, a Content-Length too long or too short, resets mid-body, a rare hang), bodies 0 B–1 MiB around the 64/128 KiB boundaries, every path asked twice in shuffled rounds.',
@@ -314,4 +353,4 @@ const HOSTILE_METHOD = [
   'Memory is the sum of VmRSS over the primary and its workers (/proc/PID/status): before the load, the highest sum sampled every 250 ms during it, the sum of each process\'s VmHWM after it, and once the gateway has been idle for the stated time since its own load ended. Restarts are estuary_gateway_worker_restarts_total from /metrics, read last.',
 ];
 
-export const gatewayScenario: Scenario = (ctx) => measureGateway(ctx, PEERS, true);
+export const gatewayScenario: Scenario = (ctx) => measureGateway(ctx, PEERS, { hostile: true, reference: true });

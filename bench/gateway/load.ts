@@ -65,10 +65,15 @@ export interface FetchResult {
 }
 
 /** GETs `target` through the peer and compares the body with `expected` as it streams in. */
-export function fetchCompare(peer: RunningPeer, target: string, expected: Buffer): Promise<FetchResult> {
+export function fetchCompare(
+  peer: RunningPeer,
+  target: string,
+  expected: Buffer,
+  signal?: AbortSignal,
+): Promise<FetchResult> {
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port: peer.port, path: target, agent: false, headers: { host: '127.0.0.1' } },
+      { host: '127.0.0.1', port: peer.port, path: target, agent: false, headers: { host: '127.0.0.1' }, signal },
       (res) => {
         let off = 0;
         let same = true;
@@ -94,16 +99,20 @@ export interface HerdResult {
   readonly seconds: number;
 }
 
-/** N clients at once ask for one uncached object; counts those that got exactly its bytes. */
+/**
+ * N clients at once ask for one uncached object; counts those that got exactly its bytes. An abort
+ * (SIGINT/SIGTERM) cuts every client at once: a slow proxy can take an hour over a full herd.
+ */
 export async function herd(
   peer: RunningPeer,
   target: string,
   expected: Buffer,
   clients: number,
+  signal?: AbortSignal,
 ): Promise<HerdResult> {
   const started = performance.now();
   const results = await Promise.all(
-    Array.from({ length: clients }, () => fetchCompare(peer, target, expected)),
+    Array.from({ length: clients }, () => fetchCompare(peer, target, expected, signal)),
   );
   return { exact: results.filter((r) => r.ok).length, seconds: (performance.now() - started) / 1000 };
 }

@@ -26,17 +26,41 @@ export function pattern(size: number, seed: number): Buffer {
   return out;
 }
 
+/** What a CVMFS-like object is made of: its size and the seed of its bytes. */
+export interface ObjectRecipe {
+  readonly size: number;
+  readonly seed: number;
+}
+
 /** CVMFS-like objects: manifests (max-age 61), catalogs (~1 MiB), chunks of 4 KiB–8 MiB. */
-export function mixObjects(quick: boolean): Map<string, Buffer> {
-  const m = new Map<string, Buffer>();
-  m.set('.cvmfspublished', pattern(600, 1));
-  m.set('.cvmfswhitelist', pattern(1500, 2));
+export function mixRecipes(quick: boolean): Map<string, ObjectRecipe> {
+  const m = new Map<string, ObjectRecipe>();
+  m.set('.cvmfspublished', { size: 600, seed: 1 });
+  m.set('.cvmfswhitelist', { size: 1500, seed: 2 });
   const catalogs = quick ? 2 : 8;
-  for (let i = 0; i < catalogs; i++) m.set(`catalog${i}C`, pattern(2 ** 20, 100 + i));
+  for (let i = 0; i < catalogs; i++) m.set(`catalog${i}C`, { size: 2 ** 20, seed: 100 + i });
   const sizes = [4096, 16_384, 65_536, 262_144, 2 ** 20, 4 * 2 ** 20, 8 * 2 ** 20];
   const chunks = quick ? 20 : 120;
-  for (let i = 0; i < chunks; i++) m.set(`chunk${i}`, pattern(sizes[i % sizes.length]!, 1000 + i));
+  for (let i = 0; i < chunks; i++) m.set(`chunk${i}`, { size: sizes[i % sizes.length]!, seed: 1000 + i });
   return m;
+}
+
+export function mixObjects(quick: boolean): Map<string, Buffer> {
+  return new Map([...mixRecipes(quick)].map(([name, r]) => [name, pattern(r.size, r.seed)]));
+}
+
+/** The seeds of the small and the big object. */
+export const SMALL_SEED = 7;
+export const BIG_SEED = 8;
+
+/** The response headers of an object: manifests expire after 61 s, everything else in 3 days. */
+export function objectHeaders(name: string, length: number): Record<string, string | number> {
+  const maxAge = name.startsWith('.cvmfs') ? 61 : 259_200;
+  return {
+    'content-length': length,
+    'cache-control': `max-age=${maxAge}`,
+    'content-type': 'application/octet-stream',
+  };
 }
 
 export async function startBenchOrigin(
@@ -44,8 +68,8 @@ export async function startBenchOrigin(
   bigSize: number,
   quick: boolean,
 ): Promise<BenchOrigin> {
-  const small = pattern(smallSize, 7);
-  const big = pattern(bigSize, 8);
+  const small = pattern(smallSize, SMALL_SEED);
+  const big = pattern(bigSize, BIG_SEED);
   const mix = mixObjects(quick);
   const counts = new Map<string, number>();
   const server: Server = createServer((req, res) => {
@@ -58,12 +82,7 @@ export async function startBenchOrigin(
       res.end();
       return;
     }
-    const maxAge = name.startsWith('.cvmfs') ? 61 : 259_200;
-    res.writeHead(200, {
-      'content-length': body.length,
-      'cache-control': `max-age=${maxAge}`,
-      'content-type': 'application/octet-stream',
-    });
+    res.writeHead(200, objectHeaders(name, body.length));
     res.end(body);
   });
   server.keepAliveTimeout = 60_000;

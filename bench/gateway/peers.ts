@@ -1,18 +1,27 @@
-// The proxies measured side by side, each configured from a template with settings equivalent to
-// the others (and to those behind the reference numbers in the project's notes): 256 MiB memory
-// cache with objects up to 128 MiB in memory (Varnish: malloc 1 GiB, it has no disk tier),
-// a 4 GiB disk cache, collapsed forwarding on. Squid and estuary run as forward proxies, nginx
-// and Varnish as reverse proxies (they are not forward proxies), all on loopback.
+// The proxies measured side by side, each started from the templates in peer-configs.ts with the
+// same worker count and cache sizes: estuary twice, in forward mode beside Squid (forward proxies
+// both) and in reverse mode beside nginx and Varnish (reverse proxies both, which cannot be forward
+// proxies), and the bare node:http reference. All on loopback.
 
-import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readdir, rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type BenchChild, runCommand, startProcess } from '../proc.ts';
+import {
+  estuaryArgs,
+  nginxConf,
+  type ProxyMode,
+  squidConf,
+  varnishArgs,
+  varnishVcl,
+  WORKERS,
+} from './peer-configs.ts';
 
 export interface RunningPeer {
   readonly name: string;
   readonly port: number;
   /** 'forward': requests carry absolute URIs; 'reverse': origin-form paths. */
-  readonly mode: 'forward' | 'reverse';
+  readonly mode: ProxyMode;
   readonly version: string;
   stop(): Promise<void>;
 }
@@ -57,82 +66,86 @@ export async function waitPort(child: BenchChild, port: number, timeoutMs: numbe
 
 const ESTUARY_BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
 
-export const estuaryPeer: PeerSpec = {
-  name: 'estuary',
-  command: process.execPath,
-  async start(dir, port) {
-    const child = startProcess('estuary gateway', process.execPath, [
-      ESTUARY_BIN,
-      'gateway',
-      '--listen',
-      `127.0.0.1:${port}`,
-      '--cache-dir',
-      join(dir, 'cache'),
-      '--allow-dest',
-      '127.0.0.1',
-      '--mem-cache',
-      '256MiB',
-      '--mem-object-max',
-      '128MiB',
-      '--disk-cache',
-      '4GiB',
-      '--log-level',
-      'warn',
-      // Both cores, as nginx's two workers; one fill per object across them.
-      '--workers',
-      '2',
-    ]);
-    await waitPort(child, port, 30_000);
-    const pkg = (await import('../../package.json', { with: { type: 'json' } })).default as {
-      version: string;
-    };
-    return { name: 'estuary', port, mode: 'forward', version: pkg.version, stop: stopper(child) };
-  },
-};
+async function estuaryVersion(): Promise<string> {
+  const pkg = (await import('../../package.json', { with: { type: 'json' } })).default as { version: string };
+  return pkg.version;
+}
 
+/**
+ * estuary's gateway in `mode`: forward (clients name the origin) or reverse (--upstream). `bin`
+ * is this tree's by default; another tree's (another version, another dependency) can be set
+ * beside it.
+ */
+export function estuaryIn(name: string, mode: ProxyMode, bin = ESTUARY_BIN): PeerSpec {
+  return {
+    name,
+    command: process.execPath,
+    async start(dir, port, originPort) {
+      const route =
+        mode === 'forward'
+          ? ['--allow-dest', '127.0.0.1']
+          : ['--upstream', `default=http://127.0.0.1:${originPort}`];
+      const child = startProcess(`${name} gateway`, process.execPath, [
+        bin,
+        'gateway',
+        ...estuaryArgs(port, join(dir, 'cache')),
+        ...route,
+      ]);
+      await waitPort(child, port, 30_000);
+      return { name, port, mode, version: await estuaryVersion(), stop: stopper(child) };
+    },
+  };
+}
+
+/** Forward mode, the way CVMFS clients use a site proxy (CVMFS_HTTP_PROXY); Squid's peer. */
+export const estuaryPeer = estuaryIn('estuary', 'forward');
+/** Reverse mode, in front of the origin as nginx and Varnish are. */
+export const estuaryReversePeer = estuaryIn('estuary-reverse', 'reverse');
+
+/**
+ * Squid in SMP mode. `--foreground` keeps the master attached and lets it fork its kids (`-N`
+ * would run one process and no kids: `squid -h`). A service name of its own (`-n`) keeps its
+ * shared memory segments (/dev/shm/NAME-*.shm) and IPC sockets (/run/squid/NAME-*.ipc) apart from
+ * any other Squid on the machine: Squid names both after the service (src/ipc/Port.cc,
+ * src/ipc/mem/Segment.cc in 5.7).
+ */
 export const squidPeer: PeerSpec = {
   name: 'squid',
   command: 'squid',
   pkg: 'squid',
   async start(dir, port) {
-    await mkdir(join(dir, 'cache'), { recursive: true });
+    const cacheDir = join(dir, 'cache');
+    await mkdir(cacheDir, { recursive: true });
     const conf = join(dir, 'squid.conf');
-    await writeFile(
-      conf,
-      [
-        `http_port 127.0.0.1:${port}`,
-        'acl localnet src 127.0.0.0/8',
-        'http_access allow localnet',
-        'http_access deny all',
-        'cache_mem 256 MB',
-        'maximum_object_size_in_memory 128 MB',
-        'maximum_object_size 1 GB',
-        `cache_dir ufs ${join(dir, 'cache')} 4096 16 256`,
-        'collapsed_forwarding on',
-        'minimum_expiry_time 0',
-        'quick_abort_min 0 KB',
-        'quick_abort_max 0 KB',
-        'cache_effective_user proxy',
-        `pid_filename ${join(dir, 'squid.pid')}`,
-        `cache_log ${join(dir, 'cache.log')}`,
-        'access_log none',
-        'cache_store_log none',
-        `coredump_dir ${dir}`,
-        'shutdown_lifetime 1 seconds',
-        'max_filedescriptors 16384',
-        '',
-      ].join('\n'),
-    );
+    await writeFile(conf, squidConf({ port, dir, cacheDir }));
     await runCommand('chown', ['-R', 'proxy:proxy', dir]);
-    await chown(dir, 13, 13).catch(() => undefined);
-    const init = await runCommand('squid', ['-f', conf, '-z', '-N'], { timeoutMs: 60_000 });
+    const service = `estuarybench${randomBytes(4).toString('hex')}`;
+    const base = ['-f', conf, '-n', service, '--foreground'];
+    const init = await runCommand('squid', [...base, '-z'], { timeoutMs: 60_000 });
     if (init.code !== 0) throw new Error(`squid -z failed: ${init.output.slice(-300)}`);
-    const child = startProcess('squid', 'squid', ['-f', conf, '-N', '-d1']);
-    await waitPort(child, port, 30_000);
+    const child = startProcess('squid', 'squid', [...base, '-d1']);
+    const stop = async () => {
+      await child.stop('SIGTERM', 10_000);
+      await removeSquidLeftovers(service);
+    };
+    try {
+      await waitPort(child, port, 30_000);
+    } catch (err) {
+      await stop();
+      throw err;
+    }
     const version = await versionOf('squid', ['-v'], /Version (\S+)/);
-    return { name: 'squid', port, mode: 'forward', version, stop: stopper(child) };
+    return { name: 'squid', port, mode: 'forward', version, stop };
   },
 };
+
+/** Squid unlinks its shared memory on a clean exit but leaves its IPC sockets behind. */
+async function removeSquidLeftovers(service: string): Promise<void> {
+  for (const dir of ['/run/squid', '/dev/shm']) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const n of names.filter((x) => x.startsWith(`${service}-`))) await rm(join(dir, n), { force: true });
+  }
+}
 
 export const nginxPeer: PeerSpec = {
   name: 'nginx',
@@ -142,39 +155,7 @@ export const nginxPeer: PeerSpec = {
     await mkdir(join(dir, 'cache'), { recursive: true });
     await mkdir(join(dir, 'tmp'), { recursive: true });
     const conf = join(dir, 'nginx.conf');
-    await writeFile(
-      conf,
-      `user root;
-worker_processes 2;
-daemon off;
-pid ${join(dir, 'nginx.pid')};
-error_log ${join(dir, 'error.log')} warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${join(dir, 'tmp')};
-  proxy_temp_path ${join(dir, 'tmp')};
-  fastcgi_temp_path ${join(dir, 'tmp')};
-  uwsgi_temp_path ${join(dir, 'tmp')};
-  scgi_temp_path ${join(dir, 'tmp')};
-  proxy_cache_path ${join(dir, 'cache')} levels=1:2 keys_zone=c:256m max_size=4g inactive=1d use_temp_path=off;
-  upstream origin { server 127.0.0.1:${originPort}; keepalive 64; }
-  server {
-    listen 127.0.0.1:${port} reuseport;
-    location / {
-      proxy_pass http://origin;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_cache c;
-      proxy_cache_lock on;
-      proxy_cache_lock_timeout 60s;
-      proxy_cache_lock_age 60s;
-      proxy_max_temp_file_size 0;
-    }
-  }
-}
-`,
-    );
+    await writeFile(conf, nginxConf({ port, originPort, dir }));
     const child = startProcess('nginx', 'nginx', ['-c', conf, '-p', dir]);
     await waitPort(child, port, 20_000);
     const version = await versionOf('nginx', ['-v'], /nginx\/(\S+)/);
@@ -188,24 +169,39 @@ export const varnishPeer: PeerSpec = {
   pkg: 'varnish',
   async start(dir, port, originPort) {
     const vcl = join(dir, 'default.vcl');
-    await writeFile(vcl, `vcl 4.1;\nbackend default { .host = "127.0.0.1"; .port = "${originPort}"; }\n`);
-    const child = startProcess('varnish', 'varnishd', [
-      '-F',
-      '-a',
-      `127.0.0.1:${port}`,
-      '-f',
-      vcl,
-      '-s',
-      'malloc,1G',
-      '-n',
-      join(dir, 'instance'),
-      '-p',
-      'send_timeout=600',
-    ]);
+    await writeFile(vcl, varnishVcl(originPort));
+    const child = startProcess('varnish', 'varnishd', varnishArgs(port, vcl, join(dir, 'instance')));
     await waitPort(child, port, 30_000);
     const version = await versionOf('varnishd', ['-V'], /varnish-(\S+)/);
     return { name: 'varnish', port, mode: 'reverse', version, stop: stopper(child) };
   },
 };
 
-export const PEERS: readonly PeerSpec[] = [estuaryPeer, squidPeer, nginxPeer, varnishPeer];
+export const REFERENCE_PEER = 'node-http';
+const REFERENCE_SERVER = new URL('./reference-server.ts', import.meta.url).pathname;
+
+/**
+ * The bare node:http server (reference-server.ts) as a column: a yardstick for what Node's HTTP
+ * server costs, not a proxy. Its bodies are the origin's, built from the same recipes.
+ */
+export function referencePeer(sizes: { small: number; big: number; quick: boolean }): PeerSpec {
+  return {
+    name: REFERENCE_PEER,
+    command: process.execPath,
+    async start(_dir, port) {
+      const child = startProcess(REFERENCE_PEER, process.execPath, [
+        REFERENCE_SERVER,
+        String(port),
+        String(sizes.small),
+        String(sizes.big),
+        sizes.quick ? '1' : '0',
+        String(WORKERS),
+      ]);
+      await waitPort(child, port, 20_000);
+      return { name: REFERENCE_PEER, port, mode: 'reverse', version: process.versions.node, stop: stopper(child) };
+    },
+  };
+}
+
+/** The peers, forward before reverse, so each mode's columns stand together. */
+export const PEERS: readonly PeerSpec[] = [estuaryPeer, squidPeer, estuaryReversePeer, nginxPeer, varnishPeer];
