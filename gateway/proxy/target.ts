@@ -142,13 +142,26 @@ function reverseTarget(path: string, hostHeader: string | undefined, rings: read
 
 /** Recent distinct request targets remembered; each entry is a few hundred bytes. */
 const TARGET_CACHE_ENTRIES = 10_000;
+/**
+ * And at most this many bytes, counted as UTF-16 strings: a request line may be 16 KiB, and an
+ * entry holds its key, the absolute URL, the key of the cache and the path, so 10,000 long targets
+ * would otherwise keep over 100 MiB.
+ */
+const TARGET_CACHE_BYTES = 8 * 1024 * 1024;
+/** The fixed part of an entry: the objects, the servers' array, the prefix and the label. */
+const TARGET_ENTRY_OVERHEAD = 256;
+
+function entrySize(t: TargetResult, k: string): number {
+  const strings = t.ok ? t.target.key.length + t.target.url.length + t.target.path.length + t.target.prefix.length : t.message.length;
+  return TARGET_ENTRY_OVERHEAD + 2 * (k.length + strings);
+}
 
 /**
  * Resolved targets of recent request lines: resolveTarget is pure in (URL, Host) for a given
  * configuration, and hot objects are asked for again and again.
  */
 export class TargetCache {
-  readonly #lru = new LRUCache<string, TargetResult>({ max: TARGET_CACHE_ENTRIES });
+  readonly #lru = new LRUCache<string, TargetResult>({ max: TARGET_CACHE_ENTRIES, maxSize: TARGET_CACHE_BYTES, sizeCalculation: entrySize });
   readonly #rings: readonly Ring[];
   readonly #dest: DestAcl;
 
