@@ -112,6 +112,21 @@ describe('datapath attack: a store that answers a range with other bytes', () =>
     expect(got.equals(OBJECT.subarray(1000, 3000))).toBe(true);
   });
 
+  it('a 206 sent chunked, without Content-Length, is read like any other', async () => {
+    // HTTP/1.1 lets any answer be chunked; a proxy in front of the store (or a store that streams
+    // from its backend) sends ranged answers this way. The AWS SDK the data path replaced read
+    // them; refusing them fails every read of the mount with EIO.
+    const { d } = await store((req, res) => {
+      const { first, last } = ranged(req);
+      res.writeHead(206, { etag: '"v1"', 'content-range': `bytes ${first}-${last}/${OBJECT.length}` });
+      res.write(OBJECT.subarray(first, first + 10));
+      res.end(OBJECT.subarray(first + 10, last + 1));
+    });
+    const got = await pieces(d, 1000, 1100);
+    expect(got).toBeInstanceOf(Buffer);
+    expect((got as Buffer).equals(OBJECT.subarray(1000, 1100))).toBe(true);
+  });
+
   it('a body cut mid-way is retried for the rest and the bytes are whole (regression)', async () => {
     const { d, requests } = await store((req, res, n) => {
       const { first, last } = ranged(req);
