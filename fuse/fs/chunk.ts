@@ -24,6 +24,8 @@ export class Chunk {
   private forgotten = 0;
   /** Pieces before this index were let go. */
   private kept = 0;
+  /** Where each read still waiting in slice() begins, counted from `start`: forget keeps those bytes. */
+  private readonly pending: number[] = [];
   private failure: { err: unknown } | undefined;
   /** Gives a piece let go back to the client whose GET filled it (ObjectClient.releasePiece). */
   private release: ((piece: Buffer) => void) | undefined;
@@ -65,17 +67,23 @@ export class Chunk {
    */
   async slice(from: number, to: number, into?: Buffer): Promise<Buffer> {
     if (from < this.from) throw new Error(`read at ${from} of bytes already let go (up to ${this.from})`);
-    await this.arrived(to - this.start);
-    return this.view(from - this.start, Math.min(to - this.start, this.filled), into);
+    this.pending.push(from - this.start);
+    try {
+      await this.arrived(to - this.start);
+      return this.view(from - this.start, Math.min(to - this.start, this.filled), into);
+    } finally {
+      this.pending.splice(this.pending.indexOf(from - this.start), 1);
+    }
   }
 
   /**
    * Lets go of the whole pieces before file offset `offset`. Their memory may carry another GET's
    * bytes from then on: a view that slice() returned of them must have been used up by then (the
-   * prefetcher forgets only what lies well behind its reader).
+   * prefetcher forgets only what lies well behind its reader). Pieces a read still waiting in
+   * slice() will be answered from are kept, whatever other reads of the file ask to let go.
    */
   forget(offset: number): void {
-    const upto = offset - this.start;
+    const upto = Math.min(offset - this.start, ...this.pending);
     while (this.kept < this.pieces.length) {
       const next = this.offsets[this.kept]! + this.pieces[this.kept]!.length;
       if (next > upto || next > this.filled) break;

@@ -13,6 +13,11 @@
 // 100 ms × 2^attempt (500 ms × 2^attempt when throttled), at most 20 s. An attempt is the request
 // and its whole body: a connection cut while a body streams is retried too, and a retried GET asks
 // only for the bytes it does not have yet.
+//
+// What an answer carries is taken from its own headers, not assumed to be the range asked for: a
+// 206 must start at the byte asked for, bytes past the range are dropped, an answer that ends
+// inside both the range and the object is followed by a GET for the rest, and a body without a
+// Content-Length (chunked, as any HTTP/1.1 proxy may send) is read to its end.
 
 import { contentLength, type Credentials, header, HttpExchange, type Reply, type ReplyHeaders } from './http-exchange.ts';
 import { type ByteRange, ObjectError, type ObjectHead, type OnPiece, type WriteOptions } from './object-client.ts';
@@ -70,10 +75,68 @@ function metadataHeaders(options: WriteOptions): Record<string, string> {
   return out;
 }
 
-/** `bytes 0-99/5000`: the first byte and the object's size; undefined when the answer is whole. */
-function contentRange(reply: Reply): { first: number; total: number } | undefined {
-  const m = /^bytes (\d+)-\d+\/(\d+)$/.exec(header(reply.headers, 'content-range') ?? '');
-  return m ? { first: Number(m[1]), total: Number(m[2]) } : undefined;
+/** `bytes 0-99/5000`: the first and last byte, and the object's size. */
+function contentRange(reply: Reply): { first: number; last: number; total: number } | undefined {
+  const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(header(reply.headers, 'content-range') ?? '');
+  if (!m) return undefined;
+  const [first, last, total] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  return first <= last && last < total ? { first, last, total } : undefined;
+}
+
+/** What one answer to a GET carries, from its headers. */
+interface Answer {
+  /** Body bytes to skip before the range (a 200 to a ranged GET). */
+  skip: number;
+  /** Bytes of the range the body carries; Infinity when a body without a length decides. */
+  want: number;
+  /** The body's length, when the headers tell it. */
+  length: number | undefined;
+  /** The object's size, when the headers tell it. */
+  size: number | undefined;
+}
+
+/**
+ * Reads a success's headers: which bytes of `range` its body carries. A 206 must start at the
+ * byte asked for (Content-Range), and what it carries past the range is skipped; its body may be
+ * sent without a Content-Length (chunked), as any HTTP/1.1 answer may.
+ */
+function answerOf(key: string, r: Reply, range: ByteRange | undefined): Answer {
+  const declared = header(r.headers, 'content-length') === undefined ? undefined : contentLength(r, key);
+  if (r.status === 206) {
+    const cr = contentRange(r);
+    if (!range || !cr)
+      throw new ObjectError('other', `answer for ${key} is partial without a valid Content-Range`, key);
+    if (cr.first !== range.start)
+      throw new ObjectError('other', `answer for ${key} starts at byte ${cr.first}, not at ${range.start} as asked`, key);
+    const length = cr.last + 1 - cr.first;
+    if (declared !== undefined && declared !== length)
+      throw new ObjectError('other', `answer for ${key}: Content-Length ${declared} but Content-Range of ${length}`, key);
+    return { skip: 0, want: Math.min(cr.last + 1, range.end) - range.start, length, size: cr.total };
+  }
+  if (!range) return { skip: 0, want: declared ?? Infinity, length: declared, size: declared };
+  const end = Math.min(range.end, declared ?? Infinity);
+  return { skip: range.start, want: Math.max(0, end - range.start), length: declared, size: declared };
+}
+
+/**
+ * Gathers a body's pieces into one buffer, sized by the first answer's length when it tells it;
+ * what a later answer (or one without a length) brings is kept apart and joined at the end.
+ */
+function collector(): { add(view: Buffer, left: number): void; body(): Buffer } {
+  let first: Buffer | undefined;
+  let at = 0;
+  const rest: Buffer[] = [];
+  return {
+    add: (view, left) => {
+      if (first === undefined && at === 0 && Number.isFinite(left)) first = Buffer.allocUnsafe(left);
+      if (first && rest.length === 0 && at + view.length <= first.length) at += view.copy(first, at);
+      else rest.push(Buffer.from(view));
+    },
+    body: () => {
+      const head = first ? first.subarray(0, at) : Buffer.alloc(0);
+      return rest.length === 0 ? head : Buffer.concat([head, ...rest]);
+    },
+  };
 }
 
 export class DataPath {
@@ -100,23 +163,22 @@ export class DataPath {
   }
 
   /**
-   * One GET of `range` whose body goes to `onBytes` with the number of bytes the answer carries
-   * for the range, counted against its Content-Length; resolves with its headers. Skips what a
-   * server that ignored the range sent outside it. Servers that ignore If-Match (s3rver does)
-   * still name the version they answer with: one that is not the version asked for is refused
-   * before its body is read.
+   * One GET of `range` whose bytes of the range go to `onBytes`, with how many the answer still
+   * carries for it (Infinity when unknown); resolves with its headers and the object's size when
+   * it told it. Skips what a server that ignored the range sent outside it. Servers that ignore
+   * If-Match (s3rver does) still name the version they answer with: one that is not the version
+   * asked for is refused before its body is read.
    */
   private async getOnce(
     key: string,
     range: ByteRange | undefined,
-    onBytes: (view: Buffer, expected: number) => void,
-  ): Promise<Reply> {
+    onBytes: (view: Buffer, left: number) => void,
+    onReply?: (reply: Reply, size: number | undefined) => void,
+  ): Promise<{ reply: Reply; size: number | undefined }> {
     const headers: Record<string, string> = {};
     if (range) headers.range = `bytes=${range.start}-${range.end - 1}`;
     if (range?.ifMatch !== undefined) headers['if-match'] = `"${range.ifMatch}"`;
-    let length = 0;
-    let skip = 0;
-    let expected = 0;
+    let answer: Answer = { skip: 0, want: 0, length: 0, size: undefined };
     let got = 0;
     const reply = await this.http.send({
       method: 'GET',
@@ -126,57 +188,104 @@ export class DataPath {
         const etag = header(r.headers, 'etag');
         if (range?.ifMatch !== undefined && etag !== undefined && stripQuotes(etag) !== range.ifMatch)
           throw new ObjectError('changed', `${key} was replaced: ETag ${stripQuotes(etag)}, not ${range.ifMatch}`, key);
-        length = contentLength(r, key);
-        expected = length;
-        if (range && r.status === 200) {
-          skip = Math.min(range.start, length);
-          expected = Math.min(range.end, length) - skip;
-        }
+        answer = answerOf(key, r, range);
+        onReply?.(r, answer.size);
       },
       onBytes: (view) => {
         got += view.length;
-        if (got > length) throw new ObjectError('other', 'response body longer than its Content-Length', key);
-        const from = Math.min(skip, view.length);
-        skip -= from;
-        const v = view.subarray(from, from + expected);
-        expected -= v.length;
-        if (v.length > 0) onBytes(v, v.length + expected);
+        if (answer.length !== undefined && got > answer.length)
+          throw new ObjectError('other', 'response body longer than its Content-Length', key);
+        const from = Math.min(answer.skip, view.length);
+        answer.skip -= from;
+        const v = view.subarray(from, from + Math.min(answer.want, view.length));
+        answer.want -= v.length;
+        if (v.length > 0) onBytes(v, v.length + answer.want);
       },
     });
-    if (got !== length)
-      throw new ObjectError('unavailable', `response body cut short at ${got} of ${length} bytes`, key);
-    return reply;
+    if (answer.length !== undefined && got !== answer.length)
+      throw new ObjectError('unavailable', `response body cut short at ${got} of ${answer.length} bytes`, key);
+    // A whole object sent without a length ends where its body does.
+    return { reply, size: answer.size ?? (reply.status === 200 ? got : undefined) };
+  }
+
+  /**
+   * The bytes of `range` to `onBytes`, in order, across as many GETs as it takes: a retried
+   * attempt, and an answer that ends inside both the range and the object (a proxy that caps its
+   * answers), ask for the bytes still missing only. The latter is not a failed attempt.
+   */
+  private getRange(
+    key: string,
+    range: ByteRange,
+    onBytes: (view: Buffer, left: number) => void,
+    around?: <T>(send: () => Promise<T>) => Promise<T>,
+  ): Promise<{ reply: Reply | undefined; size: number | undefined; got: number }> {
+    let got = 0;
+    let reply: Reply | undefined;
+    let size: number | undefined;
+    const complete = () => range.start + got >= Math.min(range.end, size ?? Infinity);
+    return this.attempts(key, async () => {
+      while (!complete()) {
+        const before = got;
+        const send = () =>
+          this.getOnce(
+            key,
+            { ...range, start: range.start + got },
+            (view, left) => {
+              got += view.length;
+              onBytes(view, left);
+            },
+            (r, told) => {
+              reply = r;
+              size = told ?? size;
+            },
+          );
+        try {
+          size = (await (around ? around(send) : send())).size ?? size;
+        } catch (err) {
+          // A whole object (a 200) cut after the range: the range itself arrived.
+          if (range.start + got >= range.end) break;
+          throw err;
+        }
+        if (got === before && !complete())
+          throw new ObjectError('unavailable', `answer for ${key} carried none of the bytes asked for`, key);
+      }
+      return { reply, size, got };
+    });
   }
 
   /** See ObjectClient.getPieces: a retried attempt asks for the rest only. */
-  getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number> {
-    let got = 0;
-    return this.attempts(key, async () => {
-      const cutter = this.slabs.cutter();
-      try {
-        await this.getOnce(key, { ...range, start: range.start + got }, (view, left) => {
-          got += view.length;
-          onPiece(cutter.cut(view, left));
-        });
-      } finally {
-        cutter.done();
-      }
-      return got;
-    });
+  async getPieces(key: string, range: ByteRange, onPiece: OnPiece): Promise<number> {
+    let cut: ((view: Buffer, left: number) => Buffer) | undefined;
+    const got = await this.getRange(
+      key,
+      range,
+      (view, left) => onPiece(cut!(view, left)),
+      async (send) => {
+        const cutter = this.slabs.cutter();
+        cut = cutter.cut;
+        try {
+          return await send();
+        } finally {
+          cutter.done();
+        }
+      },
+    );
+    return got.got;
   }
 
   /** The bytes of `range` (or the whole object) in one buffer, with the answer's headers. */
-  getBuffer(key: string, range?: ByteRange): Promise<{ body: Buffer; reply: Reply; size: number }> {
-    return this.attempts(key, async () => {
-      let body: Buffer | undefined;
-      let at = 0;
-      const reply = await this.getOnce(key, range, (view, left) => {
-        body ??= Buffer.allocUnsafe(left);
-        at += view.copy(body, at);
+  async getBuffer(key: string, range?: ByteRange): Promise<{ body: Buffer; reply: Reply; size: number }> {
+    if (!range) {
+      return this.attempts(key, async () => {
+        const into = collector();
+        const once = await this.getOnce(key, undefined, into.add);
+        return { body: into.body(), reply: once.reply, size: once.size ?? 0 };
       });
-      const size = contentRange(reply)?.total ?? contentLength(reply, key);
-      return { body: (body ?? Buffer.alloc(0)).subarray(0, at), reply, size };
-    });
+    }
+    const into = collector();
+    const got = await this.getRange(key, range, into.add);
+    if (!got.reply) throw new ObjectError('other', `empty range asked of ${key}`, key);
+    return { body: into.body(), reply: got.reply, size: got.size ?? range.start + got.got };
   }
 
   /** The object's facts from a GET's answer (see ObjectClient.getWithHead). */

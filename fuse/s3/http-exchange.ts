@@ -185,7 +185,7 @@ export function header(headers: ReplyHeaders, name: string): string | undefined 
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** A success's Content-Length, which every S3 data answer carries. */
+/** A success's Content-Length; call only when it has one (a chunked answer has none). */
 export function contentLength(reply: Reply, key: string): number {
   const n = Number(header(reply.headers, 'content-length'));
   if (!Number.isSafeInteger(n) || n < 0)

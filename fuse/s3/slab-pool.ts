@@ -22,12 +22,18 @@ interface SlabState {
   /** Pieces cut from it and not given back yet. */
   out: number;
   sealed: boolean;
+  /** Back on the free list (or left to the collector): never freed twice. */
+  freed: boolean;
 }
 
 export class SlabPool {
   private readonly free: Buffer[] = [];
-  /** Weak: a slab whose pieces are dropped instead of given back must stay collectable. */
-  private readonly byMemory = new WeakMap<ArrayBufferLike, SlabState>();
+  /**
+   * Each piece cut and not given back yet, with its slab. Keyed by the piece, not its memory, so
+   * a piece given back twice, or late from a slab's earlier use, cannot free the slab's new
+   * pieces. Weak: a slab whose pieces are dropped instead of given back must stay collectable.
+   */
+  private readonly out = new WeakMap<Buffer, SlabState>();
 
   /** A cutter for one GET's body: `cut(view)` returns the view's bytes in memory of the pool. */
   cutter(): { cut(view: Buffer, left: number): Buffer; done(): void } {
@@ -40,7 +46,7 @@ export class SlabPool {
       current = undefined;
     };
     return {
-      /** `left`: bytes still to come in this GET, this view's included. */
+      /** `left`: bytes still to come in this GET, this view's included (Infinity when unknown). */
       cut: (view, left) => {
         if (!current || used + view.length > current.slab.length) {
           seal();
@@ -51,16 +57,18 @@ export class SlabPool {
         const piece = current.slab.subarray(used, used + view.length);
         used += view.length;
         current.out++;
+        this.out.set(piece, current);
         return piece;
       },
       done: seal,
     };
   }
 
-  /** Takes back a piece `cut` returned; anything else is ignored. */
+  /** Takes back a piece `cut` returned; anything else, or a piece given back already, is ignored. */
   release(piece: Buffer): void {
-    const state = this.byMemory.get(piece.buffer);
-    if (!state || state.out === 0) return;
+    const state = this.out.get(piece);
+    if (!state) return;
+    this.out.delete(piece);
     state.out--;
     this.maybeFree(state);
   }
@@ -73,14 +81,12 @@ export class SlabPool {
   private take(size: number): SlabState {
     const slab = size === SLAB_SIZE ? this.free.pop() : undefined;
     // allocUnsafeSlow: memory of its own, never a slice of Node's shared 8 KiB pool.
-    const state = { slab: slab ?? Buffer.allocUnsafeSlow(size), out: 0, sealed: false };
-    this.byMemory.set(state.slab.buffer, state);
-    return state;
+    return { slab: slab ?? Buffer.allocUnsafeSlow(size), out: 0, sealed: false, freed: false };
   }
 
   private maybeFree(state: SlabState): void {
-    if (!state.sealed || state.out > 0) return;
-    this.byMemory.delete(state.slab.buffer);
+    if (!state.sealed || state.out > 0 || state.freed) return;
+    state.freed = true;
     if (state.slab.length === SLAB_SIZE && this.free.length < MAX_FREE) this.free.push(state.slab);
   }
 }

@@ -37,6 +37,25 @@ describe('SlabPool', () => {
     expect(pool.freeCount).toBe(2);
   });
 
+  it('a piece given back late, after its slab went to another GET, does not free the new pieces', () => {
+    const pool = new SlabPool();
+    const first = pool.cutter();
+    const old = first.cut(view(1000, 1), 4 * SLAB_SIZE);
+    first.done();
+    pool.release(old);
+    expect(pool.freeCount).toBe(1);
+    const second = pool.cutter();
+    const now = second.cut(view(1000, 2), 4 * SLAB_SIZE);
+    expect(now.buffer).toBe(old.buffer);
+    second.done();
+    // A stale or second release of the slab's earlier piece: the new piece is still out.
+    pool.release(old);
+    pool.release(old.subarray(0, 10));
+    expect(pool.freeCount).toBe(0);
+    pool.release(now);
+    expect(pool.freeCount).toBe(1);
+  });
+
   it('sizes the last slab of a short GET to what is left, and does not keep it', () => {
     const pool = new SlabPool();
     const get = pool.cutter();
