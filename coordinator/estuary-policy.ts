@@ -38,6 +38,7 @@ import type { PendingJob, PoolView, Reason, SiteView, Snapshot } from './model.t
 import { fits } from './placement.ts';
 import { estimateRunTime, estimateText, type RunEstimate } from './run-times.ts';
 import { type SpotTail, spotTail } from './spot-tail.ts';
+import { busyCores } from './busy-cores.ts';
 import { HOME_POOL } from './steer.ts';
 
 export interface PoolPlan {
@@ -85,9 +86,9 @@ function place(snapshot: Snapshot, c: EstuaryConfig, closed: ReadonlySet<string>
     const live = snapshot.pools.filter((p) => p.site === site.name).reduce((n, p) => n + p.drones.filter((d) => d.drone.state !== 'down').length, 0);
     sites.set(site.name, { site, room: site.healthy ? Math.max(0, site.quota - live) : 0, budget: budgetLeft(site), ready: new Map(), linkBusy: new Map() });
   }
-  const busyMs = busyFor(snapshot, c);
-  const pools = snapshot.pools.filter((p) => sites.has(p.site) && pricePerCoreHour(sites.get(p.site)!.site, p.market) !== undefined).map((pool) => poolState(pool, snapshot, sites.get(pool.site)!.site, busyMs));
-  const home = homeState(snapshot, busyMs);
+  const busy = { unknownMs: busyFor(snapshot, c), known: busyCores(snapshot.running, snapshot.now, snapshot.runTimes, c.runtime) };
+  const pools = snapshot.pools.filter((p) => sites.has(p.site) && pricePerCoreHour(sites.get(p.site)!.site, p.market) !== undefined).map((pool) => poolState(pool, snapshot, sites.get(pool.site)!.site, busy));
+  const home = homeState(snapshot, busy);
   if (home) {
     sites.set(HOME, home.site);
     pools.unshift(home.pool);

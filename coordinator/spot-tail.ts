@@ -62,10 +62,12 @@ export function spotTail(
   if (runs.length === 0 || ratePerHour <= 0) return undefined;
   const end = Math.max(turnaroundMs, endMs);
   const late = (r: PlannedRun) => r.finish + bootMs + r.runMs / 2 > end;
-  const next = runs.reduce((a, b) => (b.start < a.start ? b : a));
-  // The jobs its drones take next: those starting within one run of the first to start.
-  const tail = runs.filter((r) => r.start < next.start + next.runMs && late(r));
+  const tail = runs.filter(late);
   if (tail.length === 0) return undefined;
+  // Spot takes every job before the tail: the pool closes only once the first tail job would
+  // start within a boot, the time an on-demand drone needs to be there for it.
+  const next = tail.reduce((a, b) => (b.start < a.start ? b : a));
+  if (next.start > bootMs) return undefined;
   // Jobs placed nowhere for now (no room) start later still: tail jobs too, once spot has some.
   const all = [...tail, ...waiting];
   const instanceHours = all.reduce((s, r) => s + (r.runMs / HOUR_MS) * (Math.min(r.cpus, cores) / cores), 0);
