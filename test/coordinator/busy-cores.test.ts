@@ -2,6 +2,7 @@
 // times (missing, 0, in the future, older than the job could run) are not believed.
 
 import { describe, expect, it } from 'vitest';
+import { MemoryBatch } from '../../coordinator/batch/memory.ts';
 import { busyCores, busyTimes, freesIn } from '../../coordinator/busy-cores.ts';
 import type { RunningJob } from '../../coordinator/model.ts';
 import { nameKey } from '../../coordinator/run-times.ts';
@@ -42,5 +43,25 @@ describe('busyCores', () => {
     expect(busyTimes([1, 2], 3, 9)).toEqual([1, 2, 9]);
     expect(busyTimes([1, 2, 3], 2, 9)).toEqual([1, 2]);
     expect(busyTimes(undefined, 2, 9)).toEqual([9, 9]);
+  });
+});
+
+describe('the in-memory batch system', () => {
+  it('reports the jobs it started with their node and start time, and forgets those that finished', async () => {
+    const b = new MemoryBatch([]);
+    let now = NOW;
+    b.now = () => now;
+    b.nodesByName.set('es-1', { cpus: 2, memoryMb: 1000, alloc: 0, state: 'available' });
+    b.pending = [{ id: '1', partition: 'p', cpus: 1, memoryMb: 0, constraints: [], inputs: [], submittedAt: 0, reason: '', user: 'ana', name: 'reco', timeLimitMs: H }];
+    b.schedule();
+    now += 60_000;
+    b.pending = [{ id: '2', partition: 'p', cpus: 1, memoryMb: 0, constraints: [], inputs: [], submittedAt: 0, reason: '' }];
+    b.schedule();
+    expect((await b.queue('es-')).running).toEqual([
+      { node: 'es-1', cpus: 1, partition: 'p', user: 'ana', name: 'reco', timeLimitMs: H, startedAt: NOW },
+      { node: 'es-1', cpus: 1, partition: 'p', startedAt: NOW + 60_000 },
+    ]);
+    b.finish('es-1', 1);
+    expect((await b.queue('es-')).running?.map((j) => j.startedAt)).toEqual([NOW + 60_000]);
   });
 });
