@@ -22,6 +22,7 @@ import {
   type NodeView,
   poolKey,
   type PendingJob,
+  type RunningJob,
   type SiteView,
   type Snapshot,
   type StorageLocation,
@@ -116,6 +117,7 @@ export class Coordinator {
   private batchEverRead = false;
   private lastHome: Queue['home'];
   private lastLimited: readonly LimitedJob[] = [];
+  private lastRunning: readonly RunningJob[] | undefined;
   private truncationLogged = false;
   private readonly data: DataCache;
   private readonly history: RunHistory | undefined;
@@ -226,6 +228,7 @@ export class Coordinator {
       this.nodes = nodes;
       this.lastHome = queue.home;
       this.lastLimited = queue.limited ?? [];
+      this.lastRunning = queue.running;
       if (queue.truncatedArrays && !this.truncationLogged) {
         this.truncationLogged = true;
         log.warn({ arrays: queue.truncatedArrays }, 'the batch system printed job arrays\' task lists cut short ("..."); each counts as the tasks listed');
@@ -319,6 +322,7 @@ export class Coordinator {
       ...(this.history ? { runTimes: this.history.summary() } : {}),
       ...(this.lastHome ? { home: { ...this.lastHome, ...(this.o.steer?.homeFeature ? { feature: this.o.steer.homeFeature } : {}) } } : {}),
       startedLastMinute: all.filter((d) => now - d.createdAt < 60_000).length,
+      ...(this.lastRunning ? { running: this.lastRunning } : {}),
     };
   }
 

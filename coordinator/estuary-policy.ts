@@ -38,6 +38,7 @@ import type { PendingJob, PoolView, Reason, SiteView, Snapshot } from './model.t
 import { fits } from './placement.ts';
 import { estimateRunTime, estimateText, type RunEstimate } from './run-times.ts';
 import { type SpotTail, spotTail } from './spot-tail.ts';
+import { busyCores } from './busy-cores.ts';
 import { HOME_POOL } from './steer.ts';
 
 export interface PoolPlan {
@@ -63,31 +64,36 @@ export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
   // A spot pool still draining for the tail stays closed until those drones are gone: its quota
   // is not free yet, and a plan that reopened it would buy spot for the tail in what room is left.
   const draining = new Set(snapshot.pools.filter((p) => p.market === 'spot' && p.drones.some((d) => d.drone.state === 'draining' && d.drone.reason.tailJobs !== undefined)).map((p) => p.key));
-  const first = place(snapshot, c, draining);
-  // The spot pools whose next jobs are the tail (spot-tail.ts): placed again without them.
-  const end = Math.max(0, ...first.pools.map((p) => p.finish));
+  const first = place(snapshot, c, draining, false);
+  // The spot pools whose tail is next (spot-tail.ts), timed by when busy cores truly free (their
+  // jobs' starts): placed again without them. Placement itself keeps the cautious guess for busy
+  // cores (busyFor): knowing they free sooner, the plan waits for them rather than open drones,
+  // and the work ends later (kek-figure8: 6,789 s against 6,363 s).
+  const spot = first.pools.some((p) => p.pool.market === 'spot' && !draining.has(p.pool.key));
+  const timed = spot && snapshot.running?.length ? place(snapshot, c, draining, true) : first;
+  const end = Math.max(0, ...timed.pools.map((p) => p.finish));
   const tails = new Map<string, SpotTail | undefined>([...draining].map((k) => [k, undefined]));
-  for (const p of first.pools) {
+  for (const p of timed.pools) {
     if (p.pool.market !== 'spot' || draining.has(p.pool.key)) continue;
-    const cost = costOf(first.sites.get(p.pool.site)!.site);
-    const tail = spotTail(p.runs, first.waiting, end, c.turnaround, cost.bootLatencyMs, cost.spotInterruptionRate, p.pool.cores);
+    const cost = costOf(timed.sites.get(p.pool.site)!.site);
+    const tail = spotTail(p.runs, timed.waiting, end, c.turnaround, cost.bootLatencyMs, cost.spotInterruptionRate, p.pool.cores);
     if (tail) tails.set(p.pool.key, tail);
   }
-  const { pools, sites } = tails.size > draining.size ? place(snapshot, c, new Set(tails.keys())) : first;
+  const { pools, sites } = tails.size > draining.size ? place(snapshot, c, new Set(tails.keys()), false) : first;
   return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c, tails.has(p.pool.key) ? { tail: tails.get(p.pool.key) } : undefined)]));
 }
 
-/** Places every pending job, oldest first, on no pool of `closed`. */
-function place(snapshot: Snapshot, c: EstuaryConfig, closed: ReadonlySet<string>): { pools: PoolState[]; sites: Map<string, SiteState>; waiting: { runMs: number; cpus: number }[] } {
+/** Places every pending job, oldest first, on no pool of `closed`; busy cores timed by their jobs' starts when `timed`. */
+function place(snapshot: Snapshot, c: EstuaryConfig, closed: ReadonlySet<string>, timed: boolean): { pools: PoolState[]; sites: Map<string, SiteState>; waiting: { runMs: number; cpus: number }[] } {
   const waiting: { runMs: number; cpus: number }[] = [];
   const sites = new Map<string, SiteState>();
   for (const site of snapshot.sites) {
     const live = snapshot.pools.filter((p) => p.site === site.name).reduce((n, p) => n + p.drones.filter((d) => d.drone.state !== 'down').length, 0);
     sites.set(site.name, { site, room: site.healthy ? Math.max(0, site.quota - live) : 0, budget: budgetLeft(site), ready: new Map(), linkBusy: new Map() });
   }
-  const busyMs = busyFor(snapshot, c);
-  const pools = snapshot.pools.filter((p) => sites.has(p.site) && pricePerCoreHour(sites.get(p.site)!.site, p.market) !== undefined).map((pool) => poolState(pool, snapshot, sites.get(pool.site)!.site, busyMs));
-  const home = homeState(snapshot, busyMs);
+  const busy = { unknownMs: busyFor(snapshot, c), known: timed ? busyCores(snapshot.running, snapshot.now, snapshot.runTimes, c.runtime) : new Map<string, number[]>() };
+  const pools = snapshot.pools.filter((p) => sites.has(p.site) && pricePerCoreHour(sites.get(p.site)!.site, p.market) !== undefined).map((pool) => poolState(pool, snapshot, sites.get(pool.site)!.site, busy));
+  const home = homeState(snapshot, busy);
   if (home) {
     sites.set(HOME, home.site);
     pools.unshift(home.pool);

@@ -10,6 +10,7 @@ import type { RunEstimate } from './run-times.ts';
 import type { PlannedRun } from './spot-tail.ts';
 import { PoolSlots } from './slots.ts';
 import { HOME_POOL } from './steer.ts';
+import { busyTimes } from './busy-cores.ts';
 
 export const WAITING = new Set(['requested', 'unknown', 'booting', 'integrating']);
 
@@ -74,20 +75,25 @@ export interface Evaluation {
   readonly output?: number;
 }
 
+/** When the plan expects busy cores to free: per node from their jobs' starts (busy-cores.ts), else `unknownMs`. */
+export interface Busy {
+  readonly unknownMs: number;
+  readonly known: ReadonlyMap<string, readonly number[]>;
+}
+
 /**
- * When a busy core is expected to be free: the batch system does not say when the job on it
- * started, and a job in progress is halfway through on average, so half the median time limit
- * (else `runtime`) of the waiting jobs, work of the same kind as a rule. Not the learned run
- * time: it says how long a job runs, not how far the running ones are, and jobs started together
- * free their cores together; with half the learned time, kek-figure8's waiting work queued for
- * cores that freed later than that (makespan 6,995 s against 6,363 s).
+ * When a busy core whose job's start is unknown is expected to be free: a job in progress is
+ * halfway through on average, so half the median time limit (else `runtime`) of the waiting
+ * jobs, work of the same kind as a rule. Not half the learned run time: jobs started together
+ * free their cores together; with it, kek-figure8's waiting work queued for cores that freed
+ * later than that (makespan 6,995 s against 6,363 s).
  */
 export function busyFor(snapshot: Snapshot, c: EstuaryConfig): number {
   const runs = snapshot.pending.map((j) => j.timeLimitMs ?? c.runtime).sort((a, b) => a - b);
   return runs.length ? runs[Math.floor(runs.length / 2)]! / 2 : c.runtime / 2;
 }
 
-export function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView, busyMs: number): PoolState {
+export function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView, busyMs: Busy): PoolState {
   const slots = new PoolSlots();
   const idleDrones: IdleDrone[] = [];
   const boot = costOf(site).bootLatencyMs;
@@ -98,7 +104,7 @@ export function poolState(pool: PoolView, snapshot: Snapshot, site: SiteView, bu
     if (d.drone.state === 'available' && d.node.status === 'available') {
       const idle = Math.max(0, d.node.cpus - d.node.allocCpus);
       const busy = Math.max(0, Math.min(d.node.cpus, d.node.allocCpus));
-      const idx = slots.add([...Array.from({ length: idle }, () => 0), ...Array.from({ length: busy }, () => busyMs)]);
+      const idx = slots.add([...Array.from({ length: idle }, () => 0), ...busyTimes(busyMs.known.get(d.drone.id), busy, busyMs.unknownMs)]);
       if (busy === 0) idleDrones.push({ id: d.drone.id, idx, idleForMs: snapshot.now - d.drone.lastBusyAt, ageMs: snapshot.now - d.drone.createdAt });
     } else if (WAITING.has(d.drone.state) && booting) {
       const at = Math.max(0, boot - (snapshot.now - d.drone.createdAt));
@@ -137,9 +143,12 @@ export const HOME = 'home';
  * free now, busy ones free like a drone's busy core. Free of charge, never opened, never full by
  * quota; its link to data is the default one. Absent when the batch system does not report it.
  */
-export function homeState(snapshot: Snapshot, busyMs: number): { site: SiteState; pool: PoolState } | undefined {
+export function homeState(snapshot: Snapshot, busyMs: Busy): { site: SiteState; pool: PoolState } | undefined {
   const h = snapshot.home;
   if (!h || h.cores <= 0 || h.nodeCores <= 0) return undefined;
+  // The home nodes' known busy cores, soonest first: the plan groups home cores, not nodes.
+  const drones = new Set(snapshot.pools.flatMap((p) => p.drones.map((d) => d.drone.id)));
+  const known = [...busyMs.known].filter(([node]) => !drones.has(node)).flatMap(([, t]) => t).sort((a, b) => a - b);
   const site: SiteView = { name: HOME, quota: 0, min: 0, healthy: true, idleTime: 0, minLifetime: 0, bootTimeout: 0, costPerCoreHour: 0 };
   const pool: PoolView = { key: HOME_POOL, site: HOME, machineType: HOME, cores: h.nodeCores, memoryMb: h.nodeMemoryMb, features: h.feature ? [h.feature] : [], drones: [] };
   const slots = new PoolSlots();
@@ -148,7 +157,7 @@ export function homeState(snapshot: Snapshot, busyMs: number): { site: SiteState
     const n = Math.min(h.nodeCores, left);
     const free = Math.min(idle, n);
     idle -= free;
-    slots.add([...Array.from({ length: free }, () => 0), ...Array.from({ length: n - free }, () => busyMs)]);
+    slots.add([...Array.from({ length: free }, () => 0), ...busyTimes(known.splice(0, n - free), n - free, busyMs.unknownMs)]);
   }
   return { site: { site, room: 0, budget: Infinity, ready: new Map(), linkBusy: new Map() }, pool: newPool(pool, slots) };
 }

@@ -178,6 +178,21 @@ export interface Snapshot {
   readonly home?: { readonly cores: number; readonly idleCores: number; readonly nodeCores: number; readonly nodeMemoryMb: number; readonly feature?: string };
   /** Drones requested in the last minute at every site, down ones included (slurm-power's rate). */
   readonly startedLastMinute?: number;
+  /** Running jobs of the served partitions and where they run, when the batch system says. */
+  readonly running?: readonly RunningJob[];
+}
+
+/** A running job on one node: when it started (batch system's word, hostile) and what it is. */
+export interface RunningJob {
+  /** The node's name: a drone's id, or a home node's. */
+  readonly node: string;
+  readonly cpus: number;
+  readonly partition: string;
+  readonly user?: string;
+  readonly name?: string;
+  readonly timeLimitMs?: number;
+  /** ms since the epoch; absent when the batch system gave none usable. */
+  readonly startedAt?: number;
 }
 
 /** `site/type` for on-demand pools (as before markets), `site/type/spot` for spot ones. */

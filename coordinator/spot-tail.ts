@@ -6,11 +6,12 @@
 // it moves the end itself: a job reclaimed halfway through (the average moment) finishes a boot
 // and half a run after it would have. So the policy asks two things of the spot pool's plan:
 //
-// - which of the jobs its drones take next (those starting within one run of the first to start)
-//   are tail jobs, whose restart after a reclaim halfway through would finish past the end of the
-//   work (the plan's last finish, or the turnaround if that is later)? Asked of the next jobs,
-//   not of all: a drone's market is bought for its whole life, and early in a run the tail is
-//   hours and several jobs away, so the drones bought now are spot;
+// - which of its jobs are tail jobs, whose restart after a reclaim halfway through would finish
+//   past the end of the work (the plan's last finish, or the turnaround if that is later), and
+//   does the first of them start within a boot? Until then the drones take the jobs before the
+//   tail, on spot; then the on-demand drones for the tail, opened now, are there when it starts.
+//   The plan's starts come from when busy cores free (busy-cores.ts: the running jobs' starts),
+//   so jobs that started at different times open the tail at different times;
 // - is a reclaim among those tail jobs more likely than not, at the reclaim rate the site states
 //   (per instance-hour, over the instance-hours they would run on spot)? A site that states a
 //   rate of 0 keeps spot to the end; a handful of short jobs does too. Jobs placed nowhere for
@@ -62,10 +63,12 @@ export function spotTail(
   if (runs.length === 0 || ratePerHour <= 0) return undefined;
   const end = Math.max(turnaroundMs, endMs);
   const late = (r: PlannedRun) => r.finish + bootMs + r.runMs / 2 > end;
-  const next = runs.reduce((a, b) => (b.start < a.start ? b : a));
-  // The jobs its drones take next: those starting within one run of the first to start.
-  const tail = runs.filter((r) => r.start < next.start + next.runMs && late(r));
+  const tail = runs.filter(late);
   if (tail.length === 0) return undefined;
+  // Spot takes every job before the tail: the pool closes only once the first tail job would
+  // start within a boot, the time an on-demand drone needs to be there for it.
+  const next = tail.reduce((a, b) => (b.start < a.start ? b : a));
+  if (next.start > bootMs) return undefined;
   // Jobs placed nowhere for now (no room) start later still: tail jobs too, once spot has some.
   const all = [...tail, ...waiting];
   const instanceHours = all.reduce((s, r) => s + (r.runMs / HOUR_MS) * (Math.min(r.cpus, cores) / cores), 0);

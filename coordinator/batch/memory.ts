@@ -2,7 +2,7 @@
 // runs, pending jobs are whatever the test queues, and jobs are placed on idle node CPUs by
 // schedule(). Its nodes track a MemorySite, as real slurmd's track their instances.
 
-import type { NodeView, PendingJob } from '../model.ts';
+import type { NodeView, PendingJob, RunningJob } from '../model.ts';
 import type { MemorySite } from '../sites/memory.ts';
 import { parseConstraint } from './slurm-parse.ts';
 import type { BatchSystem, FinishedRead, Queue } from './types.ts';
@@ -12,6 +12,8 @@ interface Node {
   cpus: number;
   memoryMb: number;
   alloc: number;
+  /** The jobs schedule() started on it, oldest first (a test that sets `alloc` lists none). */
+  jobs?: RunningJob[];
   state: 'available' | 'draining' | 'down';
 }
 
@@ -33,6 +35,8 @@ export class MemoryBatch implements BatchSystem {
   }
   /** Nodes whose delete Slurm refuses as busy (a job still completing on them). */
   busyOnDelete = new Set<string>();
+  /** The clock schedule() stamps start times with. */
+  now: () => number = Date.now;
   /** Answers, but lists none of the drones' nodes (a controller that lost its view). */
   hideNodes = false;
   integrated: string[] = [];
@@ -66,6 +70,7 @@ export class MemoryBatch implements BatchSystem {
       runningAtHome: 0,
       // One job per allocated CPU: the tests' jobs are single-core.
       runningOnDrones: running.reduce((s, [, n]) => s + n.alloc, 0),
+      running: [...this.nodesByName.values()].flatMap((n) => n.jobs ?? []),
     };
   }
 
@@ -118,6 +123,8 @@ export class MemoryBatch implements BatchSystem {
       const hit = [...this.nodesByName.entries()].find(([, n]) => n.state === 'available' && n.cpus - n.alloc >= job.cpus);
       if (!hit) continue;
       hit[1].alloc += job.cpus;
+      const { user, name, timeLimitMs } = job;
+      (hit[1].jobs ??= []).push({ node: hit[0], cpus: job.cpus, partition: job.partition, ...(user ? { user } : {}), ...(name ? { name } : {}), ...(timeLimitMs ? { timeLimitMs } : {}), startedAt: this.now() });
       this.pending = this.pending.filter((j) => j !== job);
       placed.push({ job: job.id, node: hit[0] });
     }
@@ -126,6 +133,9 @@ export class MemoryBatch implements BatchSystem {
 
   finish(node: string, cpus: number): void {
     const n = this.nodesByName.get(node);
-    if (n) n.alloc = Math.max(0, n.alloc - cpus);
+    if (!n) return;
+    n.alloc = Math.max(0, n.alloc - cpus);
+    // The oldest jobs end first, as many cores as were freed.
+    for (let left = cpus; left > 0 && n.jobs?.length; ) left -= n.jobs.shift()!.cpus;
   }
 }

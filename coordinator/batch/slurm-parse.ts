@@ -2,7 +2,7 @@
 // and the job-input convention. Pure, so every odd field is tested without a cluster.
 
 import { parseSize } from '../../lib/config/values.ts';
-import type { NodeView, PendingJob } from '../model.ts';
+import type { NodeView, PendingJob, RunningJob } from '../model.ts';
 import { parseArrayTasks, runnableTasks } from './job-array.ts';
 import { MAX_NAME } from './sacct-parse.ts';
 import type { HomeView, LimitedJob, Queue } from './types.ts';
@@ -131,6 +131,7 @@ interface SqueueJob {
   comment?: string;
   time_limit?: unknown;
   submit_time?: unknown;
+  start_time?: unknown;
   nodes?: string;
   array_job_id?: unknown;
   array_task_id?: unknown;
@@ -209,6 +210,7 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
   let truncatedArrays = 0;
   let runningAtHome = 0;
   let runningOnDrones = 0;
+  const runningJobs: RunningJob[] = [];
   const running = runningTasksByArray(doc.jobs ?? []);
   for (const j of doc.jobs ?? []) {
     const parts = (j.partition ?? '').split(',');
@@ -219,6 +221,8 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
     if (j.job_state === 'RUNNING' || j.job_state === 'COMPLETING') {
       if ((j.nodes ?? '').startsWith(prefix)) runningOnDrones++;
       else runningAtHome++;
+      const r = runningJob(j, partition);
+      if (r) runningJobs.push(r);
       continue;
     }
     if (j.job_state !== 'PENDING') continue;
@@ -249,7 +253,29 @@ export function parseQueue(json: string, partitions: readonly string[], prefix: 
     if (j.array_task_string?.includes('...')) truncatedArrays++;
     out.push(...expand(j, job, running));
   }
-  return { pending: out, runningAtHome, runningOnDrones, limited, truncatedArrays };
+  return { pending: out, runningAtHome, runningOnDrones, running: runningJobs, limited, truncatedArrays };
+}
+
+/**
+ * A running job on one node, with its start time when squeue gives a plausible one (seconds
+ * since the epoch, after 2000, before 2200: 0 or garbage is "unknown"; a start in the future or
+ * older than the job could run is judged by the policy, which knows the time). A job on several
+ * nodes (a hostlist) is not listed: its cores count as busy with no start time.
+ */
+function runningJob(j: SqueueJob, partition: string): RunningJob | undefined {
+  const node = j.nodes ?? '';
+  if (!/^[A-Za-z0-9_.-]+$/.test(node)) return undefined;
+  const start = num(j.start_time);
+  const limit = timeLimitMs(j.time_limit);
+  return {
+    node,
+    cpus: num(j.cpus) ?? 1,
+    partition,
+    ...(typeof j.user_name === 'string' && j.user_name ? { user: j.user_name } : {}),
+    ...(typeof j.name === 'string' ? { name: j.name.slice(0, MAX_NAME) } : {}),
+    ...(limit !== undefined ? { timeLimitMs: limit } : {}),
+    ...(start !== undefined && start > 946_684_800 && start < 7_258_118_400 ? { startedAt: start * 1000 } : {}),
+  };
 }
 
 interface SinfoNode {

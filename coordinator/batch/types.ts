@@ -2,7 +2,7 @@
 // moves drones' nodes. Shaped after TARDIS's BatchSystemAdapter so that HTCondor fits as well as
 // Slurm (docs/COORDINATOR.md maps each method onto condor_q / condor_status / condor_drain).
 
-import type { NodeView, PendingJob } from '../model.ts';
+import type { NodeView, PendingJob, RunningJob } from '../model.ts';
 import type { FinishedJob } from '../run-times.ts';
 
 export interface Queue {
@@ -11,6 +11,8 @@ export interface Queue {
   /** Running jobs of those partitions on the site's own nodes, and on drones (name prefix). */
   readonly runningAtHome: number;
   readonly runningOnDrones: number;
+  /** Each running job on a single node, with its start time (estuary's policy: when cores free). */
+  readonly running?: RunningJob[];
   /** The site's own nodes in those partitions, when the adapter reads them: estuary's policy places work there too. */
   readonly home?: HomeView;
   /** Pending jobs held back by a limit no drone can raise (not demand), with Slurm's reason. */

@@ -10,7 +10,7 @@
 import { parseConstraint } from '../batch/slurm-parse.ts';
 import type { BatchSystem, FinishedRead, HomeView, Queue } from '../batch/types.ts';
 import type { Clock } from '../clock.ts';
-import type { NodeView, PendingJob } from '../model.ts';
+import type { NodeView, PendingJob, RunningJob } from '../model.ts';
 import type { FinishedJob } from '../run-times.ts';
 import { HOLD_FEATURE } from '../steer.ts';
 import type { TraceJob } from './trace.ts';
@@ -137,7 +137,24 @@ export class SimBatch implements BatchSystem {
   async queue(prefix: string): Promise<Queue> {
     void prefix;
     this.view ??= this.pendingJobs.slice(this.head).map((j) => j.pending);
-    return { pending: this.view, runningAtHome: this.running.home, runningOnDrones: this.running.drones, ...this.home() };
+    return { pending: this.view, runningAtHome: this.running.home, runningOnDrones: this.running.drones, running: this.runningJobs(), ...this.home() };
+  }
+
+  /** Every running job with its node and start time, as `squeue --json` reports them. */
+  private runningJobs(): RunningJob[] {
+    const out: RunningJob[] = [];
+    for (const n of this.nodes_.values())
+      for (const j of n.jobs)
+        out.push({
+          node: n.name,
+          cpus: j.trace.cpus,
+          partition: PARTITION,
+          user: j.trace.user,
+          name: j.trace.name,
+          ...(j.trace.timeLimitMs ? { timeLimitMs: j.trace.timeLimitMs } : {}),
+          ...(j.startedAt !== undefined ? { startedAt: j.startedAt } : {}),
+        });
+    return out;
   }
 
   /** The home nodes' cores, as `sinfo` reports a partition's CPUs (allocated/idle/other/total). */

@@ -2,7 +2,7 @@
 // from what `squeue --json` and `sinfo --json` printed on this machine.
 
 import { describe, expect, it } from 'vitest';
-import { nodeStatus, parseConstraint, parseInputs, parseNodes, parseOutputs, parsePending, timeLimitMs } from '../../coordinator/batch/slurm-parse.ts';
+import { nodeStatus, parseConstraint, parseInputs, parseNodes, parseOutputs, parsePending, parseQueue, timeLimitMs } from '../../coordinator/batch/slurm-parse.ts';
 
 const job = (o: object) => ({
   job_id: 7,
@@ -19,6 +19,31 @@ const job = (o: object) => ({
 });
 
 describe('squeue --json', () => {
+  it('lists running jobs with their node and start time; a start of 0 or garbage is none, a job on several nodes is not listed', () => {
+    const run = (o: object) => job({ job_state: 'RUNNING', user_name: 'ana', name: 'reco', time_limit: 120, nodes: 'es-aws-1', ...o });
+    const q = parseQueue(
+      JSON.stringify({
+        jobs: [
+          run({ job_id: 1, start_time: 1795462200 }),
+          run({ job_id: 2, start_time: 0, nodes: 'c1' }),
+          run({ job_id: 3, start_time: 'soon' }),
+          run({ job_id: 4, start_time: 99_999_999_999 }),
+          run({ job_id: 5, start_time: 1795462200, nodes: 'es-aws-[1-2]' }),
+          run({ job_id: 6, start_time: 1795462200, partition: 'other' }),
+        ],
+      }),
+      ['hybrid'],
+      'es-',
+    );
+    expect(q.running).toEqual([
+      { node: 'es-aws-1', cpus: 2, partition: 'hybrid', user: 'ana', name: 'reco', timeLimitMs: 7_200_000, startedAt: 1795462200_000 },
+      { node: 'c1', cpus: 2, partition: 'hybrid', user: 'ana', name: 'reco', timeLimitMs: 7_200_000 },
+      { node: 'es-aws-1', cpus: 2, partition: 'hybrid', user: 'ana', name: 'reco', timeLimitMs: 7_200_000 },
+      { node: 'es-aws-1', cpus: 2, partition: 'hybrid', user: 'ana', name: 'reco', timeLimitMs: 7_200_000 },
+    ]);
+    expect(q).toMatchObject({ runningOnDrones: 4, runningAtHome: 1 });
+  });
+
   it('keeps pending jobs of the served partitions that lack resources', () => {
     const text = JSON.stringify({
       jobs: [

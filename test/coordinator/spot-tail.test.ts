@@ -42,6 +42,16 @@ describe('spotTail', () => {
     expect(spotTail(wave(0, 10), waiting, 2 * H, H, BOOT, 0.01, 2)?.tailJobs).toBe(100);
   });
 
+  it('takes the jobs before the tail: the pool closes only once the first tail job is a boot away', () => {
+    // 100 jobs now (end at 2 h: reclaimed at 1 h they end by 3.1 h, before the 3.2 h turnaround)
+    // and 100 at 1 h (end at 3 h: a restart ends past 3.2 h). Those at 1 h are the tail, an hour off.
+    const runs = [...wave(0, 100), ...wave(H, 100)];
+    expect(spotTail(runs, [], 3 * H, 3.2 * H, BOOT, 0.01, 2)).toBeUndefined();
+    // Once they start within a boot (after 100 short jobs, no tail), spot closes for them.
+    const short = wave(0, 100).map((r) => ({ ...r, finish: 0.5 * H, runMs: 0.5 * H }));
+    expect(spotTail([...short, ...wave(BOOT / 2, 100)], [], 2.05 * H, H, BOOT, 0.01, 2)).toMatchObject({ tailJobs: 100, nextFinishMs: BOOT / 2 + 2 * H });
+  });
+
   it('a turnaround later than the plan leaves room for restarts: spot stays', () => {
     expect(spotTail(wave(0, 100), [], 2 * H, 8 * H, BOOT, 0.01, 2)).toBeUndefined();
   });
@@ -87,6 +97,21 @@ describe("estuary's plan at the tail", () => {
     const threshold = makeController(controllerSchema.parse({ type: 'threshold' }));
     const r = decide(snap(jobs(100), drones), new Map(), { controllerFor: () => threshold, placement: firstFit, intervalMs: 1000, plan: (s) => estuaryPlan(s, estuary) });
     expect(r.decisions.filter((d) => d.kind === 'release')).toHaveLength(50);
+  });
+
+  it("reads when busy cores free from their jobs' start times: the tail is near only when they say so", () => {
+    // No room for new drones: the 100 waiting jobs wait for the 50 busy drones' cores.
+    const full = { ...site, quota: 50 };
+    const drones = Array.from({ length: 50 }, (_, i) => busy(i));
+    const at = (pending: PendingJob[], running: Snapshot['running']): Snapshot => ({ ...snap(pending, drones), sites: [full], ...(running ? { running } : {}) });
+    const runningFor = (startedAgo: number) => drones.flatMap((d) => [0, 1].map(() => ({ node: d.drone.id, cpus: 1, partition: 'p', timeLimitMs: 2 * H, startedAt: NOW - startedAgo })));
+    // Unknown starts: every core frees at half the median limit, an hour off: spot keeps the jobs.
+    expect(estuaryPlan(at(jobs(100), undefined), estuary).get('aws/m/spot')!.drain).toBeUndefined();
+    // Started 1.95 h ago with 2 h limits: the cores free in 3 min, within a boot: the tail is next.
+    expect(estuaryPlan(at(jobs(100), runningFor(1.95 * H)), estuary).get('aws/m/spot')).toMatchObject({ jobs: [], drain: 50 });
+    // Started a minute ago: two hours off, spot keeps them; a start in the future is not believed.
+    expect(estuaryPlan(at(jobs(100), runningFor(60_000)), estuary).get('aws/m/spot')!.drain).toBeUndefined();
+    expect(estuaryPlan(at(jobs(100), runningFor(-H)), estuary).get('aws/m/spot')!.drain).toBeUndefined();
   });
 
   it('keeps a spot pool draining for the tail closed until its drones are gone', () => {
