@@ -13,17 +13,17 @@ describe('sacct job names cannot forge other users records', () => {
   // is a well-formed record and is learned as alice's. Expected: nothing mallory names can add a
   // record for alice (or any other user), so alice's `train` jobs keep their own estimate.
   it('a newline in mallory\'s job name does not add a finished job of alice', () => {
-    const forged = [1, 2, 3].map((i) => `9000${i}|COMPLETED|1|alice|batch|train`);
+    const forged = [1, 2, 3].map((i) => `9000${i}|COMPLETED|1|alice|batch|train|9000${i}`);
     const text = [
-      `500|COMPLETED|3600|alice|batch|train`,
-      ...[1, 2, 3].map((i) => `60${i}|COMPLETED|5|mallory|batch|x\n${forged[i - 1]}`),
+      `500|COMPLETED|3600|alice|batch|train|500`,
+      ...[1, 2, 3].map((i) => `60${i}|COMPLETED|5|mallory|batch|x\n${forged[i - 1]}|60${i}`),
     ].join('\n');
     const read = parseSacct(text, P);
     expect(read.jobs.filter((j) => j.user === 'alice').map((j) => j.id)).toEqual(['500']);
   });
 
   it('three forged records do not make alice\'s 8 h jobs planned as 1 s (learning poisoning across users)', () => {
-    const text = [1, 2, 3].map((i) => `60${i}|COMPLETED|5|mallory|batch|x\n9000${i}|COMPLETED|1|alice|batch|train`).join('\n');
+    const text = [1, 2, 3].map((i) => `60${i}|COMPLETED|5|mallory|batch|x\n9000${i}|COMPLETED|1|alice|batch|train|9000${i}|60${i}`).join('\n');
     const h = new RunTimeHistory();
     h.add(parseSacct(text, P).jobs);
     const e = estimateRunTime({ user: 'alice', partition: 'batch', name: 'train', timeLimitMs: 8 * 3600_000 }, h.summary(), 3600_000);
@@ -35,9 +35,9 @@ describe('sacct job names cannot forge other users records', () => {
   // (alice's real job 90001) is then "seen" and never learned. Expected: alice's real job counts.
   it('a forged job id does not make a later real job of that id be ignored', () => {
     const h = new RunTimeHistory();
-    h.add(parseSacct(`601|COMPLETED|5|mallory|batch|x\n90001|COMPLETED|1|alice|batch|train`, P).jobs);
+    h.add(parseSacct(`601|COMPLETED|5|mallory|batch|x\n90001|COMPLETED|1|alice|batch|train|90001|601`, P).jobs);
     const before = h.size;
-    h.add(parseSacct(`90001|COMPLETED|7200|alice|batch|train`, P).jobs);
+    h.add(parseSacct(`90001|COMPLETED|7200|alice|batch|train|90001`, P).jobs);
     expect(h.size).toBe(before + 1);
   });
 });

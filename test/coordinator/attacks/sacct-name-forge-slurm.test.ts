@@ -4,7 +4,8 @@
 // leaves two such lines" that are skipped and counted).
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseSacct, SACCT_FORMAT } from '../../../coordinator/batch/sacct-parse.ts';
+import { SlurmBatch } from '../../../coordinator/batch/slurm.ts';
+import { batchSystemSchema } from '../../../coordinator/config.ts';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { startSlurmCluster } from '../helpers/slurm-cluster.ts';
 
@@ -20,14 +21,13 @@ describe('job names in the completion log', () => {
     await c.sbatch(['--job-name', name, '--partition', c.partition, '--wrap', 'true', '--output', '/dev/null']);
     const log = `${c.dir}/jobcomp.log`;
     const deadline = Date.now() + 15_000;
-    let text = '';
+    // Read as the coordinator reads it (its own sacct command line, coordinator/batch/slurm.ts).
+    const batch = new SlurmBatch(batchSystemSchema.parse({ type: 'slurm', partitions: [c.partition], slurmConf: c.conf, history: 'completion' }) as never);
     while (Date.now() < deadline) {
-      const r = await c.slurm('sacct', ['--completion', '--allusers', '--allocations', '--parsable2', '--noheader', `--format=${SACCT_FORMAT}`, `--partition=${c.partition}`]);
-      text = r.stdout;
       if (readFileSync(log, 'utf8').includes('424242')) break;
       await new Promise((r) => setTimeout(r, 500));
     }
-    const read = parseSacct(text, [c.partition]);
+    const read = await batch.finished(Date.now() - 3_600_000);
     // Today: `424242|COMPLETED|0|nobody(65534)|hybrid|train` is read as nobody's job of 0 s, at a job
     // id root chose, and root's own job 1 is gone from the answer.
     expect(read.jobs.filter((j) => j.user !== 'root')).toEqual([]);
