@@ -16,7 +16,7 @@ const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/
 export const MISSING_PACKAGE_CODES = {
   ESTUARY_MISSING_PACKAGE: {
     meaning:
-      'a feature needs an npm package the install left out: the GeoLite database or `maxmind` (`discovery` without `--geo-db none`), `@aws-sdk/client-ec2` (`coordinator` with an `ec2` site) or `s3rver` (`bench` on its local S3 server), after `npm ci --omit=optional` (exit 2)',
+      'a feature needs an npm package the install left out: the GeoLite database or `maxmind` (`discovery` without `--geo-db none`), `@aws-sdk/client-ec2` (`coordinator` with an `ec2` site) or `s3rver` (`bench` on its local S3 server), after `npm ci --omit=optional`, or left half installed (its package.json there, its files not: an interrupted `npm ci`) (exit 2)',
     fix: 'run `npm ci --omit=dev` in the directory the message names, or use the alternative it gives; README.md, "What each role needs"',
   },
 } satisfies Record<string, CodeDoc>;
@@ -43,8 +43,13 @@ export function missingPackageOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | undefined)?.code;
   if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
   // import(): "Cannot find package 'maxmind' imported from …"; require(): "Cannot find module 'x/package.json'".
-  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/'.][^/']*)/.exec((err as Error).message);
-  return m?.[1];
+  const message = (err as Error).message;
+  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/'.][^/']*)/.exec(message);
+  if (m) return m[1];
+  // A package half installed (an interrupted `npm ci`: its package.json there, its main file not):
+  // "Cannot find package '/…/node_modules/maxmind/lib/index.js' imported from …" (require(): module).
+  const file = /Cannot find (?:package|module) '[^']*\/node_modules\/((?:@[^/']+\/)?[^/'.][^/']*)\/[^']*'/.exec(message);
+  return file?.[1];
 }
 
 function rethrow(err: unknown, pkg: string, need: Need): never {
