@@ -172,13 +172,13 @@ export class Coordinator {
   /** One interval, then waits for every site call it made (tests and the simulator). */
   async tick(): Promise<TickReport> {
     const report = await this.interval();
-    await Promise.all([this.runner.calls.settle(), this.history?.settle()]);
+    await this.settle();
     return report;
   }
 
-  /** Site calls still running (the loop never waits for them; a stop waits a little). */
-  settle(): Promise<void> {
-    return this.runner.calls.settle();
+  /** Site calls and the history read still running (the loop never waits for them; a stop waits a little). */
+  async settle(): Promise<void> {
+    await Promise.all([this.runner.calls.settle(), this.history?.settle()]);
   }
 
   /**
