@@ -3,7 +3,8 @@
 // and s3rver (the bench's default local S3 server). A worker node installs without them
 // (`npm ci --omit=dev --omit=optional`). The feature that needs one loads it through
 // optionalPackage(), never with a static import, so every other command runs without it; when it
-// is missing the command ends with one line naming the package and how to install it (exit 2).
+// is missing, or half installed (its package.json there, its files not: an interrupted `npm ci`),
+// the command ends with one line naming the package and how to install it (exit 2).
 // test/cli/footprint.test.ts reads the source to keep it so.
 
 import { fileURLToPath } from 'node:url';
@@ -16,7 +17,7 @@ const PACKAGE_ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/
 export const MISSING_PACKAGE_CODES = {
   ESTUARY_MISSING_PACKAGE: {
     meaning:
-      'a feature needs an npm package the install left out: the GeoLite database or `maxmind` (`discovery` without `--geo-db none`), `@aws-sdk/client-ec2` (`coordinator` with an `ec2` site) or `s3rver` (`bench` on its local S3 server), after `npm ci --omit=optional`, or left half installed (its package.json there, its files not: an interrupted `npm ci`) (exit 2)',
+      'a feature needs an npm package the install left out: the GeoLite database or `maxmind` (`discovery` without `--geo-db none`), `@aws-sdk/client-ec2` (`coordinator` with an `ec2` site) or `s3rver` (`bench` on its local S3 server), after `npm ci --omit=optional` (exit 2)',
     fix: 'run `npm ci --omit=dev` in the directory the message names, or use the alternative it gives; README.md, "What each role needs"',
   },
 } satisfies Record<string, CodeDoc>;
