@@ -180,13 +180,13 @@ export class Coordinator {
   /** One interval, then waits for every site call it made (tests and the simulator). */
   async tick(): Promise<TickReport> {
     const report = await this.interval();
-    await this.runner.calls.settle();
+    await this.settle();
     return report;
   }
 
-  /** Site calls still running (the loop never waits for them; a stop waits a little). */
-  settle(): Promise<void> {
-    return this.runner.calls.settle();
+  /** Site calls and the history read still running (the loop never waits for them; a stop waits a little). */
+  async settle(): Promise<void> {
+    await Promise.all([this.runner.calls.settle(), this.history?.settle()]);
   }
 
   /**
@@ -245,10 +245,12 @@ export class Coordinator {
       this.batchError = read.error;
       log.warn({ err: read.error }, 'batch system unreadable: no drone is started or stopped this interval');
     }
+    // Run times of finished jobs, every history-every, read in the background: a slow sacct
+    // never holds the interval, and its answer is used from the interval after it came. Never
+    // throws (a failure is shown).
+    if (batchHealthy) this.history?.start();
     // Where the pending jobs' inputs are; never throws (a failure keeps the last answer).
     if (batchHealthy) await this.data.refresh(this.lastPending);
-    // Run times of finished jobs, every history-every; never throws (a failure is shown).
-    if (batchHealthy) await this.history?.refresh();
     const live = registry.all().filter((d) => !FINAL.has(d.state));
     // While the batch system cannot be read every drone is frozen as it is: no step, no action,
     // so nothing is concluded from a node list that may be a controller's outage. Each site's

@@ -1,5 +1,5 @@
-// Keeping the run times of finished jobs: the batch system's accounting is read every
-// `history-every` (the first time over the last HISTORY_WINDOW_MS), its jobs go into a
+// Keeping the run times of finished jobs: the batch system's accounting is read, in the
+// background (the loop never waits for it), every `history-every` (the first time over the last HISTORY_WINDOW_MS), its jobs go into a
 // RunTimeHistory (run-times.ts), and the policy reads the medians from each snapshot. A read
 // that fails keeps what was learned and says why — on the status page, in the API and in a
 // metric — and, where nothing was learned, decisions fall back to time limits and `runtime`
@@ -36,6 +36,7 @@ export class RunHistory {
   private readonly history = new RunTimeHistory();
   private lastTry: number | undefined;
   private lastOk: number | undefined;
+  private reading: Promise<void> | undefined;
   private state: HistoryStatus = { source: null, jobs: 0, skipped: 0, error: null, readAt: null };
 
   constructor(batch: BatchSystem, clock: Clock, log: Logger, everyMs: number) {
@@ -51,6 +52,22 @@ export class RunHistory {
 
   summary(): RunTimes {
     return this.history.summary();
+  }
+
+  /**
+   * Starts a read in the background when `history-every` has passed and none is under way; the
+   * control loop never waits for it (its answer is used once it came).
+   */
+  start(): void {
+    if (this.reading) return;
+    this.reading = this.refresh().finally(() => {
+      this.reading = undefined;
+    });
+  }
+
+  /** The read under way, if any, ended (tests and the simulator). */
+  async settle(): Promise<void> {
+    await this.reading;
   }
 
   /** Reads the finished jobs when `history-every` has passed since the last try. */

@@ -45,8 +45,13 @@ export const QUANTILE = 0.9;
 export const MIN_JOBS = 3;
 /** Runs kept per key: the recent past, so a code change shows within a hundred jobs. */
 export const KEPT = 100;
-/** Distinct keys kept; the least recently seen go first (a user's one-off job names). */
-export const MAX_KEYS = 10_000;
+/**
+ * Distinct keys kept per user; that user's least recently seen go first (one-off job names). Per
+ * user, so one user's many names (a loop of sbatch) evict that user's history, never another's.
+ */
+export const MAX_KEYS = 1000;
+/** Job ids remembered so that a re-read counts no job twice; the oldest are forgotten first. */
+export const MAX_SEEN = 1_000_000;
 
 /** Key of the most specific history: user, partition and job name. */
 export const nameKey = (user: string, partition: string, name: string): string => `${user}\n${partition}\n${name}`;
@@ -55,9 +60,12 @@ export const userKey = (user: string, partition: string): string => `${user}\n${
 
 /** Finished jobs' run times, the last KEPT per key, each job counted once however often read. */
 export class RunTimeHistory {
-  private readonly runs = new Map<string, number[]>();
+  /** Per user, their keys in least-recently-seen order (a Map iterates in insertion order). */
+  private readonly runs = new Map<string, Map<string, number[]>>();
   private readonly seen = new Set<string>();
+  /** The remembered ids as a ring: the next slot to fill is the oldest, forgotten then (O(1)). */
   private readonly seenOrder: string[] = [];
+  private seenNext = 0;
   private cached: RunTimes | undefined;
 
   /** Adds the jobs not added before; returns how many were new. */
@@ -66,8 +74,8 @@ export class RunTimeHistory {
     for (const j of jobs) {
       if (this.seen.has(j.id)) continue;
       this.remember(j.id);
-      this.push(nameKey(j.user, j.partition, j.name), j.elapsedMs);
-      this.push(userKey(j.user, j.partition), j.elapsedMs);
+      this.push(j.user, nameKey(j.user, j.partition, j.name), j.elapsedMs);
+      this.push(j.user, userKey(j.user, j.partition), j.elapsedMs);
       added++;
     }
     if (added) this.cached = undefined;
@@ -83,27 +91,33 @@ export class RunTimeHistory {
   summary(): RunTimes {
     if (this.cached) return this.cached;
     const out = new Map<string, { ms: number; jobs: number }>();
-    for (const [key, runs] of this.runs) out.set(key, { ms: quantile(runs, QUANTILE), jobs: runs.length });
+    for (const keys of this.runs.values()) for (const [key, runs] of keys) out.set(key, { ms: quantile(runs, QUANTILE), jobs: runs.length });
     this.cached = out;
     return out;
   }
 
-  private push(key: string, ms: number): void {
-    let runs = this.runs.get(key);
-    if (runs) this.runs.delete(key);
+  private push(user: string, key: string, ms: number): void {
+    let keys = this.runs.get(user);
+    if (!keys) this.runs.set(user, (keys = new Map()));
+    let runs = keys.get(key);
+    if (runs) keys.delete(key);
     else runs = [];
     runs.push(ms);
     if (runs.length > KEPT) runs.shift();
-    // Re-inserted: a Map iterates in insertion order, so the first key is the least recent.
-    this.runs.set(key, runs);
-    if (this.runs.size > MAX_KEYS) this.runs.delete(this.runs.keys().next().value!);
+    // Re-inserted: the first key is then the user's least recent.
+    keys.set(key, runs);
+    if (keys.size > MAX_KEYS) keys.delete(keys.keys().next().value!);
   }
 
   private remember(id: string): void {
-    this.seen.add(id);
-    this.seenOrder.push(id);
     // Ids of jobs long gone from the batch system's answer need not be remembered.
-    if (this.seenOrder.length > MAX_KEYS * KEPT) this.seen.delete(this.seenOrder.shift()!);
+    if (this.seenOrder.length < MAX_SEEN) this.seenOrder.push(id);
+    else {
+      this.seen.delete(this.seenOrder[this.seenNext]!);
+      this.seenOrder[this.seenNext] = id;
+      this.seenNext = (this.seenNext + 1) % MAX_SEEN;
+    }
+    this.seen.add(id);
   }
 }
 

@@ -3,7 +3,8 @@
 // and s3rver (the bench's default local S3 server). A worker node installs without them
 // (`npm ci --omit=dev --omit=optional`). The feature that needs one loads it through
 // optionalPackage(), never with a static import, so every other command runs without it; when it
-// is missing the command ends with one line naming the package and how to install it (exit 2).
+// is missing, or half installed (its package.json there, its files not: an interrupted `npm ci`),
+// the command ends with one line naming the package and how to install it (exit 2).
 // test/cli/footprint.test.ts reads the source to keep it so.
 
 import { fileURLToPath } from 'node:url';
@@ -43,8 +44,13 @@ export function missingPackageOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | undefined)?.code;
   if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') return undefined;
   // import(): "Cannot find package 'maxmind' imported from …"; require(): "Cannot find module 'x/package.json'".
-  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/'.][^/']*)/.exec((err as Error).message);
-  return m?.[1];
+  const message = (err as Error).message;
+  const m = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/'.][^/']*)/.exec(message);
+  if (m) return m[1];
+  // A package half installed (an interrupted `npm ci`: its package.json there, its main file not):
+  // "Cannot find package '/…/node_modules/maxmind/lib/index.js' imported from …" (require(): module).
+  const file = /Cannot find (?:package|module) '[^']*\/node_modules\/((?:@[^/']+\/)?[^/'.][^/']*)\/[^']*'/.exec(message);
+  return file?.[1];
 }
 
 function rethrow(err: unknown, pkg: string, need: Need): never {

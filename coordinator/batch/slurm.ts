@@ -2,6 +2,7 @@
 // dynamic nodes (slurmd -Z) moved with scontrol. The facts it relies on (Slurm 22.05) are in
 // docs/COORDINATOR.md, "Slurm"; each odd step below says which one it answers.
 
+import { randomBytes } from 'node:crypto';
 import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
@@ -74,19 +75,24 @@ export class SlurmBatch implements BatchSystem {
   async finished(sinceMs: number): Promise<FinishedRead> {
     const mode = this.c.history;
     const since = localTime(sinceMs);
-    const common = ['--allusers', '--allocations', '--parsable2', '--noheader', `--format=${SACCT_FORMAT}`, `--partition=${this.c.partitions.join(',')}`];
+    // A delimiter no job name written before this read can hold (sacct-parse.ts).
+    const delimiter = `|${randomBytes(12).toString('hex')}|`;
+    const common = ['--allusers', '--allocations', '--parsable2', '--noheader', `--delimiter=${delimiter}`, `--format=${SACCT_FORMAT}`];
+    const partitions = `--partition=${this.c.partitions.join(',')}`;
     if (mode !== 'completion' && !this.completionOnly) {
       try {
-        const text = await this.run('sacct', [...common, `--starttime=${since}`, '--endtime=now'], true);
-        return { ...parseSacct(text, this.c.partitions), source: 'Slurm accounting (sacct)' };
+        const text = await this.run('sacct', [...common, partitions, `--starttime=${since}`, '--endtime=now'], true);
+        return { ...parseSacct(text, this.c.partitions, delimiter), source: 'Slurm accounting (sacct)' };
       } catch (err) {
         if (mode === 'accounting' || !/accounting storage is disabled/i.test(said(err))) throw err;
         this.completionOnly = true;
       }
     }
     try {
+      // Not filtered by partition: a record cut by a newline in its name has none, and must be
+      // seen to distrust what follows it (sacct-parse.ts); the parser keeps the served ones.
       const text = await this.run('sacct', ['--completion', ...common], true);
-      return { ...parseSacct(text, this.c.partitions), source: 'Slurm job completion log (sacct -c)' };
+      return { ...parseSacct(text, this.c.partitions, delimiter), source: 'Slurm job completion log (sacct -c)' };
     } catch (err) {
       if (/job completion is disabled/i.test(said(err)))
         throw coordinatorErrors.batchFailed('sacct', `Slurm keeps no job history: accounting storage is disabled and job completion is disabled (set AccountingStorageType=accounting_storage/slurmdbd, or JobCompType=jobcomp/filetxt with JobCompLoc)`);

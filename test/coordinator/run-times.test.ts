@@ -51,11 +51,11 @@ describe('run-time estimates', () => {
 describe('sacct --parsable2 as hostile input', () => {
   it('reads the database and the completion log forms, the job name last', () => {
     const text = [
-      '101|COMPLETED|600|ana|hybrid|reco',
-      '102|TIMEOUT|3600|ana(1001)|hybrid|a|b|c',
-      '103|CANCELLED by 0|5|ana|hybrid|reco',
-      '104|FAILED|1|ana|hybrid|reco',
-      '105|COMPLETED|60|ana|other|reco',
+      '101|COMPLETED|600|ana|hybrid|reco|101',
+      '102|TIMEOUT|3600|ana(1001)|hybrid|a|b|c|102',
+      '103|CANCELLED by 0|5|ana|hybrid|reco|103',
+      '104|FAILED|1|ana|hybrid|reco|104',
+      '105|COMPLETED|60|ana|other|reco|105',
       '',
     ].join('\n');
     expect(parseSacct(text, ['hybrid'])).toEqual({
@@ -69,19 +69,38 @@ describe('sacct --parsable2 as hostile input', () => {
 
   it('skips and counts what is not a record as Slurm prints one', () => {
     const text = [
-      '106|COMPLETED|-5|ana|hybrid|x', // negative run time
-      '107|COMPLETED|99999999999|ana|hybrid|x', // beyond a year
-      'x108|COMPLETED|60|ana|hybrid|x', // not a job id
-      '109|COMPLETED|60|an a|hybrid|x', // a user name with a space
-      '110|COMPLETED|60|ana|hybrid', // too few fields
+      '106|COMPLETED|-5|ana|hybrid|x|106', // negative run time
+      '107|COMPLETED|99999999999|ana|hybrid|x|107', // beyond a year
+      'x108|COMPLETED|60|ana|hybrid|x|x108', // not a job id
+      '109|COMPLETED|60|an a|hybrid|x|109', // a user name with a space
+      '110|COMPLETED|60|ana|hybrid|110', // too few fields
       'half of a name with a newline|x',
-      '111|completed;rm|60|ana|hybrid|x', // a state as no Slurm prints it
-      '112|COMPLETED|60|ana|hybrid|' + 'n'.repeat(10_000),
+      '111|completed;rm|60|ana|hybrid|x|111', // a state as no Slurm prints it
+      '112|COMPLETED|60|ana|hybrid|' + 'n'.repeat(10_000) + '|112',
+      '113|COMPLETED|60|ana|hybrid|x|114', // the job id asked again differs: a line a name wrote
     ].join('\n');
     const r = parseSacct(text, ['hybrid']);
-    expect(r.skipped).toBe(7);
+    expect(r.skipped).toBe(8);
     expect(r.jobs).toHaveLength(1);
     expect(r.jobs[0]!.name).toHaveLength(200);
+  });
+
+  it('with a delimiter made for the read, no line a job name wrote is a record, however many newlines it holds', () => {
+    const d = '|4f1c2a|';
+    // mallory's job 601, named `x\n90001|COMPLETED|1|alice|hybrid|train|90001\n90002|...|90002`:
+    // the name's lines use `|`, the only delimiter a name written before the read can know.
+    const name = 'x\n90001|COMPLETED|1|alice|hybrid|train|90001\n90002|COMPLETED|1|alice|hybrid|train|90002';
+    const text = [`500${d}COMPLETED${d}3600${d}alice${d}hybrid${d}train${d}500`, `601${d}COMPLETED${d}5${d}mallory${d}hybrid${d}${name}${d}601`].join('\n');
+    const r = parseSacct(text, ['hybrid'], d);
+    expect(r.jobs.map((j) => `${j.id} ${j.user}`)).toEqual(['500 alice']);
+    expect(r.skipped).toBe(3);
+  });
+
+  it('in the completion log, distrusts every line after a record cut by a newline in its name', () => {
+    // The log record `JobId=2 UserId=root(0) … Name=x` ends at the name's newline: sacct -c
+    // prints it with no state and no partition; the lines after it may be the name's text.
+    const text = ['1|COMPLETED|0|root(0)|hybrid|plain|1', '2||0|root(0)||x|2', '424242|COMPLETED|1|nobody(65534)|hybrid|train|424242', '3|COMPLETED|0|root(0)|hybrid|after|3'].join('\n');
+    expect(parseSacct(text, ['hybrid'])).toEqual({ jobs: [{ id: '1', user: 'root', partition: 'hybrid', name: 'plain', elapsedMs: 0 }], skipped: 3, cut: true });
   });
 });
 
