@@ -238,10 +238,14 @@ async function streamToDisk(
     }
     const entry = await deps.cache.disk.commit(temp, final);
     fill.path = entry.path;
-    if (keepInMemory && deps.cache.admits(final.key, final.size)) deps.cache.memory.set({ meta: final, body: Buffer.concat(chunks) });
+    // A write acknowledged by another worker can arrive while the entry is committed: its
+    // invalidation found nothing to remove yet, so the old bytes must not stay behind it.
+    const overtaken = deps.cache.writtenSince(meta.key, meta.requestTime);
+    if (!overtaken && keepInMemory && deps.cache.admits(final.key, final.size)) deps.cache.memory.set({ meta: final, body: Buffer.concat(chunks) });
     fill.meta = final;
     fill.finish('done');
     deps.cache.endFill(fill);
+    if (overtaken) deps.cache.invalidateHere(meta.key);
   } catch (err) {
     dropBody(res.body);
     await deps.cache.disk.abort(temp);
