@@ -85,9 +85,11 @@ export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
   // stays on spot. A reclaim delays it a boot and half a run; not running, forever.
   const closing = new Set([...tails.keys()].filter((k) => !draining.has(k)));
   const { pools, sites } = closing.size ? place(snapshot, c, new Set(tails.keys()), false, closing) : first;
-  const timedJobs = new Map(timed.pools.map((p) => [p.pool.key, p.jobs.length]));
-  const closedFor = (p: PoolState): TailClose | undefined =>
-    tails.has(p.pool.key) ? { tail: tails.get(p.pool.key), kept: p.jobs.length > 0, moved: p.jobs.length > 0 && p.jobs.length < (timedJobs.get(p.pool.key) ?? 0) } : undefined;
+  const timedJobs = new Map(timed.pools.map((p) => [p.pool.key, p.jobs]));
+  const placedAt = new Map(pools.flatMap((p) => p.jobs.map((j) => [j.id, p.pool.key] as const)));
+  // Kept, and some of the jobs the timed plan gave the pool now run elsewhere (on demand).
+  const moved = (p: PoolState) => p.jobs.length > 0 && (timedJobs.get(p.pool.key) ?? []).some((j) => (placedAt.get(j.id) ?? p.pool.key) !== p.pool.key);
+  const closedFor = (p: PoolState): TailClose | undefined => (tails.has(p.pool.key) ? { tail: tails.get(p.pool.key), kept: p.jobs.length > 0, moved: moved(p) } : undefined);
   return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c, closedFor(p))]));
 }
 
