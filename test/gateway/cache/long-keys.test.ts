@@ -1,8 +1,9 @@
 // Memories keyed by what clients ask for, under long request targets (a request line may be
 // 16 KiB): the marks of keys written through the gateway (Cache.invalidate, one per successful
-// unsafe request) and the request counts for admission (Frequency) must stay bounded in bytes, not
-// only in entries. 10,000 marks of 15 KB keys were 150 MiB under the 100,000-entry cap; a frequency
-// window of 2,000 such keys kept 30 MiB on a quiet gateway until the next window.
+// unsafe request), the request counts for admission (Frequency) and the memory tier must stay
+// bounded in bytes, not only in entries. 10,000 marks of 15 KB keys were 144 MiB under the
+// 100,000-entry cap; a frequency window of 2,000 such keys kept 29 MiB on a quiet gateway until
+// the next window; a 16 MiB memory tier of 10-byte objects under such URLs held 146 MiB.
 
 import v8 from 'node:v8';
 import vm from 'node:vm';
@@ -10,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { Cache } from '../../../gateway/cache/cache.ts';
 import type { DiskStore } from '../../../gateway/cache/disk-store.ts';
 import { Frequency, MIN_FREQUENCY_WINDOW } from '../../../gateway/cache/frequency.ts';
-import type { MemoryStore } from '../../../gateway/cache/memory-store.ts';
+import type { EntryMeta } from '../../../gateway/cache/entry.ts';
+import { MemoryStore } from '../../../gateway/cache/memory-store.ts';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -54,5 +56,36 @@ describe('memories keyed by long request targets', () => {
     expect(f.of(longKey(7))).toBe(2);
     expect(f.of(longKey(8))).toBe(1);
     expect(f.of(longKey(MIN_FREQUENCY_WINDOW + 5))).toBe(0);
+  });
+});
+
+describe('the memory tier under long URLs', () => {
+  it('counts the key and URL of each entry against --mem-cache', () => {
+    const max = 16 * MiB;
+    const store = new MemoryStore(max, MiB);
+    const before = liveHeap();
+    for (let i = 0; i < 5_000; i++) {
+      const key = longKey(i);
+      const meta: EntryMeta = { key, url: longKey(i), status: 200, headers: {}, requestTime: 0, responseTime: 0, size: 10 };
+      store.set({ meta, body: Buffer.alloc(10) });
+    }
+    const grown = (liveHeap() - before) / MiB;
+    expect(grown).toBeLessThan(max / MiB + 4);
+    // `bytes` is still the bodies held.
+    expect(store.bytes).toBe(store.count * 10);
+    expect(store.count).toBeGreaterThan(100);
+  });
+
+  it('counts bodies alone in `bytes`, however entries come and go', () => {
+    const store = new MemoryStore(MiB, MiB);
+    const meta = (key: string, size: number): EntryMeta => ({ key, url: key, status: 200, headers: {}, requestTime: 0, responseTime: 0, size });
+    const a = { meta: meta(longKey(1), 100), body: Buffer.alloc(100) };
+    store.set(a);
+    store.set(a);
+    store.set({ meta: meta(longKey(1), 50), body: Buffer.alloc(50) });
+    store.set({ meta: meta('http://o/short', 7), body: Buffer.alloc(7) });
+    expect(store.bytes).toBe(57);
+    store.delete(longKey(1));
+    expect(store.bytes).toBe(7);
   });
 });
