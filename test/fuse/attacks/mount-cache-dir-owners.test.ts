@@ -1,0 +1,210 @@
+// Attacks on what a mount owns under --cache-dir (fuse/fs/leftovers.ts, held-lock.ts, journal.ts,
+// cache-dir.ts): staging directories and the write-back journal, owned through kernel record locks
+// on lock files beside them. The promises (docs/SEMANTICS.md, "After a crash" and "Write-back"):
+// the staging directories "of a mount still running on the same directory are left alone"; the
+// lock files are "locked again if removed anyway"; "One mount per journal ... A second mount on the
+// same --cache-dir is refused with ESTUARY_FS_JOURNAL_IN_USE"; "After a crash or kill -9, mounting
+// again ... resumes the uploads". And the tenet of the brief: nothing a user wrote and had
+// acknowledged may be lost, nothing of a live mount may be deleted, and what the mount did not make
+// is not its to delete.
+
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isMounted } from '../../../fuse/mount-table.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import type { Child } from '../../helpers/process.ts';
+import { s3Client } from '../../helpers/s3-smoke.ts';
+import { type S3rverServer, type S3Server, startS3rver } from '../../helpers/s3rver.ts';
+import { tempDir } from '../../helpers/tmp.ts';
+import { fuseAvailable, runEstuary, serverEnv, sh } from '../mount-helpers.ts';
+import { startRelay } from './mount-relay.ts';
+
+afterAll(runTeardowns);
+
+const BUCKET = 'kek';
+
+interface Run {
+  readonly dir: string;
+  readonly child: Child;
+}
+
+/** `estuary mount` in the background, unmounted and killed in teardown. */
+async function mount(server: S3Server, source: string, extra: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const dir = await tempDir('estuary-atk-cache-mnt-');
+  const child = runEstuary(['mount', source, dir, '--endpoint', server.endpoint, '--log-format', 'json', ...extra], {
+    ...serverEnv(server),
+    ...env,
+  });
+  onTeardown(async () => {
+    if (await isMounted(dir)) await sh(`fusermount -uz '${dir}'`);
+    await child.stop('SIGKILL');
+  });
+  return { dir, child };
+}
+
+async function mounted(run: Run): Promise<Run> {
+  await run.child.waitFor(/"msg":"mounted /, 30_000);
+  return run;
+}
+
+/** A second start: whether it mounted (then unmounted again) and what it said. */
+async function secondStart(run: Run): Promise<{ mounted: boolean; out: string; code: number | null }> {
+  const isUp = await Promise.race([
+    run.child.waitFor(/"msg":"mounted /, 30_000).then(() => true, () => false),
+    run.child.exited.then(() => false),
+  ]);
+  if (isUp) await sh(`fusermount -u '${run.dir}' || fusermount -uz '${run.dir}'`);
+  const code = await run.child.stop('SIGTERM', 10_000);
+  return { mounted: isUp, out: run.child.output(), code };
+}
+
+async function unmount(run: Run): Promise<void> {
+  await sh(`fusermount -u '${run.dir}' || fusermount -uz '${run.dir}'`);
+  await run.child.stop('SIGTERM', 15_000);
+}
+
+let s3: S3rverServer;
+
+describe.runIf(fuseAvailable().ok)("what a mount owns under --cache-dir, attacked through the lock files and the directory's contents", () => {
+  beforeAll(async () => {
+    s3 = await startS3rver({ buckets: [BUCKET] });
+  }, 30_000);
+
+  // A tmp cleaner or a user who clears `*.lock` files: the running mount re-locks only at its next
+  // minute's check. A mount started in between creates a fresh lock file, takes it, and removes the
+  // running mount's staging directory (with the local copy of a file open for change in it).
+  it("a running mount's staging directory survives a second start after its lock file was removed", async () => {
+    const cache = await tempDir('estuary-atk-cache-');
+    const a = await mounted(await mount(s3, BUCKET, ['--cache-dir', cache]));
+    const [staging] = (await readdir(cache)).filter((n) => /^staging-\d+-[0-9a-f]{8}$/.test(n));
+    expect(staging).toBeDefined();
+    await rm(join(cache, `${staging}.lock`));
+    const b = await mounted(await mount(s3, BUCKET, ['--cache-dir', cache]));
+    // Expected: A is running, so its staging directory is left alone.
+    expect(existsSync(join(cache, staging!)), b.child.output()).toBe(true);
+    expect(b.child.output()).not.toMatch(/removed staging files left by a mount that is no longer running/);
+    await unmount(b);
+    await unmount(a);
+  }, 60_000);
+
+  // The same for the journal: after its lock file is removed, a second --write-back mount on the
+  // same --cache-dir owns the journal too. Two owners upload and delete the same entries; the
+  // second's start deletes every entry whose record the first has not written yet (a close in
+  // progress). Expected: ESTUARY_FS_JOURNAL_IN_USE, as when the lock file is there.
+  it('a second --write-back mount is refused while the first runs, also after the lock file was removed', async () => {
+    const cache = await tempDir('estuary-atk-cache-');
+    const a = await mounted(await mount(s3, BUCKET, ['--cache-dir', cache, '--write-back']));
+    await rm(join(cache, 'journal', 'lock.lock'));
+    const b = await secondStart(await mount(s3, BUCKET, ['--cache-dir', cache, '--write-back']));
+    expect(b.mounted, b.out).toBe(false);
+    expect(b.out).toMatch(/write-back journal .* is in use/);
+    await unmount(a);
+  }, 60_000);
+
+  // `--cache-dir /scratch/$USER` that already holds the user's own `staging-<number>` folder (a
+  // year, a run number). The rule for directories of older releases ("judged by their PID") takes
+  // any such name whose number is no live PID for a dead mount's and deletes it recursively.
+  // Expected: what the mount did not make (no staging file names in it) is left alone.
+  it("leaves alone a user's own staging-<number> folder in --cache-dir", async () => {
+    const cache = await tempDir('estuary-atk-cache-');
+    await mkdir(join(cache, 'staging-9999999'));
+    await writeFile(join(cache, 'staging-9999999', 'thesis.tex'), '\\documentclass{article}\n');
+    const a = await mounted(await mount(s3, BUCKET, ['--cache-dir', cache]));
+    expect(existsSync(join(cache, 'staging-9999999', 'thesis.tex')), a.child.output()).toBe(true);
+    await unmount(a);
+  }, 60_000);
+
+  // `--write-back --cache-dir ~/work` where ~/work/journal is the user's own folder: the journal
+  // adopts it (no identity file yet) and deletes every file in it that is not a journal entry.
+  // Expected: files the mount did not write are never deleted (refuse the folder, or leave them).
+  it("never deletes files it did not write from a folder named journal in --cache-dir", async () => {
+    const cache = await tempDir('estuary-atk-cache-');
+    await mkdir(join(cache, 'journal'));
+    await writeFile(join(cache, 'journal', '2026-11-24.txt'), 'lab notes of the day\n');
+    const a = await secondStart(await mount(s3, BUCKET, ['--cache-dir', cache, '--write-back']));
+    expect(await readFile(join(cache, 'journal', '2026-11-24.txt'), 'utf8').catch(() => 'DELETED'), a.out).toBe(
+      'lab notes of the day\n',
+    );
+  }, 60_000);
+
+  // A journal record that cannot be read (a truncated or foreign `.json`, or a record of a newer
+  // release's version) ends the mount with "unexpected failure" and a stack trace, exit 1.
+  // Expected (COMMON rules, docs/ERRORS.md): one line naming the file and what to do, no stack.
+  it('names an unreadable journal record in one line, without a stack trace', async () => {
+    const cache = await tempDir('estuary-atk-cache-');
+    await mkdir(join(cache, 'journal'), { recursive: true });
+    await writeFile(join(cache, 'journal', 'x.json'), '{"version":1,"id":"trunc');
+    const a = await secondStart(await mount(s3, BUCKET, ['--cache-dir', cache, '--write-back']));
+    expect(a.out).not.toMatch(/\n\s+at .*\(file:/);
+    expect(a.out).not.toMatch(/unexpected failure/);
+    expect(a.out).toContain('x.json');
+  }, 60_000);
+
+  // The default journal folder is named by a hash of the endpoint, bucket and prefix *as typed*.
+  // `kek/run42` and `kek/run42/` mount the same keys (the prefix is normalised), but their journals
+  // are different folders: files a killed mount of one had acknowledged are neither uploaded nor
+  // shown by a restart spelled the other way, and no warning says so. (A later mount spelled like
+  // the first would upload them over whatever was written meanwhile.)
+  it('resumes the journal of a killed mount when the restart spells the prefix with a trailing slash', async () => {
+    const relay = await startRelay(s3);
+    const xdg = await tempDir('estuary-atk-xdg-');
+    const env = { XDG_CACHE_HOME: xdg };
+    const a = await mounted(await mount(relay.server, `${BUCKET}/run42`, ['--write-back'], env));
+    relay.mode = { kind: 'status', status: 503, method: 'PUT' };
+    await writeFile(join(a.dir, 'result.txt'), 'acknowledged result\n');
+    await a.child.stop('SIGKILL');
+    await sh(`fusermount -uz '${a.dir}'`);
+    relay.mode = { kind: 'pass' };
+
+    const b = await mounted(await mount(relay.server, `${BUCKET}/run42/`, ['--write-back'], env));
+    const shown = await readFile(join(b.dir, 'result.txt'), 'utf8').catch((err: NodeJS.ErrnoException) => String(err.code));
+    const client = s3Client(s3);
+    let stored = 'missing';
+    for (let i = 0; i < 40 && stored === 'missing'; i++) {
+      stored = await client
+        .send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/result.txt' }))
+        .then((r) => r.Body!.transformToString(), () => 'missing');
+      if (stored === 'missing') await new Promise((r) => setTimeout(r, 250));
+    }
+    await unmount(b);
+    expect(shown, b.child.output()).toBe('acknowledged result\n');
+    expect(stored).toBe('acknowledged result\n');
+  }, 60_000);
+});
+
+describe.runIf(fuseAvailable().ok)('a cache dir the mount cannot use (holds today)', () => {
+  beforeAll(async () => {
+    s3 ??= await startS3rver({ buckets: [BUCKET] });
+  }, 30_000);
+
+  // A read-only file system (ext4 remounted read-only after errors, a read-only bind mount).
+  it('refuses a read-only --cache-dir with one ESTUARY_FS_CACHE_DIR line, exit 2', async () => {
+    const cache = await tempDir('estuary-atk-ro-');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,ro', 'tmpfs', cache]);
+    onTeardown(() => sh(`umount '${cache}'`).then(() => undefined));
+    for (const extra of [[], ['--write-back']]) {
+      const a = await secondStart(await mount(s3, BUCKET, ['--cache-dir', join(cache, 'sub'), ...extra]));
+      expect(a.mounted, a.out).toBe(false);
+      expect(a.code, a.out).toBe(2);
+      expect(a.out).not.toMatch(/\n\s+at /);
+      expect(a.out).toMatch(/cache/i);
+    }
+  }, 60_000);
+
+  it('refuses a full --cache-dir file system with one line, exit 2', async () => {
+    const cache = await tempDir('estuary-atk-full-');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', cache]);
+    onTeardown(() => sh(`umount '${cache}'`).then(() => undefined));
+    await sh(`dd if=/dev/zero of='${cache}/fill' bs=4k count=100 2>/dev/null; true`);
+    for (const extra of [[], ['--write-back']]) {
+      const a = await secondStart(await mount(s3, BUCKET, ['--cache-dir', cache, ...extra]));
+      expect(a.mounted, a.out).toBe(false);
+      expect(a.code, a.out).toBe(2);
+      expect(a.out).not.toMatch(/\n\s+at /);
+    }
+  }, 60_000);
+});
