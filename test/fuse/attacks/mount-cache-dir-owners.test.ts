@@ -176,6 +176,40 @@ describe.runIf(fuseAvailable().ok)("what a mount owns under --cache-dir, attacke
   }, 60_000);
 });
 
+describe.runIf(fuseAvailable().ok)('a --cache-dir other users can write to (an HPC /scratch, mode 1777)', () => {
+  beforeAll(async () => {
+    s3 ??= await startS3rver({ buckets: [BUCKET] });
+  }, 30_000);
+
+  // Another user (here uid 65534, nobody) makes `journal` in the shared directory first and puts a
+  // record in it. The mount adopts that folder: it is not its own, and anyone may write to it. The
+  // planted record is uploaded with the mounting user's credentials, to a key outside the mount's
+  // prefix. (A symlink `journal -> /home/other/dir` works the same, and also hands the other user
+  // the content of every file closed on the mount.) The default /tmp/estuary-UID is refused when
+  // it is not private to the user; a journal folder is not checked at all.
+  // Expected: a journal (and cache) folder owned by another user, or writable by others, is
+  // refused with ESTUARY_FS_CACHE_DIR, and nothing planted there is ever uploaded.
+  it("never uploads a journal record another user planted in a shared --cache-dir", async () => {
+    const shared = await tempDir('estuary-atk-shared-');
+    await sh(`chmod 1777 '${shared}'`);
+    const journal = join(shared, 'journal');
+    await mkdir(journal, { mode: 0o777 });
+    const planted = 'not yours\n';
+    await writeFile(join(journal, 'evil.data'), planted);
+    const record = { version: 1, id: 'evil', key: 'elsewhere/planted.txt', size: planted.length, options: {}, createdMs: 0 };
+    await writeFile(join(journal, 'evil.json'), JSON.stringify(record));
+    await sh(`chown -R 65534:65534 '${journal}' && chmod 0777 '${journal}'`);
+
+    const a = await mount(s3, `${BUCKET}/mine`, ['--cache-dir', shared, '--write-back']);
+    const r = await secondStart(a);
+    const stored = await s3Client(s3)
+      .send(new GetObjectCommand({ Bucket: BUCKET, Key: 'elsewhere/planted.txt' }))
+      .then((o) => o.Body!.transformToString(), () => 'absent');
+    expect(stored, r.out).toBe('absent');
+    expect(r.mounted, r.out).toBe(false);
+  }, 60_000);
+});
+
 describe.runIf(fuseAvailable().ok)('a cache dir the mount cannot use (holds today)', () => {
   beforeAll(async () => {
     s3 ??= await startS3rver({ buckets: [BUCKET] });
