@@ -124,6 +124,52 @@ describe.runIf(fuseAvailable().ok)('the endpoint probe, lied to by web servers t
   }, 60_000);
 });
 
+describe.runIf(fuseAvailable().ok)('the endpoint probe, given odd addresses', () => {
+  // Port 0 passes the URL check; the probe's connection to port 0 is refused and left to the
+  // bucket check, whose client takes port 0 for "no port" and connects to port 80 instead: the
+  // line says "ECONNREFUSED 127.0.0.1:80" (exit 1), a port the user never gave, and where something
+  // listens on 80 the mount would use it. Expected: refused as bad input (exit 2) before any
+  // connection, like port 65536 ("invalid value ... for --endpoint").
+  it('refuses port 0 as bad input instead of trying port 80', async () => {
+    const r = await tryMount('http://127.0.0.1:0');
+    expect(r.mounted, r.out).toBe(false);
+    expect(r.out).not.toMatch(/:80\b/);
+    expect(r.code, r.out).toBe(2);
+  }, 60_000);
+
+  // S3 signs requests with the AWS keys; a user name and password in --endpoint are never S3's.
+  // Today they are accepted and the password is written to the log ("mounted ..." carries
+  // `endpoint` as typed), and stored in the --write-back journal's identity file. Expected: the
+  // password is never printed (refuse such an address in one line, or hide it as `***`).
+  it('never prints a password given in --endpoint', async () => {
+    const s3 = await startS3rver({ buckets: ['kek-data'] });
+    const r = await tryMount(`http://alice:s3cr3t-pw@127.0.0.1:${s3.port}`, serverEnv(s3));
+    expect(r.out).not.toContain('s3cr3t-pw');
+  }, 60_000);
+
+  // A server that sends its status line and headers at once and then trickles the body (a web
+  // page behind a slow link) is reported as one that "accepted the connection but sent no answer
+  // within 5 s" — it did answer, with HTTP 200. Expected: the refusal says what came (an answer
+  // too slow to read), not that nothing did.
+  it('does not call an endpoint that answered 200 and trickles its body silent', async () => {
+    const srv = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.write('<');
+      const tick = setInterval(() => res.write(' '), 200);
+      res.on('close', () => clearInterval(tick));
+    });
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    onTeardown(() => {
+      srv.closeAllConnections();
+      return new Promise<void>((r) => srv.close(() => r()));
+    });
+    const r = await tryMount(`http://127.0.0.1:${(srv.address() as AddressInfo).port}`);
+    expect(r.mounted, r.out).toBe(false);
+    expect(r.out).not.toMatch(/sent no answer/);
+  }, 60_000);
+});
+
 describe.runIf(fuseAvailable().ok)('the endpoint probe, with real servers that are slow or spelled oddly', () => {
   // Holds today (regressions): a real S3 server slower than usual, but within the probe's 5 s,
   // still mounts; an IPv6 literal endpoint mounts.
