@@ -16,7 +16,7 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isMounted } from '../../../fuse/mount-table.ts';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
-import type { Child } from '../../helpers/process.ts';
+import { type Child, NODE, startChild } from '../../helpers/process.ts';
 import { s3Client } from '../../helpers/s3-smoke.ts';
 import { type S3rverServer, type S3Server, startS3rver } from '../../helpers/s3rver.ts';
 import { tempDir } from '../../helpers/tmp.ts';
@@ -26,6 +26,7 @@ import { startRelay } from './mount-relay.ts';
 afterAll(runTeardowns);
 
 const BUCKET = 'kek';
+const BIN = new URL('../../../bin/estuary.js', import.meta.url).pathname;
 
 interface Run {
   readonly dir: string;
@@ -214,6 +215,26 @@ describe.runIf(fuseAvailable().ok)('a cache dir the mount cannot use (holds toda
   beforeAll(async () => {
     s3 ??= await startS3rver({ buckets: [BUCKET] });
   }, 30_000);
+
+  // SEMANTICS.md: a second mount on the journal is refused "also from another PID namespace (a
+  // container that shares the directory)"; and from another mount namespace on the same files.
+  it('refuses a second --write-back mount on the journal from another PID or mount namespace', async () => {
+    const cache = await tempDir('estuary-atk-cache-');
+    const a = await mounted(await mount(s3, BUCKET, ['--cache-dir', cache, '--write-back']));
+    for (const ns of [['-p', '-f', '--mount-proc'], ['-m']]) {
+      const dir = await tempDir('estuary-atk-ns-mnt-');
+      const child = startChild(
+        'unshare',
+        [...ns, NODE, BIN, 'mount', BUCKET, dir, '--endpoint', s3.endpoint, '--cache-dir', cache, '--write-back'],
+        { env: serverEnv(s3) },
+      );
+      const code = await Promise.race([child.exited, new Promise((r) => setTimeout(() => r('running'), 20_000))]);
+      await child.stop('SIGKILL');
+      expect(code, `${ns.join(' ')}: ${child.output()}`).toBe(2);
+      expect(child.output()).toMatch(/write-back journal .* is in use/);
+    }
+    await unmount(a);
+  }, 60_000);
 
   // A read-only file system (ext4 remounted read-only after errors, a read-only bind mount).
   it('refuses a read-only --cache-dir with one ESTUARY_FS_CACHE_DIR line, exit 2', async () => {
