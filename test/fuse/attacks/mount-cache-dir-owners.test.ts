@@ -211,6 +211,41 @@ describe.runIf(fuseAvailable().ok)('a --cache-dir other users can write to (an H
   }, 60_000);
 });
 
+describe.runIf(fuseAvailable().ok)('a --write-back journal whose file system fills up while the store is down', () => {
+  beforeAll(async () => {
+    s3 ??= await startS3rver({ buckets: [BUCKET] });
+  }, 30_000);
+
+  // SEMANTICS.md: "the cache disk is full while staging a file: ENOSPC", and a file whose close()
+  // failed was not stored. Files acknowledged before must stay whole and be uploaded later.
+  it('keeps acknowledged files, and refuses the one that does not fit, when the cache fills', async () => {
+    const cache = await tempDir('estuary-atk-fill-');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', cache]);
+    onTeardown(() => sh(`umount -l '${cache}'`).then(() => undefined));
+    const relay = await startRelay(s3);
+    relay.mode = { kind: 'status', status: 503, method: 'PUT' };
+    const a = await mounted(await mount(relay.server, BUCKET, ['--cache-dir', cache, '--write-back']));
+    const first = Buffer.alloc(3 * 2 ** 20, 7);
+    await writeFile(join(a.dir, 'first.bin'), first);
+    const second = await writeFile(join(a.dir, 'second.bin'), Buffer.alloc(6 * 2 ** 20, 9)).then(
+      () => 'ok',
+      (err: NodeJS.ErrnoException) => String(err.code),
+    );
+    expect(second).toMatch(/ENOSPC|EIO/);
+    expect((await readFile(join(a.dir, 'first.bin'))).equals(first)).toBe(true);
+    const listed = await readdir(a.dir);
+    relay.mode = { kind: 'pass' };
+    await unmount(a);
+    const client = s3Client(s3);
+    const stored = await client
+      .send(new GetObjectCommand({ Bucket: BUCKET, Key: 'first.bin' }))
+      .then(async (o) => Buffer.from(await o.Body!.transformToByteArray()), () => Buffer.alloc(0));
+    expect(stored.equals(first)).toBe(true);
+    // The refused file was not stored, and is not shown as if it had been.
+    expect(listed).not.toContain('second.bin');
+  }, 60_000);
+});
+
 describe.runIf(fuseAvailable().ok)('a cache dir the mount cannot use (holds today)', () => {
   beforeAll(async () => {
     s3 ??= await startS3rver({ buckets: [BUCKET] });
