@@ -10,7 +10,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -104,6 +104,26 @@ describe.runIf(fuseAvailable().ok)("what a mount owns under --cache-dir, attacke
     expect(b.mounted, b.out).toBe(false);
     expect(b.out).toMatch(/write-back journal .* is in use/);
     await unmount(a);
+  }, 60_000);
+
+  // A mount runs for weeks. Only its lock file is touched every minute (held-lock.ts); its staging
+  // directory, empty while no file is being changed in place, ages like any other, and an
+  // age-based cleaner of /tmp (systemd-tmpfiles `q /tmp 1777 root root 10d`) removes it as an old
+  // empty directory. From then on every append or in-place change fails with EIO until the mount
+  // is restarted: the directory is never made again. Expected: SEMANTICS.md says the lock is
+  // touched "so age-based tmp cleaners leave it" — the mount keeps working after such a cleaner
+  // ran: the staging directory is kept fresh too, or made again when it is found missing.
+  it('an in-place change still works after a tmp cleaner removed the empty staging directory', async () => {
+    const cache = await tempDir('estuary-atk-cache-');
+    const a = await mounted(await mount(s3, BUCKET, ['--cache-dir', cache]));
+    await writeFile(join(a.dir, 'log.txt'), 'line 1\n');
+    const [staging] = (await readdir(cache)).filter((n) => /^staging-\d+-[0-9a-f]{8}$/.test(n));
+    await rmdir(join(cache, staging!)); // what the cleaner does to an old empty directory
+    const appended = await sh(`echo 'line 2' >> '${join(a.dir, 'log.txt')}'`);
+    const content = await readFile(join(a.dir, 'log.txt'), 'utf8').catch((err: NodeJS.ErrnoException) => String(err.code));
+    await unmount(a);
+    expect(appended.code, appended.out).toBe(0);
+    expect(content).toBe('line 1\nline 2\n');
   }, 60_000);
 
   // `--cache-dir /scratch/$USER` that already holds the user's own `staging-<number>` folder (a
