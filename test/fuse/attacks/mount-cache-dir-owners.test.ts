@@ -154,6 +154,40 @@ describe.runIf(fuseAvailable().ok)("what a mount owns under --cache-dir, attacke
   }, 60_000);
 });
 
+describe.runIf(fuseAvailable().ok)('a killed --write-back mount, restarted on the same --cache-dir without --write-back', () => {
+  beforeAll(async () => {
+    s3 ??= await startS3rver({ buckets: [BUCKET] });
+  }, 30_000);
+
+  // SEMANTICS.md: "After a crash or kill -9, mounting again with the same --cache-dir resumes the
+  // uploads". Mounting again with the same --cache-dir but without --write-back (a user who now
+  // wants close() to wait) neither uploads nor shows the acknowledged file, and says nothing: the
+  // journal folder is not looked at. Expected: the journal's files are uploaded (or at the very
+  // least a warning names the journal and how many files wait in it).
+  it('does not silently leave acknowledged journal files behind', async () => {
+    const relay = await startRelay(s3);
+    const cache = await tempDir('estuary-atk-cache-');
+    const a = await mounted(await mount(relay.server, `${BUCKET}/wb`, ['--cache-dir', cache, '--write-back']));
+    relay.mode = { kind: 'status', status: 503, method: 'PUT' };
+    await writeFile(join(a.dir, 'acked.txt'), 'acknowledged\n');
+    await a.child.stop('SIGKILL');
+    await sh(`fusermount -uz '${a.dir}'`);
+    relay.mode = { kind: 'pass' };
+
+    const b = await mounted(await mount(relay.server, `${BUCKET}/wb`, ['--cache-dir', cache]));
+    const shown = await readFile(join(b.dir, 'acked.txt'), 'utf8').catch((err: NodeJS.ErrnoException) => String(err.code));
+    await unmount(b);
+    const stored = await s3Client(s3)
+      .send(new GetObjectCommand({ Bucket: BUCKET, Key: 'wb/acked.txt' }))
+      .then((o) => o.Body!.transformToString(), () => 'missing');
+    const warned = /"level":40[^\n]*journal/.test(b.child.output());
+    expect({ shown, stored, warned }, b.child.output()).toSatisfy(
+      (r: { shown: string; stored: string; warned: boolean }) =>
+        (r.shown === 'acknowledged\n' && r.stored === 'acknowledged\n') || r.warned,
+    );
+  }, 60_000);
+});
+
 describe.runIf(fuseAvailable().ok)('a --cache-dir other users can write to (an HPC /scratch, mode 1777)', () => {
   beforeAll(async () => {
     s3 ??= await startS3rver({ buckets: [BUCKET] });
