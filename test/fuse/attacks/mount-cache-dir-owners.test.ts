@@ -221,3 +221,36 @@ describe.runIf(fuseAvailable().ok)('a --cache-dir other users can write to (an H
     expect(r.mounted, r.out).toBe(false);
   }, 60_000);
 });
+
+describe.runIf(fuseAvailable().ok)('a journal symlink another user planted in a shared --cache-dir', () => {
+  beforeAll(async () => {
+    s3 ??= await startS3rver({ buckets: [BUCKET] });
+  }, 30_000);
+
+  // The same shared directory, but `journal` is a symlink (owned by uid 65534) to a folder of that
+  // user's. The mount follows it: every file closed on the mount is written there, in the other
+  // user's folder, until uploaded — and stays there while the store is down. Expected: a symlinked
+  // or foreign journal folder is refused at start (ESTUARY_FS_CACHE_DIR), before any file is closed.
+  it("never writes closed files into another user's folder through a planted journal symlink", async () => {
+    const shared = await tempDir('estuary-atk-shared-');
+    const theirs = await tempDir('estuary-atk-theirs-');
+    await sh(`chmod 1777 '${shared}' && chmod 0777 '${theirs}' && chown 65534:65534 '${theirs}'`);
+    await sh(`ln -s '${theirs}' '${join(shared, 'journal')}' && chown -h 65534:65534 '${join(shared, 'journal')}'`);
+    const relay = await startRelay(s3);
+    relay.mode = { kind: 'status', status: 503, method: 'PUT' };
+    const a = await mount(relay.server, BUCKET, ['--cache-dir', shared, '--write-back']);
+    const isUp = await Promise.race([
+      a.child.waitFor(/"msg":"mounted /, 30_000).then(() => true, () => false),
+      a.child.exited.then(() => false),
+    ]);
+    let leaked: string[] = [];
+    if (isUp) {
+      await writeFile(join(a.dir, 'private-results.csv'), 'patient,dose\n');
+      leaked = (await readdir(theirs)).filter((n) => n.endsWith('.data'));
+      await a.child.stop('SIGKILL');
+      await sh(`fusermount -uz '${a.dir}'`);
+    }
+    expect(leaked, a.child.output()).toEqual([]);
+    expect(isUp, a.child.output()).toBe(false);
+  }, 60_000);
+});
