@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
+import { startChild } from '../../helpers/process.ts';
 import { s3Client } from '../../helpers/s3-smoke.ts';
 import { type S3rverServer, startS3rver } from '../../helpers/s3rver.ts';
 import { tempDir } from '../../helpers/tmp.ts';
@@ -107,6 +108,24 @@ describe.runIf(fuseAvailable().ok)("what a mount owns under --cache-dir, attacke
     expect(await readFile(join(cache, 'journal', '2026-11-24.txt'), 'utf8').catch(() => 'DELETED'), a.out).toBe(
       'lab notes of the day\n',
     );
+  }, 60_000);
+
+  // A mount of an older release still running on the journal (its lock was a file `lock` holding
+  // its PID; SEMANTICS.md speaks of journals of older releases) while the upgraded estuary starts a
+  // second mount on the same --cache-dir: the new start deletes the old mount's `lock` file
+  // ("an older release's lock; this one's lock is held now") without asking whether its PID runs,
+  // and both own the journal. Expected: ESTUARY_FS_JOURNAL_IN_USE while that PID is alive, as the
+  // older release itself refused.
+  it("refuses a journal whose older-release lock names a live process, and keeps that lock", async () => {
+    const cache = await tempDir('estuary-atk-cache-');
+    await mkdir(join(cache, 'journal'), { recursive: true });
+    const old = startChild('sleep', ['60']);
+    await writeFile(join(cache, 'journal', 'lock'), `${old.pid}\n`);
+    const r = await secondStart(await mount(s3, BUCKET, ['--cache-dir', cache, '--write-back']));
+    expect(await readFile(join(cache, 'journal', 'lock'), 'utf8').catch(() => 'DELETED'), r.out).toBe(`${old.pid}\n`);
+    expect(r.mounted, r.out).toBe(false);
+    expect(r.out).toMatch(/write-back journal .* is in use/);
+    await old.stop('SIGKILL');
   }, 60_000);
 
   // A journal record that cannot be read (a truncated or foreign `.json`, or a record of a newer
