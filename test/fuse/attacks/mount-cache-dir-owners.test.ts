@@ -128,6 +128,17 @@ describe.runIf(fuseAvailable().ok)("what a mount owns under --cache-dir, attacke
     await old.stop('SIGKILL');
   }, 60_000);
 
+  // A --cache-dir whose parent exists but where mkdir answers ENOENT (/proc, some automounted or
+  // pseudo file systems): Node's recursive mkdir retries for ever, and the mount spins at full CPU
+  // with no output instead of refusing. Expected: one ESTUARY_FS_CACHE_DIR line, exit 2, at once.
+  it('refuses a --cache-dir where mkdir answers ENOENT instead of spinning for ever', async () => {
+    const r = await mount(s3, BUCKET, ['--cache-dir', '/proc/estuary-atk/cache']);
+    const code = await Promise.race([r.child.exited, new Promise((done) => setTimeout(() => done('still running after 8 s'), 8000))]);
+    await r.child.stop('SIGKILL');
+    expect(code, r.child.output()).toBe(2);
+    expect(r.child.output()).toMatch(/cache/);
+  }, 30_000);
+
   // A journal record that cannot be read (a truncated or foreign `.json`, or a record of a newer
   // release's version) ends the mount with "unexpected failure" and a stack trace, exit 1.
   // Expected (COMMON rules, docs/ERRORS.md): one line naming the file and what to do, no stack.
@@ -161,7 +172,7 @@ describe.runIf(fuseAvailable().ok)("what a mount owns under --cache-dir, attacke
     const shown = await readFile(join(b.dir, 'result.txt'), 'utf8').catch((err: NodeJS.ErrnoException) => String(err.code));
     const client = s3Client(s3);
     let stored = 'missing';
-    for (let i = 0; i < 40 && stored === 'missing'; i++) {
+    for (let i = 0; i < 24 && stored === 'missing'; i++) {
       stored = await client
         .send(new GetObjectCommand({ Bucket: BUCKET, Key: 'run42/result.txt' }))
         .then((r) => r.Body!.transformToString(), () => 'missing');
