@@ -22,10 +22,14 @@ export const endpointUrl = (): ValueType<string> => {
   };
 };
 
+/** A URL's scheme and `user:password@` (up to the last `@` before the host). */
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;
+
 /** `endpoint` with its password (and user name) shown as `***`, for messages. */
-export function maskUserinfo(endpoint: string): string {
-  return endpoint.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@');
-}
+export const maskUserinfo = (endpoint: string): string => endpoint.replace(USERINFO, '$1***@');
+
+/** `endpoint` without user name and password: the store it names (`aws` stays `aws`). */
+export const withoutUserinfo = (endpoint: string): string => endpoint.replace(USERINFO, '$1');
 
 /** The refusal for an endpoint carrying a user name or password, or undefined. */
 export function userinfoError(endpoint: string): EstuaryError | undefined {
