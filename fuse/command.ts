@@ -213,8 +213,8 @@ the bucket, and report EIO when it could not be stored. Credentials come from th
 (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles). Before mounting, one
 unsigned request to --endpoint must be answered within ${PROBE_S} s, and like S3 (XML, not a web page,
 plain text, an empty body or a redirect elsewhere); a silent port, a trickling answer, an http://
-address for a TLS port and an untrusted certificate are named at once. A refusal in HTML (a proxy's block page)
-is named as not S3 rather than blamed on the credentials or the bucket name.
+address for a TLS port and an untrusted certificate are named at once. An HTML refusal (a proxy's
+block page) followed by a refused bucket check is named as not S3, not blamed on the credentials.
 A private CA is trusted through NODE_EXTRA_CA_CERTS. What the mount does and refuses is in
 docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
   positionals: [
