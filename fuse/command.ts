@@ -4,8 +4,8 @@
 
 import { defineCommand } from '../lib/command.ts';
 import { option, optional } from '../lib/config/options.ts';
-import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
-import { isEstuaryError } from '../lib/errors.ts';
+import { bool, duration, int, size, str, type ValueType, ValueError } from '../lib/config/values.ts';
+import { type EstuaryError, isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { FuseMount, knowsCallers, knowsOmittedTimes, requireLibfuse } from './adapter.ts';
@@ -19,6 +19,7 @@ import {
   legacyJournal,
   refuseCacheDirInMount,
 } from './cache-dir.ts';
+import { endpointUrl, userinfoError } from './endpoint-address.ts';
 import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
@@ -46,8 +47,8 @@ const PROBE_S = ENDPOINT_PROBE_MS / 1000;
 
 export const mountOptions = {
   endpoint: optional(
-    url(),
-    `S3-compatible endpoint (path-style); AWS when unset. It must answer a first, unsigned request within ${PROBE_S} s, and not with a web page`,
+    endpointUrl(),
+    `S3-compatible endpoint (path-style), with no user name or password (AWS credentials sign the requests); AWS when unset. It must answer a first, unsigned request within ${PROBE_S} s, in S3's XML, without a redirect`,
   ),
   region: option(str('REGION'), 'us-east-1', 'S3 region used for signing'),
   readOnly: option(bool(), false, 'refuse every change with EROFS'),
@@ -190,8 +191,10 @@ async function warnOfLowSpace(cacheDir: string, log: { warn(o: object, m: string
   );
 }
 
-function startupError(err: unknown, bucket: string, endpoint: string): unknown {
+/** `webRefusal`: what to say instead of blaming the credentials or the bucket name (checkEndpoint). */
+function startupError(err: unknown, bucket: string, endpoint: string, webRefusal?: EstuaryError): unknown {
   if (isPlainHttpAnswer(err)) return notTlsError('--endpoint', endpoint);
+  if (webRefusal && (isObjectError(err, 'no-such-bucket') || isObjectError(err, 'access-denied'))) return webRefusal;
   if (isObjectError(err, 'no-such-bucket')) return fsErrors.noBucket(bucket, endpoint);
   if (isObjectError(err, 'access-denied')) return fsErrors.accessDenied(bucket);
   const names = [(err as Error)?.name, ((err as Error)?.cause as Error | undefined)?.name];
@@ -208,8 +211,10 @@ Mounts BUCKET (or the keys under BUCKET/PREFIX) on MOUNTPOINT and stays in the f
 SIGINT/SIGTERM or \`estuary umount MOUNTPOINT\`. close() and fsync() return only once the data is in
 the bucket, and report EIO when it could not be stored. Credentials come from the standard AWS chain
 (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles). Before mounting, one
-unsigned request to --endpoint must be answered within ${PROBE_S} s, and like S3 (XML, not a web page);
-a silent port, an http:// address for a TLS port and an untrusted certificate are named at once.
+unsigned request to --endpoint must be answered within ${PROBE_S} s, and like S3 (XML, not a web page,
+plain text, an empty body or a redirect elsewhere); a silent port, a trickling answer, an http://
+address for a TLS port and an untrusted certificate are named at once. An HTML refusal (a proxy's
+block page) followed by a refused bucket check is named as not S3, not blamed on the credentials.
 A private CA is trusted through NODE_EXTRA_CA_CERTS. What the mount does and refuses is in
 docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
   positionals: [
@@ -227,6 +232,8 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
   options: mountOptions,
   async run({ config, args, log }) {
     const { bucket, prefix } = parseSource(args[0]!);
+    const userinfo = config.endpoint === undefined ? undefined : userinfoError(config.endpoint);
+    if (userinfo) throw userinfo;
     const mountpoint = args[1]!;
     const endpoint = config.endpoint ?? 'AWS S3';
     // The real path: /proc/mounts names it so, and the mount is made and watched there.
@@ -244,7 +251,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       log.warn({}, 'fuse-native was not rebuilt by npm ci: files other users create belong to the mounting user');
     if (!knowsOmittedTimes())
       log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
-    if (config.endpoint !== undefined) await checkEndpoint(config.endpoint, bucket);
+    const webRefusal = config.endpoint === undefined ? undefined : await checkEndpoint(config.endpoint, bucket);
     if (config.cacheDir === undefined && !config.writeBack) await defaultStagingDir(cacheDir);
     if (config.writeBack && config.cacheDir === undefined) await warnOfLegacyJournal(bucket, prefix, log);
     const client = new SdkObjectClient({
@@ -289,7 +296,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
         if ((err as NodeJS.ErrnoException)?.code && !isObjectError(err) && !isPlainHttpAnswer(err)) {
           throw fsErrors.cacheDir(cacheDir, String((err as Error).message));
         }
-        throw startupError(err, bucket, endpoint);
+        throw startupError(err, bucket, endpoint, webRefusal);
       });
       await warnOfLowSpace(cacheDir, log);
       const mount = new FuseMount(
@@ -328,7 +335,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       return await running;
     } catch (err) {
       if (isEstuaryError(err)) throw err;
-      throw startupError(err, bucket, endpoint);
+      throw startupError(err, bucket, endpoint, webRefusal);
     } finally {
       client.destroy();
       await fs.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'could not remove staging files'));

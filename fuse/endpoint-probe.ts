@@ -26,42 +26,66 @@ export function probeUrl(endpoint: string, bucket: string): URL {
   return url;
 }
 
-function readSome(res: IncomingMessage): Promise<string> {
+/** The body read so far. */
+interface Body {
+  readonly chunks: Buffer[];
+  size: number;
+}
+
+function readSome(res: IncomingMessage, body: Body): Promise<void> {
   return new Promise((done) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
     const finish = () => {
       res.destroy();
-      done(Buffer.concat(chunks).subarray(0, BODY_BYTES).toString('utf8'));
+      done();
     };
     res.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= BODY_BYTES) finish();
+      body.chunks.push(chunk);
+      body.size += chunk.length;
+      if (body.size >= BODY_BYTES) finish();
     });
     res.on('end', finish);
     res.on('error', finish);
   });
 }
 
+const text = (body: Body) => Buffer.concat(body.chunks).subarray(0, BODY_BYTES).toString('utf8');
+
+/** A Location header as an absolute address, or as given when it is not a URL at all. */
+function resolved(location: string | undefined, base: URL): string {
+  if (!location) return '';
+  try {
+    return new URL(location, base).href;
+  } catch {
+    return location;
+  }
+}
+
 function ask(url: URL, deadlineMs: number): Promise<EndpointAnswer> {
   return new Promise((done) => {
     const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
     let connected = false;
+    let head: { status: number; contentType: string; location: string } | undefined;
+    const body: Body = { chunks: [], size: 0 };
     const req = request(url, { method: 'GET', agent: false, headers: { accept: 'application/xml' } }, (res) => {
-      void readSome(res).then((body) => {
+      const got = {
+        status: res.statusCode ?? 0,
+        contentType: String(res.headers['content-type'] ?? ''),
+        location: resolved(res.headers.location, url),
+      };
+      head = got;
+      void readSome(res, body).then(() => {
         clearTimeout(timer);
-        done({
-          kind: 'answer',
-          status: res.statusCode ?? 0,
-          contentType: String(res.headers['content-type'] ?? ''),
-          location: String(res.headers.location ?? ''),
-          body,
-        });
+        done({ kind: 'answer', ...got, body: text(body) });
       });
     });
+    // The deadline covers the body too: a status line followed by a trickle is not an answer to
+    // judge, but it is not silence either, and the refusal says what came.
     const timer = setTimeout(() => {
-      done({ kind: 'timeout', connected });
+      done(
+        head
+          ? { kind: 'partial', status: head.status, contentType: head.contentType, bytes: body.size }
+          : { kind: 'timeout', connected },
+      );
       req.destroy();
     }, deadlineMs);
     req.on('socket', (socket) => {

@@ -42,12 +42,20 @@ export const FS_CODES = {
     fix: 'export `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or set `AWS_PROFILE`',
   },
   ESTUARY_FS_ENDPOINT_DOWN: {
-    meaning: 'the S3 endpoint did not answer at mount time: the first request to `--endpoint` got no answer within 5 s (a port that accepts and never answers, or no connection at all), or the bucket check failed after `--retries` attempts (exit 1)',
+    meaning: 'the S3 endpoint did not answer at mount time: the first request to `--endpoint` got no whole answer within 5 s (a port that accepts and never answers, no connection at all, or a status line and headers whose body then trickles; the message says which), or the bucket check failed after `--retries` attempts (exit 1)',
     fix: 'check `--endpoint` and that the server is up',
   },
   ESTUARY_FS_NOT_S3: {
-    meaning: '`--endpoint` answered its first request (an unsigned `GET /BUCKET?location`) with success and an HTML page or JSON, where S3 answers in XML: a web console, a portal, a typo in the port or path (exit 2)',
+    meaning: '`--endpoint` answered its first request (an unsigned `GET /BUCKET?location`) with success but not with S3\'s XML (`<LocationConstraint>`, or the bucket\'s listing): an HTML or XHTML page, JSON, plain text such as a health check\'s `OK`, or an empty body; or it refused that request with an HTML page (`401`, `403`, `404`) and then refused the signed bucket check too, where S3 refuses in XML. A web console, a portal, a proxy\'s block page, a typo in the port or path (exit 2)',
     fix: 'give the S3 API\'s address: host, port and path',
+  },
+  ESTUARY_FS_ENDPOINT_REDIRECT: {
+    meaning: '`--endpoint` answered its first request with a redirect (`3xx` with a `Location`, not in S3\'s XML) to another address, named in the message; the mount does not follow redirects (exit 2)',
+    fix: 'if the address it names is the S3 API, give that as `--endpoint`',
+  },
+  ESTUARY_FS_ENDPOINT_USERINFO: {
+    meaning: '`--endpoint` carries a user name or password (`http://user:password@host`), which S3 never reads: requests are signed with the AWS credentials. The message shows them as `***` (exit 2)',
+    fix: 'leave them out of `--endpoint`; give the credentials as `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` or `AWS_PROFILE`',
   },
   ESTUARY_FS_ENDPOINT_CERT: {
     meaning: 'an `https://` `--endpoint`\'s certificate is refused: issued by a CA Node does not trust (self-signed, a site\'s own CA), or not naming the host, expired or not yet valid (exit 2)',
@@ -130,6 +138,26 @@ export const fsErrors = {
     fsError(
       'ESTUARY_FS_ENDPOINT_DOWN',
       `cannot reach the S3 endpoint ${endpoint} (${reason}); check --endpoint and that the server is up`,
+    ),
+  /** The status line and headers came, but the body not within the probe's deadline. */
+  endpointSlow: (endpoint: string, what: string) =>
+    fsError(
+      'ESTUARY_FS_ENDPOINT_DOWN',
+      `the S3 endpoint ${endpoint} answered too slowly to use (${what}); check --endpoint and that the server is up`,
+    ),
+  /** The endpoint sends the mount elsewhere (`location` as it names it, resolved, user info masked). */
+  redirected: (endpoint: string, status: number, location: string) =>
+    fsError(
+      'ESTUARY_FS_ENDPOINT_REDIRECT',
+      `--endpoint ${endpoint} redirects (HTTP ${status}) to ${location}, and the mount does not follow redirects; if that is the S3 API, give its address as --endpoint`,
+      BAD_INPUT,
+    ),
+  /** `endpoint` with the user info already masked. */
+  endpointUserinfo: (endpoint: string) =>
+    fsError(
+      'ESTUARY_FS_ENDPOINT_USERINFO',
+      `--endpoint ${endpoint} carries a user name or password, which S3 never reads; leave them out, and give credentials as AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or AWS_PROFILE`,
+      BAD_INPUT,
     ),
   /** Something answered, but not as S3 does: a web page, a console, a portal, the wrong port. */
   notS3: (endpoint: string, what: string) =>

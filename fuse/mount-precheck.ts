@@ -4,7 +4,8 @@
 // the endpoint answers to one probe with a short deadline.
 
 import { stat } from 'node:fs/promises';
-import { diagnoseEndpoint } from './endpoint-diagnosis.ts';
+import type { EstuaryError } from '../lib/errors.ts';
+import { diagnoseEndpoint, webRefusal } from './endpoint-diagnosis.ts';
 import { probeEndpoint } from './endpoint-probe.ts';
 import { fsErrors } from './errors.ts';
 import { canonicalPath, isMounted, unmountPath } from './mount-table.ts';
@@ -32,8 +33,14 @@ export async function checkMountpoint(given: string): Promise<string> {
   return path;
 }
 
-/** Throws what one unsigned request to --endpoint shows the mount could not use. */
-export async function checkEndpoint(endpoint: string, bucket: string): Promise<void> {
-  const refused = diagnoseEndpoint(await probeEndpoint(endpoint, bucket));
+/**
+ * Throws what one unsigned request to --endpoint shows the mount could not use. Returns what to
+ * say instead should the bucket check be refused: the error naming the endpoint as not S3 when
+ * the probe was refused with a web page (see webRefusal), else undefined.
+ */
+export async function checkEndpoint(endpoint: string, bucket: string): Promise<EstuaryError | undefined> {
+  const facts = await probeEndpoint(endpoint, bucket);
+  const refused = diagnoseEndpoint(facts);
   if (refused) throw refused;
+  return webRefusal(facts);
 }

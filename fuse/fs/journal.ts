@@ -19,6 +19,7 @@ import { copyFile, type FileHandle, mkdir, open, readdir, readFile, rename, unli
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
+import { maskUserinfo, withoutUserinfo } from '../endpoint-address.ts';
 import { type DirLock, DirLocked } from '../../lib/dir-lock.ts';
 import { holdLock } from './held-lock.ts';
 import type { FsLogger } from './log.ts';
@@ -49,7 +50,7 @@ export interface JournalIdentity {
 }
 
 const describeIdentity = (i: JournalIdentity): string =>
-  `bucket "${i.bucket}"${i.prefix ? ` prefix "${i.prefix}"` : ''} at ${i.endpoint}`;
+  `bucket "${i.bucket}"${i.prefix ? ` prefix "${i.prefix}"` : ''} at ${maskUserinfo(i.endpoint)}`;
 
 type UploadSettings = Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight'>;
 
@@ -74,7 +75,10 @@ const IDENTITY_FILE = 'identity';
  * Refuses a journal that belongs to another store; a journal without an identity (new, or left by
  * a release that recorded none, which only an explicit --cache-dir reaches) takes this one.
  */
-async function claimJournal(dir: string, identity: JournalIdentity): Promise<void> {
+async function claimJournal(dir: string, given: JournalIdentity): Promise<void> {
+  // A user name or password in the endpoint is no part of the store (S3 never reads them): it is
+  // not stored here, and one an older release stored does not keep its files from this mount.
+  const identity = { ...given, endpoint: withoutUserinfo(given.endpoint) };
   const path = join(dir, IDENTITY_FILE);
   const text = await readFile(path, 'utf8').catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') return undefined;
@@ -82,7 +86,8 @@ async function claimJournal(dir: string, identity: JournalIdentity): Promise<voi
   });
   if (text !== undefined) {
     const found = JSON.parse(text) as JournalIdentity;
-    const same = found.endpoint === identity.endpoint && found.bucket === identity.bucket && found.prefix === identity.prefix;
+    const same =
+      withoutUserinfo(found.endpoint) === identity.endpoint && found.bucket === identity.bucket && found.prefix === identity.prefix;
     if (!same) throw fsErrors.journalIdentity(dir, describeIdentity(found), describeIdentity(identity));
     return;
   }

@@ -12,7 +12,8 @@ import { type AddressInfo, connect, createServer as createTcp, type Socket } fro
 import { join } from 'node:path';
 import { createServer as createTls } from 'node:tls';
 import { describe, expect, it } from 'vitest';
-import { diagnoseEndpoint, type EndpointFacts } from '../../fuse/endpoint-diagnosis.ts';
+import { describeBody, isWebPage } from '../../fuse/endpoint-body.ts';
+import { diagnoseEndpoint, type EndpointFacts, webRefusal } from '../../fuse/endpoint-diagnosis.ts';
 import { probeEndpoint, probeUrl } from '../../fuse/endpoint-probe.ts';
 import { isMounted } from '../../fuse/mount-table.ts';
 import type { EstuaryError } from '../../lib/errors.ts';
@@ -81,6 +82,49 @@ describe('endpoint diagnosis', () => {
     expect(moved?.message).toMatch(/use https:\/\/s3\.example\.org$/);
   });
 
+  it('takes only S3\'s XML for a success: plain text, an empty body, XHTML and HTML without <html> are not S3', () => {
+    expect(diagnoseEndpoint(answer(200, 'application/xml', '<?xml version="1.0"?>\n<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">eu-west-1</LocationConstraint>'))).toBeUndefined();
+    expect(diagnoseEndpoint(answer(200, 'application/xml', '<ListBucketResult xmlns="x"><Name>bkt</Name>'))).toBeUndefined();
+    const notS3 = (status: number, type: string, body: string) => diagnoseEndpoint(answer(status, type, body))?.message;
+    expect(notS3(200, 'text/plain', 'OK\n')).toMatch(/HTTP 200 with text "OK" where S3 answers in XML/);
+    expect(notS3(204, '', '')).toMatch(/HTTP 204 with an empty body/);
+    expect(notS3(200, 'application/xhtml+xml', '<?xml version="1.0"?>\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "x">\n<html xmlns="y">')).toMatch(/an HTML page/);
+    expect(notS3(200, 'text/html', '<head><title>Portal</title></head>')).toMatch(/an HTML page/);
+    expect(notS3(200, 'application/xml', '<?xml version="1.0"?><Health>ok</Health>')).toMatch(/XML <Health>/);
+    // One line, whatever the body holds.
+    expect(describeBody('line one\nline\ttwo\u0000', 'text/plain')).toBe('text "line one line two?"');
+    expect(describeBody('x'.repeat(100), '')).toBe(`text "${'x'.repeat(40)}…"`);
+    expect(isWebPage('<!-- a --><!-- b -->\n<!DOCTYPE html><p>')).toBe(true);
+    expect(isWebPage('<Error><Code>AccessDenied</Code></Error>')).toBe(false);
+  });
+
+  it('names where a redirect points, and leaves S3\'s own redirects (in XML) to the bucket check', () => {
+    const moved = diagnoseEndpoint(answer(302, '', 'moved', 'http://10.0.0.9:9000/elsewhere/bkt?location'));
+    expect(moved?.code).toBe('ESTUARY_FS_ENDPOINT_REDIRECT');
+    expect(moved?.exitCode).toBe(2);
+    expect(moved?.message).toMatch(/redirects \(HTTP 302\) to http:\/\/10\.0\.0\.9:9000\/elsewhere\/bkt\?location/);
+    expect(diagnoseEndpoint(answer(307, 'text/html', '<html>', 'https://u:pw@other.example.org/'))?.message).not.toContain('pw');
+    const s3 = '<?xml version="1.0"?><Error><Code>TemporaryRedirect</Code><Endpoint>bkt.s3-eu-west-1.amazonaws.com</Endpoint></Error>';
+    expect(diagnoseEndpoint(answer(307, 'application/xml', s3, 'https://bkt.s3-eu-west-1.amazonaws.com/'))).toBeUndefined();
+  });
+
+  it('names an HTML refusal as not S3 only for the bucket check to use, if it is refused too', () => {
+    const page = '<!DOCTYPE html><html><title>Access denied</title>Blocked by the site proxy</html>';
+    expect(diagnoseEndpoint(answer(403, 'text/html', page))).toBeUndefined();
+    expect(webRefusal(answer(403, 'text/html', page))?.message).toMatch(/does not answer like S3 \(HTTP 403 with an HTML page, where S3 refuses in XML\)/);
+    expect(webRefusal(answer(404, 'text/html', '<html><h1>Not Found</h1></html>'))?.code).toBe('ESTUARY_FS_NOT_S3');
+    expect(webRefusal(answer(403, 'application/xml', '<Error><Code>AccessDenied</Code></Error>'))).toBeUndefined();
+    // Swift's s3api leaves unsigned requests to Swift: its 412 must not turn bad keys into "not S3".
+    expect(webRefusal(answer(412, 'text/html; charset=UTF-8', 'Bad URL'))).toBeUndefined();
+  });
+
+  it('says what came when the status line came and the body did not end in time', () => {
+    const slow = diagnoseEndpoint({ ...answer(0, '', ''), answer: { kind: 'partial', status: 200, contentType: 'text/html', bytes: 13 } });
+    expect(slow?.code).toBe('ESTUARY_FS_ENDPOINT_DOWN');
+    expect(slow?.message).toMatch(/answered too slowly to use \(HTTP 200 text\/html came, but its body had not ended after 5 s: 13 bytes\)/);
+    expect(slow?.message).not.toMatch(/no answer/);
+  });
+
   it('names certificate refusals by kind, and leaves refused connections to the bucket check', () => {
     const failed = (code: string, message: string): EndpointFacts => ({
       ...answer(0, '', ''),
@@ -130,6 +174,25 @@ describe('endpoint probe, against real listeners', () => {
     expect(Date.now() - started).toBeLessThan(3000);
     expect(err?.code).toBe('ESTUARY_FS_ENDPOINT_DOWN');
     expect(err?.message).toMatch(/accepted the connection but sent no answer within 0.3 s/);
+  });
+
+  it('gives up on a body that trickles after the status line at its deadline, saying what came', async () => {
+    const port = await listen(
+      createHttp((_q, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' }).write('<');
+        const tick = setInterval(() => res.write(' '), 50);
+        res.on('close', () => clearInterval(tick));
+      }),
+    );
+    const facts = await probeEndpoint(`http://127.0.0.1:${port}`, 'bkt', 400);
+    expect(facts.answer).toMatchObject({ kind: 'partial', status: 200, contentType: 'text/html' });
+    expect(diagnoseEndpoint(facts)?.message).toMatch(/HTTP 200 text\/html came, but its body had not ended after 0.4 s/);
+  });
+
+  it('resolves a relative Location against the address it asked', async () => {
+    const port = await listen(createHttp((_q, res) => res.writeHead(301, { location: '/moved/' }).end()));
+    const facts = await probeEndpoint(`http://127.0.0.1:${port}/s3`, 'bkt');
+    expect(facts.answer).toMatchObject({ kind: 'answer', status: 301, location: `http://127.0.0.1:${port}/moved/` });
   });
 
   it('names http:// to a TLS port (a Node TLS server hangs up on plain HTTP)', async () => {
