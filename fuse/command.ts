@@ -2,6 +2,7 @@
 // foreground, logs "mounted", and on SIGINT/SIGTERM (or an outside `fusermount -u`) waits for
 // operations in flight — uploads included — before it unmounts and exits.
 
+import { join } from 'node:path';
 import { defineCommand } from '../lib/command.ts';
 import { option, optional } from '../lib/config/options.ts';
 import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
@@ -22,6 +23,8 @@ import {
 import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
+import { entriesLeft } from './fs/journal-folder.ts';
+import { type JournalIdentity, storeIdentity } from './fs/journal-record.ts';
 import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
 import { diagnoseMount } from './mount-diagnosis.ts';
 import { probeMount } from './mount-probe.ts';
@@ -181,6 +184,41 @@ async function warnOfLegacyJournal(bucket: string, prefix: string, log: { warn(o
   );
 }
 
+/**
+ * Files a --write-back mount on this --cache-dir closed and did not upload (it was killed, or
+ * the store was down at its unmount). A mount without --write-back does not take the journal
+ * over: it would have to hold every change to those files until their older content is uploaded.
+ * So it says where they wait and how to upload them.
+ */
+async function warnOfJournalLeft(cacheDir: string, log: { warn(o: object, m: string): void }) {
+  const journal = join(cacheDir, 'journal');
+  const files = await entriesLeft(journal);
+  if (files === 0) return;
+  log.warn(
+    { journal, files, code: FS_LOG_CODES.journalLeft },
+    `the write-back journal ${journal} holds ${files} files closed on an earlier --write-back mount and not yet uploaded; this mount neither shows nor uploads them: mount with --write-back and this --cache-dir to upload them`,
+  );
+}
+
+/**
+ * Files in the default journal folder of this store spelled as typed, where releases that named
+ * the folder by the spelling (`kek/run42/` apart from `kek/run42`) kept them.
+ */
+async function warnOfJournalSpelledApart(
+  typed: JournalIdentity,
+  canonicalDir: string,
+  log: { warn(o: object, m: string): void },
+) {
+  const dir = defaultJournalDir(typed);
+  if (dir === canonicalDir) return;
+  const files = await entriesLeft(join(dir, 'journal'));
+  if (files === 0) return;
+  log.warn(
+    { journal: dir, files },
+    `a write-back journal of this store under another spelling of it holds ${files} files that are not uploaded; mount with --cache-dir ${dir} to upload them`,
+  );
+}
+
 async function warnOfLowSpace(cacheDir: string, log: { warn(o: object, m: string): void }) {
   const free = await freeBytes(cacheDir);
   if (free === undefined || free >= LOW_FREE_BYTES) return;
@@ -231,7 +269,8 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
     const endpoint = config.endpoint ?? 'AWS S3';
     // The real path: /proc/mounts names it so, and the mount is made and watched there.
     const target = await checkMountpoint(mountpoint);
-    const journalIdentity = { endpoint: config.endpoint?.replace(/\/+$/, '') ?? 'aws', bucket, prefix };
+    // The store however it is spelled: `kek/run42/` finds the journal `kek/run42` left.
+    const journalIdentity = storeIdentity(config.endpoint, bucket, prefix);
     const cacheDir =
       config.cacheDir ?? (config.writeBack ? defaultJournalDir(journalIdentity) : defaultStagingPath());
     await refuseCacheDirInMount(cacheDir, target, mountpoint, config.cacheDir !== undefined);
@@ -246,7 +285,12 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
     if (config.endpoint !== undefined) await checkEndpoint(config.endpoint, bucket);
     if (config.cacheDir === undefined && !config.writeBack) await defaultStagingDir(cacheDir);
-    if (config.writeBack && config.cacheDir === undefined) await warnOfLegacyJournal(bucket, prefix, log);
+    if (config.writeBack && config.cacheDir === undefined) {
+      await warnOfLegacyJournal(bucket, prefix, log);
+      const typed = { endpoint: config.endpoint?.replace(/\/+$/, '') ?? 'aws', bucket, prefix };
+      await warnOfJournalSpelledApart(typed, cacheDir, log);
+    }
+    if (!config.writeBack) await warnOfJournalLeft(cacheDir, log);
     const client = new SdkObjectClient({
       bucket,
       endpoint: config.endpoint,
