@@ -19,7 +19,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { copyFile, type FileHandle, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, type FileHandle, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
@@ -210,6 +210,7 @@ export class Journal {
       seq: this.nextSeq++,
     };
     await file.handOver(this.dataPath(record.id));
+    await chmod(this.dataPath(record.id), FILE_MODE);
     const tmp = join(this.dir, `${record.id}.json.tmp`);
     await writeFile(tmp, JSON.stringify(record), { flush: true, mode: FILE_MODE });
     await rename(tmp, join(this.dir, `${record.id}.json`));

@@ -69,6 +69,7 @@ describe('the write-back journal folder at start', () => {
     expect((await stat(join(base, 'journal'))).mode & 0o777).toBe(0o700);
     const [json] = (await readdir(join(base, 'journal'))).filter((n) => n.endsWith('.json') && n !== 'identity');
     expect((await stat(join(base, 'journal', json!))).mode & 0o777).toBe(0o600);
+    expect((await stat(join(base, 'journal', json!.replace(/json$/, 'data')))).mode & 0o777).toBe(0o600);
     expect((await stat(join(base, 'journal', 'identity'))).mode & 0o777).toBe(0o600);
     expect(await entriesLeft(join(base, 'journal'))).toBe(1);
   });
