@@ -81,7 +81,7 @@ async function claimJournal(dir: string, identity: JournalIdentity): Promise<voi
       found = undefined;
     }
     if (typeof found?.endpoint !== 'string' || typeof found.bucket !== 'string' || typeof found.prefix !== 'string')
-      throw fsErrors.journalRecord(path, 'it is not an identity this release can read');
+      throw fsErrors.journalDir(dir, `its ${IDENTITY_FILE} file cannot be read`);
     // Compared as stores, not as typed: `kek/run42/` is the store `kek/run42` recorded.
     if (!sameStore(found, identity)) throw fsErrors.journalIdentity(dir, describeIdentity(found), describeIdentity(identity));
     return;

@@ -87,6 +87,7 @@ describe('the write-back journal folder at start', () => {
     ['belongs to another user', async (_, dir) => chownTo(dir, 65534), /belongs to uid 65534, not to this user/],
     ['may be written by its group', async (_, dir) => chmod(dir, 0o770), /other users may write to it/],
     ['lies in a --cache-dir anyone may write that is not sticky', async (base) => chmod(base, 0o777), /any user may write to .*not sticky/],
+    ['has an identity file that cannot be read', async (_, dir) => writeFile(join(dir, 'identity'), '{"endpoint":'), /its identity file cannot be read/],
     ['holds files the journal did not write', async (_, dir) => writeFile(join(dir, '2026-11-24.txt'), 'notes\n'), /holds files the journal did not write \(2026-11-24.txt\)/],
   ];
   for (const [what, make, said] of refusedFolders) {
@@ -100,7 +101,7 @@ describe('the write-back journal folder at start', () => {
       expect(err.exitCode).toBe(2);
       expect(err.message).toMatch(said);
       expect(store.objects.size).toBe(0);
-      expect((await readdir(dir)).filter((n) => !n.startsWith('2026'))).toHaveLength(3);
+      expect((await readdir(dir)).filter((n) => /\.(data|json)$/.test(n))).toHaveLength(3);
     });
   }
 
