@@ -2,7 +2,6 @@
 // foreground, logs "mounted", and on SIGINT/SIGTERM (or an outside `fusermount -u`) waits for
 // operations in flight — uploads included — before it unmounts and exits.
 
-import { join } from 'node:path';
 import { defineCommand } from '../lib/command.ts';
 import { option, optional } from '../lib/config/options.ts';
 import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
@@ -23,9 +22,9 @@ import {
 import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
-import { entriesLeft } from './fs/journal-folder.ts';
-import { type JournalIdentity, storeIdentity } from './fs/journal-record.ts';
+import { storeIdentity } from './fs/journal-record.ts';
 import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
+import { warnOfJournalLeft, warnOfJournalSpelledApart } from './journal-notices.ts';
 import { diagnoseMount } from './mount-diagnosis.ts';
 import { probeMount } from './mount-probe.ts';
 import { checkEndpoint, checkMountpoint } from './mount-precheck.ts';
@@ -181,41 +180,6 @@ async function warnOfLegacyJournal(bucket: string, prefix: string, log: { warn(o
   log.warn(
     { journal: legacy.dir, files: legacy.files },
     `a write-back journal of an older release holds ${legacy.files} files that are not uploaded; mount with --cache-dir ${legacy.dir} on the endpoint they were written for to upload them`,
-  );
-}
-
-/**
- * Files a --write-back mount on this --cache-dir closed and did not upload (it was killed, or
- * the store was down at its unmount). A mount without --write-back does not take the journal
- * over: it would have to hold every change to those files until their older content is uploaded.
- * So it says where they wait and how to upload them.
- */
-async function warnOfJournalLeft(cacheDir: string, log: { warn(o: object, m: string): void }) {
-  const journal = join(cacheDir, 'journal');
-  const files = await entriesLeft(journal);
-  if (files === 0) return;
-  log.warn(
-    { journal, files, code: FS_LOG_CODES.journalLeft },
-    `the write-back journal ${journal} holds ${files} files closed on an earlier --write-back mount and not yet uploaded; this mount neither shows nor uploads them: mount with --write-back and this --cache-dir to upload them`,
-  );
-}
-
-/**
- * Files in the default journal folder of this store spelled as typed, where releases that named
- * the folder by the spelling (`kek/run42/` apart from `kek/run42`) kept them.
- */
-async function warnOfJournalSpelledApart(
-  typed: JournalIdentity,
-  canonicalDir: string,
-  log: { warn(o: object, m: string): void },
-) {
-  const dir = defaultJournalDir(typed);
-  if (dir === canonicalDir) return;
-  const files = await entriesLeft(join(dir, 'journal'));
-  if (files === 0) return;
-  log.warn(
-    { journal: dir, files },
-    `a write-back journal of this store under another spelling of it holds ${files} files that are not uploaded; mount with --cache-dir ${dir} to upload them`,
   );
 }
 
