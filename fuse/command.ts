@@ -23,7 +23,9 @@ import { endpointUrl, userinfoError } from './endpoint-address.ts';
 import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
+import { storeIdentity } from './fs/journal-record.ts';
 import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
+import { warnOfJournalLeft, warnOfJournalSpelledApart } from './journal-notices.ts';
 import { diagnoseMount } from './mount-diagnosis.ts';
 import { probeMount } from './mount-probe.ts';
 import { checkEndpoint, checkMountpoint } from './mount-precheck.ts';
@@ -238,7 +240,8 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
     const endpoint = config.endpoint ?? 'AWS S3';
     // The real path: /proc/mounts names it so, and the mount is made and watched there.
     const target = await checkMountpoint(mountpoint);
-    const journalIdentity = { endpoint: config.endpoint?.replace(/\/+$/, '') ?? 'aws', bucket, prefix };
+    // The store however it is spelled: `kek/run42/` finds the journal `kek/run42` left.
+    const journalIdentity = storeIdentity(config.endpoint, bucket, prefix);
     const cacheDir =
       config.cacheDir ?? (config.writeBack ? defaultJournalDir(journalIdentity) : defaultStagingPath());
     await refuseCacheDirInMount(cacheDir, target, mountpoint, config.cacheDir !== undefined);
@@ -253,7 +256,12 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
     const webRefusal = config.endpoint === undefined ? undefined : await checkEndpoint(config.endpoint, bucket);
     if (config.cacheDir === undefined && !config.writeBack) await defaultStagingDir(cacheDir);
-    if (config.writeBack && config.cacheDir === undefined) await warnOfLegacyJournal(bucket, prefix, log);
+    if (config.writeBack && config.cacheDir === undefined) {
+      await warnOfLegacyJournal(bucket, prefix, log);
+      const typed = { endpoint: config.endpoint?.replace(/\/+$/, '') ?? 'aws', bucket, prefix };
+      await warnOfJournalSpelledApart(typed, cacheDir, log);
+    }
+    if (!config.writeBack) await warnOfJournalLeft(cacheDir, log);
     const client = new SdkObjectClient({
       bucket,
       endpoint: config.endpoint,

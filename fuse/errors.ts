@@ -62,12 +62,16 @@ export const FS_CODES = {
     fix: 'for a private CA, set `NODE_EXTRA_CA_CERTS` to its certificate file (PEM) in the mount\'s environment; otherwise use the host name the certificate names',
   },
   ESTUARY_FS_CACHE_DIR: {
-    meaning: '`--cache-dir` (or the default, `TMPDIR/estuary-UID`, or the `--write-back` journal\'s folder) cannot be created or written, its file system (or the user\'s quota there) is full, or it lies inside the mountpoint, where the mount would hide it (exit 2; nothing is created under the mountpoint)',
-    fix: 'free space there, or give a writable directory outside the mountpoint, on a file system with room, with `--cache-dir`',
+    meaning: '`--cache-dir` (or the default, `TMPDIR/estuary-UID`, or the `--write-back` journal\'s folder) cannot be created or written, its file system (or the user\'s quota there) is full, or it lies inside the mountpoint, where the mount would hide it (exit 2; nothing is created under the mountpoint). With `--write-back`, also when its `journal` folder is not safe to take or is not a journal: a symlink, another user\'s, writable by other users (or in a `--cache-dir` anyone may write that is not sticky), or holding files the journal did not write (named in the message); nothing in it is then read, uploaded or deleted',
+    fix: 'free space there, or give a writable directory outside the mountpoint, on a file system with room, with `--cache-dir`; for a `journal` folder that is refused, give a `--cache-dir` of your own (in a shared `/scratch`, a folder of yours inside it), or move the folder or the files named away',
   },
   ESTUARY_FS_JOURNAL_IDENTITY: {
     meaning: 'the `--write-back` journal in this `--cache-dir` holds files for another endpoint, bucket or prefix (named in the message) (exit 2)',
     fix: 'mount that store with this `--cache-dir` to upload them, or give this mount another `--cache-dir`',
+  },
+  ESTUARY_FS_JOURNAL_RECORD: {
+    meaning: 'a record in the `--write-back` journal (named in the message) cannot be used: it is damaged, it was written by a newer release, or it names a key outside the mount\'s prefix (exit 2; nothing is uploaded or deleted)',
+    fix: 'for a newer release\'s record, mount with that release; otherwise move the record and the `.data` file of the same name out of the journal folder (the `.data` holds the file\'s content) and mount again',
   },
   ESTUARY_FS_JOURNAL_IN_USE: {
     meaning: 'another running mount owns the `--write-back` journal in this `--cache-dir`, on this host or in a container sharing the directory (exit 2)',
@@ -92,6 +96,10 @@ export const FS_CODES = {
   ESTUARY_FS_JOURNAL_KEPT: {
     meaning: 'log only: at unmount (SIGTERM, `estuary umount`) with `--write-back`, the store still refused or stalled uploads after the shutdown deadline (`--shutdown-timeout`); the mount stopped and the files stay in the journal',
     fix: 'mount the same bucket with the same `--cache-dir` (or none) once the store is up: the journal uploads them at start',
+  },
+  ESTUARY_FS_JOURNAL_LEFT: {
+    meaning: 'log only: a mount without `--write-back` found files in the `--write-back` journal of its `--cache-dir` (closed on an earlier mount and not yet uploaded); it neither shows nor uploads them',
+    fix: 'mount the store they were written for with `--write-back` and the same `--cache-dir`: the journal uploads them at start; until then the bucket (and this mount) shows what it held before',
   },
   ESTUARY_FS_UPLOAD_FAILED: {
     meaning: 'log only: an upload failed after retries; the application got `EIO` from `close()`/`fsync()` and the object was not written',
@@ -265,6 +273,19 @@ export const fsErrors = {
       `cannot use cache directory ${path}: ${reason}; give a writable directory with --cache-dir`,
       BAD_INPUT,
     ),
+  /** The journal's folder under --cache-dir may not be taken: see fs/journal-folder.ts. */
+  journalDir: (dir: string, why: string) =>
+    fsError(
+      'ESTUARY_FS_CACHE_DIR',
+      `cannot use ${dir} as the write-back journal: ${why}; give a --cache-dir of your own, or move it away`,
+      BAD_INPUT,
+    ),
+  journalRecord: (path: string, why: string) =>
+    fsError(
+      'ESTUARY_FS_JOURNAL_RECORD',
+      `cannot use the write-back journal record ${path}: ${why}; move it and its .data file out of the journal folder (they hold a file not yet uploaded) and mount again`,
+      BAD_INPUT,
+    ),
   cacheDirFull: (path: string) =>
     fsError(
       'ESTUARY_FS_CACHE_DIR',
@@ -286,6 +307,8 @@ export const FS_LOG_CODES = {
   uploadFailed: 'ESTUARY_FS_UPLOAD_FAILED',
   /** Unmount gave up waiting for a store that takes no uploads; the journal keeps the files. */
   journalKept: 'ESTUARY_FS_JOURNAL_KEPT',
+  /** A mount without --write-back found files the journal of its --cache-dir has not uploaded. */
+  journalLeft: 'ESTUARY_FS_JOURNAL_LEFT',
 } as const satisfies Record<string, keyof typeof FS_CODES>;
 
 /** This role's part of docs/ERRORS.md. */

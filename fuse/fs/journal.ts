@@ -6,51 +6,49 @@
 // then the record is written to a temporary name, fsynced, renamed, and the directory fsynced:
 // an entry counts only once its record exists, so a crash at any point leaves either a complete
 // entry (uploaded at the next start) or leftovers that are deleted (the writer's close() had not
-// returned, so nothing acknowledged is lost). Entries are uploaded oldest first; an entry
-// superseded by a newer one for the same key is dropped, and one key never has two uploads in
-// flight. A failed upload is retried with backoff, without end: the data was acknowledged.
+// returned, so nothing acknowledged is lost). Entries are uploaded oldest first, by a sequence
+// number in the record (never the clock: see journal-record.ts); an entry superseded by a newer
+// one for the same key is dropped, and one key never has two uploads in flight. A failed upload
+// is retried with backoff, without end: the data was acknowledged. The folder is taken only when
+// it is this user's alone and holds nothing else (journal-folder.ts), and a record that cannot be
+// read, or names a key outside the mount's prefix, stops the start with one line naming it.
 //
 // Readers of an entry's data (a reopened file, a change that starts from it) pin the entry while
 // they open or copy its file: an upload that finishes meanwhile takes the entry out of the queue
 // at once (so nobody new is offered it) but leaves its data file until the last pin is gone.
 
 import { randomUUID } from 'node:crypto';
-import { copyFile, type FileHandle, mkdir, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { chmod, copyFile, type FileHandle, open, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
-import { maskUserinfo, withoutUserinfo } from '../endpoint-address.ts';
+import { withoutUserinfo } from '../endpoint-address.ts';
 import { type DirLock, DirLocked } from '../../lib/dir-lock.ts';
 import { holdLock } from './held-lock.ts';
+import { prepareJournalDir } from './journal-folder.ts';
+import {
+  byAge,
+  describeIdentity,
+  IDENTITY_FILE,
+  type JournalIdentity,
+  type JournalRecord,
+  journalFile,
+  LEGACY_LOCK_FILE,
+  LOCK_NAME,
+  parseRecord,
+  RECORD_VERSION,
+  sameStore,
+} from './journal-record.ts';
 import type { FsLogger } from './log.ts';
 import { type StagingFile, type StagingSettings, uploadFile } from './staging-file.ts';
 
-/** The on-disk record format carries its version, so a later layout can read or refuse old ones. */
-const RECORD_VERSION = 1;
+export type { JournalIdentity, JournalRecord } from './journal-record.ts';
+
 /** Uploads running at once from the journal. */
 const UPLOAD_PARALLEL = 4;
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 30_000;
-
-export interface JournalRecord {
-  readonly version: number;
-  readonly id: string;
-  readonly key: string;
-  readonly size: number;
-  readonly options: WriteOptions;
-  readonly createdMs: number;
-}
-
-/** Which store a journal's files belong to: they are uploaded there and nowhere else. */
-export interface JournalIdentity {
-  /** The S3 endpoint as given (`--endpoint`), or `aws` for AWS's own. */
-  readonly endpoint: string;
-  readonly bucket: string;
-  readonly prefix: string;
-}
-
-const describeIdentity = (i: JournalIdentity): string =>
-  `bucket "${i.bucket}"${i.prefix ? ` prefix "${i.prefix}"` : ''} at ${maskUserinfo(i.endpoint)}`;
 
 type UploadSettings = Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight'>;
 
@@ -63,13 +61,8 @@ async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
-/** The journal's lock: `lock.lock`, held by the owner (see lockJournal), and `lock.pid` beside it. */
-const LOCK_NAME = 'lock';
-/** What older releases locked with: a file holding the owner's PID. */
-const LEGACY_LOCK_FILE = 'lock';
-const isLockFile = (name: string) => name === LEGACY_LOCK_FILE || name.startsWith(`${LOCK_NAME}.`);
-/** The journal's own metadata: the identity of the store its files belong to. */
-const IDENTITY_FILE = 'identity';
+/** Records and data files are this user's alone, like the folder. */
+const FILE_MODE = 0o600;
 
 /**
  * Refuses a journal that belongs to another store; a journal without an identity (new, or left by
@@ -85,14 +78,20 @@ async function claimJournal(dir: string, given: JournalIdentity): Promise<void> 
     throw err;
   });
   if (text !== undefined) {
-    const found = JSON.parse(text) as JournalIdentity;
-    const same =
-      withoutUserinfo(found.endpoint) === identity.endpoint && found.bucket === identity.bucket && found.prefix === identity.prefix;
-    if (!same) throw fsErrors.journalIdentity(dir, describeIdentity(found), describeIdentity(identity));
+    let found: JournalIdentity | undefined;
+    try {
+      found = JSON.parse(text) as JournalIdentity;
+    } catch {
+      found = undefined;
+    }
+    if (typeof found?.endpoint !== 'string' || typeof found.bucket !== 'string' || typeof found.prefix !== 'string')
+      throw fsErrors.journalDir(dir, `its ${IDENTITY_FILE} file cannot be read`);
+    // Compared as stores, not as typed: `kek/run42/` is the store `kek/run42` recorded.
+    if (!sameStore(found, identity)) throw fsErrors.journalIdentity(dir, describeIdentity(found), describeIdentity(identity));
     return;
   }
   const tmp = `${path}.tmp`;
-  await writeFile(tmp, JSON.stringify(identity), { flush: true });
+  await writeFile(tmp, JSON.stringify(identity), { flush: true, mode: FILE_MODE });
   await rename(tmp, path);
   await fsyncDir(dir);
 }
@@ -140,6 +139,8 @@ export class Journal {
   failing = false;
 
   private readonly identity: JournalIdentity | undefined;
+  /** The next entry's `seq`: one more than any in the queue (see JournalRecord). */
+  private nextSeq = 0;
 
   constructor(dir: string, settings: UploadSettings, log: FsLogger, identity?: JournalIdentity) {
     this.dir = dir;
@@ -154,7 +155,7 @@ export class Journal {
 
   /** Reads what a previous run left, deletes incomplete leftovers, and starts uploading. */
   async open(): Promise<number> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await prepareJournalDir(this.dir);
     lockJournal(this.dir);
     try {
       if (this.identity) await claimJournal(this.dir, this.identity);
@@ -164,25 +165,41 @@ export class Journal {
       await unlockJournal(this.dir);
       throw err;
     }
-    const names = (await readdir(this.dir)).filter((n) => !isLockFile(n) && !n.startsWith(IDENTITY_FILE));
-    const records: JournalRecord[] = [];
-    for (const name of names.filter((n) => n.endsWith('.json'))) {
-      const record = JSON.parse(await readFile(join(this.dir, name), 'utf8')) as JournalRecord;
-      if (record.version !== RECORD_VERSION) throw new Error(`journal record ${name} has unknown version`);
-      records.push(record);
+    let records: JournalRecord[];
+    try {
+      records = await this.load();
+    } catch (err) {
+      await unlockJournal(this.dir);
+      throw err;
     }
-    const complete = new Set(records.map((r) => r.id));
-    for (const name of names) {
-      const id = name.replace(/\.(data|json)$/, '');
-      if (!complete.has(id) || name.endsWith('.tmp'))
-        await unlink(join(this.dir, name)).catch(() => undefined);
-    }
-    records.sort((a, b) => a.createdMs - b.createdMs);
+    records.sort(byAge);
+    this.nextSeq = records.reduce((n, r) => Math.max(n, (r.seq ?? -1) + 1), 0);
     this.queue.push(...records);
     if (records.length > 0)
       this.log.warn({ pending: records.length }, 'resuming uploads left in the write-back journal');
     this.pump();
     return records.length;
+  }
+
+  /**
+   * The complete entries in the folder; deletes what a crash left of incomplete ones (only files
+   * named as the journal names them: prepareJournalDir refused the folder if it held others).
+   */
+  private async load(): Promise<JournalRecord[]> {
+    const files = (await readdir(this.dir)).map((name) => ({ name, f: journalFile(name) }));
+    const records: JournalRecord[] = [];
+    const prefix = this.identity?.prefix;
+    for (const { name, f } of files) {
+      if (f.kind !== 'entry' || !f.record || f.tmp) continue;
+      const path = join(this.dir, name);
+      const record = parseRecord(name, await readFile(path, 'utf8'), prefix);
+      if (typeof record === 'string') throw fsErrors.journalRecord(path, record);
+      records.push(record);
+    }
+    const complete = new Set(records.map((r) => r.id));
+    for (const { name, f } of files)
+      if (f.kind === 'entry' && (f.tmp || !complete.has(f.id))) await unlink(join(this.dir, name)).catch(() => undefined);
+    return records;
   }
 
   /** Takes over a staging file as a durable entry for `key`; returns once it is safe on disk. */
@@ -194,13 +211,19 @@ export class Journal {
       size: file.size,
       options,
       createdMs: Date.now(),
+      seq: this.nextSeq++,
     };
     await file.handOver(this.dataPath(record.id));
+    await chmod(this.dataPath(record.id), FILE_MODE);
     const tmp = join(this.dir, `${record.id}.json.tmp`);
-    await writeFile(tmp, JSON.stringify(record), { flush: true });
+    await writeFile(tmp, JSON.stringify(record), { flush: true, mode: FILE_MODE });
     await rename(tmp, join(this.dir, `${record.id}.json`));
     await fsyncDir(this.dir);
-    this.queue.push(record);
+    // In `seq` order, as a restart will read them: two closes of one key that overlap may finish
+    // their writes in either order.
+    let at = this.queue.length;
+    while (at > 0 && byAge(this.queue[at - 1]!, record) > 0) at--;
+    this.queue.splice(at, 0, record);
     this.pump();
   }
 
@@ -313,7 +336,7 @@ export class Journal {
   }
 
   private async upload(record: JournalRecord): Promise<void> {
-    const fh = await open(this.dataPath(record.id), 'r');
+    const fh = await open(this.dataPath(record.id), constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       await uploadFile(this.s, fh, record.size, record.key, record.options);
     } finally {
