@@ -17,6 +17,7 @@ import {
   isDiskFull,
   LOW_FREE_BYTES,
   legacyJournal,
+  makeCacheDir,
   refuseCacheDirInMount,
 } from './cache-dir.ts';
 import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
@@ -246,6 +247,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
     if (config.endpoint !== undefined) await checkEndpoint(config.endpoint, bucket);
     if (config.cacheDir === undefined && !config.writeBack) await defaultStagingDir(cacheDir);
+    else await makeCacheDir(cacheDir);
     if (config.writeBack && config.cacheDir === undefined) await warnOfLegacyJournal(bucket, prefix, log);
     const client = new SdkObjectClient({
       bucket,

@@ -3,10 +3,16 @@
 // file under the cache directory (up to a configured size, EFBIG beyond), changed in place, and
 // uploaded whole at flush — by a single PUT or a multipart upload read back from the file.
 // A full cache disk surfaces as ENOSPC from write().
+//
+// The directory is this process's own (leftovers.ts). A mount runs for weeks, and an age-based tmp
+// cleaner may remove the directory while it is empty; it is then made again at the next change.
+// Files are made with O_EXCL and O_NOFOLLOW: a name already there, or a symlink planted at one, is
+// never opened.
 
 import { randomUUID } from 'node:crypto';
-import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { type BufferPool, sizeClass } from './buffer-pool.ts';
 import { FsError } from './errno.ts';
@@ -44,6 +50,43 @@ export async function inParallel<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
+const STAGING_FILE = /^staging-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Whether `name` is one StagingFile gives its files (leftovers.ts removes only those). */
+export function isStagingFileName(name: string): boolean {
+  return STAGING_FILE.test(name);
+}
+
+const NEW_FILE = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+/**
+ * Makes the staging directory `dir` again (and the cache directory above it, one level) after a
+ * cleaner removed it; refuses a name that is there but is not a directory of this user's.
+ */
+async function remakeDir(dir: string): Promise<void> {
+  for (const d of [dirname(dir), dir]) {
+    await mkdir(d, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+  }
+  const st = await lstat(dir);
+  if (!st.isDirectory() || st.uid !== (process.getuid?.() ?? st.uid)) {
+    throw new FsError('EIO', `staging directory ${dir} was replaced by something not this user's`);
+  }
+}
+
+/** A new staging file's path in `dir`, and `make(path)` run on it, with the directory made again if gone. */
+async function inStagingDir<T>(dir: string, make: (path: string) => Promise<T>): Promise<T> {
+  const path = join(dir, `staging-${randomUUID()}`);
+  try {
+    return await make(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await remakeDir(dir);
+    return make(path);
+  }
+}
+
 export class StagingFile {
   private readonly s: StagingSettings;
   private readonly path: string;
@@ -60,9 +103,7 @@ export class StagingFile {
   }
 
   static async create(s: StagingSettings, initial: Buffer = Buffer.alloc(0)): Promise<StagingFile> {
-    const path = join(s.dir, `staging-${randomUUID()}`);
-    const fh = await open(path, 'w+', 0o600);
-    const file = new StagingFile(s, path, fh, 0);
+    const file = await inStagingDir(s.dir, async (path) => new StagingFile(s, path, await open(path, NEW_FILE, 0o600), 0));
     try {
       if (initial.length > 0) await file.write(initial, 0);
     } catch (err) {
@@ -74,10 +115,13 @@ export class StagingFile {
 
   /** Downloads `key` (of `size` bytes) into a new staging file. */
   static async fromObject(s: StagingSettings, key: string, size: number): Promise<StagingFile> {
-    if (s.copyLocal) {
-      const path = join(s.dir, `staging-${randomUUID()}`);
-      const localSize = await s.copyLocal(key, path);
-      if (localSize !== undefined) return new StagingFile(s, path, await open(path, 'r+'), localSize);
+    const copyLocal = s.copyLocal;
+    if (copyLocal) {
+      const local = await inStagingDir(s.dir, async (path) => ({ path, size: await copyLocal(key, path) }));
+      if (local.size !== undefined) {
+        const fh = await open(local.path, constants.O_RDWR | constants.O_NOFOLLOW);
+        return new StagingFile(s, local.path, fh, local.size);
+      }
     }
     if (size > s.limit) {
       throw new FsError(
