@@ -112,7 +112,8 @@ export async function makeCacheDir(dir: string): Promise<void> {
   const missing: string[] = [];
   for (let d = resolve(dir); ; d = dirname(d)) {
     const st = await stat(d).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined;
+      // ENOTDIR: a file on the way, named as such one level up.
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
       throw fsErrors.cacheDir(dir, err.message);
     });
     if (st) {

@@ -58,7 +58,7 @@ export const mountOptions = {
   dirMode: option(octalMode(), 0o755, 'permissions shown for directories without mode metadata'),
   cacheDir: optional(
     str('DIR'),
-    'where staging files (and the --write-back journal) go; default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET[-PREFIX]-HASH of endpoint, bucket and prefix with --write-back',
+    'where staging files (and the --write-back journal) go, made if missing (mode 0700; a path that cannot be made, such as one under /proc, is refused); default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET[-PREFIX]-HASH of endpoint, bucket and prefix with --write-back',
   ),
   memoryLimit: option(size(64 * MiB), 1024 * MiB, 'hard budget for readahead and write buffers'),
   cacheTtl: option(duration(0), 60_000, 'how long names and attributes are trusted before asking again'),

@@ -159,10 +159,10 @@ export class Journal {
       this.log.error({ dir: this.dir, err: String(err) }, 'lost the write-back journal lock; closes now fail with EIO');
     });
     try {
-      if (this.identity) await claimJournal(this.dir, this.identity);
       // An older release's lock: refused while its mount runs, removed once it is gone.
       const old = await legacyLockHolder(join(this.dir, LEGACY_LOCK_FILE));
       if (old !== undefined) throw fsErrors.journalInUse(this.dir, old);
+      if (this.identity) await claimJournal(this.dir, this.identity);
       await unlink(join(this.dir, LEGACY_LOCK_FILE)).catch(() => undefined);
     } catch (err) {
       await unlockJournal(this.dir);

@@ -59,32 +59,51 @@ export function isStagingFileName(name: string): boolean {
 
 const NEW_FILE = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
-/**
- * Makes the staging directory `dir` again (and the cache directory above it, one level) after a
- * cleaner removed it; refuses a name that is there but is not a directory of this user's.
- */
-async function remakeDir(dir: string): Promise<void> {
-  for (const d of [dirname(dir), dir]) {
-    await mkdir(d, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-    });
-  }
+const mine = (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EEXIST') throw err;
+};
+
+/** Refuses `dir` unless it is a directory (not a symlink) of this user's. */
+async function ownDir(dir: string): Promise<void> {
   const st = await lstat(dir);
   if (!st.isDirectory() || st.uid !== (process.getuid?.() ?? st.uid)) {
     throw new FsError('EIO', `staging directory ${dir} was replaced by something not this user's`);
   }
 }
 
-/** A new staging file's path in `dir`, and `make(path)` run on it, with the directory made again if gone. */
-async function inStagingDir<T>(dir: string, make: (path: string) => Promise<T>): Promise<T> {
-  const path = join(dir, `staging-${randomUUID()}`);
-  try {
-    return await make(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    await remakeDir(dir);
-    return make(path);
+/**
+ * Makes the staging directory `dir` again after a cleaner removed it, and the cache directory
+ * above it if that went too (a cleaner emptying /tmp): one that reappeared as someone else's, or
+ * as a symlink, is refused.
+ */
+async function remakeDir(dir: string): Promise<void> {
+  const parentGone = await mkdir(dir, { mode: 0o700 }).then(
+    () => false,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return true;
+      mine(err);
+      return false;
+    },
+  );
+  if (parentGone) {
+    await mkdir(dirname(dir), { mode: 0o700 }).catch(mine);
+    await ownDir(dirname(dir));
+    await mkdir(dir, { mode: 0o700 }).catch(mine);
   }
+  await ownDir(dir);
+}
+
+/**
+ * `make(path)` on a new staging file's path in `dir`, once `dir` is found to be this user's own
+ * directory (made again if gone). Checked each time: in a --cache-dir others may write to, a name
+ * a cleaner freed could have been taken by a symlink of theirs.
+ */
+async function inStagingDir<T>(dir: string, make: (path: string) => Promise<T>): Promise<T> {
+  await ownDir(dir).catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+    await remakeDir(dir);
+  });
+  return make(join(dir, `staging-${randomUUID()}`));
 }
 
 export class StagingFile {
