@@ -53,8 +53,12 @@ function touch(path: string, now: Date): void {
   }
 }
 
-/** The process the PID file says still holds `<dir>/<name>.lock`'s removed file, if any. */
-function removedFilesHolder(dir: string, name: string, everyMs: number): DirLocked | undefined {
+/**
+ * The process the PID file beside `<dir>/<name>.lock` says runs and holds it (its file perhaps
+ * removed), if any: a PID of this namespace that is alive, or one of another namespace touched
+ * lately. Read before taking the lock, which writes the taker's own PID there.
+ */
+export function runningHolder(dir: string, name: string, everyMs = REFRESH_MS): DirLocked | undefined {
   const h = lastHolder(dir, name);
   if (!h || h.pid === process.pid) return undefined;
   if (h.sameNamespace) return pidAlive(h.pid) ? new DirLocked(dir, h.pid) : undefined;
@@ -66,7 +70,7 @@ export function holdLock(dir: string, name: string, options: HoldOptions = {}): 
   const everyMs = options.everyMs ?? REFRESH_MS;
   const lockPath = join(dir, `${name}.lock`);
   if (!existsSync(lockPath)) {
-    const owner = removedFilesHolder(dir, name, everyMs);
+    const owner = runningHolder(dir, name, everyMs);
     if (owner) throw owner;
   }
   let lock = lockDirSync(dir, name);

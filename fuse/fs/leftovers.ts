@@ -25,7 +25,7 @@ import { basename, dirname, join } from 'node:path';
 import type { ObjectClient, PendingUpload } from '../s3/object-client.ts';
 import { type DirLock, lockDirSync } from '../../lib/dir-lock.ts';
 import { pidAlive } from '../../lib/pid.ts';
-import { holdLock } from './held-lock.ts';
+import { holdLock, runningHolder } from './held-lock.ts';
 import { isStagingFileName } from './staging-file.ts';
 
 /** `staging-<pid>-<8 hex>`: the PID for people, the random part so no two mounts share a name. */
@@ -91,7 +91,9 @@ function ownerGone(cacheDir: string, name: string): { lock?: DirLock } | undefin
   if (!STAGING_DIR.test(name)) return undefined;
   // Held (by a running mount, here or in another PID namespace), or not lockable here: leave it.
   // Read once, without lockDir's wait for the holder's PID: it is not needed, and a holder in
-  // another PID namespace never shows a live one.
+  // another PID namespace never shows a live one. A PID file that names a running holder leaves
+  // it alone too: its owner may be re-taking a lock file that was removed (held-lock.ts).
+  if (runningHolder(cacheDir, name)) return undefined;
   const lock = tryLock(cacheDir, name);
   return lock ? { lock } : undefined;
 }
@@ -132,7 +134,7 @@ async function removeOrphanLocks(cacheDir: string, names: readonly string[]): Pr
   const present = new Set(names);
   for (const file of names) {
     const name = file.endsWith('.lock') ? file.slice(0, -'.lock'.length) : '';
-    if (!STAGING_DIR.test(name) || present.has(name)) continue;
+    if (!STAGING_DIR.test(name) || present.has(name) || runningHolder(cacheDir, name)) continue;
     const lock = tryLock(cacheDir, name);
     if (lock && !(await lstat(join(cacheDir, name)).catch(() => undefined))) await dropLock(lock);
     else lock?.release();

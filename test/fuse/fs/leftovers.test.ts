@@ -107,6 +107,20 @@ describe('leftovers of a mount that died', () => {
     await fs.stop();
   });
 
+  it('leaves a staging directory whose free lock file’s PID file names a running process', async () => {
+    const cacheDir = await tempDir('estuary-leftovers-');
+    // Its owner is re-taking a lock file that was removed: the new file is not locked yet.
+    const name = 'staging-45678-0123abcd';
+    const owner = startChild('sleep', ['60']);
+    await mkdir(join(cacheDir, name));
+    await writeFile(join(cacheDir, `${name}.lock`), '');
+    await writeFile(join(cacheDir, `${name}.pid`), `${owner.pid}\n`);
+    const fs = await makeFs(new MemoryObjectClient(), { cacheDir });
+    expect(await readdir(cacheDir)).toContain(name);
+    await fs.stop();
+    await owner.stop('SIGKILL');
+  });
+
   it('aborts unfinished multipart uploads under its prefix older than the configured age', async () => {
     const mem = new MemoryObjectClient();
     const old = await mem.createMultipart('run/big.bin');
