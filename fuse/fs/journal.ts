@@ -155,7 +155,8 @@ export class Journal {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     lockJournal(this.dir, (err) => {
       // Another process owns the journal now (held-lock.ts): uploading or adding beside it races.
-      this.stopped = this.lockLost = true;
+      // Failing too, so that an unmount does not wait for uploads that no longer run here.
+      this.stopped = this.lockLost = this.failing = true;
       this.log.error({ dir: this.dir, err: String(err) }, 'lost the write-back journal lock; closes now fail with EIO');
     });
     try {

@@ -30,6 +30,8 @@ describe('a write-back journal whose lock another process took', () => {
     const other = lockDirSync(join(cacheDir, 'journal'), 'lock');
     vi.advanceTimersByTime(60_000);
     expect(errors).toContain('lost the write-back journal lock; closes now fail with EIO');
+    // An unmount then stops at its deadline instead of waiting for uploads that no longer run.
+    expect(fs.journal!.failing).toBe(true);
     await expect(writeFile(fs, '/after', Buffer.from('not acknowledged'))).rejects.toMatchObject({ errno: 'EIO' });
     expect(mem.objects.get('before')?.body.toString()).toBe('kept');
     expect(mem.objects.has('after')).toBe(false);
