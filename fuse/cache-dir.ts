@@ -5,9 +5,9 @@
 // start, so a mount finds and removes what a killed one left (see fs/leftovers.ts).
 
 import { createHash } from 'node:crypto';
-import { lstat, mkdir, readdir, statfs } from 'node:fs/promises';
+import { lstat, mkdir, readdir, stat, statfs } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
-import { isAbsolute, join, relative } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { fsErrors } from './errors.ts';
 import type { JournalIdentity } from './fs/journal.ts';
 import { canonicalPath } from './mount-table.ts';
@@ -100,4 +100,34 @@ const SQLITE_FULL = 13;
 export function isDiskFull(err: unknown): boolean {
   const e = err as { code?: unknown; errcode?: unknown } | undefined;
   return e?.code === 'ENOSPC' || e?.code === 'EDQUOT' || e?.errcode === SQLITE_FULL;
+}
+
+/**
+ * Makes `dir` and its missing parents, one level at a time. Node's `mkdir(…, { recursive: true })`
+ * retries for ever where mkdir answers ENOENT under a parent that exists (/proc, some automounted
+ * and pseudo file systems), so the start would spin at full CPU, silent; here such a level, like
+ * any other that cannot be made, is refused in one line.
+ */
+export async function makeCacheDir(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    const st = await stat(d).catch((err: NodeJS.ErrnoException) => {
+      // ENOTDIR: a file on the way, named as such one level up.
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return undefined;
+      throw fsErrors.cacheDir(dir, err.message);
+    });
+    if (st) {
+      if (!st.isDirectory()) throw fsErrors.cacheDir(dir, `${d} is not a directory`);
+      break;
+    }
+    if (dirname(d) === d) break;
+    missing.unshift(d);
+  }
+  for (const d of missing) {
+    await mkdir(d, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'EEXIST') return;
+      const why = err.code === 'ENOENT' ? `${d} cannot be made there (its file system answers ENOENT)` : err.message;
+      throw fsErrors.cacheDir(dir, why);
+    });
+  }
 }

@@ -17,6 +17,7 @@ import {
   isDiskFull,
   LOW_FREE_BYTES,
   legacyJournal,
+  makeCacheDir,
   refuseCacheDirInMount,
 } from './cache-dir.ts';
 import { endpointUrl, userinfoError } from './endpoint-address.ts';
@@ -60,7 +61,7 @@ export const mountOptions = {
   dirMode: option(octalMode(), 0o755, 'permissions shown for directories without mode metadata'),
   cacheDir: optional(
     str('DIR'),
-    'where staging files (and the --write-back journal) go; default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET[-PREFIX]-HASH of endpoint, bucket and prefix with --write-back',
+    'where staging files (and the --write-back journal) go, made if missing (mode 0700; a path that cannot be made, such as one under /proc, is refused); default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET[-PREFIX]-HASH of endpoint, bucket and prefix with --write-back',
   ),
   memoryLimit: option(size(64 * MiB), 1024 * MiB, 'hard budget for readahead and write buffers'),
   cacheTtl: option(duration(0), 60_000, 'how long names and attributes are trusted before asking again'),
@@ -256,6 +257,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
     const webRefusal = config.endpoint === undefined ? undefined : await checkEndpoint(config.endpoint, bucket);
     if (config.cacheDir === undefined && !config.writeBack) await defaultStagingDir(cacheDir);
+    else await makeCacheDir(cacheDir);
     if (config.writeBack && config.cacheDir === undefined) {
       await warnOfLegacyJournal(bucket, prefix, log);
       const typed = { endpoint: config.endpoint?.replace(/\/+$/, '') ?? 'aws', bucket, prefix };

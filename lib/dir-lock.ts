@@ -13,8 +13,9 @@
 // nothing. Its second line names the holder's PID namespace: a holder in another one (a container
 // sharing the directory) is reported as "another process", since its PID means nothing here.
 
-import { mkdirSync, readFileSync, readlinkSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readlinkSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pidAlive } from './pid.ts';
@@ -85,21 +86,52 @@ export async function lockDir(dir: string, name: string): Promise<DirLock> {
   return taken;
 }
 
+export interface LockOptions {
+  /**
+   * false: lock only a lock file that exists (an error when it does not). For a process that
+   * judges another's lock: a lock file it created itself would be free even while its owner runs
+   * (its owner's lock is on the file that was removed), and taking it proves nothing.
+   */
+  readonly create?: boolean;
+}
+
 /**
  * lockDir for callers that cannot wait (a constructor): the holder's PID is read once, so a
  * loser racing a winner that has not written it yet reports "another process".
  */
-export function lockDirSync(dir: string, name: string): DirLock {
-  const taken = tryLock(dir, name);
+export function lockDirSync(dir: string, name: string, options: LockOptions = {}): DirLock {
+  const taken = tryLock(dir, name, options.create ?? true);
   if ('pidPath' in taken) throw new DirLocked(dir, readPid(taken.pidPath));
   return taken;
 }
 
-function tryLock(dir: string, name: string): DirLock | { pidPath: string } {
-  mkdirSync(dir, { recursive: true });
+/** What `<dir>/<name>.pid` says of the last process that took the lock, if anything. */
+export interface LockHolder {
+  readonly pid: number;
+  /** The PID was written in this process's PID namespace, so it can be looked up here. */
+  readonly sameNamespace: boolean;
+  /** When the file was last written or touched. */
+  readonly mtimeMs: number;
+}
+
+export function lastHolder(dir: string, name: string): LockHolder | undefined {
+  const path = join(dir, `${name}.pid`);
+  try {
+    const [first, ns] = readFileSync(path, 'utf8').split('\n');
+    const pid = Number.parseInt(first ?? '', 10);
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    return { pid, sameNamespace: !ns || ns === pidNamespace(), mtimeMs: statSync(path).mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+function tryLock(dir: string, name: string, create = true): DirLock | { pidPath: string } {
+  if (create) mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.lock`);
   const pidPath = join(dir, `${name}.pid`);
-  const db = new DatabaseSync(path);
+  // SQLite's mode=rw opens read-write without creating.
+  const db = new DatabaseSync(create ? path : new URL(`${pathToFileURL(path).href}?mode=rw`));
   try {
     db.exec('BEGIN IMMEDIATE');
   } catch (err) {

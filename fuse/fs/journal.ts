@@ -24,8 +24,10 @@ import { join } from 'node:path';
 import type { WriteOptions } from '../s3/object-client.ts';
 import { fsErrors } from '../errors.ts';
 import { withoutUserinfo } from '../endpoint-address.ts';
+import { FsError } from './errno.ts';
 import { type DirLock, DirLocked } from '../../lib/dir-lock.ts';
 import { holdLock } from './held-lock.ts';
+import { legacyLockHolder } from './leftovers.ts';
 import { prepareJournalDir } from './journal-folder.ts';
 import {
   byAge,
@@ -107,10 +109,10 @@ const heldJournals = new Map<string, DirLock>();
  * A journal this process already holds (one that stopped without closing, as a crash leaves it)
  * is taken over as it is.
  */
-function lockJournal(dir: string): void {
+function lockJournal(dir: string, onLost: (err: unknown) => void): void {
   if (heldJournals.has(dir)) return;
   try {
-    heldJournals.set(dir, holdLock(dir, LOCK_NAME));
+    heldJournals.set(dir, holdLock(dir, LOCK_NAME, { onLost }));
   } catch (err) {
     if (err instanceof DirLocked) throw fsErrors.journalInUse(dir, err.pid ?? Number.NaN);
     throw err;
@@ -135,6 +137,7 @@ export class Journal {
   /** Uploaded entries whose data file waits for its last pin to go. */
   private readonly unlinkWhenUnpinned = new Set<string>();
   private stopped = false;
+  private lockLost = false;
   /** The last upload attempt failed: the store is down or stalled (see settleJournal). */
   failing = false;
 
@@ -156,10 +159,17 @@ export class Journal {
   /** Reads what a previous run left, deletes incomplete leftovers, and starts uploading. */
   async open(): Promise<number> {
     await prepareJournalDir(this.dir);
-    lockJournal(this.dir);
+    lockJournal(this.dir, (err) => {
+      // Another process owns the journal now (held-lock.ts): uploading or adding beside it races.
+      // Failing too, so that an unmount does not wait for uploads that no longer run here.
+      this.stopped = this.lockLost = this.failing = true;
+      this.log.error({ dir: this.dir, err: String(err) }, 'lost the write-back journal lock; closes now fail with EIO');
+    });
     try {
+      // An older release's lock: refused while its mount runs, removed once it is gone.
+      const old = await legacyLockHolder(join(this.dir, LEGACY_LOCK_FILE));
+      if (old !== undefined) throw fsErrors.journalInUse(this.dir, old);
       if (this.identity) await claimJournal(this.dir, this.identity);
-      // An older release's lock; this one's lock is held now.
       await unlink(join(this.dir, LEGACY_LOCK_FILE)).catch(() => undefined);
     } catch (err) {
       await unlockJournal(this.dir);
@@ -204,6 +214,7 @@ export class Journal {
 
   /** Takes over a staging file as a durable entry for `key`; returns once it is safe on disk. */
   async add(key: string, file: StagingFile, options: WriteOptions): Promise<void> {
+    if (this.lockLost) throw new FsError('EIO', `the write-back journal ${this.dir} is owned by another process`);
     const record: JournalRecord = {
       version: RECORD_VERSION,
       id: `${Date.now().toString(36)}-${randomUUID()}`,

@@ -3,10 +3,16 @@
 // file under the cache directory (up to a configured size, EFBIG beyond), changed in place, and
 // uploaded whole at flush — by a single PUT or a multipart upload read back from the file.
 // A full cache disk surfaces as ENOSPC from write().
+//
+// The directory is this process's own (leftovers.ts). A mount runs for weeks, and an age-based tmp
+// cleaner may remove the directory while it is empty; it is then made again at the next change.
+// Files are made with O_EXCL and O_NOFOLLOW: a name already there, or a symlink planted at one, is
+// never opened.
 
 import { randomUUID } from 'node:crypto';
-import { type FileHandle, open, rename, unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { type BufferPool, sizeClass } from './buffer-pool.ts';
 import { FsError } from './errno.ts';
@@ -44,6 +50,62 @@ export async function inParallel<T>(
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
+const STAGING_FILE = /^staging-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Whether `name` is one StagingFile gives its files (leftovers.ts removes only those). */
+export function isStagingFileName(name: string): boolean {
+  return STAGING_FILE.test(name);
+}
+
+const NEW_FILE = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+const mine = (err: NodeJS.ErrnoException) => {
+  if (err.code !== 'EEXIST') throw err;
+};
+
+/** Refuses `dir` unless it is a directory (not a symlink) of this user's. */
+async function ownDir(dir: string): Promise<void> {
+  const st = await lstat(dir);
+  if (!st.isDirectory() || st.uid !== (process.getuid?.() ?? st.uid)) {
+    throw new FsError('EIO', `staging directory ${dir} was replaced by something not this user's`);
+  }
+}
+
+/**
+ * Makes the staging directory `dir` again after a cleaner removed it, and the cache directory
+ * above it if that went too (a cleaner emptying /tmp): one that reappeared as someone else's, or
+ * as a symlink, is refused.
+ */
+async function remakeDir(dir: string): Promise<void> {
+  const parentGone = await mkdir(dir, { mode: 0o700 }).then(
+    () => false,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return true;
+      mine(err);
+      return false;
+    },
+  );
+  if (parentGone) {
+    await mkdir(dirname(dir), { mode: 0o700 }).catch(mine);
+    await ownDir(dirname(dir));
+    await mkdir(dir, { mode: 0o700 }).catch(mine);
+  }
+  await ownDir(dir);
+}
+
+/**
+ * `make(path)` on a new staging file's path in `dir`, once `dir` is found to be this user's own
+ * directory (made again if gone). Checked each time: in a --cache-dir others may write to, a name
+ * a cleaner freed could have been taken by a symlink of theirs.
+ */
+async function inStagingDir<T>(dir: string, make: (path: string) => Promise<T>): Promise<T> {
+  await ownDir(dir).catch(async (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+    await remakeDir(dir);
+  });
+  return make(join(dir, `staging-${randomUUID()}`));
+}
+
 export class StagingFile {
   private readonly s: StagingSettings;
   private readonly path: string;
@@ -60,9 +122,7 @@ export class StagingFile {
   }
 
   static async create(s: StagingSettings, initial: Buffer = Buffer.alloc(0)): Promise<StagingFile> {
-    const path = join(s.dir, `staging-${randomUUID()}`);
-    const fh = await open(path, 'w+', 0o600);
-    const file = new StagingFile(s, path, fh, 0);
+    const file = await inStagingDir(s.dir, async (path) => new StagingFile(s, path, await open(path, NEW_FILE, 0o600), 0));
     try {
       if (initial.length > 0) await file.write(initial, 0);
     } catch (err) {
@@ -74,10 +134,13 @@ export class StagingFile {
 
   /** Downloads `key` (of `size` bytes) into a new staging file. */
   static async fromObject(s: StagingSettings, key: string, size: number): Promise<StagingFile> {
-    if (s.copyLocal) {
-      const path = join(s.dir, `staging-${randomUUID()}`);
-      const localSize = await s.copyLocal(key, path);
-      if (localSize !== undefined) return new StagingFile(s, path, await open(path, 'r+'), localSize);
+    const copyLocal = s.copyLocal;
+    if (copyLocal) {
+      const local = await inStagingDir(s.dir, async (path) => ({ path, size: await copyLocal(key, path) }));
+      if (local.size !== undefined) {
+        const fh = await open(local.path, constants.O_RDWR | constants.O_NOFOLLOW);
+        return new StagingFile(s, local.path, fh, local.size);
+      }
     }
     if (size > s.limit) {
       throw new FsError(

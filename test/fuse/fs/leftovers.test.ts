@@ -1,7 +1,8 @@
 // What a dead mount leaves (staging files, unfinished multipart uploads) is cleaned up at the
 // next start, and nothing of a mount that still runs is touched.
 
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
@@ -37,7 +38,7 @@ describe('leftovers of a mount that died', () => {
     const legacyAlive = `staging-${alive.pid}`;
     for (const name of [deadName, ...runningNames, legacyDead, legacyAlive]) {
       await mkdir(join(cacheDir, name));
-      await writeFile(join(cacheDir, name, 'staging-x'), Buffer.alloc(1234));
+      await writeFile(join(cacheDir, name, `staging-${randomUUID()}`), Buffer.alloc(1234));
     }
     const warned: { obj: object; msg: string }[] = [];
     const fs = await makeFs(new MemoryObjectClient(), {
@@ -70,6 +71,54 @@ describe('leftovers of a mount that died', () => {
     await first.stop();
     await second.stop();
     expect(await readdir(cacheDir)).toEqual([]);
+  });
+
+  it('removes only staging files from a folder named like an older release’s, and keeps the rest', async () => {
+    const cacheDir = await tempDir('estuary-leftovers-');
+    const mine = `staging-${await deadPid()}`;
+    await mkdir(join(cacheDir, mine));
+    await writeFile(join(cacheDir, mine, 'thesis.tex'), 'text\n');
+    await writeFile(join(cacheDir, mine, `staging-${randomUUID()}`), Buffer.alloc(10));
+    await mkdir(join(cacheDir, 'staging-2026'));
+    const fs = await makeFs(new MemoryObjectClient(), { cacheDir });
+    expect(await readdir(join(cacheDir, mine))).toEqual(['thesis.tex']);
+    expect(await readFile(join(cacheDir, mine, 'thesis.tex'), 'utf8')).toBe('text\n');
+    expect(await readdir(join(cacheDir, 'staging-2026'))).toEqual([]);
+    await fs.stop();
+  });
+
+  it('leaves a staging directory whose lock file was removed, and removes lock files without a directory', async () => {
+    const cacheDir = await tempDir('estuary-leftovers-');
+    // Its lock file removed by hand: its mount may still run, holding the removed file.
+    const unlocked = 'staging-12345-0123abcd';
+    await mkdir(join(cacheDir, unlocked));
+    await writeFile(join(cacheDir, unlocked, `staging-${randomUUID()}`), Buffer.alloc(10));
+    // Killed between removing its directory and its lock file.
+    const orphan = await holdLock(cacheDir, 'staging-23456-4567abcd');
+    await orphan.stop('SIGKILL');
+    // A running mount whose empty directory a tmp cleaner removed.
+    await holdLock(cacheDir, 'staging-34567-89abcdef');
+    const fs = await makeFs(new MemoryObjectClient(), { cacheDir });
+    const left = await readdir(cacheDir);
+    expect(left).toContain(unlocked);
+    expect(left).not.toContain('staging-23456-4567abcd.lock');
+    expect(left).toContain('staging-34567-89abcdef.lock');
+    expect(left).not.toContain(`${unlocked}.lock`);
+    await fs.stop();
+  });
+
+  it('leaves a staging directory whose free lock file’s PID file names a running process', async () => {
+    const cacheDir = await tempDir('estuary-leftovers-');
+    // Its owner is re-taking a lock file that was removed: the new file is not locked yet.
+    const name = 'staging-45678-0123abcd';
+    const owner = startChild('sleep', ['60']);
+    await mkdir(join(cacheDir, name));
+    await writeFile(join(cacheDir, `${name}.lock`), '');
+    await writeFile(join(cacheDir, `${name}.pid`), `${owner.pid}\n`);
+    const fs = await makeFs(new MemoryObjectClient(), { cacheDir });
+    expect(await readdir(cacheDir)).toContain(name);
+    await fs.stop();
+    await owner.stop('SIGKILL');
   });
 
   it('aborts unfinished multipart uploads under its prefix older than the configured age', async () => {

@@ -75,15 +75,20 @@ describe('write-back journal', () => {
     });
   }
 
-  it("takes over an older release's PID lock file, and removes it", async () => {
+  it("takes over an older release's PID lock file once its process is gone, and removes it", async () => {
     const cacheDir = await tempDir('estuary-journal-');
     await mkdir(join(cacheDir, 'journal'));
     const owner = startChild('sleep', ['60']);
     await writeFile(join(cacheDir, 'journal', 'lock'), `${owner.pid}\n`);
+    // While it runs (an older release's mount during an upgrade), the journal is its.
+    await expect(makeFs(new MemoryObjectClient(), { writeBack: true, cacheDir })).rejects.toMatchObject({
+      code: 'ESTUARY_FS_JOURNAL_IN_USE',
+    });
+    expect(await readFileText(join(cacheDir, 'journal', 'lock'), 'utf8')).toBe(`${owner.pid}\n`);
+    await owner.stop('SIGKILL');
     const fs = await makeFs(new MemoryObjectClient(), { writeBack: true, cacheDir });
     expect(await readdir(join(cacheDir, 'journal'))).toEqual(['lock.lock', 'lock.lock-journal', 'lock.pid']);
     await fs.journal!.close();
-    await owner.stop('SIGKILL');
   });
 
   it('uploads only the newest version and appends to a journaled file', async () => {
