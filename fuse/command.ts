@@ -4,7 +4,7 @@
 
 import { defineCommand } from '../lib/command.ts';
 import { option, optional } from '../lib/config/options.ts';
-import { bool, duration, int, size, str, type ValueType, ValueError } from '../lib/config/values.ts';
+import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
 import { type EstuaryError, isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
@@ -20,7 +20,7 @@ import {
   makeCacheDir,
   refuseCacheDirInMount,
 } from './cache-dir.ts';
-import { endpointUrl, userinfoError } from './endpoint-address.ts';
+import { userinfoError } from './endpoint-address.ts';
 import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
@@ -50,7 +50,7 @@ const PROBE_S = ENDPOINT_PROBE_MS / 1000;
 
 export const mountOptions = {
   endpoint: optional(
-    endpointUrl(),
+    url(),
     `S3-compatible endpoint (path-style), with no user name or password (AWS credentials sign the requests); AWS when unset. It must answer a first, unsigned request within ${PROBE_S} s, in S3's XML, without a redirect`,
   ),
   region: option(str('REGION'), 'us-east-1', 'S3 region used for signing'),

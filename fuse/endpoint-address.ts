@@ -1,26 +1,10 @@
-// What `--endpoint` may be, with no I/O. Two addresses pass a URL parser and still cannot mean
-// an S3 endpoint: port 0, which the AWS SDK reads as "no port" and so connects to 80 (or 443), a
-// port the user never gave; and a user name or password in the URL, which S3 never reads (it
-// signs requests with the AWS credentials) and which would otherwise be printed in the log and
-// stored in the write-back journal's identity file.
+// What `--endpoint` may be, with no I/O, beyond the URL every option takes (lib/config/values.ts
+// `url`, which refuses port 0): no user name or password, which S3 never reads (it signs requests
+// with the AWS credentials) and which would otherwise be printed in the log and stored in the
+// write-back journal's identity file.
 
-import { url, type ValueType, ValueError } from '../lib/config/values.ts';
 import type { EstuaryError } from '../lib/errors.ts';
 import { fsErrors } from './errors.ts';
-
-/** The --endpoint value: an http:// or https:// URL whose port, if given, is 1-65535. */
-export const endpointUrl = (): ValueType<string> => {
-  const base = url();
-  return {
-    ...base,
-    parse(raw) {
-      const text = base.parse(raw);
-      // URL drops a default port (":80" on http://) but keeps ":0" (and ":00") as "0".
-      if (new URL(text).port === '0') throw new ValueError(`expected ${base.expected} with a port from 1 to 65535`);
-      return text;
-    },
-  };
-};
 
 /** A URL's scheme and `user:password@` (up to the last `@` before the host). */
 const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i;

@@ -182,6 +182,9 @@ export const url = (protocols: readonly string[] = ['http:', 'https:']): ValueTy
       throw new ValueError(`expected ${this.expected}`);
     }
     if (!protocols.includes(u.protocol)) throw new ValueError(`expected ${this.expected}`);
+    // URL drops a default port (":80" on http://) but keeps ":0" (and ":00") as "0"; clients read
+    // port 0 as "no port" and connect to the scheme's default, a port the user never gave.
+    if (u.port === '0') throw new ValueError(`expected ${this.expected} with a port from 1 to 65535`);
     return t;
   },
   format: (v) => v,

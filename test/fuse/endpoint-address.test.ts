@@ -1,12 +1,14 @@
-// What --endpoint may be (fuse/endpoint-address.ts): no port 0, no user name or password.
+// What --endpoint (and every URL option) may be: no port 0 (lib/config/values.ts); for the
+// mount's endpoint no user name or password either (fuse/endpoint-address.ts).
 
 import { describe, expect, it } from 'vitest';
-import { endpointUrl, maskUserinfo, userinfoError } from '../../fuse/endpoint-address.ts';
-import { ValueError } from '../../lib/config/values.ts';
+import { maskUserinfo, userinfoError } from '../../fuse/endpoint-address.ts';
+import { url, ValueError } from '../../lib/config/values.ts';
 
-describe('the --endpoint value', () => {
+describe('the --endpoint value (a URL option)', () => {
   it('takes http:// and https:// URLs, with or without a port', () => {
-    const parse = endpointUrl().parse;
+    const u = url();
+    const parse = (v: string) => u.parse(v);
     expect(parse('http://127.0.0.1:9000')).toBe('http://127.0.0.1:9000');
     expect(parse('https://s3.example.org/s3/')).toBe('https://s3.example.org/s3/');
     expect(parse('http://[::1]:80')).toBe('http://[::1]:80');
@@ -14,7 +16,8 @@ describe('the --endpoint value', () => {
 
   // The AWS SDK reads port 0 as "no port" and connects to 80 or 443 instead.
   it('refuses port 0, however written, and what is not an http(s) URL', () => {
-    const parse = endpointUrl().parse;
+    const u = url();
+    const parse = (v: string) => u.parse(v);
     for (const bad of ['http://127.0.0.1:0', 'https://h:00/', 'http://[::1]:0', 'http://h:65536', 'ftp://h', 'h:9000']) {
       expect(() => parse(bad), bad).toThrow(ValueError);
     }

@@ -73,6 +73,9 @@ describe('other types', () => {
   it('urls keep their text and check the scheme', () => {
     expect(url().parse('http://s1.example.org/cvmfs')).toBe('http://s1.example.org/cvmfs');
     expect(() => url(['amqp:', 'amqps:']).parse('http://x')).toThrow(/amqp:\/\//);
+    // Port 0 is read by clients as "no port" and sent to the scheme's default port instead.
+    expect(() => url().parse('http://127.0.0.1:0')).toThrow(/port from 1 to 65535/);
+    expect(() => url(['amqp:', 'amqps:']).parse('amqp://h:00')).toThrow(/port from 1 to 65535/);
   });
   it('lists from commas, arrays and repeated flags', () => {
     const l = list(cidr());
