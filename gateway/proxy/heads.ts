@@ -15,6 +15,8 @@ interface Heads {
   readonly flat: string[];
   /** The last whole-body head built, and what it was built for. */
   whole?: { readonly age: number; readonly cacheStatus: string; readonly headers: string[] };
+  /** The last hit's Cache-Status, and what it was built for. */
+  hit?: { readonly ttl: number; readonly detail: string; readonly text: string };
 }
 
 const byMeta = new WeakMap<EntryMeta, Heads>();
@@ -51,6 +53,20 @@ export function wholeHead(meta: EntryMeta, age: number, cacheStatus: string): re
   const headers = [...h.flat, 'age', String(age), 'cache-status', cacheStatus, 'content-length', String(meta.size)];
   h.whole = { age, cacheStatus, headers };
   return headers;
+}
+
+/**
+ * The Cache-Status of a hit on `meta` with `ttl` seconds left, `detail` one of a few constants:
+ * the same string while the ttl stays, so wholeHead knows its head by identity instead of
+ * comparing a string built afresh for every request.
+ */
+export function hitStatus(meta: EntryMeta, name: string, ttl: number, detail: string): string {
+  const h = headsOf(meta);
+  const last = h.hit;
+  if (last && last.ttl === ttl && last.detail === detail) return last.text;
+  const text = `${name}; hit; ttl=${ttl}${detail}`;
+  h.hit = { ttl, detail, text };
+  return text;
 }
 
 /**
