@@ -41,10 +41,6 @@ const FILL_DROPPED = [
   'expect',
 ];
 
-/** Cache-Status details of a hit by tier, as constants: heads.ts knows them by identity. */
-const DETAIL = { memory: '; detail=memory', disk: '; detail=disk' } as const;
-const STALE_DETAIL = { memory: '; detail=memory-stale', disk: '; detail=disk-stale' } as const;
-
 /**
  * Up to this size a disk entry that earns a place in memory is read whole first and served from
  * that copy (one read instead of two); a larger one streams at once while its copy is read, so its
@@ -171,8 +167,8 @@ export class ProxyHandler {
           return this.#serveHit(req, res, target, found, status);
         }
         if (u.use !== 'revalidate') {
-          const detail = (u.use === 'stale-ok' ? STALE_DETAIL : DETAIL)[found.tier];
-          return this.#serveHit(req, res, target, found, hitStatus(found.meta, NAME, u.ttl, detail));
+          const status = hitStatus(found.meta, NAME, u.ttl, found.tier, u.use === 'stale-ok');
+          return this.#serveHit(req, res, target, found, status);
         }
         stale = found.meta;
       }

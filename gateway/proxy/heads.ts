@@ -55,13 +55,18 @@ export function wholeHead(meta: EntryMeta, age: number, cacheStatus: string): re
   return headers;
 }
 
+/** Cache-Status details of a hit, by tier and staleness: constants, so hitStatus knows them by identity. */
+const DETAIL = { memory: '; detail=memory', disk: '; detail=disk' } as const;
+const STALE_DETAIL = { memory: '; detail=memory-stale', disk: '; detail=disk-stale' } as const;
+
 /**
- * The Cache-Status of a hit on `meta` with `ttl` seconds left, `detail` one of a few constants:
- * the same string while the ttl stays, so wholeHead knows its head by identity instead of
- * comparing a string built afresh for every request.
+ * The Cache-Status of a hit on `meta` with `ttl` seconds left: the same string while the ttl and
+ * detail stay, so wholeHead knows its head by identity instead of comparing a string built afresh
+ * for every request.
  */
-export function hitStatus(meta: EntryMeta, name: string, ttl: number, detail: string): string {
+export function hitStatus(meta: EntryMeta, name: string, ttl: number, tier: 'memory' | 'disk', stale: boolean): string {
   const h = headsOf(meta);
+  const detail = (stale ? STALE_DETAIL : DETAIL)[tier];
   const last = h.hit;
   if (last && last.ttl === ttl && last.detail === detail) return last.text;
   const text = `${name}; hit; ttl=${ttl}${detail}`;

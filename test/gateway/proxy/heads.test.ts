@@ -37,13 +37,13 @@ describe('response heads', () => {
 
   it('gives a hit the same Cache-Status while its ttl and detail stay, so its head is reused', () => {
     const m = meta({});
-    const s = hitStatus(m, 'estuary', 10, '; detail=memory');
+    const s = hitStatus(m, 'estuary', 10, 'memory', false);
     expect(s).toBe('estuary; hit; ttl=10; detail=memory');
     const head = wholeHead(m, 2, s);
-    expect(wholeHead(m, 2, hitStatus(m, 'estuary', 10, '; detail=memory'))).toBe(head);
-    expect(hitStatus(m, 'estuary', 9, '; detail=memory')).toBe('estuary; hit; ttl=9; detail=memory');
-    expect(hitStatus(m, 'estuary', 9, '; detail=memory-stale')).toBe('estuary; hit; ttl=9; detail=memory-stale');
-    expect(hitStatus(meta({}), 'estuary', 9, '; detail=disk')).toBe('estuary; hit; ttl=9; detail=disk');
+    expect(wholeHead(m, 2, hitStatus(m, 'estuary', 10, 'memory', false))).toBe(head);
+    expect(hitStatus(m, 'estuary', 9, 'memory', false)).toBe('estuary; hit; ttl=9; detail=memory');
+    expect(hitStatus(m, 'estuary', 9, 'memory', true)).toBe('estuary; hit; ttl=9; detail=memory-stale');
+    expect(hitStatus(meta({}), 'estuary', 9, 'disk', false)).toBe('estuary; hit; ttl=9; detail=disk');
   });
 
   it('never answers for another stored response, variant or version', () => {
