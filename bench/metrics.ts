@@ -25,6 +25,8 @@ export const METRICS = {
   duration: { unit: 'seconds', higherIsBetter: false, ...speed },
   latency: { unit: 'ms', higherIsBetter: false, better: 'lower latency', worse: 'higher latency' },
   cpuPerGB: { unit: 'CPU s/GB', higherIsBetter: false, better: 'less CPU', worse: 'more CPU' },
+  /** Server CPU (user + system, every process of the server) per request answered under wrk. */
+  cpuPerRequest: { unit: 'µs', higherIsBetter: false, better: 'less CPU', worse: 'more CPU' },
   cpuPerHeartbeat: { unit: 'µs', higherIsBetter: false, better: 'less CPU', worse: 'more CPU' },
   cpuPerQuery: { unit: 'ms', higherIsBetter: false, better: 'less CPU', worse: 'more CPU' },
   peakMemory: { unit: 'MB', higherIsBetter: false, better: 'less memory', worse: 'more memory' },

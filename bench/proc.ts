@@ -127,6 +127,37 @@ export function runCommand(
   });
 }
 
+/** Clock ticks per second of /proc/PID/stat's times (USER_HZ, 100 on Linux). */
+const USER_HZ = 100;
+
+/**
+ * CPU seconds (user + system, all threads) used so far by `pid` and every process below it, read
+ * from /proc/PID/stat: a server's own work, whatever share of the machine others take meanwhile.
+ */
+export function treeCpuSeconds(pid: number): number {
+  const parents = new Map<number, number[]>();
+  const times = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ppid = Number(f[1]);
+      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(name)]);
+      times.set(Number(name), Number(f[11]) + Number(f[12]));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  let ticks = 0;
+  const walk = (p: number) => {
+    ticks += times.get(p) ?? 0;
+    for (const c of parents.get(p) ?? []) walk(c);
+  };
+  walk(pid);
+  return ticks / USER_HZ;
+}
+
 export interface TreeMemory {
   /** Sum of VmRSS over the process and its children, bytes. */
   readonly rss: number;

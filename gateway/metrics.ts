@@ -60,7 +60,7 @@ export class Metrics {
   upstreamPools: () => number = () => 0;
   memoryReclaims: () => number = () => 0;
   diskEvictions: () => number = () => 0;
-  readonly #byStatus = new Map<string, { method: string; statusClass: string; n: number }>();
+  readonly #byStatus = new Map<string, Map<number, { method: string; statusClass: string; n: number }>>();
 
   constructor(sizes: CacheSizes) {
     const registers = [this.registry];
@@ -76,7 +76,8 @@ export class Metrics {
       registers,
       collect() {
         this.reset();
-        for (const r of byStatus.values()) this.inc({ method: r.method, status_class: r.statusClass }, r.n);
+        for (const statuses of byStatus.values())
+          for (const r of statuses.values()) this.inc({ method: r.method, status_class: r.statusClass }, r.n);
       },
     });
     this.hits = new Counter({
@@ -210,13 +211,18 @@ export class Metrics {
 
   request(given: string, status: number): void {
     this.answered++;
-    // Clients choose the method: anything unusual shares one label, so series stay bounded.
+    // Clients choose the method: anything unusual shares one label, so series stay bounded. Keyed
+    // by method, then status, so counting a request builds no string.
     const method = KNOWN_METHODS.has(given) ? given : 'other';
-    const k = `${method} ${status}`;
-    let c = this.#byStatus.get(k);
+    let statuses = this.#byStatus.get(method);
+    if (!statuses) {
+      statuses = new Map();
+      this.#byStatus.set(method, statuses);
+    }
+    let c = statuses.get(status);
     if (!c) {
       c = { method, statusClass: `${Math.floor(status / 100)}xx`, n: 0 };
-      this.#byStatus.set(k, c);
+      statuses.set(status, c);
     }
     c.n++;
   }

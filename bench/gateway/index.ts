@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { installMissing } from '../install.ts';
 import { oneRound, takeTurns } from '../interleave.ts';
 import type { MetricName } from '../metrics.ts';
-import { runCommand } from '../proc.ts';
+import { runCommand, treeCpuSeconds } from '../proc.ts';
 import { SampleBook } from '../samples.ts';
 import type { BenchContext, PeerStatus, Scenario, ScenarioResult } from '../scenario.ts';
 import { gatewayCaseWanted, type GatewayCase } from './cases.ts';
@@ -66,6 +66,14 @@ async function onPath(cmd: string): Promise<boolean> {
   if (cmd.startsWith('/')) return true;
   return (await runCommand('sh', ['-c', `command -v ${cmd}`])).code === 0;
 }
+
+/**
+ * Server CPU per request: user + system time of every process of the server over a wrk run,
+ * divided by the requests wrk counted. On a machine that other work keeps busy, request rates
+ * measure the scheduler's shares as much as the servers; this is the servers' own cost.
+ */
+const CPU_SMALL = '4 KiB cached: server CPU per request';
+const CPU_MIX = 'CVMFS-like mix: server CPU per request';
 
 /** Weighted CVMFS-like request mix: manifests and catalogs hot, chunks following a 1/rank tail. */
 function mixTargets(peer: RunningPeer, origin: BenchOrigin, prefix: string): string[] {
@@ -123,7 +131,8 @@ async function wrkCase(
   label: string,
   targets: (peer: RunningPeer) => { warm: [string, Buffer][]; load: string[] },
   connections: number,
-  record: (peer: string, r: WrkResult) => void,
+  /** `cpuUs`: the server's CPU per request in that run (all its processes), when its PID is known. */
+  record: (peer: string, r: WrkResult, cpuUs: number | undefined) => void,
 ): Promise<void> {
   const turns = { signal: m.ctx.signal, skip: (c: Contender) => c.failed !== undefined };
   await oneRound(
@@ -141,9 +150,13 @@ async function wrkCase(
       guarded(c, label, async () => {
         m.ctx.progress(`${c.peer.name}: ${label}, wrk ${connections} conns, run ${run}/${m.p.repetitions}`);
         const dir = join(m.ctx.workDir, 'gateway', c.peer.name);
+        const pid = c.peer.pid;
+        const cpuBefore = pid === undefined ? 0 : treeCpuSeconds(pid);
         const r = await runWrk(c.peer, dir, targets(c.peer).load, connections, m.p.seconds);
         if (r.errors) m.notes.push(`${c.peer.name} ${label}: ${r.errors}`);
-        record(c.peer.name, r);
+        const cpuUs =
+          pid === undefined || r.requests === 0 ? undefined : ((treeCpuSeconds(pid) - cpuBefore) * 1e6) / r.requests;
+        record(c.peer.name, r, cpuUs);
       }),
     turns,
   );
@@ -191,7 +204,10 @@ async function measureAll(m: Measuring, haveWrk: boolean): Promise<void> {
       'cached 4 KiB',
       (peer) => ({ warm: [[own(peer, '/small'), origin.small]], load: [own(peer, '/small')] }),
       50,
-      (peer, r) => book.add({ case: '4 KiB cached, 50 conns', peer, metric: 'requestRate', value: r.requestsPerSec }),
+      (peer, r, cpuUs) => {
+        book.add({ case: '4 KiB cached, 50 conns', peer, metric: 'requestRate', value: r.requestsPerSec });
+        if (cpuUs !== undefined) book.add({ case: CPU_SMALL, peer, metric: 'cpuPerRequest', value: cpuUs });
+      },
     );
   if (haveWrk && want('cached-big') && !m.ctx.signal.aborted)
     await wrkCase(
@@ -213,9 +229,10 @@ async function measureAll(m: Measuring, haveWrk: boolean): Promise<void> {
       load: mixTargets(peer, origin, `/${peer.name}${prefix}`),
     }),
     50,
-    (peer, r) => {
+    (peer, r, cpuUs) => {
       book.add({ case: 'CVMFS-like mix, 50 conns', peer, metric: 'requestRate', value: r.requestsPerSec });
       book.add({ case: 'CVMFS-like mix, 50 conns (bytes)', peer, metric: 'byteRate', value: r.mibPerSec });
+      if (cpuUs !== undefined) book.add({ case: CPU_MIX, peer, metric: 'cpuPerRequest', value: cpuUs });
     },
   );
 }
@@ -336,6 +353,7 @@ export async function measureGateway(
       `Cached cases: wrk (2 threads) for ${p.seconds} s per run against an object already cached; req/s and MiB/s as wrk reports them, errors in the notes.`,
       `Cold herd: ${p.herdClients} clients at once on one uncached object, once per proxy; every client's bytes are compared with the origin's, and the origin counts the fetches that reached it.`,
       'wrk, the proxies and the origin share the machine\'s cores, as they would not in production.',
+      'Server CPU per request (4 KiB and the mix): user + system seconds of every process of the server (primary or master, workers, their threads) from /proc/PID/stat over each wrk run, divided by the requests wrk counted; a machine busy with other work changes it far less than the request rates.',
       ...setups.map((line) => `${line}.`),
       ...(reference ? [REFERENCE_METHOD] : []),
       'Ratios in the tables are against Squid, whatever the mode; the notes pair each estuary with the peers of its own mode (forward: Squid; reverse: nginx, Varnish) and with the reference.',

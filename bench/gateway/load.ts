@@ -14,6 +14,8 @@ export function targetFor(peer: RunningPeer, originPort: number, path: string): 
 
 export interface WrkResult {
   readonly requestsPerSec: number;
+  /** Requests completed in the run. */
+  readonly requests: number;
   readonly mibPerSec: number;
   readonly errors: string | undefined;
 }
@@ -22,8 +24,9 @@ const UNITS: Record<string, number> = { B: 1 / 2 ** 20, KB: 1 / 1024, MB: 1, GB:
 
 export function parseWrk(out: string): WrkResult {
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
+  const count = /(\d+) requests in/.exec(out);
   const tr = /Transfer\/sec:\s+([\d.]+)([KMGT]?B)/.exec(out);
-  if (!rps || !tr) throw new Error(`unexpected wrk output: ${out.slice(-300)}`);
+  if (!rps || !tr || !count) throw new Error(`unexpected wrk output: ${out.slice(-300)}`);
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(out);
   const sock = /Socket errors: ([^\n]+)/.exec(out);
   const errors = [non2xx ? `${non2xx[1]} non-2xx` : '', sock ? `socket errors ${sock[1]}` : '']
@@ -31,6 +34,7 @@ export function parseWrk(out: string): WrkResult {
     .join('; ');
   return {
     requestsPerSec: Number(rps[1]),
+    requests: Number(count[1]),
     mibPerSec: Number(tr[1]) * UNITS[tr[2]!]!,
     errors: errors || undefined,
   };

@@ -14,8 +14,8 @@ export interface ModedPeer {
   readonly mode: ProxyMode;
 }
 
-/** Cases where one proxy's number against another's says who is faster (not counts of fetches). */
-const COMPARABLE = new Set(['requestRate', 'byteRate', 'duration']);
+/** Cases where one proxy's number against another's says who is faster or cheaper (not counts of fetches). */
+const COMPARABLE = new Set(['requestRate', 'byteRate', 'duration', 'cpuPerRequest']);
 
 function medianOf(all: readonly Measurement[], c: string, peer: string): number | undefined {
   const m = all.find((x) => x.case === c && x.peer === peer);

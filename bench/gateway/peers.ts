@@ -23,6 +23,8 @@ export interface RunningPeer {
   /** 'forward': requests carry absolute URIs; 'reverse': origin-form paths. */
   readonly mode: ProxyMode;
   readonly version: string;
+  /** The process whose tree serves (primary, master), for the server CPU each request costs. */
+  readonly pid?: number;
   stop(): Promise<void>;
 }
 
@@ -92,7 +94,7 @@ export function estuaryIn(name: string, mode: ProxyMode, bin = ESTUARY_BIN): Pee
         ...route,
       ]);
       await waitPort(child, port, 30_000);
-      return { name, port, mode, version: await estuaryVersion(), stop: stopper(child) };
+      return { name, port, mode, version: await estuaryVersion(), pid: child.pid, stop: stopper(child) };
     },
   };
 }
@@ -135,7 +137,7 @@ export const squidPeer: PeerSpec = {
       throw err;
     }
     const version = await versionOf('squid', ['-v'], /Version (\S+)/);
-    return { name: 'squid', port, mode: 'forward', version, stop };
+    return { name: 'squid', port, mode: 'forward', version, pid: child.pid, stop };
   },
 };
 
@@ -159,7 +161,7 @@ export const nginxPeer: PeerSpec = {
     const child = startProcess('nginx', 'nginx', ['-c', conf, '-p', dir]);
     await waitPort(child, port, 20_000);
     const version = await versionOf('nginx', ['-v'], /nginx\/(\S+)/);
-    return { name: 'nginx', port, mode: 'reverse', version, stop: stopper(child) };
+    return { name: 'nginx', port, mode: 'reverse', version, pid: child.pid, stop: stopper(child) };
   },
 };
 
@@ -173,7 +175,7 @@ export const varnishPeer: PeerSpec = {
     const child = startProcess('varnish', 'varnishd', varnishArgs(port, vcl, join(dir, 'instance')));
     await waitPort(child, port, 30_000);
     const version = await versionOf('varnishd', ['-V'], /varnish-(\S+)/);
-    return { name: 'varnish', port, mode: 'reverse', version, stop: stopper(child) };
+    return { name: 'varnish', port, mode: 'reverse', version, pid: child.pid, stop: stopper(child) };
   },
 };
 
@@ -198,7 +200,8 @@ export function referencePeer(sizes: { small: number; big: number; quick: boolea
         String(WORKERS),
       ]);
       await waitPort(child, port, 20_000);
-      return { name: REFERENCE_PEER, port, mode: 'reverse', version: process.versions.node, stop: stopper(child) };
+      const version = process.versions.node;
+      return { name: REFERENCE_PEER, port, mode: 'reverse', version, pid: child.pid, stop: stopper(child) };
     },
   };
 }

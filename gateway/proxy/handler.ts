@@ -20,6 +20,7 @@ import { accessRecord } from './access-record.ts';
 import { serveBlocks } from './blocks.ts';
 import { prefetch, type PrefetchResult, revalidateInBackground, runFill, staleUsable } from './fetcher.ts';
 import { type ServeOptions, serveMemory, serveStored } from './hit.ts';
+import { hitStatus } from './heads.ts';
 import { forwardInterim } from './interim.ts';
 import { pass, type PassDeps, relayUpstream, viaPeer } from './pass.ts';
 import { upstreamHeaders } from './relay.ts';
@@ -60,26 +61,36 @@ export class ProxyHandler {
   readonly #d: HandlerDeps;
   readonly #log: Logger;
   readonly #targets: TargetCache;
+  /** Counts an answered request; `this` is the response (node:http keeps its request as `req`). */
+  readonly #counted: (this: ServerResponse) => void;
 
   constructor(deps: HandlerDeps) {
     this.#d = deps;
     this.#log = deps.log;
     this.#targets = new TargetCache(deps.rings, deps.destAcl);
+    const metrics = deps.metrics;
+    this.#counted = function counted(this: ServerResponse): void {
+      metrics.request(this.req.method ?? '?', this.statusCode);
+    };
   }
 
   /** Entry point from the HTTP server. Never throws; every failure becomes a response. */
   handle(req: IncomingMessage, res: ServerResponse): void {
     // Read now: once a request with a body is done, the server detaches req.socket (null).
     const access = this.#d.accessLog;
-    const started = access ? performance.now() : 0;
-    const socket = access ? req.socket : undefined;
-    const sentBefore = socket?.bytesWritten ?? 0;
     // 'close', not 'finish': a response cut after its headers (a broken upstream body) counts
-    // and is logged too, as Squid logs aborted transfers. It is emitted once.
-    res.on('close', () => {
-      this.#d.metrics.request(req.method ?? '?', res.statusCode);
-      if (access) access(accessRecord(req, res, socket, sentBefore, started));
-    });
+    // and is logged too, as Squid logs aborted transfers. It is emitted once. Without an access
+    // log one listener shared by every response counts it: no closure per request.
+    if (!access) res.on('close', this.#counted);
+    else {
+      const started = performance.now();
+      const socket = req.socket;
+      const sentBefore = socket?.bytesWritten ?? 0;
+      res.on('close', () => {
+        this.#d.metrics.request(req.method ?? '?', res.statusCode);
+        access(accessRecord(req, res, socket, sentBefore, started));
+      });
+    }
     // A memory hit is answered within this call; only what waits on I/O returns a promise.
     let run: Promise<void> | void;
     try {
@@ -156,8 +167,8 @@ export class ProxyHandler {
           return this.#serveHit(req, res, target, found, status);
         }
         if (u.use !== 'revalidate') {
-          const detail = u.use === 'stale-ok' ? `; detail=${found.tier}-stale` : `; detail=${found.tier}`;
-          return this.#serveHit(req, res, target, found, `${NAME}; hit; ttl=${u.ttl}${detail}`);
+          const status = hitStatus(found.meta, NAME, u.ttl, found.tier, u.use === 'stale-ok');
+          return this.#serveHit(req, res, target, found, status);
         }
         stale = found.meta;
       }

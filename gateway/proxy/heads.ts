@@ -15,6 +15,8 @@ interface Heads {
   readonly flat: string[];
   /** The last whole-body head built, and what it was built for. */
   whole?: { readonly age: number; readonly cacheStatus: string; readonly headers: string[] };
+  /** The last hit's Cache-Status, and what it was built for. */
+  hit?: { readonly ttl: number; readonly detail: string; readonly text: string };
 }
 
 const byMeta = new WeakMap<EntryMeta, Heads>();
@@ -51,6 +53,25 @@ export function wholeHead(meta: EntryMeta, age: number, cacheStatus: string): re
   const headers = [...h.flat, 'age', String(age), 'cache-status', cacheStatus, 'content-length', String(meta.size)];
   h.whole = { age, cacheStatus, headers };
   return headers;
+}
+
+/** Cache-Status details of a hit, by tier and staleness: constants, so hitStatus knows them by identity. */
+const DETAIL = { memory: '; detail=memory', disk: '; detail=disk' } as const;
+const STALE_DETAIL = { memory: '; detail=memory-stale', disk: '; detail=disk-stale' } as const;
+
+/**
+ * The Cache-Status of a hit on `meta` with `ttl` seconds left: the same string while the ttl and
+ * detail stay, so wholeHead knows its head by identity instead of comparing a string built afresh
+ * for every request.
+ */
+export function hitStatus(meta: EntryMeta, name: string, ttl: number, tier: 'memory' | 'disk', stale: boolean): string {
+  const h = headsOf(meta);
+  const detail = (stale ? STALE_DETAIL : DETAIL)[tier];
+  const last = h.hit;
+  if (last && last.ttl === ttl && last.detail === detail) return last.text;
+  const text = `${name}; hit; ttl=${ttl}${detail}`;
+  h.hit = { ttl, detail, text };
+  return text;
 }
 
 /**

@@ -43,8 +43,13 @@ describe.runIf(wrk.ok)('gateway scenario', () => {
     expect(order.filter((e) => e.case.startsWith('cold herd')).map((e) => e.peer)).not.toContain('node-http');
     const check = interleavingCheck(order, result.measurements);
     expect(check.problems).toEqual([]);
-    // 4 KiB, and the mix in req/s and in MiB/s.
-    expect(check.cases).toBe(3);
+    // 4 KiB, and the mix in req/s and in MiB/s, and the server CPU per request of both.
+    expect(check.cases).toBe(5);
+    for (const c of ['4 KiB cached: server CPU per request', 'CVMFS-like mix: server CPU per request']) {
+      const cpu = result.measurements.filter((m) => m.case === c);
+      expect(cpu.map((m) => m.peer).sort()).toEqual([...peers].sort());
+      for (const m of cpu) for (const us of m.samples) expect(us).toBeGreaterThan(0);
+    }
     expect(result.reference).toBe('node-http');
     const method = result.method?.join(' ') ?? '';
     expect(method).toMatch(/estuary: forward proxy; --workers 2 .*memory: --mem-cache 256MiB/);

@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { EntryMeta } from '../../../gateway/cache/entry.ts';
-import { flatHeaders, forgetHeaders, wholeHead, withoutRange } from '../../../gateway/proxy/heads.ts';
+import { flatHeaders, forgetHeaders, hitStatus, wholeHead, withoutRange } from '../../../gateway/proxy/heads.ts';
 
 function meta(headers: Record<string, string | string[]>, size = 4096): EntryMeta {
   return { key: 'k', url: 'http://o/k', status: 200, headers, requestTime: 0, responseTime: 0, size };
@@ -33,6 +33,17 @@ describe('response heads', () => {
     expect(pairs(older)).toContain('age: 6');
     const stale = wholeHead(m, 6, 'estuary; hit; ttl=-1; detail=memory-stale');
     expect(pairs(stale)).toContain('cache-status: estuary; hit; ttl=-1; detail=memory-stale');
+  });
+
+  it('gives a hit the same Cache-Status while its ttl and detail stay, so its head is reused', () => {
+    const m = meta({});
+    const s = hitStatus(m, 'estuary', 10, 'memory', false);
+    expect(s).toBe('estuary; hit; ttl=10; detail=memory');
+    const head = wholeHead(m, 2, s);
+    expect(wholeHead(m, 2, hitStatus(m, 'estuary', 10, 'memory', false))).toBe(head);
+    expect(hitStatus(m, 'estuary', 9, 'memory', false)).toBe('estuary; hit; ttl=9; detail=memory');
+    expect(hitStatus(m, 'estuary', 9, 'memory', true)).toBe('estuary; hit; ttl=9; detail=memory-stale');
+    expect(hitStatus(meta({}), 'estuary', 9, 'disk', false)).toBe('estuary; hit; ttl=9; detail=disk');
   });
 
   it('never answers for another stored response, variant or version', () => {
