@@ -55,6 +55,16 @@ export class Chunk {
     return c;
   }
 
+  /** True once the GET delivered a byte, ended or failed: a read of it no longer waits on latency. */
+  get answered(): boolean {
+    return this.filled > 0 || this.done || this.failure !== undefined;
+  }
+
+  /** True once every byte of the GET arrived. */
+  get complete(): boolean {
+    return this.done || this.filled >= this.end - this.start;
+  }
+
   /** The first byte a read may still ask this chunk for. */
   get from(): number {
     return this.start + this.forgotten;

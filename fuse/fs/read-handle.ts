@@ -32,7 +32,7 @@ export class ReadHandle {
     this.path = path;
     this.key = key;
     this.size = size;
-    this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first, ahead, etag);
+    this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.readWindow, first, ahead, etag);
   }
 
   /** Reads under way on the current prefetcher, and what to close once they are done. */
@@ -62,7 +62,7 @@ export class ReadHandle {
     await this.local?.close();
     this.local = local;
     this.size = size;
-    this.prefetcher = new Prefetcher(this.s.client, this.key, size, this.s.budget, this.s.maxReadahead, undefined, [], etag);
+    this.prefetcher = new Prefetcher(this.s.client, this.key, size, this.s.budget, this.s.readWindow, undefined, [], etag);
   }
 
   /**

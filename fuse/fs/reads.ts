@@ -98,7 +98,7 @@ export class Reads extends Attributes {
       // HEAD checks the guess instead of after the first read; both go if the check fails.
       const more =
         known?.kind === 'file' && known.size > guessedUpTo
-          ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, guessedUpTo, known.etag || undefined)
+          ? requestAhead(this.client, key, known.size, this.budget, this.settings.readWindow.bytes, guessedUpTo, known.etag || undefined)
           : [];
       const guessed = await this.nextFile.take(path, () => this.client.head(key));
       // `more` was sized from the listing: it fits only an object of that size.
@@ -112,7 +112,7 @@ export class Reads extends Attributes {
     // After whole-file reads, the rest of the file is asked for alongside its first bytes.
     let ahead =
       this.wholeFileReads >= WHOLE_FILE_STREAK && known.size > INITIAL_WINDOW
-        ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, undefined, known.etag || undefined)
+        ? requestAhead(this.client, key, known.size, this.budget, this.settings.readWindow.bytes, undefined, known.etag || undefined)
         : [];
     let got: { body: Buffer; head: ObjectHead };
     try {
