@@ -86,6 +86,16 @@ export class Chunk {
     }
   }
 
+  /** True when bytes [from, to) of the file can be read now: they arrived and were not let go. */
+  holds(from: number, to: number): boolean {
+    return from >= this.from && to <= this.end && !this.failure && (this.done || this.filled >= to - this.start);
+  }
+
+  /** slice() for bytes that holds() says are here: answered at once, without a promise. */
+  sliceNow(from: number, to: number, into?: Buffer): Buffer {
+    return this.view(from - this.start, Math.min(to - this.start, this.filled), into);
+  }
+
   /**
    * Lets go of the whole pieces before file offset `offset`. Their memory may carry another GET's
    * bytes from then on: a view that slice() returned of them must have been used up by then (the

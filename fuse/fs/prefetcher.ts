@@ -127,6 +127,8 @@ export class Prefetcher {
    * by open()): a read waiting on those is not the window's doing.
    */
   private rampEnd = 0;
+  /** The last chunk checkPace judged: each GET counts once. */
+  private paced: Chunk | undefined;
   /** The ETag seen at open: every GET asks for that version (If-Match), never a newer one. */
   private readonly etag: string | undefined;
   private chunks: Chunk[] = [];
@@ -246,16 +248,41 @@ export class Prefetcher {
   }
 
   /**
-   * Grows the mount's window when this read has to wait on latency that a wider one would have
-   * hidden: the GET it needs was asked for ahead of it by a window at full width (not by this read,
-   * not by open(), not while the window still ramped up), the GET before it has delivered all of
-   * its bytes, and this one none yet. A GET still streaming is the link's pace, not latency.
+   * Tells the mount's window how the store kept pace, once per GET the reader enters, for GETs
+   * asked for ahead of it by a window at full width (not by this read, not by open(), not while
+   * the window still ramped up): missed when this one has delivered nothing yet while the one
+   * before it is complete (latency a wider window would have hidden; a GET still streaming is the
+   * link's pace), answered in time when it had delivered already.
    */
   private checkPace(needed: Chunk | undefined, fresh: number): void {
-    if (!needed || needed.answered || needed.start < this.rampEnd) return;
+    if (!needed || needed === this.paced || needed.start < this.rampEnd) return;
     const i = this.chunks.indexOf(needed);
-    if (i <= 0 || i >= this.chunks.length - fresh || !this.chunks[i - 1]!.complete) return;
-    this.win.missed();
+    if (i <= 0 || i >= this.chunks.length - fresh) return;
+    if (needed.answered) {
+      this.paced = needed;
+      this.win.answeredInTime();
+    } else if (this.chunks[i - 1]!.complete) {
+      this.paced = needed;
+      this.win.missed();
+    }
+  }
+
+  /**
+   * read(), answered at once when its bytes lie in one chunk of the run and have arrived (most reads
+   * of a sequential reader), with the same bookkeeping; undefined, having changed nothing, otherwise.
+   */
+  readNow(offset: number, length: number, into?: Buffer): Buffer | undefined {
+    const end = Math.min(this.size, offset + length);
+    if (offset >= end) return undefined;
+    const home = this.chunks.find((c) => c.from <= offset && end <= c.end);
+    if (!home?.holds(offset, end)) return undefined;
+    this.reached = Math.max(this.reached, end);
+    this.delivered += end - offset;
+    this.position = offset;
+    this.dropBehind(offset);
+    this.extend(offset, end);
+    this.checkPace(home, 0);
+    return home.sliceNow(offset, end, into);
   }
 
   /** A read across chunks, or partly outside them: copied together into one buffer. */

@@ -50,6 +50,12 @@ export class ReadHandle {
     }
   }
 
+  /** read() when its bytes are in readahead already (see Prefetcher.readNow); undefined otherwise. */
+  readNow(offset: number, length: number, into?: Buffer): Buffer | undefined {
+    if (this.copy || this.local) return undefined;
+    return this.prefetcher.readNow(offset, length, into);
+  }
+
   /**
    * This mount has just replaced the file's content (a writer's close, a truncate): read the new
    * one from now on, from the bucket (`size` bytes) or from the journal's file, as a reader of a

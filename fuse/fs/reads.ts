@@ -156,15 +156,33 @@ export class Reads extends Attributes {
       h = this.handle(fh);
     }
     const data = await h.read(offset, length, into);
-    if (this.wholeFileReads >= WHOLE_FILE_STREAK && h instanceof ReadHandle && h.finishingInOrder) {
-      if (!h.guessedNext) {
-        h.guessedNext = true;
-        h.next = this.guessNext(h.path, h.windowPastEnd);
-      } else if (h.next !== undefined) {
-        this.nextFile.reach(h.next, h.windowPastEnd);
-      }
-    }
+    if (h instanceof ReadHandle) this.afterRead(h);
     return data;
+  }
+
+  /**
+   * read(), answered at once when the bytes are in readahead already: no promise per read, which
+   * was most of a sequential read's CPU on the main thread after the HTTP client. Undefined, having
+   * changed nothing, when read() must answer (a writer on the file, bytes still to come, a seek).
+   */
+  readNow(fh: number, offset: number, length: number, into?: Buffer): Buffer | undefined {
+    const h = this.handles.get(fh);
+    if (!(h instanceof ReadHandle)) return undefined;
+    for (const w of this.handles.values()) if (w.kind === 'write' && w.path === h.path && w.dirty) return undefined;
+    const data = h.readNow(offset, length, into);
+    if (data) this.afterRead(h);
+    return data;
+  }
+
+  /** A reader finishing a whole file in order: guess the next one it opens, or reach further into it. */
+  private afterRead(h: ReadHandle): void {
+    if (this.wholeFileReads < WHOLE_FILE_STREAK || !h.finishingInOrder) return;
+    if (!h.guessedNext) {
+      h.guessedNext = true;
+      h.next = this.guessNext(h.path, h.windowPastEnd);
+    } else if (h.next !== undefined) {
+      this.nextFile.reach(h.next, h.windowPastEnd);
+    }
   }
 
   /**
