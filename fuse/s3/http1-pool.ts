@@ -17,7 +17,7 @@
 // is sent once more on a new connection, as browsers and undici do; every other retry is the
 // data path's.
 
-import { connect as tcpConnect, type Socket } from 'node:net';
+import { isIP, connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { HttpFramingError, type ResponseEvents, ResponseReader } from './http1-response.ts';
 
@@ -71,7 +71,9 @@ class Connection {
     const port = Number(url.port || (secure ? 443 : 80));
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
     if (secure) {
-      this.socket = tlsConnect({ host, port, servername: host, ALPNProtocols: ['http/1.1'] });
+      // SNI carries host names only (RFC 6066): an address as the endpoint sends none.
+      const servername = isIP(host) ? undefined : host;
+      this.socket = tlsConnect({ host, port, servername, ALPNProtocols: ['http/1.1'] });
       this.socket.on('data', (chunk: Buffer) => this.bytes(chunk, chunk.length));
     } else {
       const buffer = Buffer.allocUnsafeSlow(READ_SIZE);

@@ -2,11 +2,16 @@
 // scripts: connections kept and used again, a connection closed inside an answer, bytes after an
 // answer, a server that closed a kept-alive connection, one that goes silent.
 
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer as httpsServer } from 'node:https';
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Http1Pool } from '../../../fuse/s3/http1-pool.ts';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 
 afterAll(runTeardowns);
 
@@ -109,5 +114,21 @@ describe('data path connections', () => {
     await new Promise((r) => setTimeout(r, 100));
     p.close();
     expect(await pending).toEqual({ code: 'ECONNRESET' });
+  });
+
+  it('speaks TLS to an https endpoint and refuses one whose certificate it cannot verify', async () => {
+    const dir = await tempDir('estuary-http1-tls-');
+    const [key, cert] = [join(dir, 'k.pem'), join(dir, 'c.pem')];
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+    let asked = 0;
+    const s = httpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_req, res) => {
+      asked++;
+      res.end('secret');
+    });
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    onTeardown(() => new Promise<void>((r) => s.close(() => r())));
+    const url = new URL(`https://127.0.0.1:${(s.address() as AddressInfo).port}/b`);
+    expect(await get(pool(url))).toEqual({ code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
+    expect(asked).toBe(0);
   });
 });
