@@ -109,10 +109,6 @@ class Connection {
     });
   }
 
-  get busy(): boolean {
-    return this.settle !== undefined;
-  }
-
   /** Sends one request; `events` get its answer; resolves once the answer was read whole. */
   send(req: PoolRequest, events: ResponseEvents): Promise<void> {
     clearTimeout(this.idleTimer);
@@ -217,6 +213,10 @@ export class Http1Pool {
 
   /** Sends `req`; resolves when its answer was read whole, rejects with what broke it. */
   async request(req: PoolRequest, events: ResponseEvents): Promise<void> {
+    // A line break or a character beyond Latin-1 in a header would end it early or be mangled.
+    for (const [name, value] of Object.entries(req.headers))
+      if (!/^[!#-'*+.^-z|~0-9A-Za-z-]+$/.test(name) || !/^[\t\x20-\x7e\x80-\xff]*$/.test(value))
+        throw netError(`request header ${JSON.stringify(name)} holds a character HTTP cannot carry`, 'EINVAL');
     for (let tries = 0; ; tries++) {
       const c = await this.take();
       const reused = c.served > 0;

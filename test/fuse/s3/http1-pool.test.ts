@@ -107,6 +107,14 @@ describe('data path connections', () => {
     expect(await get(pool(url, 300))).toEqual({ code: 'ETIMEDOUT' });
   });
 
+  it('refuses a header value that would end the header early, before sending anything', async () => {
+    const { url, connections } = await rawServer((socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n'));
+    const p = pool(url);
+    const events = { onHead: () => {}, onBody: () => {} };
+    await expect(p.request({ method: 'GET', path: '/b/k', headers: { 'x-amz-meta-a': 'v\r\nx-evil: 1' } }, events)).rejects.toMatchObject({ code: 'EINVAL' });
+    expect(connections()).toBe(0);
+  });
+
   it('fails requests under way when closed', async () => {
     const { url } = await rawServer(() => {});
     const p = pool(url);
