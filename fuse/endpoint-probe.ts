@@ -4,10 +4,14 @@
 // six minutes, and a web server answering 200 to everything passed for an empty bucket. This asks
 // once, unsigned, and records what came back (or did not) for endpoint-diagnosis.ts to judge.
 
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import { connect as tlsConnect } from 'node:tls';
 import type { EndpointAnswer, EndpointFacts } from './endpoint-diagnosis.ts';
+
+// Not `import ... from 'node:http'`: an ES module import of node:http reads every export, and its
+// WebSocket one loads Node's bundled undici, 14 MB of resident memory for the mount's whole life.
+const { request: httpRequest } = process.getBuiltinModule('node:http');
+const { request: httpsRequest } = process.getBuiltinModule('node:https');
 
 /**
  * How long the probe waits for the whole answer. A live S3 server answers an unsigned request

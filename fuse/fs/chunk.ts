@@ -55,6 +55,16 @@ export class Chunk {
     return c;
   }
 
+  /** True once the GET delivered a byte, ended or failed: a read of it no longer waits on latency. */
+  get answered(): boolean {
+    return this.filled > 0 || this.done || this.failure !== undefined;
+  }
+
+  /** True once every byte of the GET arrived. */
+  get complete(): boolean {
+    return this.done || this.filled >= this.end - this.start;
+  }
+
   /** The first byte a read may still ask this chunk for. */
   get from(): number {
     return this.start + this.forgotten;
@@ -74,6 +84,16 @@ export class Chunk {
     } finally {
       this.pending.splice(this.pending.indexOf(from - this.start), 1);
     }
+  }
+
+  /** True when bytes [from, to) of the file can be read now: they arrived and were not let go. */
+  holds(from: number, to: number): boolean {
+    return from >= this.from && to <= this.end && !this.failure && (this.done || this.filled >= to - this.start);
+  }
+
+  /** slice() for bytes that holds() says are here: answered at once, without a promise. */
+  sliceNow(from: number, to: number, into?: Buffer): Buffer {
+    return this.view(from - this.start, Math.min(to - this.start, this.filled), into);
   }
 
   /**

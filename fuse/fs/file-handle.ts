@@ -9,6 +9,7 @@
 import type { ObjectClient } from '../s3/object-client.ts';
 import type { Journal } from './journal.ts';
 import type { MemoryBudget } from './memory-budget.ts';
+import type { ReadWindow } from './read-window.ts';
 import type { LocalReadHandle, ReadHandle } from './read-handle.ts';
 import type { StagingSettings } from './staging-file.ts';
 import type { UploadSettings } from './streaming-upload.ts';
@@ -24,7 +25,8 @@ export interface HandleSettings {
   readonly budget: MemoryBudget;
   readonly upload: UploadSettings;
   readonly staging: StagingSettings;
-  readonly maxReadahead: number;
+  /** The mount's readahead window, shared by its open files. */
+  readonly readWindow: ReadWindow;
   /** Set with --write-back: flush() hands files to the journal instead of uploading them. */
   readonly journal?: Journal;
 }

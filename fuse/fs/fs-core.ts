@@ -23,6 +23,7 @@ import { InodeTable, ROOT_INO } from './inodes.ts';
 import { MemoryBudget } from './memory-budget.ts';
 import { type Attr, type AttrDefaults, attrFromHead, type Kind } from './metadata.ts';
 import { NextFilePrefetch } from './next-file.ts';
+import { ReadWindow } from './read-window.ts';
 import { UploadStreak } from './streaming-upload.ts';
 
 /** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
@@ -42,6 +43,8 @@ export interface FilesystemOptions {
   readonly firstPartSize: number;
   readonly maxInFlight: number;
   readonly maxReadahead: number;
+  /** Where the readahead window starts before reads show it must grow (read-window.ts). */
+  readonly initialReadahead?: number;
   /** Directory renames copy every object; above this many, rename answers EXDEV (mv then copies). */
   readonly renameDirLimit: number;
   readonly memoryWaitMs: number;
@@ -136,7 +139,8 @@ export class FsCore {
     this.budget = new MemoryBudget(options.memoryLimit);
     const pool = new BufferPool(this.budget);
     this.pool = pool;
-    this.nextFile = new NextFilePrefetch(options.client, this.budget, options.maxReadahead);
+    const readWindow = new ReadWindow(options.maxReadahead, options.initialReadahead);
+    this.nextFile = new NextFilePrefetch(options.client, this.budget, readWindow);
     const common = { client: options.client, pool, firstPartSize: options.firstPartSize };
     const journal = options.writeBack
       ? new Journal(
@@ -150,7 +154,7 @@ export class FsCore {
     this.settings = {
       client: options.client,
       budget: this.budget,
-      maxReadahead: options.maxReadahead,
+      readWindow,
       journal,
       upload: { ...common, streak: new UploadStreak(), maxInFlight: options.maxInFlight, memoryWaitMs: options.memoryWaitMs },
       staging: {

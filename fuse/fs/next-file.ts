@@ -20,6 +20,7 @@ import type { ObjectClient, ObjectHead } from '../s3/object-client.ts';
 import { entriesAfter } from './entry-cache.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { askFor, type Chunk, dropChunks, INITIAL_WINDOW, pieceSize } from './prefetcher.ts';
+import { ReadWindow } from './read-window.ts';
 
 /** A guess the reader has not moved towards for this long is given up: it went elsewhere. */
 const GUESS_TTL_MS = 5000;
@@ -57,10 +58,8 @@ export function nextFileIn(
 export class NextFilePrefetch {
   private readonly client: ObjectClient;
   private readonly budget: MemoryBudget;
-  /** The reader's own readahead window: how far a guess may reach past its first window. */
-  private readonly maxWindow: number;
-  /** GET size for what a guess adds, as the reader's readahead would use. */
-  private readonly piece: number;
+  /** The readers' readahead window: how far a guess may reach past its first window. */
+  private readonly window: ReadWindow;
   private readonly guesses = new Map<string, Guess>();
   /** Whether the last guess that ended was opened by its reader: only then may one reach a window. */
   private proven = false;
@@ -68,11 +67,11 @@ export class NextFilePrefetch {
   made = 0;
   taken = 0;
 
-  constructor(client: ObjectClient, budget: MemoryBudget, maxWindow: number) {
+  /** A number is a window that never changes (see ReadWindow.fixed). */
+  constructor(client: ObjectClient, budget: MemoryBudget, window: ReadWindow | number) {
     this.client = client;
     this.budget = budget;
-    this.maxWindow = maxWindow;
-    this.piece = pieceSize(maxWindow, budget.limit);
+    this.window = typeof window === 'number' ? ReadWindow.fixed(window) : window;
   }
 
   /**
@@ -104,11 +103,13 @@ export class NextFilePrefetch {
     const g = this.guesses.get(path);
     if (!g) return;
     g.timer.refresh();
-    const limit = Math.min(g.size, INITIAL_WINDOW + (this.proven ? this.maxWindow : UNPROVEN_AHEAD));
+    const limit = Math.min(g.size, INITIAL_WINDOW + (this.proven ? this.window.bytes : UNPROVEN_AHEAD));
     const target = Math.min(limit, bytes);
+    // GETs of the size the reader's readahead would use.
+    const piece = pieceSize(this.window.bytes, this.budget.limit);
     let start = g.ahead.at(-1)?.end ?? INITIAL_WINDOW;
     while (start < target) {
-      const chunk = askFor(this.client, g.key, this.budget, start, Math.min(limit, start + this.piece));
+      const chunk = askFor(this.client, g.key, this.budget, start, Math.min(limit, start + piece));
       if (!chunk) return;
       g.ahead.push(chunk);
       start = chunk.end;

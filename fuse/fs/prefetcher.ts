@@ -4,7 +4,7 @@
 // sequential read as slow as the round trip. So each open file keeps a run of contiguous chunks,
 // fetched by parallel ranged GETs, ahead of where the reader is. The run starts small (1 MiB: a
 // reader that only wants a file's header pays for little); after that, the distance fetched ahead
-// of the reader is four times what it has read in sequence, up to `maxWindow`. Growing with the
+// of the reader is four times what it has read in sequence, up to the mount's window (read-window.ts). Growing with the
 // bytes read rather than with chunks completed matters on a long link: the next chunks are asked
 // for while the reader is still inside the current one, so a 10 MB file costs about two round
 // trips instead of one per doubling. A read outside the run is a seek: the run is dropped and
@@ -22,6 +22,7 @@
 import type { ObjectClient } from '../s3/object-client.ts';
 import { Chunk } from './chunk.ts';
 import type { MemoryBudget } from './memory-budget.ts';
+import { ReadWindow } from './read-window.ts';
 
 export { Chunk } from './chunk.ts';
 
@@ -119,7 +120,15 @@ export class Prefetcher {
   private readonly key: string;
   private readonly size: number;
   private readonly budget: MemoryBudget;
-  private readonly maxWindow: number;
+  /** How far ahead to fetch at most: the mount's window, which reads that wait on latency grow. */
+  private readonly win: ReadWindow;
+  /**
+   * Where the chunks asked for before the window reached full width end (while it ramped up, or
+   * by open()): a read waiting on those is not the window's doing.
+   */
+  private rampEnd = 0;
+  /** The last chunk checkPace judged: each GET counts once. */
+  private paced: Chunk | undefined;
   /** The ETag seen at open: every GET asks for that version (If-Match), never a newer one. */
   private readonly etag: string | undefined;
   private chunks: Chunk[] = [];
@@ -148,7 +157,8 @@ export class Prefetcher {
     key: string,
     size: number,
     budget: MemoryBudget,
-    maxWindow: number,
+    /** A number is a window that never changes (see ReadWindow.fixed). */
+    window: ReadWindow | number,
     first?: Buffer,
     ahead: readonly Chunk[] = [],
     etag?: string,
@@ -158,10 +168,13 @@ export class Prefetcher {
     this.key = key;
     this.size = size;
     this.budget = budget;
-    this.maxWindow = Math.max(INITIAL_WINDOW, maxWindow);
+    this.win = typeof window === 'number' ? ReadWindow.fixed(window) : window;
     if (first && first.length > 0) {
       this.chunks.push(Chunk.of(0, first));
-      if (ahead[0]?.start === first.length) this.chunks.push(...ahead);
+      if (ahead[0]?.start === first.length) {
+        this.chunks.push(...ahead);
+        this.rampEnd = ahead.at(-1)?.end ?? 0;
+      }
       else dropChunks(ahead, budget);
     } else {
       dropChunks(ahead, budget);
@@ -217,19 +230,59 @@ export class Prefetcher {
     this.reached = Math.max(this.reached, end);
     this.delivered += end - offset;
     this.position = offset;
+    let fresh = 0;
     if (!straggler) {
       this.dropBehind(offset);
-      this.extend(offset, end);
+      fresh = this.extend(offset, end);
     }
     try {
       // The common case, a read inside one chunk, is answered without a copy.
       const home = straggler ? undefined : this.chunks.find((c) => c.from <= offset && end <= c.end);
+      if (!straggler) this.checkPace(home ?? this.chunks.find((c) => c.end > offset), fresh);
       if (home) return await home.slice(offset, end, into);
       return await this.gather(offset, end, straggler, into);
     } catch (err) {
       this.reset();
       throw err;
     }
+  }
+
+  /**
+   * Tells the mount's window how the store kept pace, once per GET the reader enters, for GETs
+   * asked for ahead of it by a window at full width (not by this read, not by open(), not while
+   * the window still ramped up): missed when this one has delivered nothing yet while the one
+   * before it is complete (latency a wider window would have hidden; a GET still streaming is the
+   * link's pace), answered in time when it had delivered already.
+   */
+  private checkPace(needed: Chunk | undefined, fresh: number): void {
+    if (!needed || needed === this.paced || needed.start < this.rampEnd) return;
+    const i = this.chunks.indexOf(needed);
+    if (i <= 0 || i >= this.chunks.length - fresh) return;
+    if (needed.answered) {
+      this.paced = needed;
+      this.win.answeredInTime();
+    } else if (this.chunks[i - 1]!.complete) {
+      this.paced = needed;
+      this.win.missed();
+    }
+  }
+
+  /**
+   * read(), answered at once when its bytes lie in one chunk of the run and have arrived (most reads
+   * of a sequential reader), with the same bookkeeping; undefined, having changed nothing, otherwise.
+   */
+  readNow(offset: number, length: number, into?: Buffer): Buffer | undefined {
+    const end = Math.min(this.size, offset + length);
+    if (offset >= end) return undefined;
+    const home = this.chunks.find((c) => c.from <= offset && end <= c.end);
+    if (!home?.holds(offset, end)) return undefined;
+    this.reached = Math.max(this.reached, end);
+    this.delivered += end - offset;
+    this.position = offset;
+    this.dropBehind(offset);
+    this.extend(offset, end);
+    this.checkPace(home, 0);
+    return home.sliceNow(offset, end, into);
   }
 
   /** A read across chunks, or partly outside them: copied together into one buffer. */
@@ -268,8 +321,9 @@ export class Prefetcher {
 
   /** Bytes to have fetched ahead of `offset`. */
   private window(offset: number): number {
-    if (this.eager) return this.maxWindow;
-    return Math.min(this.maxWindow, Math.max(INITIAL_WINDOW, GROWTH * (offset - this.runStart)));
+    const most = Math.max(INITIAL_WINDOW, this.win.bytes);
+    if (this.eager) return most;
+    return Math.min(most, Math.max(INITIAL_WINDOW, GROWTH * (offset - this.runStart)));
   }
 
   private dropBehind(offset: number): void {
@@ -281,19 +335,24 @@ export class Prefetcher {
     this.chunks[0]?.forget(offset - BEHIND_SLACK);
   }
 
-  /** Adds chunks until they cover the read and the window ahead of it. */
-  private extend(offset: number, readEnd: number): void {
+  /** Adds chunks until they cover the read and the window ahead of it; returns how many. */
+  private extend(offset: number, readEnd: number): number {
     const window = this.window(offset);
     const target = Math.min(this.size, Math.max(readEnd, offset + window));
     let start = this.chunks.at(-1)?.end ?? offset;
     const piece = pieceSize(window, this.budget.limit);
+    const full = window >= Math.max(INITIAL_WINDOW, this.win.bytes);
+    let added = 0;
     while (start < target) {
       const end = Math.min(this.size, start + piece);
       const chunk = askFor(this.client, this.key, this.budget, start, end, this.etag);
-      if (!chunk) return;
+      if (!chunk) break;
       this.requests++;
       this.chunks.push(chunk);
+      if (!full) this.rampEnd = end;
+      added++;
       start = end;
     }
+    return added;
   }
 }

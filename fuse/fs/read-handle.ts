@@ -32,7 +32,7 @@ export class ReadHandle {
     this.path = path;
     this.key = key;
     this.size = size;
-    this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.maxReadahead, first, ahead, etag);
+    this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.readWindow, first, ahead, etag);
   }
 
   /** Reads under way on the current prefetcher, and what to close once they are done. */
@@ -50,6 +50,12 @@ export class ReadHandle {
     }
   }
 
+  /** read() when its bytes are in readahead already (see Prefetcher.readNow); undefined otherwise. */
+  readNow(offset: number, length: number, into?: Buffer): Buffer | undefined {
+    if (this.copy || this.local) return undefined;
+    return this.prefetcher.readNow(offset, length, into);
+  }
+
   /**
    * This mount has just replaced the file's content (a writer's close, a truncate): read the new
    * one from now on, from the bucket (`size` bytes) or from the journal's file, as a reader of a
@@ -62,7 +68,7 @@ export class ReadHandle {
     await this.local?.close();
     this.local = local;
     this.size = size;
-    this.prefetcher = new Prefetcher(this.s.client, this.key, size, this.s.budget, this.s.maxReadahead, undefined, [], etag);
+    this.prefetcher = new Prefetcher(this.s.client, this.key, size, this.s.budget, this.s.readWindow, undefined, [], etag);
   }
 
   /**

@@ -98,7 +98,7 @@ export class Reads extends Attributes {
       // HEAD checks the guess instead of after the first read; both go if the check fails.
       const more =
         known?.kind === 'file' && known.size > guessedUpTo
-          ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, guessedUpTo, known.etag || undefined)
+          ? requestAhead(this.client, key, known.size, this.budget, this.settings.readWindow.bytes, guessedUpTo, known.etag || undefined)
           : [];
       const guessed = await this.nextFile.take(path, () => this.client.head(key));
       // `more` was sized from the listing: it fits only an object of that size.
@@ -112,7 +112,7 @@ export class Reads extends Attributes {
     // After whole-file reads, the rest of the file is asked for alongside its first bytes.
     let ahead =
       this.wholeFileReads >= WHOLE_FILE_STREAK && known.size > INITIAL_WINDOW
-        ? requestAhead(this.client, key, known.size, this.budget, this.settings.maxReadahead, undefined, known.etag || undefined)
+        ? requestAhead(this.client, key, known.size, this.budget, this.settings.readWindow.bytes, undefined, known.etag || undefined)
         : [];
     let got: { body: Buffer; head: ObjectHead };
     try {
@@ -156,15 +156,33 @@ export class Reads extends Attributes {
       h = this.handle(fh);
     }
     const data = await h.read(offset, length, into);
-    if (this.wholeFileReads >= WHOLE_FILE_STREAK && h instanceof ReadHandle && h.finishingInOrder) {
-      if (!h.guessedNext) {
-        h.guessedNext = true;
-        h.next = this.guessNext(h.path, h.windowPastEnd);
-      } else if (h.next !== undefined) {
-        this.nextFile.reach(h.next, h.windowPastEnd);
-      }
-    }
+    if (h instanceof ReadHandle) this.afterRead(h);
     return data;
+  }
+
+  /**
+   * read(), answered at once when the bytes are in readahead already: no promise per read, which
+   * was most of a sequential read's CPU on the main thread after the HTTP client. Undefined, having
+   * changed nothing, when read() must answer (a writer on the file, bytes still to come, a seek).
+   */
+  readNow(fh: number, offset: number, length: number, into?: Buffer): Buffer | undefined {
+    const h = this.handles.get(fh);
+    if (!(h instanceof ReadHandle)) return undefined;
+    for (const w of this.handles.values()) if (w.kind === 'write' && w.path === h.path && w.dirty) return undefined;
+    const data = h.readNow(offset, length, into);
+    if (data) this.afterRead(h);
+    return data;
+  }
+
+  /** A reader finishing a whole file in order: guess the next one it opens, or reach further into it. */
+  private afterRead(h: ReadHandle): void {
+    if (this.wholeFileReads < WHOLE_FILE_STREAK || !h.finishingInOrder) return;
+    if (!h.guessedNext) {
+      h.guessedNext = true;
+      h.next = this.guessNext(h.path, h.windowPastEnd);
+    } else if (h.next !== undefined) {
+      this.nextFile.reach(h.next, h.windowPastEnd);
+    }
   }
 
   /**

@@ -1,10 +1,10 @@
 // The mount's data path: ranged GETs, PUTs and UploadParts, signed with lib/sigv4.ts and sent
-// through undici (http-exchange.ts) on sockets that read into memory they use again
-// (pooled-socket.ts). The control calls (list, head, multipart create/complete/abort, copy,
+// on connections of its own (http-exchange.ts, http1-pool.ts) whose sockets read into memory they
+// use again. The control calls (list, head, multipart create/complete/abort, copy,
 // delete) stay with the AWS SDK in sdk-client.ts, which hands this its resolved credentials and
 // endpoint, so both sign as the same identity and address the same URLs.
 //
-// Why not the SDK for these too: per GB read it cost 1.2–1.3 CPU s in a bare loop against 0.4 s
+// Why not the SDK for these too: per GB read it cost 1.2–1.3 CPU s in a bare loop against 0.2 s
 // here, and its fresh 64 KiB buffer per socket read made up most of the mount's peak memory
 // (docs/BENCHMARKING.md, "What each mount costs the machine").
 //

@@ -1,11 +1,12 @@
-// One signed request of the mount's data path and its answer, over undici: the status and headers,
-// and a success's body handed on as it arrives. No retries here (data-path.ts does them); a
-// failure is thrown as what toObjectError understands.
+// One signed request of the mount's data path and its answer, over the data path's own
+// connections (http1-pool.ts): the status and headers, and a success's body handed on as it
+// arrives. No retries here (data-path.ts does them); a failure is thrown as what toObjectError
+// understands.
 
-import { type Dispatcher, Pool } from 'undici';
 import { sign, UNSIGNED_PAYLOAD, uriEncode } from '../../lib/sigv4.ts';
+import { Http1Pool } from './http1-pool.ts';
+import type { ResponseEvents, ResponseHeaders } from './http1-response.ts';
 import { ObjectError } from './object-client.ts';
-import { dataPathConnector } from './pooled-socket.ts';
 
 export interface Credentials {
   readonly accessKeyId: string;
@@ -63,7 +64,7 @@ export class HttpStatusError extends Error {
 }
 
 export class HttpExchange {
-  private readonly pool: Pool;
+  private readonly pool: Http1Pool;
   private readonly options: ExchangeOptions;
   /** The bucket's path, without a trailing slash, that every key's path starts with. */
   private readonly basePath: string;
@@ -71,13 +72,13 @@ export class HttpExchange {
   constructor(options: ExchangeOptions) {
     this.options = options;
     this.basePath = options.bucketUrl.pathname.replace(/\/+$/, '');
-    this.pool = new Pool(options.bucketUrl.origin, {
-      connections: options.maxSockets,
-      connect: dataPathConnector({ connectTimeoutMs: 5000, idleTimeoutMs: options.idleTimeoutMs }) as never,
-      // The socket's own idle timeout (pooled-socket.ts) is --request-timeout; a large part upload
-      // may take longer than that in all, and a slow answer is not a dead one.
-      headersTimeout: 0,
-      bodyTimeout: 0,
+    // The socket's idle timeout is --request-timeout; a large part upload may take longer than
+    // that in all, and a slow answer is not a dead one.
+    this.pool = new Http1Pool({
+      url: options.bucketUrl,
+      maxSockets: options.maxSockets,
+      connectTimeoutMs: 5000,
+      idleTimeoutMs: options.idleTimeoutMs,
     });
   }
 
@@ -100,82 +101,46 @@ export class HttpExchange {
       UNSIGNED_PAYLOAD,
       Date.now(),
     );
-    if (req.body) headers['content-length'] = String(req.body.length);
-    return new Promise((resolve, reject) => {
-      this.pool.dispatch(
-        { method: req.method, path: query ? `${path}?${query}` : path, headers, body: req.body ?? null },
-        new ReplyHandler(req, resolve, reject),
-      );
-    });
+    // The pool writes Host and Content-Length itself.
+    delete headers.host;
+    const answer = new Answer(req);
+    await this.pool.request(
+      { method: req.method, path: query ? `${path}?${query}` : path, headers, body: req.body },
+      answer,
+    );
+    return answer.result();
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    this.pool.close();
   }
 }
 
 /** Collects one answer: a success's body goes to the request's onBytes, an error's is kept. */
-class ReplyHandler implements Dispatcher.DispatchHandler {
+class Answer implements ResponseEvents {
   private reply: Reply | undefined;
   private errorBody = '';
-  private settled = false;
   private readonly req: ExchangeRequest;
-  private readonly resolve: (r: Reply) => void;
-  private readonly reject: (e: unknown) => void;
 
-  constructor(req: ExchangeRequest, resolve: (r: Reply) => void, reject: (e: unknown) => void) {
+  constructor(req: ExchangeRequest) {
     this.req = req;
-    this.resolve = resolve;
-    this.reject = reject;
   }
 
-  onRequestStart(): void {}
-
-  onResponseStart(
-    controller: Dispatcher.DispatchController,
-    status: number,
-    headers: Record<string, string | string[] | undefined>,
-  ): void {
+  onHead(status: number, headers: ResponseHeaders): void {
     this.reply = { status, headers };
-    if (status >= 300) return;
-    try {
-      this.req.onStart?.(this.reply);
-    } catch (err) {
-      this.fail(err);
-      controller.abort(err as Error);
-    }
+    if (status < 300) this.req.onStart?.(this.reply);
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.settled) return;
-    if (this.reply!.status >= 300) {
-      if (this.errorBody.length < ERROR_BODY_LIMIT) this.errorBody += chunk.toString('utf8');
-      return;
-    }
-    try {
-      this.req.onBytes?.(chunk);
-    } catch (err) {
-      this.fail(err);
-      controller.abort(err as Error);
-    }
+  onBody(view: Buffer): void {
+    if (this.reply!.status < 300) this.req.onBytes?.(view);
+    else if (this.errorBody.length < ERROR_BODY_LIMIT) this.errorBody += view.toString('utf8');
   }
 
-  onResponseEnd(): void {
-    if (this.settled) return;
-    this.settled = true;
+  /** The reply once the answer was read whole; an error answer is thrown. */
+  result(): Reply {
     const reply = this.reply!;
-    if (reply.status >= 300) this.reject(new HttpStatusError(reply.status, this.errorBody));
-    else this.resolve(reply);
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    this.fail(err);
-  }
-
-  private fail(err: unknown): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.reject(err);
+    if (reply.status >= 300) throw new HttpStatusError(reply.status, this.errorBody);
+    return reply;
   }
 }
 

@@ -6,8 +6,6 @@
 // (s3rver stores aws-chunked framing as data, Swift refuses it), Content-MD5 instead of CRC32 on
 // DeleteObjects (Swift needs it), and URL-encoded keys in listings (url-keys.ts).
 
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -40,6 +38,10 @@ import {
   type OnPiece,
   type WriteOptions,
 } from './object-client.ts';
+
+// Not imported: an ES module import of node:http loads Node's bundled undici (see endpoint-probe.ts).
+const { Agent: HttpAgent } = process.getBuiltinModule('node:http');
+const { Agent: HttpsAgent } = process.getBuiltinModule('node:https');
 
 export interface SdkClientOptions {
   readonly bucket: string;

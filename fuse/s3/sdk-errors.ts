@@ -27,12 +27,6 @@ const NETWORK_CODES = new Set([
   'EPIPE',
   'ENOTFOUND',
   'ENETUNREACH',
-  // undici's names for a connection that broke, hung or ended early.
-  'UND_ERR_SOCKET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
 ]);
 
 export function toObjectError(err: unknown, key?: string): ObjectError {

@@ -400,7 +400,7 @@ describe('readahead across files', () => {
     const d = randomBytes(40 * MiB);
     await mem.put('d', d);
     if (e) await mem.put('e', e);
-    const fs = await makeFs(mem, { maxReadahead: 64 * MiB, memoryLimit: 128 * MiB });
+    const fs = await makeFs(mem, { maxReadahead: 64 * MiB, initialReadahead: 64 * MiB, memoryLimit: 128 * MiB });
     await fs.readdir('/');
     for (const n of ['/a', '/b', '/c']) await readFile(fs, n);
     expect(fs.nextFile.guessedUpTo('/d')).toBe(17 * MiB);

@@ -105,4 +105,27 @@ describe('readahead in pieces', () => {
     expect(back.every((piece) => given.has(piece))).toBe(true);
     expect(back.length).toBeGreaterThanOrEqual((16 * MiB) / (64 * KiB));
   });
+
+  it('answers at once, without a promise, the reads whose bytes have arrived, and only those', async () => {
+    const { data, client } = await inPieces('f', 8 * MiB);
+    const p = new Prefetcher(client, 'f', data.length, new MemoryBudget(64 * MiB), 4 * MiB);
+    // Nothing asked for yet: the first read must go through read().
+    expect(p.readNow(0, 128 * KiB)).toBeUndefined();
+    expect((await p.read(0, 128 * KiB)).equals(data.subarray(0, 128 * KiB))).toBe(true);
+    let now = 0;
+    for (let at = 128 * KiB; at < data.length; at += 128 * KiB) {
+      const into = Buffer.alloc(128 * KiB);
+      const quick = p.readNow(at, 128 * KiB, into);
+      if (quick) now++;
+      // Give the store a turn, as the kernel's next request would.
+      else await new Promise((r) => setImmediate(r));
+      const got = quick ?? (await p.read(at, 128 * KiB, into));
+      expect(got.equals(data.subarray(at, at + 128 * KiB))).toBe(true);
+    }
+    // Readahead kept ahead of the reader: most reads found their bytes there already.
+    expect(now).toBeGreaterThan(32);
+    // A read of bytes let go long ago is a seek: read() starts a new run there.
+    expect(p.readNow(0, 10)).toBeUndefined();
+    p.close();
+  });
 });

@@ -1,0 +1,208 @@
+// An HTTP/1.1 response reader for the mount's data path (http1-pool.ts): the status line, the
+// headers, and the body as the framing says — Content-Length, chunked, or (neither) up to the
+// connection's end. Pure: bytes in, callbacks out, no I/O; the pool feeds it each socket read.
+//
+// Strict, because a body that is framed wrongly must never become file data: a 1xx answer (the
+// data path never sends Expect: 100-continue), a Transfer-Encoding other than chunked, one sent
+// together with a Content-Length, Content-Lengths that disagree, a chunk not followed by CRLF and a
+// folded or malformed header line are all errors. A body cut short is the caller's to detect
+// (`end()` says whether the answer was complete); bytes after the answer are returned, not eaten.
+
+/** A response the reader refused: the connection is unusable, the request failed. */
+export class HttpFramingError extends Error {
+  readonly code = 'EPROTO';
+
+  constructor(message: string) {
+    super(`malformed HTTP answer: ${message}`);
+    this.name = 'HttpFramingError';
+  }
+}
+
+export type ResponseHeaders = Record<string, string | string[]>;
+
+export interface ResponseEvents {
+  /** Status and headers (names lower-case); throwing refuses the body. */
+  onHead(status: number, headers: ResponseHeaders): void;
+  /** A piece of the body: a view of the socket's buffer, valid only during the call. */
+  onBody(view: Buffer): void;
+}
+
+/** Headers beyond this are not an S3 answer. */
+const MAX_HEAD = 64 * 1024;
+/** A chunk-size line with extensions; more is not an answer either. */
+const MAX_SIZE_LINE = 4096;
+
+type State = 'head' | 'length' | 'size-line' | 'data' | 'data-crlf' | 'trailers' | 'to-close' | 'done';
+
+const CR = 13;
+const LF = 10;
+
+export class ResponseReader {
+  private state: State = 'head';
+  /** Head (or size line, or trailers) bytes seen so far when they span reads. */
+  private pending = '';
+  /** Body bytes still due: the Content-Length left, or the current chunk's. */
+  private left = 0;
+  /** True when the answer lets the connection carry another request. */
+  keepAlive = true;
+  /** Seconds the server keeps an idle connection (Keep-Alive: timeout=N), when it says. */
+  keepAliveSeconds: number | undefined;
+  status = 0;
+  private readonly events: ResponseEvents;
+
+  constructor(events: ResponseEvents) {
+    this.events = events;
+  }
+
+  get done(): boolean {
+    return this.state === 'done';
+  }
+
+  /** True once the head was read: the server answered. */
+  get started(): boolean {
+    return this.state !== 'head';
+  }
+
+  /**
+   * Reads `buf[from, to)`; returns where the answer ended inside it (`to` when it has not ended
+   * yet, or ended exactly there). Throws HttpFramingError, or what a callback threw.
+   */
+  feed(buf: Buffer, from: number, to: number): number {
+    let at = from;
+    while (at < to && this.state !== 'done') {
+      switch (this.state) {
+        case 'head':
+          at = this.readHead(buf, at, to);
+          break;
+        case 'length':
+        case 'data': {
+          const n = Math.min(this.left, to - at);
+          this.left -= n;
+          const view = buf.subarray(at, at + n);
+          at += n;
+          if (this.left === 0) this.state = this.state === 'length' ? 'done' : 'data-crlf';
+          this.events.onBody(view);
+          break;
+        }
+        case 'to-close':
+          this.events.onBody(buf.subarray(at, to));
+          at = to;
+          break;
+        case 'size-line':
+        case 'data-crlf':
+        case 'trailers':
+          at = this.readLine(buf, at, to);
+          break;
+      }
+    }
+    return at;
+  }
+
+  /** The connection ended: true when that completes the answer (a body framed by the close). */
+  end(): boolean {
+    if (this.state === 'to-close') this.state = 'done';
+    return this.state === 'done';
+  }
+
+  private readHead(buf: Buffer, from: number, to: number): number {
+    const text = buf.toString('latin1', from, to);
+    const whole = this.pending + text;
+    const blank = whole.indexOf('\r\n\r\n');
+    if (blank < 0) {
+      if (whole.length > MAX_HEAD) throw new HttpFramingError(`headers longer than ${MAX_HEAD} bytes`);
+      this.pending = whole;
+      return to;
+    }
+    const used = blank + 4 - this.pending.length;
+    this.pending = '';
+    this.parseHead(whole.slice(0, blank));
+    return from + used;
+  }
+
+  private parseHead(head: string): void {
+    const lines = head.split('\r\n');
+    const m = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(lines[0]!);
+    if (!m) throw new HttpFramingError(`status line ${JSON.stringify(lines[0]!.slice(0, 80))}`);
+    const status = Number(m[2]);
+    if (status < 200) throw new HttpFramingError(`an interim ${status} answer to a request that asked for none`);
+    const headers: ResponseHeaders = {};
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i]!;
+      const colon = line.indexOf(':');
+      if (colon <= 0 || /[\s]/.test(line[0]!) || /\s/.test(line[colon - 1]!))
+        throw new HttpFramingError(`header line ${JSON.stringify(line.slice(0, 80))}`);
+      const name = line.slice(0, colon).toLowerCase();
+      const value = line.slice(colon + 1).trim();
+      const had = headers[name];
+      headers[name] = had === undefined ? value : Array.isArray(had) ? [...had, value] : [had, value];
+    }
+    this.status = status;
+    const connection = String(headers.connection ?? '').toLowerCase();
+    this.keepAlive = m[1] === '1' ? !/\bclose\b/.test(connection) : /\bkeep-alive\b/.test(connection);
+    const timeout = /\btimeout=(\d+)/.exec(String(headers['keep-alive'] ?? ''));
+    if (timeout) this.keepAliveSeconds = Number(timeout[1]);
+    this.frame(status, headers);
+    this.events.onHead(status, headers);
+  }
+
+  /** Which of the framings the headers choose, refusing the ambiguous ones. */
+  private frame(status: number, headers: ResponseHeaders): void {
+    const te = headers['transfer-encoding'];
+    const cl = headers['content-length'];
+    if (status === 204 || status === 304) {
+      this.state = 'done';
+      return;
+    }
+    if (te !== undefined) {
+      if (cl !== undefined) throw new HttpFramingError('both Transfer-Encoding and Content-Length');
+      if (Array.isArray(te) || te.toLowerCase() !== 'chunked')
+        throw new HttpFramingError(`Transfer-Encoding ${JSON.stringify(te)}`);
+      this.state = 'size-line';
+      return;
+    }
+    if (cl !== undefined) {
+      const values = (Array.isArray(cl) ? cl : [cl]).flatMap((v) => v.split(',').map((s) => s.trim()));
+      if (!values.every((v) => /^\d{1,15}$/.test(v) && v === values[0]))
+        throw new HttpFramingError(`Content-Length ${JSON.stringify(cl)}`);
+      this.left = Number(values[0]);
+      this.state = this.left === 0 ? 'done' : 'length';
+      return;
+    }
+    this.keepAlive = false;
+    this.state = 'to-close';
+  }
+
+  /** A CRLF-terminated line of the chunked framing: a chunk size, the CRLF after data, a trailer. */
+  private readLine(buf: Buffer, from: number, to: number): number {
+    let at = from;
+    // The common case, a whole line inside this read, without building strings byte by byte.
+    const lf = buf.indexOf(LF, at);
+    const end = lf < 0 || lf >= to ? to : lf + 1;
+    this.pending += buf.toString('latin1', at, end);
+    at = end;
+    if (this.pending.length > MAX_SIZE_LINE) throw new HttpFramingError('chunk-size line too long');
+    if (!this.pending.endsWith('\n')) {
+      if (this.state === 'data-crlf' && !'\r'.startsWith(this.pending))
+        throw new HttpFramingError('chunk data not followed by CRLF');
+      return at;
+    }
+    const line = this.pending;
+    this.pending = '';
+    if (line.length < 2 || line.charCodeAt(line.length - 2) !== CR) throw new HttpFramingError('bare LF');
+    const text = line.slice(0, -2);
+    if (this.state === 'data-crlf') {
+      if (text !== '') throw new HttpFramingError('chunk data not followed by CRLF');
+      this.state = 'size-line';
+    } else if (this.state === 'size-line') {
+      const m = /^([0-9a-fA-F]{1,12})[ \t]*(;.*)?$/.exec(text);
+      if (!m) throw new HttpFramingError(`chunk size ${JSON.stringify(text.slice(0, 40))}`);
+      this.left = parseInt(m[1]!, 16);
+      this.state = this.left === 0 ? 'trailers' : 'data';
+    } else if (text === '') {
+      this.state = 'done';
+    } else if (text.indexOf(':') <= 0) {
+      throw new HttpFramingError(`trailer line ${JSON.stringify(text.slice(0, 80))}`);
+    }
+    return at;
+  }
+}
