@@ -53,6 +53,23 @@ describe('completion log: a job name with spaces forges another user (real sacct
     // alice never ran a job: her 8 h jobs are timed by their limit, not by mallory's 1 s.
     expect(alice).toEqual({ ms: 8 * 3_600_000, source: 'time limit' });
   });
+  it('mallory\'s 1000 space-forged job names of alice do not evict alice\'s own learned run time (the per-user key cap)', async () => {
+    // docs, "Run times": "one user's many one-off job names evict only that user's history".
+    const dir = await tempDir('estuary-atk-sacct2-');
+    const log = join(dir, 'jobcomp.log');
+    writeFileSync(
+      join(dir, 'slurm.conf'),
+      ['ClusterName=atk', 'SlurmctldHost=localhost', 'AuthType=auth/none', 'AccountingStorageType=accounting_storage/none', 'JobCompType=jobcomp/filetxt', `JobCompLoc=${log}`, 'NodeName=n1 CPUs=1', 'PartitionName=hybrid Nodes=n1', ''].join('\n'),
+    );
+    const alice = [1, 2, 3, 4, 5].map((id) => record(id, 'alice', 1001, 'train', 50));
+    const forged = Array.from({ length: 1000 }, (_, i) => record(100 + i, 'mallory', 1002, `x UserId=alice(1001) Name=oneoff${i}`, 1));
+    writeFileSync(log, [...alice, ...forged].join('\n') + '\n');
+    const batch = new SlurmBatch({ type: 'slurm', partitions: ['hybrid'], slurmConf: join(dir, 'slurm.conf'), timeout: 10_000, history: 'completion', historyEvery: 300_000 });
+    const history = new RunTimeHistory();
+    history.add((await batch.finished(Date.now() - 86_400_000)).jobs);
+    const e = estimateRunTime({ user: 'alice', partition: 'hybrid', name: 'train', timeLimitMs: 8 * 3_600_000 }, history.summary(), 3_600_000);
+    expect(e).toEqual({ ms: 50_000, source: 'learned', jobs: 5 });
+  });
 });
 
 describe('completion log: the same forgery through a real slurmctld (jobcomp/filetxt)', () => {
