@@ -4,8 +4,9 @@
 // A program is a faulty peer: its output is bounded here, never by the program. A site script's
 // output is only ever shown as its last line or parsed for a few KEY=value lines, so the first
 // and last 64 KiB of each stream are kept. squeue and sinfo print JSON that must be read whole:
-// their callers raise `maxOutputBytes` (to 256 MiB, far above any real cluster's queue) and a
-// program printing more is killed and the call fails with "output too large".
+// their callers raise `maxOutputBytes` (to MAX_JSON_BYTES) and a program printing more is killed
+// and the call fails with "output too large". What the caller asks for is what holds: the
+// runaway cap is for streams kept as their two ends, never above a caller's own figure.
 
 import { spawn } from 'node:child_process';
 
@@ -29,10 +30,17 @@ export interface ProcOptions {
 /** Bytes kept at each end of a stream whose middle is dropped. */
 export const KEPT_EDGE_BYTES = 64 * 1024;
 
-/** The largest squeue/sinfo JSON read; a queue of a million jobs is a few hundred MB. */
-export const MAX_JSON_BYTES = 256 * 1024 * 1024;
+/**
+ * The largest squeue/sinfo/sacct answer read whole. Slurm 22.05's `squeue --json` prints about
+ * 3.1 KB a job and lists every partition's jobs, so this holds a queue of about 160 000 jobs. It
+ * stays under V8's longest string (2^29 - 24 characters, 512 MiB): the text is one string.
+ */
+export const MAX_JSON_BYTES = 500 * 1024 * 1024;
 
-/** Beyond this much output in all, a program is treated as runaway (killed, call failed). */
+/**
+ * Beyond this much output in all (stderr alone, when the caller keeps stdout whole), a program is
+ * treated as runaway (killed, call failed).
+ */
 const RUNAWAY_BYTES = 64 * 1024 * 1024;
 
 /** Process groups of programs still running, so a stop past its deadline can end them. */
@@ -107,7 +115,7 @@ export function runProgram(file: string, args: readonly string[], o: ProcOptions
     const watch = (): void => {
       const limit = o.maxOutputBytes;
       if (limit !== undefined && stdout.total > limit) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${limit} bytes)`));
-      else if (stdout.total + stderr.total > RUNAWAY_BYTES) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${RUNAWAY_BYTES} bytes)`));
+      else if ((limit === undefined ? stdout.total : 0) + stderr.total > RUNAWAY_BYTES) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${RUNAWAY_BYTES} bytes)`));
     };
     child.stdout.on('data', (c: Buffer) => (stdout.add(c), watch()));
     child.stderr.on('data', (c: Buffer) => (stderr.add(c), watch()));
