@@ -9,6 +9,7 @@
 // runaway cap is for streams kept as their two ends, never above a caller's own figure.
 
 import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 
 export interface ProcResult {
   readonly code: number;
@@ -65,6 +66,8 @@ class Kept {
   private tailBytes = 0;
   total = 0;
   private readonly whole: number | undefined;
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly decoded: string[] = [];
 
   constructor(whole: number | undefined) {
     this.whole = whole;
@@ -72,6 +75,14 @@ class Kept {
 
   add(c: Buffer): void {
     this.total += c.length;
+    if (this.whole !== undefined) {
+      // Decoded as it comes: one copy and decode of hundreds of MiB at the end would hold the
+      // event loop for a few hundred ms.
+      const part = c.subarray(0, Math.max(0, this.whole - this.headBytes));
+      this.headBytes += part.length;
+      if (part.length) this.decoded.push(this.decoder.write(part));
+      return;
+    }
     const headRoom = (this.whole ?? KEPT_EDGE_BYTES) - this.headBytes;
     if (headRoom > 0) {
       const part = c.subarray(0, headRoom);
@@ -86,6 +97,7 @@ class Kept {
   }
 
   text(): string {
+    if (this.whole !== undefined) return this.decoded.join('') + this.decoder.end();
     const dropped = this.total - this.headBytes - this.tailBytes;
     const tail = Buffer.concat(this.tail);
     const end = tail.subarray(Math.max(0, tail.length - KEPT_EDGE_BYTES));
