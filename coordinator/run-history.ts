@@ -3,8 +3,9 @@
 // give the event loop back), every `history-every` (the first time over the last
 // HISTORY_WINDOW_MS, in the batch system's clock), its jobs go into a RunTimeHistory
 // (run-times.ts), and the policy reads the medians from each snapshot. A read that fails keeps
-// what was learned and says why — on the status page, in the API and in a metric — and, where nothing was learned, decisions fall back to time limits and `runtime`
-// (each decision's reason says which estimate it used). Never fails the loop.
+// what was learned and says why — on the status page, in the API and in a metric — and, where
+// nothing was learned, decisions fall back to time limits and `runtime` (each decision's reason
+// says which estimate it used). Never fails the loop.
 
 import type { BatchSystem } from './batch/types.ts';
 import type { Clock } from './clock.ts';
