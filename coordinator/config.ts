@@ -299,12 +299,13 @@ export const batchSystemSchema = keyed(z.discriminatedUnion('type', [
     partitions: z.array(z.string().min(1)).min(1),
     /** SLURM_CONF for squeue/sinfo/scontrol; their default when unset. */
     slurmConf: z.string().optional(),
-    /** Directory of squeue, sinfo and scontrol; PATH when unset. */
+    /** Directory of squeue, sinfo, scontrol and (for run times) sacct; PATH when unset. */
     binDir: z.string().optional(),
     timeout: timeoutMs.default(30_000),
     /**
-     * Where run times are learned from (sacct): `auto` Slurm's database, else its job completion
-     * log; `accounting` or `completion` only that one; `off` none (time limits and `runtime`).
+     * Where run times are learned from: `auto` Slurm's database (sacct), else its job completion
+     * log (JobCompLoc, read as a file); `accounting` or `completion` only that one; `off` none
+     * (time limits and `runtime`).
      */
     history: z.enum(['auto', 'accounting', 'completion', 'off']).default('auto'),
     historyEvery: durationMs.default(HISTORY_EVERY_MS),

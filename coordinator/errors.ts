@@ -43,6 +43,18 @@ export const COORDINATOR_CODES = {
     meaning: "a Slurm command failed, timed out, printed what is not JSON, or (22.05, slurmctld down) exited 0 with an `errors` array — the message carries Slurm's own words; no drone is started or stopped while the batch system cannot be read",
     fix: "check slurmctld, `SLURM_CONF` (`batch-system.slurm-conf`) and that the coordinator's user may run `scontrol update`",
   },
+  ESTUARY_CO_BATCH_PROGRAM: {
+    meaning: 'a Slurm command (`squeue`, `sinfo`, `scontrol`, `sacct`) is not installed where the coordinator looks: `batch-system.bin-dir`, else `PATH`; the message names where it looked',
+    fix: "install Slurm's client commands there (sacct beside squeue), or point `bin-dir` at them; without sacct, `history: off` learns no run times",
+  },
+  ESTUARY_CO_NO_HISTORY: {
+    meaning: 'Slurm keeps no history the coordinator can read for run times: job completion is disabled or not written to a file (`JobCompType`) where `history: completion` asks for it, or accounting storage and job completion are both disabled; decisions use time limits and `runtime`',
+    fix: '`history: auto` or `accounting` on a cluster with slurmdbd; else `JobCompType=jobcomp/filetxt` with `JobCompLoc` in slurm.conf; or `history: off`',
+  },
+  ESTUARY_CO_COMPLETION_LOG: {
+    meaning: "the job completion log (`JobCompLoc`) cannot be read on the coordinator's host: it is not there (slurmctld writes it on its own host), cannot be opened, is larger than the coordinator reads, or slurm.conf cannot be read to find it",
+    fix: "run the coordinator where the log is, or share it read-only at the same path; rotate a log past 500 MiB; or learn from slurmdbd (`history: accounting`), the trustworthy source",
+  },
   ESTUARY_CO_DATA: {
     meaning: "a site's gateway did not answer what it holds, how big an input is, or a pre-warm (unreachable, wrong admin token, refused)",
     fix: "check the site's `gateway.url` and `gateway.token-file` (the gateway's `--admin-token`); placement goes on with the last answer, a pre-warm is asked again",
@@ -141,6 +153,13 @@ export const coordinatorErrors = {
     Object.assign(new CoordinatorError('ESTUARY_CO_SITE', `site ${site}: ${op} got no answer: ${reason}`), { unanswered: true }),
   batchFailed: (op: string, reason: string) =>
     new CoordinatorError('ESTUARY_CO_BATCH', `batch system: ${op} failed: ${reason}`),
+  batchProgramMissing: (program: string, where: string) =>
+    new CoordinatorError(
+      'ESTUARY_CO_BATCH_PROGRAM',
+      `batch system: ${program} not found (${where}); install Slurm's ${program} there${program === 'sacct' ? ' beside squeue, or set `batch-system.history: off` to learn no run times' : ', or set `batch-system.bin-dir`'}`,
+    ),
+  noHistory: (message: string) => new CoordinatorError('ESTUARY_CO_NO_HISTORY', `batch system: ${message}`),
+  completionLog: (problem: string, fix: string) => new CoordinatorError('ESTUARY_CO_COMPLETION_LOG', `batch system: ${problem}; ${fix}`),
   dataFailed: (site: string, op: string, reason: string) =>
     new CoordinatorError('ESTUARY_CO_DATA', `site ${site}: gateway ${op} failed: ${reason}; check gateway.url and gateway.token-file`),
   discoveryFailed: (url: string, reason: string) =>

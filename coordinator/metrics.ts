@@ -81,7 +81,7 @@ export function createMetrics(view: () => StatusView): CoordinatorMetrics {
     for (const s of v.sites) g.set({ site: s.name, problem: s.healthy ? '' : (s.problem ?? '').slice(0, 200) }, s.healthy ? 1 : 0);
   });
   gauge(COORDINATOR_METRICS.historyUp, '1 while finished jobs can be read for run times; 0 with why not.', ['source', 'error'], (g, v) => {
-    if (v.history) g.set({ source: v.history.source ?? '', error: (v.history.error ?? '').slice(0, 200) }, v.history.error ? 0 : 1);
+    if (v.history) g.set({ source: v.history.source ?? '', error: stableLabel(v.history.error ?? '') }, v.history.error ? 0 : 1);
   });
   gauge(COORDINATOR_METRICS.historyJobs, 'Finished jobs the run times are learned from.', [], (g, v) => {
     if (v.history) g.set(v.history.jobs);
@@ -93,4 +93,13 @@ export function createMetrics(view: () => StatusView): CoordinatorMetrics {
     registers: [registry],
   });
   return { registry, transitions };
+}
+
+/**
+ * An error as a label that stays one series while the failure is the same: cut to 200
+ * characters, and runs of four or more digits (times, ids, byte counts a program may put in its
+ * complaint) written as `N`. The whole words are on the page, in the API and in the log.
+ */
+export function stableLabel(error: string): string {
+  return error.replace(/\d{4,}/g, 'N').slice(0, 200);
 }

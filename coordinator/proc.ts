@@ -4,10 +4,12 @@
 // A program is a faulty peer: its output is bounded here, never by the program. A site script's
 // output is only ever shown as its last line or parsed for a few KEY=value lines, so the first
 // and last 64 KiB of each stream are kept. squeue and sinfo print JSON that must be read whole:
-// their callers raise `maxOutputBytes` (to 256 MiB, far above any real cluster's queue) and a
-// program printing more is killed and the call fails with "output too large".
+// their callers raise `maxOutputBytes` (to MAX_JSON_BYTES) and a program printing more is killed
+// and the call fails with "output too large". What the caller asks for is what holds: the
+// runaway cap is for streams kept as their two ends, never above a caller's own figure.
 
 import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 
 export interface ProcResult {
   readonly code: number;
@@ -29,10 +31,17 @@ export interface ProcOptions {
 /** Bytes kept at each end of a stream whose middle is dropped. */
 export const KEPT_EDGE_BYTES = 64 * 1024;
 
-/** The largest squeue/sinfo JSON read; a queue of a million jobs is a few hundred MB. */
-export const MAX_JSON_BYTES = 256 * 1024 * 1024;
+/**
+ * The largest squeue/sinfo/sacct answer read whole. Slurm 22.05's `squeue --json` prints about
+ * 3.1 KB a job and lists every partition's jobs, so this holds a queue of about 160 000 jobs. It
+ * stays under V8's longest string (2^29 - 24 characters, 512 MiB): the text is one string.
+ */
+export const MAX_JSON_BYTES = 500 * 1024 * 1024;
 
-/** Beyond this much output in all, a program is treated as runaway (killed, call failed). */
+/**
+ * Beyond this much output in all (stderr alone, when the caller keeps stdout whole), a program is
+ * treated as runaway (killed, call failed).
+ */
 const RUNAWAY_BYTES = 64 * 1024 * 1024;
 
 /** Process groups of programs still running, so a stop past its deadline can end them. */
@@ -57,6 +66,8 @@ class Kept {
   private tailBytes = 0;
   total = 0;
   private readonly whole: number | undefined;
+  private readonly decoder = new StringDecoder('utf8');
+  private readonly decoded: string[] = [];
 
   constructor(whole: number | undefined) {
     this.whole = whole;
@@ -64,6 +75,14 @@ class Kept {
 
   add(c: Buffer): void {
     this.total += c.length;
+    if (this.whole !== undefined) {
+      // Decoded as it comes: one copy and decode of hundreds of MiB at the end would hold the
+      // event loop for a few hundred ms.
+      const part = c.subarray(0, Math.max(0, this.whole - this.headBytes));
+      this.headBytes += part.length;
+      if (part.length) this.decoded.push(this.decoder.write(part));
+      return;
+    }
     const headRoom = (this.whole ?? KEPT_EDGE_BYTES) - this.headBytes;
     if (headRoom > 0) {
       const part = c.subarray(0, headRoom);
@@ -78,6 +97,7 @@ class Kept {
   }
 
   text(): string {
+    if (this.whole !== undefined) return this.decoded.join('') + this.decoder.end();
     const dropped = this.total - this.headBytes - this.tailBytes;
     const tail = Buffer.concat(this.tail);
     const end = tail.subarray(Math.max(0, tail.length - KEPT_EDGE_BYTES));
@@ -107,7 +127,7 @@ export function runProgram(file: string, args: readonly string[], o: ProcOptions
     const watch = (): void => {
       const limit = o.maxOutputBytes;
       if (limit !== undefined && stdout.total > limit) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${limit} bytes)`));
-      else if (stdout.total + stderr.total > RUNAWAY_BYTES) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${RUNAWAY_BYTES} bytes)`));
+      else if ((limit === undefined ? stdout.total : 0) + stderr.total > RUNAWAY_BYTES) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${RUNAWAY_BYTES} bytes)`));
     };
     child.stdout.on('data', (c: Buffer) => (stdout.add(c), watch()));
     child.stderr.on('data', (c: Buffer) => (stderr.add(c), watch()));

@@ -1,13 +1,16 @@
 // Keeping the run times of finished jobs: the batch system's accounting is read, in the
-// background (the loop never waits for it), every `history-every` (the first time over the last HISTORY_WINDOW_MS), its jobs go into a
-// RunTimeHistory (run-times.ts), and the policy reads the medians from each snapshot. A read
-// that fails keeps what was learned and says why — on the status page, in the API and in a
-// metric — and, where nothing was learned, decisions fall back to time limits and `runtime`
-// (each decision's reason says which estimate it used). Never fails the loop.
+// background (the loop never waits for it, and a big answer is parsed and added in slices that
+// give the event loop back), every `history-every` (the first time over the last
+// HISTORY_WINDOW_MS, in the batch system's clock), its jobs go into a RunTimeHistory
+// (run-times.ts), and the policy reads the medians from each snapshot. A read that fails keeps
+// what was learned and says why — on the status page, in the API and in a metric — and, where
+// nothing was learned, decisions fall back to time limits and `runtime` (each decision's reason
+// says which estimate it used). Never fails the loop.
 
 import type { BatchSystem } from './batch/types.ts';
 import type { Clock } from './clock.ts';
 import type { Logger } from '../lib/log.ts';
+import { eachSliced } from '../lib/slices.ts';
 import { RunTimeHistory, type RunTimes } from './run-times.ts';
 
 /** How far back the first read looks: a week of finished jobs covers a site's usual work. */
@@ -35,7 +38,8 @@ export class RunHistory {
   private readonly everyMs: number;
   private readonly history = new RunTimeHistory();
   private lastTry: number | undefined;
-  private lastOk: number | undefined;
+  /** The last read that answered: when, in the coordinator's clock and in the batch system's. */
+  private lastOk: { readonly at: number; readonly accountingAt: number } | undefined;
   private reading: Promise<void> | undefined;
   private state: HistoryStatus = { source: null, jobs: 0, skipped: 0, error: null, readAt: null };
 
@@ -79,17 +83,29 @@ export class RunHistory {
       this.fail(`the ${this.batch.kind} batch system reports no finished jobs`);
       return;
     }
-    const since = this.lastOk === undefined ? now - HISTORY_WINDOW_MS : this.lastOk - OVERLAP_MS;
+    const accountingAt = this.batch.accountingTime?.() ?? now;
     try {
-      const read = await this.batch.finished(since);
-      this.history.add(read.jobs);
-      this.lastOk = now;
+      const read = await this.batch.finished(this.since(now, accountingAt));
+      // In slices: a week of a busy site is hundreds of thousands of jobs, and the loop goes on.
+      await eachSliced(read.jobs, (j) => this.history.add([j]));
+      this.lastOk = { at: now, accountingAt };
       if (read.skipped && read.skipped !== this.state.skipped) this.log.warn({ skipped: read.skipped, source: read.source }, 'finished-job records that could not be read were skipped');
       if (this.state.error || this.state.source === null) this.log.info({ source: read.source, jobs: this.history.size }, 'learning run times from finished jobs');
       this.state = { source: read.source, jobs: this.history.size, skipped: read.skipped, error: null, readAt: now };
     } catch (err) {
       this.fail((err as Error).message);
     }
+  }
+
+  /**
+   * Where the read starts, in the batch system's clock: 10 minutes before the last read as that
+   * clock counted it. When the wall clock was stepped since (NTP, `date -s`), the last read's
+   * time in it is either what it said then or now less the time that truly passed, whichever is
+   * earlier: a step back never makes the window start in the future, a step forward skips nothing.
+   */
+  private since(now: number, accountingAt: number): number {
+    if (this.lastOk === undefined) return accountingAt - HISTORY_WINDOW_MS;
+    return Math.min(this.lastOk.accountingAt, accountingAt - (now - this.lastOk.at)) - OVERLAP_MS;
   }
 
   private fail(error: string): void {

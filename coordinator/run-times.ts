@@ -41,6 +41,11 @@ export interface RunEstimate {
 
 /** The percentile a learned estimate is (see above). */
 export const QUANTILE = 0.9;
+/**
+ * The least a learned estimate is: ElapsedRaw counts whole seconds, so a job that ran under one
+ * reads 0, and work of unknown length is not free of time (as the configured `runtime`'s floor).
+ */
+export const MIN_LEARNED_MS = 1000;
 /** Fewer finished jobs than this say too little: two runs could be a test and a failure. */
 export const MIN_JOBS = 3;
 /** Runs kept per key: the recent past, so a code change shows within a hundred jobs. */
@@ -55,8 +60,11 @@ export const MAX_SEEN = 1_000_000;
 
 /** Key of the most specific history: user, partition and job name. */
 export const nameKey = (user: string, partition: string, name: string): string => `${user}\n${partition}\n${name}`;
-/** Key of the broader history: user and partition, any job name. */
-export const userKey = (user: string, partition: string): string => `${user}\n${partition}\n*`;
+/**
+ * Key of the broader history: user and partition, any job name. Two parts where a name key has
+ * three, so no job name (`*` is one: `sbatch -J '*'`) can be the same key.
+ */
+export const userKey = (user: string, partition: string): string => `${user}\n${partition}`;
 
 /** Finished jobs' run times, the last KEPT per key, each job counted once however often read. */
 export class RunTimeHistory {
@@ -91,7 +99,7 @@ export class RunTimeHistory {
   summary(): RunTimes {
     if (this.cached) return this.cached;
     const out = new Map<string, { ms: number; jobs: number }>();
-    for (const keys of this.runs.values()) for (const [key, runs] of keys) out.set(key, { ms: quantile(runs, QUANTILE), jobs: runs.length });
+    for (const keys of this.runs.values()) for (const [key, runs] of keys) out.set(key, { ms: Math.max(MIN_LEARNED_MS, quantile(runs, QUANTILE)), jobs: runs.length });
     this.cached = out;
     return out;
   }

@@ -1,7 +1,8 @@
 // Reading finished jobs from `sacct --parsable2 --noheader --format=SACCT_FORMAT`, Slurm 22.05,
-// from its database (slurmdbd) or, with `-c`, from the job completion log (jobcomp/filetxt).
+// from its database (slurmdbd). The job completion log is read by jobcomp-parse.ts, not through
+// `sacct -c`, which cannot tell a job name holding ` UserId=alice(1001)` from slurmctld's words.
 // The text is hostile input: every user names their jobs, a job name may hold the delimiter `|`,
-// a newline or anything else, and a completion log is a file anyone's job name writes into. So:
+// a newline or anything else. So:
 // - the fields are separated by a delimiter made afresh for each read (sacct --delimiter, random
 //   words a job name written before the read cannot hold), and the job id is asked again after
 //   the name: a line is a record only when its last field equals its first. A name with a
@@ -10,11 +11,11 @@
 //   field and the last is the name;
 // - every other field must look exactly as Slurm prints it, and a line that does not is skipped
 //   and counted, never half-read;
-// - in the completion log a name with a newline cuts its record there: the cut record has no
-//   state, and what follows it up to the record's tail is the name's text, which may read as
-//   records of anyone. The log cannot say where the name ends, so every line after a cut record
-//   is skipped and counted. Pure.
+// - a record with an id but no state was cut by a newline in its name (as `sacct -c` prints
+//   one): what follows may read as records of anyone, so every line after it is skipped and
+//   counted. Pure.
 
+import { eachSliced, linesOf } from '../../lib/slices.ts';
 import type { FinishedJob } from '../run-times.ts';
 
 /** The fields asked of sacct, in this order: the job name, then the job id again (see above). */
@@ -26,16 +27,16 @@ const FIELDS = SACCT_FORMAT.split(',').length;
  * have taken at least that). A failed, cancelled, preempted or out-of-memory job's run time says
  * how long it took to fail, not how long the work runs.
  */
-const FINISHED = new Set(['COMPLETED', 'TIMEOUT']);
+export const FINISHED = new Set(['COMPLETED', 'TIMEOUT']);
 
 /** A run longer than a year is no run time but a broken record (ElapsedRaw is 32 bit seconds). */
-const MAX_ELAPSED_S = 366 * 86_400;
+export const MAX_ELAPSED_S = 366 * 86_400;
 
 /** Longer names are cut: a key, not a store for whatever a user writes. */
 export const MAX_NAME = 200;
 
 /** User and partition names as Slurm allows them: no spaces, separators or control characters. */
-const NAME = /^[\w.@+-]{1,64}$/;
+export const NAME = /^[\w.@+-]{1,64}$/;
 
 export interface SacctRead {
   readonly jobs: FinishedJob[];
@@ -50,32 +51,57 @@ export interface SacctRead {
  * the database's is the bare name: both read as the name.
  */
 export function parseSacct(text: string, partitions: readonly string[], delimiter = '|'): SacctRead {
-  const jobs: FinishedJob[] = [];
-  let skipped = 0;
-  let cut = false;
-  for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
-    const f = line.split(delimiter);
-    if (cut || f.length < FIELDS || f[0] !== f[f.length - 1]) {
-      skipped++;
-      continue;
+  const r = new SacctLines(partitions, delimiter);
+  for (const line of linesOf(text)) r.read(line);
+  return r.result();
+}
+
+/** parseSacct in slices, giving the event loop back between them (an answer may be 500 MiB). */
+export async function parseSacctSliced(text: string, partitions: readonly string[], delimiter = '|'): Promise<SacctRead> {
+  const r = new SacctLines(partitions, delimiter);
+  await eachSliced(linesOf(text), (line) => r.read(line));
+  return r.result();
+}
+
+/** sacct's answer read a line at a time. */
+class SacctLines {
+  private readonly jobs: FinishedJob[] = [];
+  private skipped = 0;
+  private cut = false;
+  private readonly partitions: readonly string[];
+  private readonly delimiter: string;
+
+  constructor(partitions: readonly string[], delimiter: string) {
+    this.partitions = partitions;
+    this.delimiter = delimiter;
+  }
+
+  read(line: string): void {
+    if (line.trim() === '') return;
+    const f = line.split(this.delimiter);
+    if (this.cut || f.length < FIELDS || f[0] !== f[f.length - 1]) {
+      this.skipped++;
+      return;
     }
     const [id, stateText, elapsed, userText, partition] = f as [string, string, string, string, string];
-    const name = f.slice(FIELDS - 2, -1).join(delimiter).slice(0, MAX_NAME);
+    const name = f.slice(FIELDS - 2, -1).join(this.delimiter).slice(0, MAX_NAME);
     const user = /^(.*)\(\d+\)$/.exec(userText)?.[1] ?? userText;
     const state = stateText.split(' ')[0]!;
     if (state === '' && /^\d{1,10}$/.test(id)) {
       // Slurm writes every record with its state: this one was cut by a newline in its name.
-      cut = true;
-      skipped++;
-      continue;
+      this.cut = true;
+      this.skipped++;
+      return;
     }
     if (!/^\d{1,10}$/.test(id) || !/^\d{1,10}$/.test(elapsed) || Number(elapsed) > MAX_ELAPSED_S || !NAME.test(user) || !NAME.test(partition) || !/^[A-Z_]+$/.test(state)) {
-      skipped++;
-      continue;
+      this.skipped++;
+      return;
     }
-    if (!FINISHED.has(state) || !partitions.includes(partition)) continue;
-    jobs.push({ id, user, partition, name, elapsedMs: Number(elapsed) * 1000 });
+    if (!FINISHED.has(state) || !this.partitions.includes(partition)) return;
+    this.jobs.push({ id, user, partition, name, elapsedMs: Number(elapsed) * 1000 });
   }
-  return cut ? { jobs, skipped, cut } : { jobs, skipped };
+
+  result(): SacctRead {
+    return this.cut ? { jobs: this.jobs, skipped: this.skipped, cut: true } : { jobs: this.jobs, skipped: this.skipped };
+  }
 }

@@ -3,11 +3,14 @@
 // docs/COORDINATOR.md, "Slurm"; each odd step below says which one it answers.
 
 import { randomBytes } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
 import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
 import { complaint, MAX_JSON_BYTES, runProgram } from '../proc.ts';
-import { parseSacct, SACCT_FORMAT } from './sacct-parse.ts';
+import { parseJobCompSliced } from './jobcomp-parse.ts';
+import { parseSacctSliced, SACCT_FORMAT } from './sacct-parse.ts';
+import { DEFAULT_JOBCOMP_LOC, DEFAULT_SLURM_CONF, readSlurmConf } from './slurm-conf.ts';
 import { homeFeatures, homeView, nodeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
 import type { BatchSystem, FinishedRead, HomeView, Queue } from './types.ts';
 
@@ -25,20 +28,29 @@ export class SlurmBatch implements BatchSystem {
     this.c = config;
   }
 
-  /** `json`: the output is JSON read whole (squeue, sinfo), so it is kept up to MAX_JSON_BYTES. */
-  private async run(program: string, args: readonly string[], json = false): Promise<string> {
+  /**
+   * `whole`: the output is read whole (JSON, sacct's records), so it is kept up to MAX_JSON_BYTES.
+   * `op`: how a failure names the call; the command line by default. A call whose arguments change
+   * every time (sacct's delimiter and start time) names itself, so its error reads the same each
+   * time it fails and holds the program's own words, not its arguments.
+   */
+  private async run(program: string, args: readonly string[], o: { whole?: boolean; op?: string } = {}): Promise<string> {
     const file = this.c.binDir ? `${this.c.binDir}/${program}` : program;
     // SLURM_BITSTR_LEN=0: squeue (22.05, --json included) otherwise cuts a long array task list
     // after 64 characters with "...", and an array of listed indices would count as a few tasks.
     const env = { ...process.env, SLURM_BITSTR_LEN: '0', ...(this.c.slurmConf ? { SLURM_CONF: this.c.slurmConf } : {}) };
     let r;
     try {
-      r = await runProgram(file, args, { env, timeoutMs: this.c.timeout, ...(json ? { maxOutputBytes: MAX_JSON_BYTES } : {}) });
+      r = await runProgram(file, args, { env, timeoutMs: this.c.timeout, ...(o.whole ? { maxOutputBytes: MAX_JSON_BYTES } : {}) });
     } catch (err) {
-      throw coordinatorErrors.batchFailed(`${program} ${args[0] ?? ''}`, (err as Error).message);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+        throw coordinatorErrors.batchProgramMissing(program, this.c.binDir ? `no ${file}` : `not on PATH ${process.env.PATH ?? ''}`);
+      const message = (err as Error).message;
+      const commandLine = `${file} ${args.join(' ')}: `;
+      throw coordinatorErrors.batchFailed(o.op ?? `${program} ${args[0] ?? ''}`, message.startsWith(commandLine) ? `${program}: ${message.slice(commandLine.length)}` : message);
     }
     if (r.code !== 0) {
-      const e = coordinatorErrors.batchFailed(`${program} ${args.join(' ')}`, complaint(r));
+      const e = coordinatorErrors.batchFailed(o.op ?? `${program} ${args.join(' ')}`, complaint(r));
       (e as { slurmOutput?: string }).slurmOutput = r.stderr + r.stdout;
       throw e;
     }
@@ -47,11 +59,11 @@ export class SlurmBatch implements BatchSystem {
 
   async queue(prefix: string): Promise<Queue> {
     // squeue --json ignores -t and -p in 22.05, so filtering happens in parseQueue.
-    return readable('squeue --json', () => this.run('squeue', ['--json'], true), (t) => parseQueue(t, this.c.partitions, prefix));
+    return readable('squeue --json', () => this.run('squeue', ['--json'], { whole: true }), (t) => parseQueue(t, this.c.partitions, prefix));
   }
 
   async nodes(prefix: string): Promise<Map<string, NodeView>> {
-    return readable('sinfo --json', () => this.run('sinfo', ['--json'], true), (t) => {
+    return readable('sinfo --json', () => this.run('sinfo', ['--json'], { whole: true }), (t) => {
       const nodes = parseNodes(t, prefix);
       this.home = homeFeatures(t, prefix, this.c.partitions);
       this.homeView = homeView(t, prefix, this.c.partitions);
@@ -65,39 +77,65 @@ export class SlurmBatch implements BatchSystem {
     return this.homeView;
   }
 
+  /** Slurm's clock: sacct's `--starttime` is read in it (the wall clock, as slurmdbd's). */
+  accountingTime(): number {
+    return Date.now();
+  }
+
   /**
-   * Finished jobs from `sacct --parsable2`: Slurm's database when it has one (slurmdbd), else the
-   * job completion log (`sacct -c`, JobCompType=jobcomp/filetxt), whichever `history` allows;
-   * neither (accounting_storage/none and jobcomp/none) is an error that says so. `--json` is not
-   * used: in 22.05 it answers only from slurmdbd (it goes through the REST plugins), never from
-   * the completion log. The completion log is not filtered by time (sacct -c reads it whole).
+   * Finished jobs: Slurm's database when it has one (`sacct --parsable2`, slurmdbd), else the job
+   * completion log (JobCompType=jobcomp/filetxt), whichever `history` allows; neither is an
+   * error that says so. `--json` is not used: in 22.05 it answers only from slurmdbd (through
+   * the REST plugins). The completion log is read as a file, not with `sacct -c`, whose reading
+   * a job name can forge (jobcomp-parse.ts); it is read whole, not filtered by time.
    */
   async finished(sinceMs: number): Promise<FinishedRead> {
     const mode = this.c.history;
-    const since = localTime(sinceMs);
-    // A delimiter no job name written before this read can hold (sacct-parse.ts).
-    const delimiter = `|${randomBytes(12).toString('hex')}|`;
-    const common = ['--allusers', '--allocations', '--parsable2', '--noheader', `--delimiter=${delimiter}`, `--format=${SACCT_FORMAT}`];
-    const partitions = `--partition=${this.c.partitions.join(',')}`;
     if (mode !== 'completion' && !this.completionOnly) {
       try {
-        const text = await this.run('sacct', [...common, partitions, `--starttime=${since}`, '--endtime=now'], true);
-        return { ...parseSacct(text, this.c.partitions, delimiter), source: 'Slurm accounting (sacct)' };
+        return await this.accounting(sinceMs);
       } catch (err) {
         if (mode === 'accounting' || !/accounting storage is disabled/i.test(said(err))) throw err;
         this.completionOnly = true;
       }
     }
-    try {
-      // Not filtered by partition: a record cut by a newline in its name has none, and must be
-      // seen to distrust what follows it (sacct-parse.ts); the parser keeps the served ones.
-      const text = await this.run('sacct', ['--completion', ...common], true);
-      return { ...parseSacct(text, this.c.partitions, delimiter), source: 'Slurm job completion log (sacct -c)' };
-    } catch (err) {
-      if (/job completion is disabled/i.test(said(err)))
-        throw coordinatorErrors.batchFailed('sacct', `Slurm keeps no job history: accounting storage is disabled and job completion is disabled (set AccountingStorageType=accounting_storage/slurmdbd, or JobCompType=jobcomp/filetxt with JobCompLoc)`);
-      throw err;
+    return this.completionLog(mode === 'completion');
+  }
+
+  private async accounting(sinceMs: number): Promise<FinishedRead> {
+    // A delimiter no job name written before this read can hold (sacct-parse.ts).
+    const delimiter = `|${randomBytes(12).toString('hex')}|`;
+    const args = ['--allusers', '--allocations', '--parsable2', '--noheader', `--delimiter=${delimiter}`, `--format=${SACCT_FORMAT}`];
+    args.push(`--partition=${this.c.partitions.join(',')}`, `--starttime=${localTime(sinceMs)}`, '--endtime=now');
+    const text = await this.run('sacct', args, { whole: true, op: 'sacct' });
+    return { ...(await parseSacctSliced(text, this.c.partitions, delimiter)), source: 'Slurm accounting (sacct)' };
+  }
+
+  /** `asked`: `history: completion` (else the database said it is disabled). */
+  private async completionLog(asked: boolean): Promise<FinishedRead> {
+    const confFile = this.c.slurmConf ?? process.env.SLURM_CONF ?? DEFAULT_SLURM_CONF;
+    const conf = await readSlurmConf(confFile).catch((err: Error) => {
+      throw coordinatorErrors.completionLog(`cannot read ${confFile} to find the job completion log (${err.message})`, 'set `batch-system.slurm-conf` to the cluster\'s slurm.conf, or learn from slurmdbd with `history: accounting`');
+    });
+    const type = conf.get('jobcomptype') ?? 'jobcomp/none';
+    if (type !== 'jobcomp/filetxt') {
+      const what = type === 'jobcomp/none' ? 'job completion is disabled' : `job completion is not written to a file (JobCompType=${type})`;
+      if (!asked)
+        throw coordinatorErrors.noHistory(`Slurm keeps no job history: accounting storage is disabled and ${what} (set AccountingStorageType=accounting_storage/slurmdbd, or JobCompType=jobcomp/filetxt with JobCompLoc, in ${confFile})`);
+      throw coordinatorErrors.noHistory(`${what} (${confFile}), and \`history: completion\` reads only the completion log: set \`history: auto\` to learn from slurmdbd, or JobCompType=jobcomp/filetxt with JobCompLoc`);
     }
+    const log = conf.get('jobcomploc') || DEFAULT_JOBCOMP_LOC;
+    const where = `the job completion log ${log} (JobCompLoc in ${confFile})`;
+    const size = await stat(log).then((s) => s.size, (err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOENT'
+        ? coordinatorErrors.completionLog(`${where} is not on this host: slurmctld writes it on its own host`, 'run the coordinator there or share the file at that path, or learn from slurmdbd with `history: accounting`')
+        : coordinatorErrors.completionLog(`cannot read ${where}: ${err.message}`, 'let the coordinator\'s user read it');
+    });
+    if (size > MAX_JSON_BYTES) throw coordinatorErrors.completionLog(`${where} is ${size} bytes, more than the ${MAX_JSON_BYTES} read`, 'rotate it (logrotate), or learn from slurmdbd with `history: accounting`');
+    const text = await readFile(log, 'utf8').catch((err: Error) => {
+      throw coordinatorErrors.completionLog(`cannot read ${where}: ${err.message}`, 'let the coordinator\'s user read it');
+    });
+    return { ...(await parseJobCompSliced(text, this.c.partitions)), source: `Slurm job completion log (${log})` };
   }
 
   /** Features every home node carries, as the last nodes() read found them. */

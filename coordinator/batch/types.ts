@@ -63,6 +63,11 @@ export interface BatchSystem {
    * system's accounting, and where they came from. Throws, saying why, when it keeps none.
    */
   finished?(sinceMs: number): Promise<FinishedRead>;
+  /**
+   * The batch system's clock, in which finished() takes `sinceMs` (Slurm: the wall clock, which
+   * a step of NTP moves while the coordinator's own clock does not). Absent: the coordinator's.
+   */
+  accountingTime?(): number;
   /** Whether any node, FUTURE ones included, carries `feature` (as the last nodes() read found). */
   declares?(feature: string): boolean;
   /** The node of a drone has joined: make it schedulable at once, and tag it with the drone. */

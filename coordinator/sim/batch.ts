@@ -184,6 +184,11 @@ export class SimBatch implements BatchSystem {
     return out;
   }
 
+  /** The simulated Slurm's clock is the simulation's. */
+  accountingTime(): number {
+    return this.clock.now();
+  }
+
   /** Jobs that ended since `sinceMs`, their run time from start to end as Slurm accounts it. */
   async finished(sinceMs: number): Promise<FinishedRead> {
     let i = this.ended.length;
@@ -330,7 +335,10 @@ export class SimBatch implements BatchSystem {
     for (const input of j.trace.inputs) ready = Math.max(ready, this.world.fetch(n.place, input.url, input.bytes, now));
     const computed = ready + j.trace.runtime;
     const end = this.world.sendHome(n.place, j.trace.outputBytes, computed);
-    this.emit({ at: Math.max(end, computed), kind: 'end', job: j, gen: j.gen });
+    // Slurm ends a job at its time limit (TIMEOUT; OverTimeLimit's grace is 0 by default), however
+    // long the trace says its work ran: a job of an archive's log may have outrun what it asked for.
+    const limit = j.trace.timeLimitMs !== undefined ? now + j.trace.timeLimitMs : Infinity;
+    this.emit({ at: Math.min(Math.max(end, computed), limit), kind: 'end', job: j, gen: j.gen });
   }
 
   /** A job's end event: frees its cores unless the run was killed meanwhile. */

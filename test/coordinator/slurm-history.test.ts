@@ -53,7 +53,7 @@ describe('Slurm run-time history', () => {
       const r = await batch.finished(Date.now() - 3_600_000);
       return r.jobs.length >= 4 ? r : undefined;
     }, 30_000);
-    expect(read.source).toBe('Slurm job completion log (sacct -c)');
+    expect(read.source).toBe(`Slurm job completion log (${cluster.dir}/jobcomp.txt)`);
     const byId = new Map(read.jobs.map((j) => [j.id, j]));
     expect([...byId.keys()].sort()).toEqual([...ids].sort()); // the failed job's time says nothing of the work
     expect(byId.has(failed)).toBe(false);
