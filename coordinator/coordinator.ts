@@ -16,7 +16,8 @@ import { type DataSource, noData } from './data.ts';
 import { DataCache } from './data-cache.ts';
 import { release } from './drone.ts';
 import { type HistoryStatus, RunHistory } from './run-history.ts';
-import { HOLD_FEATURE, holdUndeclaredMessage, HOME_POOL, HOME_SITE, MixedHolds, mixedHoldMessage, steerRequests, unsteered } from './steer.ts';
+import { MixedHolds, mixedHoldMessage } from './steer.ts';
+import { Steering } from './steering.ts';
 import {
   type Drone,
   type NodeView,
@@ -121,20 +122,11 @@ export class Coordinator {
   private truncationLogged = false;
   private readonly data: DataCache;
   private readonly history: RunHistory | undefined;
-  /**
-   * Jobs this coordinator steered, and where. In memory: after a restart they keep their
-   * site_<name> requirement (read as the user's), so they still run there, just not moved.
-   */
-  private readonly steered = new Map<string, string>();
-  /** Where a job was steered before a steering call that has not been seen to succeed. */
-  private readonly steeredBefore = new Map<string, string>();
+  private readonly steering: Steering | undefined;
   private readonly heldWarnings = new MixedHolds();
-  private holdWarning: string | null = null;
   private readonly runner: DroneRunner;
   /** When a budget refusal was last logged, per site. */
   private readonly refusalLogged = new Map<string, number>();
-  /** The home feature steering used last (undefined: not looked for yet), to log changes once. */
-  private homeFeatureSeen: string | null | undefined;
   last: TickReport | undefined;
   /** Jobs by state over time, in memory (a restart starts a new picture). */
   readonly timeline: TimelinePoint[] = [];
@@ -147,6 +139,7 @@ export class Coordinator {
       bootTimeout: (site) => this.settings(site).bootTimeout,
     });
     this.data = new DataCache(options.data ?? noData, options.log, (url) => locationOf(url, options.storage) !== undefined);
+    if (options.steer) this.steering = new Steering({ ...options.steer, batch: options.batch, log: options.log, sites: options.siteSettings });
     if (options.history) this.history = new RunHistory(options.batch, options.clock, options.log, options.history.everyMs);
   }
 
@@ -215,15 +208,7 @@ export class Coordinator {
       this.batchError = null;
       this.batchEverRead = true;
       const { queue, nodes } = read;
-      const steer = this.o.steer;
-      if (steer) {
-        const waiting = new Set(queue.pending.map((j) => j.id));
-        for (const id of [...this.steered.keys()]) if (!waiting.has(id)) this.steered.delete(id);
-        for (const id of [...this.steeredBefore.keys()]) if (!waiting.has(id)) this.steeredBefore.delete(id);
-      }
-      const home = steer?.homeFeature ?? this.homeFeatureSeen ?? undefined;
-      this.lastPending = steer ? queue.pending.map((j) => unsteered(j, home, this.steered, this.steeredBefore)) : queue.pending;
-      this.checkHoldDeclared();
+      this.lastPending = this.steering ? this.steering.observe(queue.pending) : queue.pending;
       for (const id of this.heldWarnings.fresh(this.lastPending)) log.warn({ job: id, code: 'ESTUARY_CO_HOLD_MIXED' }, mixedHoldMessage(id));
       this.nodes = nodes;
       this.lastHome = queue.home;
@@ -278,7 +263,7 @@ export class Coordinator {
     // The caches start fetching while the drones boot, so the first jobs start hot.
     const prewarmed = batchHealthy ? this.data.prewarm(result.prewarm, snapshot.now) : new Map();
     await this.act(result.decisions);
-    if (batchHealthy && this.o.steer) await this.steer(result.placed, this.homeFeature(snapshot), result.awayFromHome);
+    if (batchHealthy && this.steering) await this.steering.steer(this.lastPending, result.placed, this.steering.homeFeature(snapshot), result.awayFromHome);
     this.logRefusals(result.pools);
     for (const p of result.pools)
       if (p.reason.why && result.decisions.some((d) => d.kind === 'start' && p.pool === poolKey(d.site, d.machineType, d.market)))
@@ -292,7 +277,7 @@ export class Coordinator {
       siteProblems: Object.fromEntries(unhealthy),
       unplaceable: unplaceable.slice(0, UNPLACEABLE_LISTED),
       unplaceableCount: unplaceable.length,
-      warnings: this.holdWarning ? [this.holdWarning] : [],
+      warnings: this.steering?.warning ? [this.steering.warning] : [],
       pending: snapshot.pending.length,
       pools: result.pools,
       decisions: result.decisions,
@@ -341,63 +326,6 @@ export class Coordinator {
       if (last !== undefined && now - last < REFUSAL_LOG_EVERY_MS) continue;
       this.refusalLogged.set(site, now);
       this.o.log.warn({ pool: p.pool, reason: p.reason }, String(p.reason.why));
-    }
-  }
-
-  /**
-   * The feature steering offers as the alternative to a site's drones, so steered jobs may still
-   * run at home: the configured `home-feature`, else one every home node carries that no drone
-   * does. None: steering is off (and lifted from jobs steered before) — a job must never wait
-   * for a drone while a home core it could use sits idle.
-   */
-  private homeFeature(snapshot: Snapshot): string | null {
-    if (this.o.steer?.homeFeature) return this.o.steer.homeFeature;
-    const droneFeatures = new Set(snapshot.pools.flatMap((p) => p.features));
-    const found = this.o.batch.homeFeatures?.().find((f) => !droneFeatures.has(f)) ?? null;
-    if (found !== this.homeFeatureSeen) {
-      this.homeFeatureSeen = found;
-      if (found) this.o.log.info({ homeFeature: found }, `steering lets jobs run at home too: site_<name>|${found}`);
-      else this.o.log.warn('steering off: no feature every home node carries and no drone does; set controller.home-feature to steer');
-    }
-    return found;
-  }
-
-  /** `hold: true` needs a node carrying estuary_hold, or slurmctld refuses every held job. */
-  private checkHoldDeclared(): void {
-    const declared = this.o.steer?.hold ? this.o.batch.declares?.(HOLD_FEATURE) : undefined;
-    const warning = declared === false ? holdUndeclaredMessage() : null;
-    if (warning && warning !== this.holdWarning) this.o.log.warn({ code: 'ESTUARY_CO_HOLD_UNDECLARED' }, warning);
-    this.holdWarning = warning;
-  }
-
-  /** Makes each placed job require its site's drones; a failure is retried next interval. */
-  private async steer(placed: ReadonlyMap<string, readonly PendingJob[]>, home: string | null, awayFromHome?: ReadonlySet<string>): Promise<void> {
-    const homeFeature = home ?? undefined;
-    // Without a home alternative nothing is steered; what was steered before is lifted.
-    if (home === null) placed = new Map();
-    const siteOfPool = new Map(this.o.siteSettings.flatMap((s) => s.machineTypes.flatMap((t) => [[poolKey(s.name, t), s.name], [poolKey(s.name, t, 'spot'), s.name]] as const)));
-    const placedAt = new Map<string, string>();
-    for (const [pool, jobs] of placed) for (const j of jobs) placedAt.set(j.id, pool === HOME_POOL ? HOME_SITE : (siteOfPool.get(pool) ?? ''));
-    for (const r of steerRequests(this.lastPending, placedAt, homeFeature, awayFromHome)) {
-      // Recorded before the call: a call cut short (slurmctld restarting between two batches of
-      // ids) may have steered some of the jobs, which must still read as ours next interval.
-      if (r.site) {
-        for (const id of r.jobIds) {
-          const before = this.steered.get(id);
-          if (before !== undefined && before !== r.site) this.steeredBefore.set(id, before);
-          this.steered.set(id, r.site);
-        }
-      }
-      try {
-        await this.o.batch.steer(r.jobIds, r.features);
-        for (const id of r.jobIds) {
-          this.steeredBefore.delete(id);
-          if (!r.site) this.steered.delete(id);
-        }
-        this.o.log.info({ site: r.site || null, jobs: r.jobIds.length, features: r.features }, r.site ? `steered ${r.jobIds.length} job(s) to ${r.site}` : `lifted the steering of ${r.jobIds.length} job(s)`);
-      } catch (err) {
-        this.o.log.warn({ site: r.site, err: (err as Error).message }, 'cannot steer jobs; tried again next interval');
-      }
     }
   }
 
