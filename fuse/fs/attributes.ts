@@ -9,7 +9,7 @@ import { FsError } from './errno.ts';
 import { baseName, entryName, joinPath, NAME_MAX, parentOf, reachableKey, STAND_IN, standInName } from './keys.ts';
 import { type Attr, attrFromHead, attrFromListing, implicitDirAttr } from './metadata.ts';
 import { FsCore } from './fs-core.ts';
-import type { DirEntry } from './fs-core.ts';
+import type { DirEntry } from './fs-types.ts';
 
 /** Subdirectories listed ahead of a walker; see listAhead. */
 const LIST_AHEAD = 8;

@@ -8,7 +8,7 @@
 
 import { Namespace } from './namespace.ts';
 
-export type { DirEntry, FilesystemOptions, Owner, StatFs } from './fs-core.ts';
+export type { DirEntry, FilesystemOptions, Owner, StatFs } from './fs-types.ts';
 export type { FsLogger } from './log.ts';
 
 export class Filesystem extends Namespace {}

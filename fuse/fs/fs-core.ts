@@ -9,14 +9,14 @@
 
 import { mkdir as mkdirLocal, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type ObjectClient } from '../s3/object-client.ts';
 import { EntryCache } from './entry-cache.ts';
 import { KnownAttrs } from './known-attrs.ts';
 import { abortStaleUploads, claimStaging, newStagingDir, removeDeadStaging, type StagingClaim } from './leftovers.ts';
 import { FsError } from './errno.ts';
 import { type Handle, type HandleSettings, ReadHandle, WriteHandle } from './file-handle.ts';
-import { Journal, type JournalIdentity } from './journal.ts';
-import type { FsLogger } from './log.ts';
+import { Journal } from './journal.ts';
+import type { ObjectClient } from '../s3/object-client.ts';
+import type { FilesystemOptions, Owner, StandIn, StatFs } from './fs-types.ts';
 import { baseName, fileKey, normalisePrefix, parentOf } from './keys.ts';
 import { BufferPool } from './buffer-pool.ts';
 import { InodeTable, ROOT_INO } from './inodes.ts';
@@ -28,73 +28,6 @@ import { UploadStreak } from './streaming-upload.ts';
 
 /** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
 const STATFS_BLOCKS = 2 ** 32 - 1;
-
-export interface FilesystemOptions {
-  readonly client: ObjectClient;
-  /** Key prefix the mount shows (BUCKET/PREFIX); empty for the whole bucket. */
-  readonly prefix: string;
-  readonly readOnly: boolean;
-  readonly defaults: Omit<AttrDefaults, 'mountedAtMs'>;
-  readonly cacheTtlMs: number;
-  readonly memoryLimit: number;
-  /** Where staging files go; created if missing. */
-  readonly cacheDir: string;
-  readonly stagingLimit: number;
-  readonly firstPartSize: number;
-  readonly maxInFlight: number;
-  readonly maxReadahead: number;
-  /** Where the readahead window starts before reads show it must grow (read-window.ts). */
-  readonly initialReadahead?: number;
-  /** Directory renames copy every object; above this many, rename answers EXDEV (mv then copies). */
-  readonly renameDirLimit: number;
-  readonly memoryWaitMs: number;
-  /** close() returns once the file is in a crash-safe local journal; uploads follow. */
-  readonly writeBack?: boolean;
-  /** The store the journal's files belong to; a journal of another one is refused at start. */
-  readonly journalIdentity?: JournalIdentity;
-  /**
-   * The kernel checks permissions on the attributes this layer answers (--allow-other, which
-   * mounts with default_permissions): then attributes from a listing, whose mode and owner are
-   * only defaults, are never answered; the object is looked up first.
-   */
-  readonly checkPermissions?: boolean;
-  /**
-   * At start, multipart uploads under the prefix unfinished for longer than this are aborted:
-   * a killed mount leaves them, and they are billed. 0 or unset: never.
-   */
-  readonly abortUploadsAfterMs?: number;
-  readonly log: FsLogger;
-}
-
-/** A key shown under a stand-in name: without its trailing slash, and which of the two it is. */
-export interface StandIn {
-  readonly key: string;
-  /** A common prefix (a directory), not an object of the same key. */
-  readonly dir: boolean;
-}
-
-/** Who asked for a new name: its file, directory or symlink belongs to them (as with s3fs). */
-export interface Owner {
-  readonly uid: number;
-  readonly gid: number;
-}
-
-export interface DirEntry {
-  readonly name: string;
-  readonly attr: Attr;
-}
-
-export interface StatFs {
-  readonly bsize: number;
-  readonly frsize: number;
-  readonly blocks: number;
-  readonly bfree: number;
-  readonly bavail: number;
-  readonly files: number;
-  readonly ffree: number;
-  readonly favail: number;
-  readonly namemax: number;
-}
 
 export class FsCore {
   protected readonly o: FilesystemOptions;

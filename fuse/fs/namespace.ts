@@ -21,7 +21,7 @@ import {
 } from './metadata.ts';
 import { inParallel } from './staging-file.ts';
 import { Writes } from './writes.ts';
-import type { Owner } from './fs-core.ts';
+import type { Owner } from './fs-types.ts';
 
 /** Parallel copies during a directory rename. */
 const RENAME_PARALLEL = 8;

@@ -8,7 +8,7 @@ import { FsError } from './errno.ts';
 import { LocalReadHandle, ReadHandle, WriteHandle, WriterView } from './file-handle.ts';
 import { checkNewPath, parentOf } from './keys.ts';
 import { Reads } from './reads.ts';
-import type { Owner } from './fs-core.ts';
+import type { Owner } from './fs-types.ts';
 
 export class Writes extends Reads {
   async create(path: string, mode: number, owner?: Owner): Promise<number> {
