@@ -68,3 +68,49 @@ describe('attack: a write acknowledged on one worker, the next read on another',
     expect(wrong).toEqual([]);
   }, 60_000);
 });
+
+/** Like versionedOrigin, but a GET sends half its body, then waits `holdMs` before the rest. */
+async function slowVersionedOrigin(holdMs: number) {
+  let version = 0;
+  const origin = await startOrigin();
+  origin.route('/slow', (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'PUT') {
+      req.resume();
+      req.on('end', () => {
+        version++;
+        res.writeHead(204, { etag: `"v${version}"` });
+        res.end();
+      });
+      return;
+    }
+    const body = `version ${version} `.padEnd(64 * 1024, '.');
+    res.writeHead(200, { 'cache-control': 'max-age=600', etag: `"v${version}"`, 'content-length': body.length });
+    res.write(body.slice(0, 1000));
+    setTimeout(() => res.end(body.slice(1000)), holdMs);
+  });
+  return { origin, version: () => version };
+}
+
+describe('attack: a read that starts after a write joins a fetch started before it', () => {
+  // Worker F fetches version 0 slowly; worker W acknowledges a PUT meanwhile; then a GET is sent.
+  for (const readOn of ['the fetching worker', 'the worker that took the write'] as const) {
+    it(`a GET sent after the PUT's 204 (on ${readOn}) does not get the body of a fetch that began before the PUT`, async () => {
+      const { origin } = await slowVersionedOrigin(1500);
+      const gw = await clusterGateway(origin.url, 2);
+      const [f, w] = workerPids(gw.child.pid) as [number, number];
+      const filler = (await connsOnWorkers(gw.port, [f])).get(f)!;
+      const writer = (await connsOnWorkers(gw.port, [w])).get(w)!;
+      const readerPid = readOn === 'the fetching worker' ? f : w;
+      const reader = (await connsOnWorkers(gw.port, [readerPid])).get(readerPid)!;
+      // A miss starts the fetch of version 0, whose body takes 1.5 s to arrive.
+      const early = filler.request('GET', '/slow');
+      await new Promise((r) => setTimeout(r, 300));
+      const put = await writer.request('PUT', '/slow', {}, 'new');
+      expect(put.status).toBe(204);
+      // Acknowledged: this read starts after the write's answer.
+      const after = await reader.request('GET', '/slow');
+      expect(after.body.subarray(0, 10).toString(), `Cache-Status: ${after.headers['cache-status']}`).toBe('version 1 ');
+      expect((await early).status).toBe(200);
+    }, 30_000);
+  }
+});
