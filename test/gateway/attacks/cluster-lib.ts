@@ -151,7 +151,10 @@ export class Conn {
 /** Opens connections until one lands on each of the given workers; returns them by PID. */
 export async function connsOnWorkers(port: number, workers: number[]): Promise<Map<number, Conn>> {
   const got = new Map<number, Conn>();
-  for (let i = 0; i < 40 && got.size < workers.length; i++) {
+  // A worker still starting gets no connections yet: keep trying for a while.
+  const until = Date.now() + 20_000;
+  for (let i = 0; got.size < workers.length && (i < 40 || Date.now() < until); i++) {
+    if (i >= 40) await sleep(50);
     const c = await Conn.open(port);
     // The owner is known once the worker confirmed the hand-over and answered something.
     await c.request('GET', '/healthz');
