@@ -27,7 +27,8 @@ describe('attack: a 304 naming another ETag than the stored response', () => {
       if (req.headers['if-none-match'] !== undefined) {
         // Loose comparison: any conditional request is told "not modified", with today's ETag.
         res.writeHead(304, { etag, 'cache-control': 'max-age=1' });
-        return res.end();
+        res.end();
+        return;
       }
       const body = `version ${version}`;
       res.writeHead(200, { etag, 'cache-control': 'max-age=1', 'content-length': body.length });

@@ -32,7 +32,10 @@ describe('attack: S3 GetObject after PutObject joins a download begun before the
       }
       const body = `version ${version} `.padEnd(256 * 1024, '.');
       res.writeHead(200, { etag: `"v${version}"`, 'content-length': body.length, 'last-modified': new Date().toUTCString() });
-      if (req.method === 'HEAD') return res.end();
+      if (req.method === 'HEAD') {
+        res.end();
+        return;
+      }
       res.write(body.slice(0, 1000));
       setTimeout(() => res.end(body.slice(1000)), 1500);
     });
