@@ -37,6 +37,12 @@ import { Upstreams } from './upstream.ts';
 
 export type GatewayConfig = ConfigOf<typeof gatewayOptions>;
 
+const STALLED = {
+  claim: 'no answer from the primary to a claim; fetching here',
+  follow: 'a fill followed in another worker went silent; fetching here',
+  invalidate: 'the primary did not confirm an invalidation in time; the write is recorded on disk and answered',
+} as const;
+
 export interface Gateway {
   readonly url: string;
   readonly port: number;
@@ -205,7 +211,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         followSilenceMs: Math.max(config.responseTimeout, config.idleTimeout) + FOLLOW_SLACK_MS,
         onStall: (what, key) => {
           metrics.guardFired.inc({ guard: what });
-          log.warn({ key, what }, what === 'claim' ? 'no answer from the primary to a claim; fetching here' : 'a fill followed in another worker went silent; fetching here');
+          log.warn({ key, what }, STALLED[what]);
         },
       })
     : undefined;
