@@ -154,6 +154,12 @@ export interface WorkerLink {
   readonly send: (m: ToPrimary) => void;
   /** Whether this worker reports the (shared, replicated) disk gauges; exactly one worker does. */
   diskMetrics: boolean;
+  /**
+   * What the primary sent while the index was being read (invalidations and evictions), applied
+   * in order once it is: an invalidation then drops what the scan just took.
+   * Set to undefined when handed over.
+   */
+  early?: unknown[];
 }
 
 export async function startGateway(given: GatewayConfig, log: Logger, worker?: WorkerLink): Promise<Gateway> {
@@ -217,7 +223,10 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     : undefined;
   if (coordinator) {
     cache.coordinator = coordinator;
+    const early = worker?.early ?? [];
+    if (worker) worker.early = undefined;
     process.on('message', (m) => coordinator.onMessage(m));
+    for (const m of early) coordinator.onMessage(m);
   }
   const upstreams = new Upstreams(
     {
