@@ -10,10 +10,11 @@ import type { UpstreamError } from '../upstream.ts';
 
 /**
  * How long the primary waits for every serving worker to confirm an invalidation before it takes
- * the silent ones as stuck and restarts them. A worker's event loop answers in milliseconds; 3 s
- * of silence is a worker that would not have served anything either.
+ * the silent ones as stuck and restarts them: the same 5 s after which a scrape names a worker
+ * as stuck (gather.ts). A worker's event loop answers in milliseconds; a false alarm on a busy
+ * machine would cost a restart, so the bound is generous.
  */
-export const INVALIDATE_CONFIRM_MS = 3000;
+export const INVALIDATE_CONFIRM_MS = 5000;
 /** How long a worker waits for the primary's confirmation: its own wait, a restart, and slack. */
 export const INVALIDATE_PRIMARY_WAIT_MS = INVALIDATE_CONFIRM_MS + 2000;
 
