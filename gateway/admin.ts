@@ -212,12 +212,11 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
       admin.post('/purge', async (req, reply) => {
         const body = (req.body ?? {}) as { url?: unknown; prefix?: unknown };
         if (typeof body.url === 'string') {
-          const removed = purgeKeys(deps, body.url).filter((k) => deps.cache.invalidate(k)).length;
-          return { purged: removed };
+          return { purged: await deps.cache.invalidateAll(purgeKeys(deps, body.url)) };
         }
         if (typeof body.prefix === 'string' && body.prefix !== '') {
-          const purged = purgeKeys(deps, body.prefix).reduce((n, p) => n + deps.cache.purgePrefix(p), 0);
-          return { purged };
+          const counts = await Promise.all(purgeKeys(deps, body.prefix).map((p) => deps.cache.purgePrefix(p)));
+          return { purged: counts.reduce((n, c) => n + c, 0) };
         }
         return reply
           .code(400)

@@ -135,7 +135,7 @@ export class Metrics {
     });
     this.guardFired = new Counter({
       name: N.clusterGuardFired,
-      help: 'Times a worker stopped waiting on the cluster (claim: no answer; follow: the leader went silent)',
+      help: 'Times a worker stopped waiting on the cluster (claim: no answer; follow: the leader went silent; invalidate: the primary did not confirm a write)',
       labelNames: ['guard'],
       registers,
     });

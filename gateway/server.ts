@@ -37,6 +37,12 @@ import { Upstreams } from './upstream.ts';
 
 export type GatewayConfig = ConfigOf<typeof gatewayOptions>;
 
+const STALLED = {
+  claim: 'no answer from the primary to a claim; fetching here',
+  follow: 'a fill followed in another worker went silent; fetching here',
+  invalidate: 'the primary did not confirm an invalidation in time; the write is recorded on disk and answered',
+} as const;
+
 export interface Gateway {
   readonly url: string;
   readonly port: number;
@@ -148,6 +154,12 @@ export interface WorkerLink {
   readonly send: (m: ToPrimary) => void;
   /** Whether this worker reports the (shared, replicated) disk gauges; exactly one worker does. */
   diskMetrics: boolean;
+  /**
+   * What the primary sent while the index was being read (invalidations and evictions), applied
+   * in order once it is: an invalidation then drops what the scan just took.
+   * Set to undefined when handed over.
+   */
+  early?: unknown[];
 }
 
 export async function startGateway(given: GatewayConfig, log: Logger, worker?: WorkerLink): Promise<Gateway> {
@@ -205,13 +217,16 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         followSilenceMs: Math.max(config.responseTimeout, config.idleTimeout) + FOLLOW_SLACK_MS,
         onStall: (what, key) => {
           metrics.guardFired.inc({ guard: what });
-          log.warn({ key, what }, what === 'claim' ? 'no answer from the primary to a claim; fetching here' : 'a fill followed in another worker went silent; fetching here');
+          log.warn({ key, what }, STALLED[what]);
         },
       })
     : undefined;
   if (coordinator) {
     cache.coordinator = coordinator;
+    const early = worker?.early ?? [];
+    if (worker) worker.early = undefined;
     process.on('message', (m) => coordinator.onMessage(m));
+    for (const m of early) coordinator.onMessage(m);
   }
   const upstreams = new Upstreams(
     {

@@ -26,7 +26,8 @@ export interface Coordinator {
    * not when the caller resumes: the answer's first events may come in the same tick.
    */
   claim(fill: Fill): Promise<'leader' | 'join'>;
-  invalidated(key: string): void;
+  /** Resolves once every other worker has dropped `keys` (or was restarted for not doing so in time). */
+  invalidated(keys: readonly string[]): Promise<void>;
 }
 
 /**
@@ -53,20 +54,6 @@ export class Cache {
    * the object's entry, so a write through the gateway is seen by the next ranged read.
    */
   readonly objectVersions = new LRUCache<string, ObjectVersion>({ max: 10_000 });
-  /**
-   * When each key was last written through the gateway (ms). A fill that started before then
-   * fetched what may be the old version, so it is served to its readers but not stored (nor
-   * adopted from another worker): a write is seen by every later read (docs/STAGING.md). An hour
-   * is longer than any fill; a mark that is evicted early only costs that guarantee for a fill
-   * still running from before it. 32 MiB holds the 100,000 marks of keys up to 100 characters, or
-   * a thousand of the longest.
-   */
-  readonly #written = new LRUCache<string, number>({
-    max: 100_000,
-    maxSize: 32 * MiB,
-    sizeCalculation: keyBytes,
-    ttl: 3_600_000,
-  });
   coordinator?: Coordinator;
   /** Requests per key lately, for the memory tier's admission. */
   readonly #frequency = new Frequency(() => Math.max(MIN_FREQUENCY_WINDOW, 10 * this.memory.count));
@@ -157,33 +144,53 @@ export class Cache {
     if (this.fills.get(fill.key) === fill) this.fills.delete(fill.key);
   }
 
-  invalidate(key: string): boolean {
-    this.coordinator?.invalidated(key);
-    return this.invalidateHere(key);
+  /**
+   * Drops `key` here and in every other worker; resolves once none of them can serve it any
+   * more, so the answer to the write that caused it goes out only then.
+   */
+  async invalidate(key: string): Promise<boolean> {
+    return (await this.invalidateAll([key])) > 0;
   }
 
-  /** Whether `key` was written through the gateway at or after `since` (a fill's request time). */
-  writtenSince(key: string, since: number): boolean {
-    const at = this.#written.get(key);
-    return at !== undefined && at >= since;
+  /** invalidate() for many keys at once (one message to the other workers); resolves how many were stored here. */
+  async invalidateAll(keys: readonly string[]): Promise<number> {
+    let removed = 0;
+    for (const k of keys) if (this.invalidateHere(k)) removed++;
+    if (keys.length > 0) await this.coordinator?.invalidated(keys);
+    return removed;
   }
 
-  /** Invalidates in this process only (another worker already told everyone). */
+  /**
+   * Invalidates in this process only (another worker already told everyone). A fill in flight
+   * for the key is overtaken: it still answers the requests that joined it, but is not stored,
+   * and the next request starts a fill of its own.
+   */
   invalidateHere(key: string): boolean {
-    this.#written.set(key, Date.now());
+    const fill = this.fills.get(key);
+    if (fill) {
+      fill.overtaken = true;
+      this.fills.delete(key);
+    }
     this.objectVersions.delete(key);
     const a = this.memory.delete(key);
     const b = this.disk.delete(key);
     return a || b;
   }
 
-  /** Removes every entry whose key starts with `prefix`; returns how many were removed. */
-  purgePrefix(prefix: string): number {
+  /** Drops the entry a fill stored only if it is still the one at `path` (the fill was overtaken). */
+  dropStored(key: string, path: string): void {
+    if (this.disk.peek(key)?.path !== path) return;
+    this.memory.delete(key);
+    this.disk.delete(key);
+  }
+
+  /** Removes every entry whose key starts with `prefix`; resolves how many were removed. */
+  async purgePrefix(prefix: string): Promise<number> {
     const keys = new Set<string>();
     for (const k of this.disk.keys()) if (k.startsWith(prefix)) keys.add(k);
     for (const k of this.memory.keys()) if (k.startsWith(prefix)) keys.add(k);
     for (const k of this.objectVersions.keys()) if (k.startsWith(prefix)) this.objectVersions.delete(k);
-    for (const k of keys) this.invalidate(k);
+    await this.invalidateAll([...keys]);
     return keys.size;
   }
 

@@ -16,6 +16,7 @@ import type { Logger } from '../../lib/log.ts';
 import type { EntryMeta } from './entry.ts';
 import { decodeMeta, decodeTail, encodeTrailer, FORMAT_VERSION, TRAILER_FIXED } from './format.ts';
 import { CacheTotals } from './totals.ts';
+import { readWrites } from './write-marks.ts';
 
 export interface DiskEntry {
   readonly meta: EntryMeta;
@@ -96,16 +97,17 @@ export class DiskStore {
     if (cleanTemp) await this.cleanTemp();
     const found: DiskEntry[] = [];
     let discarded = 0;
+    const written = await readWrites(this.root, Date.now());
     for (const sub of await readdir(this.root)) {
       if (sub === 'tmp' || !/^[0-9a-f]{2}$/.test(sub)) continue;
       for (const name of await readdir(join(this.root, sub))) {
         const path = join(this.root, sub, name);
         const meta = await readTrailer(path);
-        if (meta) found.push({ meta, path });
-        else {
-          discarded++;
-          await unlink(path).catch(() => undefined);
-        }
+        if (!meta) discarded++;
+        // Fetched before a write that a worker may have stored without hearing of it (write-marks.ts).
+        const replaced = meta !== undefined && (written.get(meta.key) ?? -Infinity) >= meta.requestTime;
+        if (meta && !replaced) found.push({ meta, path });
+        else await unlink(path).catch(() => undefined);
       }
     }
     // Oldest first, so the most recently stored end up most recently used; for duplicate keys

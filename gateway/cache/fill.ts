@@ -49,6 +49,12 @@ export class Fill {
    * that outgrew --max-object-size): readers complete, nobody finds it in the cache afterwards.
    */
   stored = true;
+  /**
+   * Set when a write through the gateway invalidated this key while the fill ran: its bytes may
+   * be the replaced version, so they reach the readers already waiting but are not stored, and
+   * no request that arrives afterwards joins it.
+   */
+  overtaken = false;
   state: FillState = 'pending';
   /** Known once headers arrived and the response is being stored. */
   meta?: EntryMeta;

@@ -233,3 +233,21 @@ export function mergeNotModified(
   }
   return out;
 }
+
+/**
+ * Whether a 304 describes the stored response (RFC 9111 §4.3.4): a 304 naming an ETag updates
+ * only a stored response with that ETag (compared strongly when the 304's is strong, weakly
+ * otherwise). One naming another version comes from something that compared loosely; merging it
+ * would label the old body as the new version. Without an ETag it selects the stored response.
+ */
+export function notModifiedSelects(
+  stored: Record<string, string | string[]>,
+  fresh: Record<string, string | string[]>,
+): boolean {
+  const etag = [fresh.etag].flat()[0]?.trim();
+  if (etag === undefined) return true;
+  const mine = [stored.etag].flat()[0]?.trim();
+  if (mine === undefined) return false;
+  if (!etag.startsWith('W/')) return !mine.startsWith('W/') && mine === etag;
+  return mine.replace(/^W\//, '') === etag.slice(2);
+}

@@ -2,13 +2,14 @@
 // leads, mirrors the fills other workers lead into local Fill objects (so the unchanged readers
 // stream them from the other worker's temporary file), and applies replicated index changes.
 
-import { type FileHandle, open } from 'node:fs/promises';
+import { type FileHandle, open, unlink } from 'node:fs/promises';
 import type { Cache, Coordinator } from '../cache/cache.ts';
 import type { Fill, FillEvent } from '../cache/fill.ts';
+import { recordWrites } from '../cache/write-marks.ts';
 import { forgetHeaders } from '../proxy/heads.ts';
 import { UpstreamFailure } from '../upstream.ts';
 import { GATHER_WAIT_MS } from './gather.ts';
-import { type GatewayView, isToWorker, type ToPrimary, type ToWorker } from './messages.ts';
+import { type GatewayView, INVALIDATE_PRIMARY_WAIT_MS, isToWorker, type ToPrimary, type ToWorker } from './messages.ts';
 
 /** Progress goes to followers at most every 256 KiB: a message per body chunk would cost more than it helps. */
 const PROGRESS_STEP = 256 * 1024;
@@ -28,10 +29,11 @@ export interface CoordinatorLimits {
    * silent) is given up: its readers fetch for themselves, and the gateway says so in its log.
    */
   readonly followSilenceMs: number;
-  readonly onStall?: (what: 'claim' | 'follow', key: string) => void;
+  readonly onStall?: (what: 'claim' | 'follow' | 'invalidate', key: string) => void;
 }
 
 interface Follow {
+  readonly name: string;
   readonly fill: Fill;
   /** Fires when the leader has been silent for followSilenceMs. */
   watchdog?: NodeJS.Timeout;
@@ -45,7 +47,10 @@ export class WorkerCoordinator implements Coordinator {
   readonly #cache: Cache;
   readonly #send: (m: ToPrimary) => void;
   readonly #claims = new Map<number, (m: Extract<ToWorker, { t: 'claimed' }>) => void>();
+  /** Fills led by other workers that this one follows, by the name the primary gave them. */
   readonly #follows = new Map<string, Follow>();
+  /** This worker's invalidations the primary has not confirmed yet, by id. */
+  readonly #unconfirmed = new Map<number, { readonly keys: ReadonlySet<string>; readonly confirmed: () => void }>();
   readonly #views = new Map<number, (view: GatewayView) => void>();
   readonly #limits: CoordinatorLimits;
   #nextId = 1;
@@ -71,21 +76,22 @@ export class WorkerCoordinator implements Coordinator {
         // us a follower: it ignores our events, and the events it relays find no follow here.
         this.#claims.delete(id);
         this.#limits.onStall?.('claim', fill.key);
-        this.lead(fill);
+        this.lead(fill, id);
         resolve('leader');
       }, this.#limits.claimDeadlineMs);
       deadline.unref();
       this.#claims.set(id, (m) => {
         clearTimeout(deadline);
         if (m.role === 'join') this.follow(fill, m);
-        else this.lead(fill);
+        else this.lead(fill, id);
         resolve(m.role);
       });
       this.#send({ t: 'claim', id, key: fill.key });
     });
   }
 
-  lead(fill: Fill): void {
+  /** `id`: the claim that made this worker the leader; the primary knows the fill by it. */
+  lead(fill: Fill, id: number): void {
     let sent = 0;
     let sentAt = Date.now();
     fill.observer = (ev: FillEvent) => {
@@ -94,21 +100,51 @@ export class WorkerCoordinator implements Coordinator {
         sent = ev.written;
         sentAt = Date.now();
       }
-      this.#send({ t: 'fill', key: fill.key, ev });
+      this.#send({ t: 'fill', id, key: fill.key, ev });
     };
   }
 
   follow(fill: Fill, snapshot: unknown): void {
     const snap = snapshot as Extract<ToWorker, { t: 'claimed' }> | undefined;
-    const f: Follow = { fill, chain: Promise.resolve(), opened: false, written: 0 };
-    this.#follows.set(fill.key, f);
+    const f: Follow = { name: snap?.fill ?? fill.key, fill, chain: Promise.resolve(), opened: false, written: 0 };
+    this.#follows.set(f.name, f);
     this.#watch(f);
     if (snap?.streaming) this.#apply(f, snap.streaming);
     if (snap?.written) this.#apply(f, { type: 'progress', written: snap.written });
   }
 
-  invalidated(key: string): void {
-    this.#send({ t: 'invalidate', key });
+  /**
+   * Tells every other worker to drop `keys` and resolves once the primary confirms they did. If
+   * it does not answer in time (stuck, or stopped), the write is recorded on disk so no index
+   * scan takes the replaced version back, and the caller goes on: a write is not held for ever.
+   */
+  invalidated(keys: readonly string[]): Promise<void> {
+    const id = this.#nextId++;
+    const at = Date.now();
+    return new Promise((resolve) => {
+      const late = setTimeout(() => {
+        this.#limits.onStall?.('invalidate', keys[0]!);
+        recordWrites(this.#cache.disk.root, keys, at)
+          .catch(() => undefined)
+          .finally(resolve);
+      }, INVALIDATE_PRIMARY_WAIT_MS);
+      late.unref();
+      // Kept after the deadline, so a stored version relayed until the answer is still refused.
+      this.#unconfirmed.set(id, {
+        keys: new Set(keys),
+        confirmed: () => {
+          clearTimeout(late);
+          resolve();
+        },
+      });
+      this.#send({ t: 'invalidate', id, keys });
+    });
+  }
+
+  /** Whether an invalidation of `key` by this worker awaits the primary's confirmation. */
+  #invalidating(key: string): boolean {
+    for (const u of this.#unconfirmed.values()) if (u.keys.has(key)) return true;
+    return false;
   }
 
   /** The whole gateway's numbers, gathered by the primary; a primary that does not answer is named. */
@@ -139,13 +175,14 @@ export class WorkerCoordinator implements Coordinator {
         return;
       }
       case 'fill': {
-        const f = this.#follows.get(m.key);
+        const f = this.#follows.get(m.fill);
         if (f) this.#apply(f, m.ev);
         return;
       }
       case 'put':
-        // Stored by a fill that started before a write this process acknowledged: not adopted.
-        if (this.#cache.writtenSince(m.meta.key, m.meta.requestTime)) return;
+        // The primary relays a stored version before it hears of a write of ours that overtook
+        // its fill; until it confirms our invalidation, what it relays for the key may be old.
+        if (this.#invalidating(m.meta.key)) return;
         this.#cache.disk.adopt({ meta: m.meta, path: m.path });
         return;
       case 'meta': {
@@ -157,9 +194,24 @@ export class WorkerCoordinator implements Coordinator {
         }
         return;
       }
-      case 'invalidate':
-        this.#cache.invalidateHere(m.key);
+      case 'invalidate': {
+        // Confirmed once the files are gone too: a kill -9 right after must not leave them to be indexed.
+        const files: Promise<void>[] = [];
+        for (const key of m.keys) {
+          const entry = this.#cache.disk.peek(key);
+          this.#cache.invalidateHere(key);
+          if (entry) files.push(unlink(entry.path).catch(() => undefined));
+        }
+        const id = m.id;
+        void Promise.all(files).then(() => this.#send({ t: 'invalidated', id }));
         return;
+      }
+      case 'invalidated': {
+        const u = this.#unconfirmed.get(m.id);
+        this.#unconfirmed.delete(m.id);
+        u?.confirmed();
+        return;
+      }
       case 'evicted':
         this.#cache.disk.forget(m.key, m.path);
         this.#cache.memory.delete(m.key);
@@ -176,7 +228,7 @@ export class WorkerCoordinator implements Coordinator {
   #watch(f: Follow): void {
     clearTimeout(f.watchdog);
     f.watchdog = setTimeout(() => {
-      if (this.#follows.get(f.fill.key) !== f) return;
+      if (this.#follows.get(f.name) !== f) return;
       this.#limits.onStall?.('follow', f.fill.key);
       this.#end(f, () =>
         f.fill.finish(
@@ -245,7 +297,7 @@ export class WorkerCoordinator implements Coordinator {
 
   #end(f: Follow, finish: () => void): void {
     clearTimeout(f.watchdog);
-    if (this.#follows.get(f.fill.key) === f) this.#follows.delete(f.fill.key);
+    if (this.#follows.get(f.name) === f) this.#follows.delete(f.name);
     finish();
     this.#cache.endFill(f.fill);
   }

@@ -8,6 +8,16 @@ import type { EntryMeta } from '../cache/entry.ts';
 import type { FillEvent } from '../cache/fill.ts';
 import type { UpstreamError } from '../upstream.ts';
 
+/**
+ * How long the primary waits for every serving worker to confirm an invalidation before it takes
+ * the silent ones as stuck and restarts them: the same 5 s after which a scrape names a worker
+ * as stuck (gather.ts). A worker's event loop answers in milliseconds; a false alarm on a busy
+ * machine would cost a restart, so the bound is generous.
+ */
+export const INVALIDATE_CONFIRM_MS = 5000;
+/** How long a worker waits for the primary's confirmation: its own wait, a restart, and slack. */
+export const INVALIDATE_PRIMARY_WAIT_MS = INVALIDATE_CONFIRM_MS + 2000;
+
 /** What one process alone knows for the status page: its metrics and its view of the upstreams. */
 export interface ProcessReport {
   readonly metrics: MetricObjectWithValues<MetricValue<string>>[];
@@ -35,8 +45,12 @@ export type ToPrimary =
   /** The worker could not start (a port in use, say): the primary ends with this error. */
   | { readonly t: 'start-failed'; readonly code?: string; readonly message: string; readonly exitCode: number }
   | { readonly t: 'claim'; readonly id: number; readonly key: string }
-  | { readonly t: 'fill'; readonly key: string; readonly ev: FillEvent }
-  | { readonly t: 'invalidate'; readonly key: string }
+  /** An event of the fill this worker leads; `id` is the id of the claim that made it leader. */
+  | { readonly t: 'fill'; readonly id: number; readonly key: string; readonly ev: FillEvent }
+  /** A write dropped `keys`: the primary answers `invalidated` with this id once no worker has them. */
+  | { readonly t: 'invalidate'; readonly id: number; readonly keys: readonly string[] }
+  /** The answer to the primary's `invalidate`: this worker dropped the key. */
+  | { readonly t: 'invalidated'; readonly id: number }
   | { readonly t: 'evicted'; readonly key: string; readonly path: string }
   | { readonly t: 'metrics'; readonly id: number }
   /** The answer to the primary's `collect`. */
@@ -47,14 +61,19 @@ export type ToWorker =
       readonly t: 'claimed';
       readonly id: number;
       readonly role: 'leader' | 'join';
+      /** For a joiner: the fill it follows, named in the `fill` events relayed to it. */
+      readonly fill?: string;
       /** For a joiner: the fill's streaming event and bytes written so far, if it got that far. */
       readonly streaming?: FillEvent;
       readonly written?: number;
     }
-  | { readonly t: 'fill'; readonly key: string; readonly ev: FillEvent }
+  | { readonly t: 'fill'; readonly fill: string; readonly ev: FillEvent }
   | { readonly t: 'put'; readonly meta: EntryMeta; readonly path: string }
   | { readonly t: 'meta'; readonly meta: EntryMeta }
-  | { readonly t: 'invalidate'; readonly key: string }
+  /** Drop `keys` and answer `invalidated` with this id (a write on another worker). */
+  | { readonly t: 'invalidate'; readonly id: number; readonly keys: readonly string[] }
+  /** Every worker dropped the keys of this worker's `invalidate` (or was restarted). */
+  | { readonly t: 'invalidated'; readonly id: number }
   | { readonly t: 'evicted'; readonly key: string; readonly path: string }
   | { readonly t: 'metrics'; readonly id: number; readonly view: GatewayView }
   /** Send your ProcessReport (for a page or scrape another worker was asked for). */

@@ -14,12 +14,17 @@ import { gatewayErrors } from '../errors.ts';
 import { expandCacheDir } from '../options.ts';
 import type { GatewayConfig } from '../server.ts';
 import { GATEWAY_PRIMARY_METRICS } from '../../lib/metric-names.ts';
+import { recordWrites } from '../cache/write-marks.ts';
+import { Confirmations } from './confirm.ts';
 import { CRASH_LOOP, CrashLoop } from './crash-loop.ts';
 import { Gatherer } from './gather.ts';
 import { Listener } from './listener.ts';
 import { isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
 
 interface Claim {
+  readonly key: string;
+  /** `<owner>/<claim id>`: how the owner's fill events and its followers name this fill. */
+  readonly name: string;
   readonly owner: number;
   readonly followers: Set<number>;
   streaming?: Extract<ToPrimary, { t: 'fill' }>['ev'];
@@ -76,7 +81,10 @@ export async function startCluster(
     giveUp = reject;
   });
   failed.catch(() => undefined);
+  /** The fill a new request for a key joins; a write on the key takes it out of here. */
   const claims = new Map<string, Claim>();
+  /** Every fill in flight by name, joinable or not: its readers are still served. */
+  const fills = new Map<string, Claim>();
   const workers = new Map<number, Worker>();
   /** Workers past start-up: only they have served anything to count. */
   const serving = new Map<number, Worker>();
@@ -88,34 +96,58 @@ export async function startCluster(
     for (const id of workers.keys()) if (id !== except) send(id, m);
   };
   const gatherer = new Gatherer(serving, own);
+  const confirmations = new Confirmations({
+    serving: () => serving.keys(),
+    all: () => workers.keys(),
+    relay: (w, seq, keys) => send(w, { t: 'invalidate', id: seq, keys }),
+    confirm: (w, id) => send(w, { t: 'invalidated', id }),
+    mark: (keys, at) => recordWrites(disk.root, keys, at),
+    kill: (w, keys) => {
+      log.error({ worker: w, key: keys[0], keys: keys.length }, 'a gateway worker did not confirm an invalidation in time; restarting it');
+      workers.get(w)?.process.kill('SIGKILL');
+    },
+  });
 
   function onMessage(id: number, m: ToPrimary): void {
     switch (m.t) {
       case 'claim': {
         const c = claims.get(m.key);
         if (!c) {
-          claims.set(m.key, { owner: id, followers: new Set(), written: 0 });
+          const name = `${id}/${m.id}`;
+          const fresh: Claim = { key: m.key, name, owner: id, followers: new Set(), written: 0 };
+          claims.set(m.key, fresh);
+          fills.set(name, fresh);
           send(id, { t: 'claimed', id: m.id, role: 'leader' });
         } else {
           c.followers.add(id);
-          send(id, { t: 'claimed', id: m.id, role: 'join', streaming: c.streaming, written: c.written });
+          send(id, { t: 'claimed', id: m.id, role: 'join', fill: c.name, streaming: c.streaming, written: c.written });
         }
         return;
       }
       case 'fill': {
-        const c = claims.get(m.key);
-        if (!c || c.owner !== id) return;
+        const c = fills.get(`${id}/${m.id}`);
+        if (!c) return;
         if (m.ev.type === 'streaming') c.streaming = m.ev;
         if (m.ev.type === 'progress') c.written = m.ev.written;
+        // A fill a write overtook is not replicated: it may hold the replaced version.
+        const current = claims.get(c.key) === c;
         // Index updates go out before the terminal event, so a follower finds the entry stored.
-        if (m.ev.type === 'done' && m.ev.stored) others(id, { t: 'put', meta: m.ev.meta, path: m.ev.path });
-        if (m.ev.type === 'revalidated') others(id, { t: 'meta', meta: m.ev.meta });
-        for (const f of c.followers) send(f, { t: 'fill', key: m.key, ev: m.ev });
-        if (TERMINAL.has(m.ev.type)) claims.delete(m.key);
+        if (current && m.ev.type === 'done' && m.ev.stored) others(id, { t: 'put', meta: m.ev.meta, path: m.ev.path });
+        if (current && m.ev.type === 'revalidated') others(id, { t: 'meta', meta: m.ev.meta });
+        for (const f of c.followers) send(f, { t: 'fill', fill: c.name, ev: m.ev });
+        if (TERMINAL.has(m.ev.type)) {
+          fills.delete(c.name);
+          if (current) claims.delete(c.key);
+        }
         return;
       }
       case 'invalidate':
-        others(id, { t: 'invalidate', key: m.key });
+        // Requests from now on start a new fill; the one in flight answers only its readers.
+        for (const key of m.keys) claims.delete(key);
+        confirmations.start(id, m.id, m.keys);
+        return;
+      case 'invalidated':
+        confirmations.answered(id, m.id);
         return;
       case 'evicted':
         others(id, { t: 'evicted', key: m.key, path: m.path });
@@ -148,7 +180,8 @@ export async function startCluster(
       diskReporter = [...workers.keys()][0];
       if (diskReporter !== undefined) send(diskReporter, { t: 'disk-metrics' });
     }
-    for (const [key, c] of claims) {
+    confirmations.gone(id);
+    for (const c of fills.values()) {
       if (c.owner !== id) continue;
       const ev = {
         type: 'failed',
@@ -157,8 +190,9 @@ export async function startCluster(
         message: 'worker died during the fetch',
         passable: true,
       } as const;
-      for (const f of c.followers) send(f, { t: 'fill', key, ev });
-      claims.delete(key);
+      for (const f of c.followers) send(f, { t: 'fill', fill: c.name, ev });
+      fills.delete(c.name);
+      if (claims.get(c.key) === c) claims.delete(c.key);
     }
   }
 
@@ -218,6 +252,8 @@ export async function startCluster(
     log.error({ worker: id, code, signal }, 'gateway worker exited; starting a new one');
     // With no other worker, nothing is filling: the dead one's partial files can go now.
     if (workers.size === 0) await disk.cleanTemp().catch(() => undefined);
+    // The dead worker may have stored a version a write replaced: its replacement scans after the record.
+    await confirmations.marksWritten();
     if (!stopping) fork().catch((err) => log.error({ err: String(err) }, 'replacement worker failed'));
   };
   for (let i = 0; i < config.workers; i++) ports.push(fork());

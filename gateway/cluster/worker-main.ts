@@ -9,7 +9,7 @@ import cluster from 'node:cluster';
 import { isEstuaryError } from '../../lib/errors.ts';
 import { createLogger, flushLogs, type LogFormat, type LogLevel } from '../../lib/log.ts';
 import { servedRequest } from '../request-context.ts';
-import type { Gateway, GatewayConfig } from '../server.ts';
+import type { Gateway, GatewayConfig, WorkerLink } from '../server.ts';
 import type { ProcessReport, ToPrimary } from './messages.ts';
 
 const config = JSON.parse(process.env.ESTUARY_GATEWAY_WORKER_CONFIG ?? '{}') as GatewayConfig;
@@ -53,9 +53,11 @@ async function stop(): Promise<void> {
   flushLogs();
   process.exit(0);
 }
-const link = { send, diskMetrics: process.env.ESTUARY_GATEWAY_WORKER_DISK_METRICS === '1' };
+const link: WorkerLink = { send, diskMetrics: process.env.ESTUARY_GATEWAY_WORKER_DISK_METRICS === '1', early: [] };
 process.on('message', (m: unknown) => {
   const t = typeof m === 'object' && m !== null ? (m as { t?: unknown }).t : undefined;
+  // Until the gateway listens itself, removals wait here (a missed stored entry only costs a miss).
+  if (t === 'invalidate' || t === 'evicted') link.early?.push(m);
   if (t === 'stop') void stop();
   if (t === 'disk-metrics') link.diskMetrics = true;
   // The primary asks workers past start-up only; one asked during a stop still answers.

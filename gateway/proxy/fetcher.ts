@@ -10,7 +10,7 @@ import type { Cache } from '../cache/cache.ts';
 import { isDiskFull, type TempFile } from '../cache/disk-store.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
-import { mayStore, mergeNotModified, staleOnErrorLimit } from '../cache/freshness.ts';
+import { mayStore, mergeNotModified, notModifiedSelects, staleOnErrorLimit } from '../cache/freshness.ts';
 import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
 import { varyValues } from '../cache/key.ts';
 import { storedHeaders } from '../cache/stored-headers.ts';
@@ -108,6 +108,8 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
   const resHeaders = endToEnd(res.headers as HeaderMap);
   if (res.statusCode === 304 && stale) {
     drainBody(res.body);
+    // A 304 for another version than ours: fetch the object itself, unconditionally.
+    if (!notModifiedSelects(stale.headers, resHeaders)) return runFill(deps, fill, { ...req, stale: undefined });
     return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime);
   }
   // A no-cache request revalidates its stale copy but may never be answered with it (RFC 9111
@@ -227,7 +229,7 @@ async function streamToDisk(
     }
     const final: EntryMeta = { ...meta, size: fill.written };
     // Written through the gateway while this fill ran: these bytes may be the old version.
-    if (deps.cache.writtenSince(meta.key, meta.requestTime)) fill.stored = false;
+    if (fill.overtaken) fill.stored = false;
     if (!fill.stored) {
       fill.path = temp.path;
       fill.meta = final;
@@ -238,14 +240,17 @@ async function streamToDisk(
     }
     const entry = await deps.cache.disk.commit(temp, final);
     fill.path = entry.path;
-    // A write acknowledged by another worker can arrive while the entry is committed: its
-    // invalidation found nothing to remove yet, so the old bytes must not stay behind it.
-    const overtaken = deps.cache.writtenSince(meta.key, meta.requestTime);
-    if (!overtaken && keepInMemory && deps.cache.admits(final.key, final.size)) deps.cache.memory.set({ meta: final, body: Buffer.concat(chunks) });
+    // A write acknowledged meanwhile found nothing to remove yet: the old bytes must not stay
+    // behind it, and the other workers are not told of them (the done event says not stored).
+    if (fill.overtaken) {
+      fill.stored = false;
+      deps.cache.dropStored(final.key, entry.path);
+    } else if (keepInMemory && deps.cache.admits(final.key, final.size)) {
+      deps.cache.memory.set({ meta: final, body: Buffer.concat(chunks) });
+    }
     fill.meta = final;
     fill.finish('done');
     deps.cache.endFill(fill);
-    if (overtaken) deps.cache.invalidateHere(meta.key);
   } catch (err) {
     dropBody(res.body);
     await deps.cache.disk.abort(temp);
@@ -300,15 +305,17 @@ async function revalidated(
     requestTime,
     responseTime,
   };
-  const disk = deps.cache.disk.peek(stale.key);
+  // Only the entry revalidated: a write may have dropped it, or a newer fill replaced it, meanwhile.
+  const found = deps.cache.disk.peek(stale.key);
+  const disk = found && !fill.overtaken && found.meta.responseTime === stale.responseTime ? found : undefined;
   try {
     if (disk) await deps.cache.disk.updateMeta(disk, meta);
   } catch (err) {
     deps.log.warn({ err: String(err), url: stale.url }, 'could not update a revalidated entry; dropping it');
-    deps.cache.invalidate(stale.key);
+    void deps.cache.invalidate(stale.key);
   }
   const mem = deps.cache.memory.get(stale.key);
-  if (mem) deps.cache.memory.set({ meta, body: mem.body });
+  if (mem && !fill.overtaken && mem.meta.responseTime === stale.responseTime) deps.cache.memory.set({ meta, body: mem.body });
   fill.meta = meta;
   fill.finish('revalidated');
   deps.cache.endFill(fill);

@@ -355,7 +355,7 @@ export class ProxyHandler {
 
   /** A stored entry whose file vanished: forgotten, and the request goes upstream instead. */
   #gone(req: IncomingMessage, res: ServerResponse, target: Target, found: Found): Promise<void> {
-    this.#d.cache.invalidate(found.meta.key);
+    void this.#d.cache.invalidate(found.meta.key);
     return pass(this.#d, req, res, target, 'miss', false);
   }
 
@@ -386,8 +386,9 @@ export class ProxyHandler {
     return this.#cached(req, res, target);
   }
 
-  invalidate(key: string): void {
-    this.#d.cache.invalidate(key);
+  /** Drops `keys` in every worker; resolves once none serves them (a write's answer waits for it). */
+  async invalidate(keys: readonly string[]): Promise<void> {
+    await this.#d.cache.invalidateAll(keys);
   }
 
   /** Brings `target` into the cache with no client waiting; a fresh stored copy is left alone. */

@@ -64,7 +64,8 @@ export async function pass(
   }
   if (unsafe && up.statusCode < 400) {
     const locations = [up.headers.location, up.headers['content-location']];
-    for (const key of invalidatedKeys(target, req.headers.host, locations)) d.cache.invalidate(key);
+    // Answered only once no worker can serve what the write replaced (docs/CACHING.md).
+    await d.cache.invalidateAll(invalidatedKeys(target, req.headers.host, locations));
   }
   if (noteHead) noteVersion(d.cache, target.key, up.statusCode, up.headers);
   return relayUpstream(d, res, up, `${NAME}; fwd=${fwd}`);

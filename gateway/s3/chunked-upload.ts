@@ -25,7 +25,8 @@ export interface ChunkedUploadDeps {
   readonly upstreams: Upstreams;
   readonly log: Logger;
   /** Drops what the cache holds for the key once the store has acknowledged the write. */
-  readonly invalidate: () => void;
+  /** Resolves once no worker serves the replaced object: the answer waits for it. */
+  readonly invalidate: () => Promise<void>;
 }
 
 /** The decoder's options from the request headers (signing comes from the authenticated request). */
@@ -113,7 +114,7 @@ export async function chunkedUpload(
     return deny(failed.error.s3Code, failed.error.message);
   }
   const body = Buffer.from(await up.body.arrayBuffer());
-  if (up.statusCode < 400) deps.invalidate();
+  if (up.statusCode < 400) await deps.invalidate();
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(up.headers)) {
     if (v !== undefined && k !== 'connection' && k !== 'transfer-encoding' && k !== 'keep-alive') headers[k] = v;

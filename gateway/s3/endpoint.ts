@@ -144,7 +144,7 @@ export class S3Endpoint {
       extra['x-amz-copy-source'] = `/${this.#o.buckets.get(src.bucket)!.bucket}/${upstreamKey(src.key)}${src.suffix}`;
     }
     const target = this.#target(route, upstream, chunked ? UNSIGNED_PAYLOAD : payload, extra);
-    const invalidate = () => this.#o.handler.invalidate(target.key);
+    const invalidate = () => this.#o.handler.invalidate([target.key]);
     if (expectsContinue(req)) {
       if (route.op === 'write' && !chunked && (req.method === 'PUT' || req.method === 'POST')) {
         return expectUpload(req, res, target, { log: this.#o.log, invalidate }, deny);
@@ -306,7 +306,7 @@ export class S3Endpoint {
     );
     const answer = await this.#exchange(req, target, 'POST', body, headers);
     if (!answer) return deny('ServiceUnavailable', 'the store is unreachable');
-    if (answer.status < 400) for (const e of sent) this.#o.handler.invalidate(`s3://${route.bucket}/${e.key}`);
+    if (answer.status < 400) await this.#o.handler.invalidate(sent.map((e) => `s3://${route.bucket}/${e.key}`));
     answer.send(res, answer.status === 200 ? Buffer.from(mergeDenied(answer.body.toString('utf8'), denied)) : answer.body);
   }
 

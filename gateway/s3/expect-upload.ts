@@ -30,7 +30,8 @@ const DROPPED = new Set([
 export interface ExpectUploadDeps {
   readonly log: Logger;
   /** Drops what the cache holds for the key once the store has acknowledged the write. */
-  readonly invalidate: () => void;
+  /** Resolves once no worker serves the replaced object: the answer waits for it. */
+  readonly invalidate: () => Promise<void>;
 }
 
 /** Whether the client waits for 100 Continue before it sends the body. */
@@ -61,7 +62,11 @@ export function expectUpload(
     };
     const up = request({ host: origin.hostname, port: origin.port, method, path: target.path, headers }, (answer) => {
       clearTimeout(timer);
-      if ((answer.statusCode ?? 500) < 400) deps.invalidate();
+      // The answer goes out once no worker serves the replaced object any more.
+      const dropped = (answer.statusCode ?? 500) < 400 ? deps.invalidate() : Promise.resolve();
+      void dropped.then(() => relayAnswer(answer));
+    });
+    const relayAnswer = (answer: IncomingMessage) => {
       const out: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(answer.headers)) if (v !== undefined && !DROPPED.has(k)) out[k] = v;
       // A refusal before the body: the client sent none, and the connection cannot carry another request.
@@ -73,7 +78,7 @@ export function expectUpload(
         res.destroy();
         resolve();
       });
-    });
+    };
     const timer = setTimeout(send, CONTINUE_WAIT_MS);
     up.on('continue', send);
     up.on('error', (err) => {

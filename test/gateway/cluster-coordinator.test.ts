@@ -45,9 +45,9 @@ describe('WorkerCoordinator limits', () => {
   it('gives up a followed fill whose leader says nothing, as a failure the reader may pass through', async () => {
     const { c, stalls, ended } = setup();
     const fill = new Fill('k4');
-    c.follow(fill, undefined);
+    c.follow(fill, { t: 'claimed', id: 1, role: 'join', fill: '2/1' });
     await new Promise((r) => setTimeout(r, 120));
-    c.onMessage({ t: 'fill', key: 'k4', ev: { type: 'progress', written: 10 } }); // alive: rearmed
+    c.onMessage({ t: 'fill', fill: '2/1', ev: { type: 'progress', written: 10 } }); // alive: rearmed
     await new Promise((r) => setTimeout(r, 120));
     expect(fill.state).toBe('pending');
     await new Promise((r) => setTimeout(r, 150));
@@ -61,8 +61,8 @@ describe('WorkerCoordinator limits', () => {
   it('a followed fill that ends in time is not touched afterwards', async () => {
     const { c, stalls } = setup();
     const fill = new Fill('k5');
-    c.follow(fill, undefined);
-    c.onMessage({ t: 'fill', key: 'k5', ev: { type: 'pass' } });
+    c.follow(fill, { t: 'claimed', id: 1, role: 'join', fill: '2/1' });
+    c.onMessage({ t: 'fill', fill: '2/1', ev: { type: 'pass' } });
     await new Promise((r) => setTimeout(r, 300));
     expect(fill.state).toBe('pass');
     expect(stalls).toEqual([]);
@@ -73,7 +73,7 @@ describe('WorkerCoordinator limits', () => {
     try {
       const { c, sent } = setup();
       const fill = new Fill('k6');
-      c.lead(fill);
+      c.lead(fill, 1);
       fill.progress(100);
       expect(sent.filter((m) => m.t === 'fill')).toEqual([]);
       vi.advanceTimersByTime(1100);

@@ -59,8 +59,8 @@ describe('a claim answer read together with the leader’s events', () => {
     const done: FillEvent = { type: 'done', meta, path, stored: true };
     const t0 = Date.now();
     deliverInOneRead(coordinator, [
-      { t: 'claimed', id, role: 'join' },
-      { t: 'fill', key: 'k', ev: done },
+      { t: 'claimed', id, role: 'join', fill: '2/7' },
+      { t: 'fill', fill: '2/7', ev: done },
     ]);
     const { fill, leader } = await claiming;
     expect(leader).toBe(false);
@@ -75,8 +75,8 @@ describe('a claim answer read together with the leader’s events', () => {
     const claiming = cache.claim('k');
     const id = (sent[0] as Extract<ToPrimary, { t: 'claim' }>).id;
     deliverInOneRead(coordinator, [
-      { t: 'claimed', id, role: 'join' },
-      { t: 'fill', key: 'k', ev: { type: 'failed', proxyError: 'connection_refused', status: 502, message: 'refused' } },
+      { t: 'claimed', id, role: 'join', fill: '2/7' },
+      { t: 'fill', fill: '2/7', ev: { type: 'failed', proxyError: 'connection_refused', status: 502, message: 'refused' } },
     ]);
     const { fill } = await claiming;
     expect(await settled(fill)).toBe('failed');

@@ -5,6 +5,7 @@ import { readdir, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DiskStore } from '../../../gateway/cache/disk-store.ts';
+import { MARK_TTL_MS, readWrites, recordWrites } from '../../../gateway/cache/write-marks.ts';
 import type { EntryMeta } from '../../../gateway/cache/entry.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { silent } from '../helpers/gateway.ts';
@@ -62,6 +63,34 @@ describe('DiskStore', () => {
     expect(second.get('x')?.meta.size).toBe(10);
     expect(second.get('y')).toBeUndefined();
     expect(second.get('z')?.meta.headers).toEqual({ etag: '"new"' });
+  });
+
+  it('a restart drops entries fetched before a write recorded on disk, and keeps later ones', async () => {
+    const dir = await tempDir();
+    const first = new DiskStore(dir, 1e9, silent);
+    await first.open();
+    const t = Date.now();
+    const old = await put(first, 'old', 10, t - 2000);
+    await put(first, 'new', 10, t);
+    await put(first, 'other', 10, t - 2000);
+    await recordWrites(first.root, ['old', 'new'], t - 1000);
+    const second = new DiskStore(dir, 1e9, silent);
+    expect(await second.open()).toEqual({ entries: 2, bytes: 20, discarded: 0 });
+    expect(second.get('old')).toBeUndefined();
+    expect(second.get('new')).toBeDefined();
+    expect(second.get('other')).toBeDefined();
+    await expect(stat(old.path)).rejects.toThrow();
+  });
+
+  it('forgets write records older than their lifetime', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 1e9, silent);
+    await store.open();
+    const now = Date.now();
+    await recordWrites(store.root, ['young'], now - 1000);
+    await recordWrites(store.root, ['aged'], now - MARK_TTL_MS - 1000);
+    expect([...(await readWrites(store.root, now)).keys()]).toEqual(['young']);
+    expect((await readdir(join(store.root, 'written'))).length).toBe(1);
   });
 
   it('replaces an entry without touching the file a reader still holds', async () => {

@@ -4,6 +4,7 @@ import {
   currentAge,
   freshnessLifetime,
   mayStore,
+  notModifiedSelects,
   staleOnErrorLimit,
   usability,
 } from '../../../gateway/cache/freshness.ts';
@@ -104,5 +105,25 @@ describe('usability', () => {
     expect(staleOnErrorLimit(meta({ 'cache-control': 'max-age=1' }), 3600)).toBe(3600);
     expect(staleOnErrorLimit(meta({ 'cache-control': 'max-age=1, stale-if-error=7200' }), 3600)).toBe(7200);
     expect(staleOnErrorLimit(meta({ 'cache-control': 'max-age=1, must-revalidate' }), 3600)).toBe(0);
+  });
+});
+
+describe('notModifiedSelects (RFC 9111 §4.3.4)', () => {
+  it('a 304 with the stored strong ETag, or with none, updates the stored response', () => {
+    expect(notModifiedSelects({ etag: '"v0"' }, { etag: '"v0"' })).toBe(true);
+    expect(notModifiedSelects({ etag: '"v0"' }, { 'cache-control': 'max-age=1' })).toBe(true);
+  });
+
+  it('a 304 naming another strong ETag describes another version and updates nothing', () => {
+    expect(notModifiedSelects({ etag: '"v0"' }, { etag: '"v1"' })).toBe(false);
+    expect(notModifiedSelects({ 'last-modified': 'x' }, { etag: '"v1"' })).toBe(false);
+    // A strong validator matches only a strong one.
+    expect(notModifiedSelects({ etag: 'W/"v0"' }, { etag: '"v0"' })).toBe(false);
+  });
+
+  it('a weak ETag in the 304 is compared weakly', () => {
+    expect(notModifiedSelects({ etag: '"v0"' }, { etag: 'W/"v0"' })).toBe(true);
+    expect(notModifiedSelects({ etag: 'W/"v0"' }, { etag: 'W/"v0"' })).toBe(true);
+    expect(notModifiedSelects({ etag: 'W/"v0"' }, { etag: 'W/"v1"' })).toBe(false);
   });
 });
