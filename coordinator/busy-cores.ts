@@ -2,7 +2,10 @@
 // run time learned for jobs of its kind (run-times.ts), so jobs started at different times free
 // their cores at different times, and the plan sees the work's true tail. Start times are hostile
 // input: one missing, in the future or older than the job could have run is not believed, and
-// the core frees as a core whose job is unknown does (`unknownMs`). Pure: numbers in, times out.
+// the core frees as a core whose job is unknown does (`unknownMs`). A job past its estimate with
+// no time limit has no end to expect: unknown too, never "free now". A COMPLETING job has ended
+// (its epilog holds the node for seconds): its cores free now, whatever its start says.
+// Pure: numbers in, times out.
 
 import type { RunningJob } from './model.ts';
 import { estimateRunTime, type RunTimes } from './run-times.ts';
@@ -14,6 +17,7 @@ const YEAR_MS = 365 * 24 * 3_600_000;
 
 /** ms from `now` until the job's cores free, or undefined when its start time cannot be believed. */
 export function freesIn(job: RunningJob, now: number, runTimes: RunTimes | undefined, configuredMs: number): number | undefined {
+  if (job.completing) return 0;
   const start = job.startedAt;
   if (start === undefined || !Number.isFinite(start) || start <= 0 || start > now + SKEW_MS) return undefined;
   const elapsed = Math.max(0, now - start);
@@ -23,7 +27,8 @@ export function freesIn(job: RunningJob, now: number, runTimes: RunTimes | undef
   const run = estimateRunTime(job, runTimes, configuredMs).ms;
   if (elapsed < run) return run - elapsed;
   // Past what jobs of its kind run: it ends by its limit, soon as a rule; half the time left.
-  return job.timeLimitMs !== undefined ? Math.max(0, job.timeLimitMs - elapsed) / 2 : 0;
+  // With no limit (MaxTime=INFINITE) nothing bounds it: timed as a core whose job is unknown.
+  return job.timeLimitMs !== undefined ? Math.max(0, job.timeLimitMs - elapsed) / 2 : undefined;
 }
 
 /**

@@ -28,7 +28,8 @@
 // Two rules then let drones go: an idle drone no placed job uses goes once it has idled as long
 // as a new one boots (idle-release.ts), and a spot pool whose next jobs are the tail of the work,
 // likely to be reclaimed, takes no new job and drains while the tail is placed on demand
-// (spot-tail.ts). Pure: the snapshot is all it reads.
+// (spot-tail.ts) — all but the tail jobs on demand cannot take, which stay on spot.
+// Pure: the snapshot is all it reads.
 
 import type { EstuaryConfig } from './config.ts';
 import { budgetLeft, bytesText, cents, costOf, dollars, droneBudget, durationText, expectedRunMs, HOUR_MS, money, pricePerCoreHour } from './cost.ts';
@@ -79,14 +80,36 @@ export function estuaryPlan(snapshot: Snapshot, c: EstuaryConfig): Plan {
     const tail = spotTail(p.runs, timed.waiting, end, c.turnaround, cost.bootLatencyMs, cost.spotInterruptionRate, p.pool.cores);
     if (tail) tails.set(p.pool.key, tail);
   }
-  const { pools, sites } = tails.size > draining.size ? place(snapshot, c, new Set(tails.keys()), false) : first;
-  return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c, tails.has(p.pool.key) ? { tail: tails.get(p.pool.key) } : undefined)]));
+  // The tail pools close only for the jobs on demand takes: a job no open pool places, and none
+  // would once the tail pools' drones are gone (over budget, no on-demand room, none that fits),
+  // stays on spot. A reclaim delays it a boot and half a run; not running, forever.
+  const closing = new Set([...tails.keys()].filter((k) => !draining.has(k)));
+  const { pools, sites } = closing.size ? place(snapshot, c, new Set(tails.keys()), false, closing) : first;
+  const timedJobs = new Map(timed.pools.map((p) => [p.pool.key, p.jobs]));
+  const placedAt = new Map(pools.flatMap((p) => p.jobs.map((j) => [j.id, p.pool.key] as const)));
+  // Kept, and some of the jobs the timed plan gave the pool now run elsewhere (on demand).
+  const moved = (p: PoolState) => p.jobs.length > 0 && (timedJobs.get(p.pool.key) ?? []).some((j) => (placedAt.get(j.id) ?? p.pool.key) !== p.pool.key);
+  const closedFor = (p: PoolState): TailClose | undefined => (tails.has(p.pool.key) ? { tail: tails.get(p.pool.key), kept: p.jobs.length > 0, moved: moved(p) } : undefined);
+  return new Map(pools.map((p) => [p.pool.key, finishPlan(p, snapshot, sites.get(p.pool.site)!.site, c, closedFor(p))]));
 }
 
-/** Places every pending job, oldest first, on no pool of `closed`; busy cores timed by their jobs' starts when `timed`. */
-function place(snapshot: Snapshot, c: EstuaryConfig, closed: ReadonlySet<string>, timed: boolean): { pools: PoolState[]; sites: Map<string, SiteState>; waiting: { runMs: number; cpus: number }[] } {
+/**
+ * Places every pending job, oldest first, on no pool of `closed`; busy cores timed by their jobs'
+ * starts when `timed`. A pool of `lastResort` (closed too) takes a job only when no open pool
+ * can, now or once the last-resort pools' drones are gone (their quota freed).
+ */
+function place(
+  snapshot: Snapshot,
+  c: EstuaryConfig,
+  closed: ReadonlySet<string>,
+  timed: boolean,
+  lastResort: ReadonlySet<string> = new Set(),
+): { pools: PoolState[]; sites: Map<string, SiteState>; waiting: { runMs: number; cpus: number }[] } {
   const waiting: { runMs: number; cpus: number }[] = [];
   const sites = new Map<string, SiteState>();
+  // Per site, the drones of the last-resort pools: room an open pool gets once they drain.
+  const freeing = new Map<string, number>();
+  for (const p of snapshot.pools) if (lastResort.has(p.key)) freeing.set(p.site, (freeing.get(p.site) ?? 0) + p.drones.filter((d) => d.drone.state !== 'down').length);
   for (const site of snapshot.sites) {
     const live = snapshot.pools.filter((p) => p.site === site.name).reduce((n, p) => n + p.drones.filter((d) => d.drone.state !== 'down').length, 0);
     sites.set(site.name, { site, room: site.healthy ? Math.max(0, site.quota - live) : 0, budget: budgetLeft(site), ready: new Map(), linkBusy: new Map() });
@@ -102,8 +125,12 @@ function place(snapshot: Snapshot, c: EstuaryConfig, closed: ReadonlySet<string>
   for (const job of [...snapshot.pending].sort((a, b) => a.submittedAt - b.submittedAt || a.id.localeCompare(b.id))) {
     const estimate = estimateRunTime(job, snapshot.runTimes, c.runtime);
     const runMs = estimate.ms;
-    const evals = pools.filter((p) => !closed.has(p.pool.key) && fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot, c));
-    const best = choose(evals, c.turnaround, runMs);
+    let evals = pools.filter((p) => !closed.has(p.pool.key) && fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot, c));
+    let best = choose(evals, c.turnaround, runMs);
+    if (!best && lastResort.size && !opensOnceFreed(job, runMs, pools, sites, closed, freeing)) {
+      evals = [...evals, ...pools.filter((p) => lastResort.has(p.pool.key) && fits(job, p.pool)).flatMap((p) => evaluate(job, runMs, p, sites.get(p.pool.site)!, snapshot, c))];
+      best = choose(evals, c.turnaround, runMs);
+    }
     if (!best) {
       for (const e of evals) e.pool.unplaced.set(e.refused!, (e.pool.unplaced.get(e.refused!) ?? 0) + 1);
       waiting.push({ runMs, cpus: job.cpus });
@@ -113,6 +140,15 @@ function place(snapshot: Snapshot, c: EstuaryConfig, closed: ReadonlySet<string>
   }
 
   return { pools, sites, waiting };
+}
+
+/** An open pool would open a drone for the job once the closing pools' drones at its site are gone. */
+function opensOnceFreed(job: PendingJob, runMs: number, pools: readonly PoolState[], sites: ReadonlyMap<string, SiteState>, closed: ReadonlySet<string>, freeing: ReadonlyMap<string, number>): boolean {
+  return pools.some((p) => {
+    const s = sites.get(p.pool.site)!;
+    if (closed.has(p.pool.key) || !s.site.healthy || (freeing.get(p.pool.site) ?? 0) === 0) return false;
+    return fits(job, p.pool) && job.cpus <= p.pool.cores && s.budget >= droneBudget(s.site, p.pool.cores, p.pool.market, runMs);
+  });
 }
 
 function evaluate(job: PendingJob, runMs: number, p: PoolState, s: SiteState, snapshot: Snapshot, c: EstuaryConfig): Evaluation[] {
@@ -193,8 +229,17 @@ function commit(job: PendingJob, estimate: RunEstimate, e: Evaluation, s: SiteSt
 
 const label = (p: PoolView) => (p.market === 'spot' ? `${p.site} spot` : p.site);
 
-function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: EstuaryConfig, closed?: { tail: SpotTail | undefined }): PoolPlan {
-  const tail = closed?.tail;
+/** A tail pool: closed (it drains), or `kept` for the tail jobs on demand cannot take. */
+interface TailClose {
+  readonly tail: SpotTail | undefined;
+  readonly kept: boolean;
+  /** Kept, and some of its jobs went on demand. */
+  readonly moved?: boolean;
+}
+
+function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: EstuaryConfig, tailPool?: TailClose): PoolPlan {
+  const tail = tailPool?.tail;
+  const closed = tailPool && !tailPool.kept;
   const price = (pricePerCoreHour(site, p.pool.market) ?? 0) * p.pool.cores;
   const counts = new Map<string, number>();
   for (const j of p.jobs) for (const i of j.inputs) counts.set(i.url, (counts.get(i.url) ?? 0) + 1);
@@ -217,9 +262,15 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
   const held = p.budgetHeld ? `; no more drones: $${(site.spentToday ?? 0).toFixed(2)} spent or held today, budget $${(costOf(site).budgetPerDay ?? 0).toFixed(2)} a day` : '';
   const est = p.first?.estimate;
   const runs = est ? `; ${n === 1 ? 'it runs' : 'each runs'} ${durationText(est.ms)} (${estimateText(est)})` : '';
-  const why = closed ? tailWhy(p, tail, site) : n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}${runs}`;
+  const kept = tailPool?.kept ? `; the ${n === 1 ? 'job stays' : `${n} jobs stay`} on spot: on demand cannot take ${n === 1 ? 'it' : 'them'} (no room or budget), and a reclaim costs less than not running` : '';
+  const why = closed ? tailWhy(p, tail, site) : n === 0 ? idleWhy(p, site) : `${need}: ${here}${held}${others ? `; ${others}` : ''}${runs}${kept}`;
   const release = idleReleasesEarly(p.idle, p.used, costOf(site).bootLatencyMs, site.minLifetime);
-  const drain = closed ? p.pool.drones.filter((d) => d.drone.state === 'available').length : 0;
+  const available = p.pool.drones.filter((d) => d.drone.state === 'available').length;
+  // Kept for some tail jobs while others went on demand, the pool drains the drones it does not
+  // use: a spot drone left taking jobs takes the tail jobs placed on demand. New drones' slots
+  // come after the live ones'.
+  const usedLive = [...p.used].filter((i) => i < p.slots.drones - p.newDrones).length;
+  const drain = closed ? available : tailPool?.moved ? Math.max(0, available - usedLive) : 0;
   return {
     jobs: p.jobs,
     newDrones: p.newDrones,
@@ -247,6 +298,8 @@ function finishPlan(p: PoolState, snapshot: Snapshot, site: SiteView, c: Estuary
       turnaroundS: Math.round(c.turnaround / 1000),
       ...(budgetLeft(site) !== Infinity ? { budgetLeft: cents(budgetLeft(site)) } : {}),
       ...(closed ? { tailJobs: tail?.tailJobs ?? 0, reclaimChance: cents(tail?.reclaimChance ?? 1), drain } : {}),
+      // Not `tailJobs`: a drone draining with that reason holds its pool closed (estuaryPlan).
+      ...(tailPool?.kept ? { tailKeptOnSpot: n, reclaimChance: cents(tail?.reclaimChance ?? 1), drain } : {}),
     },
   };
 }

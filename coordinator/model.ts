@@ -193,6 +193,8 @@ export interface RunningJob {
   readonly timeLimitMs?: number;
   /** ms since the epoch; absent when the batch system gave none usable. */
   readonly startedAt?: number;
+  /** It has ended and its node runs the epilog (Slurm's COMPLETING): its cores free in seconds. */
+  readonly completing?: boolean;
 }
 
 /** `site/type` for on-demand pools (as before markets), `site/type/spot` for spot ones. */

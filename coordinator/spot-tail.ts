@@ -21,6 +21,8 @@
 // reclaim of which is still absorbed: it started before the tail) and the waiting work is placed
 // as if the site sold on demand only. The batch system does not choose a node by its market, so
 // a spot drone left taking jobs would take tail jobs as soon as it frees: the whole pool drains.
+// Save for the jobs on demand cannot take (over budget, no room the drain frees): those stay on
+// spot (estuary-policy.ts), since a reclaim delays a job and not running delays it forever.
 // Pure: numbers in, a verdict out.
 
 import { HOUR_MS } from './cost.ts';

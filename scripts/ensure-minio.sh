@@ -16,31 +16,12 @@ MINIO_MODULE=github.com/minio/minio
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
 dir="${ESTUARY_MINIO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/estuary/minio-$MINIO_VERSION}"
 bin="$dir/minio"
-if [ "${1:-}" = "--path" ]; then
-  echo "$bin"
-  exit 0
-fi
-mkdir -p "$(dirname "$dir")"
-exec 9>"$dir.lock"
-flock 9
-if [ -x "$bin" ]; then
-  echo "$bin"
-  exit 0
-fi
-if ! command -v go >/dev/null; then
-  PATH="$PATH:/usr/local/go/bin"
-  command -v go >/dev/null || { echo "go is missing: install Go 1.24 or newer (https://go.dev/dl) to build MinIO" >&2; exit 1; }
-fi
-rm -rf "$dir.tmp"
+# shellcheck source=scripts/cached-build.sh
+. "$(dirname "$0")/cached-build.sh"
+cached_build_begin "$dir" "$bin" "${1:-}"
+cached_build_need go /usr/local/go/bin "install Go 1.24 or newer (https://go.dev/dl) to build MinIO"
 mkdir -p "$dir.tmp"
-started=$SECONDS
 # GOTOOLCHAIN=local: build with the Go that is here rather than fetching the one go.mod names.
-if ! GOTOOLCHAIN=local GOFLAGS=-buildvcs=false GOBIN="$dir.tmp" go install -trimpath "$MINIO_MODULE@$MINIO_VERSION" >&2; then
-  rm -rf "$dir.tmp"
-  echo "go install $MINIO_MODULE@$MINIO_VERSION failed (module proxy unreachable, or Go older than 1.24)" >&2
-  exit 1
-fi
-rm -rf "$dir"
-mv "$dir.tmp" "$dir"
-echo "built MinIO $MINIO_VERSION in $((SECONDS - started)) s" >&2
-echo "$bin"
+GOTOOLCHAIN=local GOFLAGS=-buildvcs=false GOBIN="$dir.tmp" go install -trimpath "$MINIO_MODULE@$MINIO_VERSION" >&2 ||
+  cached_build_fail "$dir" "go install $MINIO_MODULE@$MINIO_VERSION failed (module proxy unreachable, or Go older than 1.24)"
+cached_build_finish "$dir" "$bin" "MinIO $MINIO_VERSION"

@@ -14,29 +14,11 @@ set -euo pipefail
 PJDFSTEST_VERSION=0.2.0
 dir="${ESTUARY_PJDFSTEST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/estuary/pjdfstest-$PJDFSTEST_VERSION}"
 bin="$dir/bin/pjdfstest"
-if [ "${1:-}" = "--path" ]; then
-  echo "$bin"
-  exit 0
-fi
-mkdir -p "$(dirname "$dir")"
-exec 9>"$dir.lock"
-flock 9
-if [ -x "$bin" ]; then
-  echo "$bin"
-  exit 0
-fi
-if ! command -v cargo >/dev/null; then
-  PATH="$PATH:$HOME/.cargo/bin"
-  command -v cargo >/dev/null || { echo "cargo is missing: install Rust 1.85 or newer (https://rustup.rs) to build pjdfstest" >&2; exit 1; }
-fi
-rm -rf "$dir.tmp"
-started=$SECONDS
-if ! cargo install pjdfstest --version "$PJDFSTEST_VERSION" --locked --root "$dir.tmp" --target-dir "$dir.build" >&2; then
-  rm -rf "$dir.tmp"
-  echo "cargo install pjdfstest@$PJDFSTEST_VERSION failed (crates.io unreachable or Rust older than 1.85)" >&2
-  exit 1
-fi
-rm -rf "$dir" "$dir.build"
-mv "$dir.tmp" "$dir"
-echo "built pjdfstest $PJDFSTEST_VERSION in $((SECONDS - started)) s" >&2
-echo "$bin"
+# shellcheck source=scripts/cached-build.sh
+. "$(dirname "$0")/cached-build.sh"
+cached_build_begin "$dir" "$bin" "${1:-}"
+cached_build_need cargo "$HOME/.cargo/bin" "install Rust 1.85 or newer (https://rustup.rs) to build pjdfstest"
+cargo install pjdfstest --version "$PJDFSTEST_VERSION" --locked --root "$dir.tmp" --target-dir "$dir.build" >&2 ||
+  cached_build_fail "$dir" "cargo install pjdfstest@$PJDFSTEST_VERSION failed (crates.io unreachable or Rust older than 1.85)"
+rm -rf "$dir.build"
+cached_build_finish "$dir" "$bin" "pjdfstest $PJDFSTEST_VERSION"

@@ -4,8 +4,8 @@
 // died (the supervisor's restart count in /metrics), a complete 200 with wrong bytes, a whole
 // body lost on the way, a client left hanging; and what the burst costs: requests/s, and the
 // resident memory of the gateway's processes (primary + workers) before, at the peak, and after
-// the gateway has been idle long enough to give memory back (gateway/memory-reclaim.ts checks
-// every 10 s). Only estuary runs it: the origins are the subject, not a comparison.
+// the gateway has been idle long enough to give memory back (gateway/memory-reclaim.ts collects
+// 10 to 10.5 s after the last request). Only estuary runs it: the origins are the subject, not a comparison.
 
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -43,7 +43,7 @@ export function hostilePlan(ctx: Pick<BenchContext, 'quick' | 'settings'>): Host
     asks: 2,
     clients: ctx.quick ? 16 : 64,
     originTimeoutSeconds: ctx.quick ? 2 : 5,
-    // Long enough for the gateway's 10-second idle check to have run once after the burst.
+    // Long enough for the gateway's idle collection (10 to 10.5 s after the last request) to have run.
     idleSeconds: num('hostileIdleSeconds', ctx.quick ? 12 : 30),
     workers: [1, 2],
   };

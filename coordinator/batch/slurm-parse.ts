@@ -275,6 +275,7 @@ function runningJob(j: SqueueJob, partition: string): RunningJob | undefined {
     ...(typeof j.name === 'string' ? { name: j.name.slice(0, MAX_NAME) } : {}),
     ...(limit !== undefined ? { timeLimitMs: limit } : {}),
     ...(start !== undefined && start > 946_684_800 && start < 7_258_118_400 ? { startedAt: start * 1000 } : {}),
+    ...(j.job_state === 'COMPLETING' ? { completing: true } : {}),
   };
 }
 

@@ -29,6 +29,16 @@ export interface Coordinator {
   invalidated(key: string): void;
 }
 
+/**
+ * What a remembered key costs: its characters counted at two bytes (an upper bound; ASCII keys are
+ * stored at one) and its map slot. A request target may be 16 KiB, so memories of keys that
+ * clients choose are capped in these bytes, not only in entries.
+ */
+function keyBytes(_value: unknown, key: string): number {
+  return 64 + 2 * key.length;
+}
+const MiB = 2 ** 20;
+
 export class Cache {
   readonly memory: MemoryStore;
   readonly disk: DiskStore;
@@ -37,7 +47,7 @@ export class Cache {
    * Keys whose body of unknown length outgrew --max-object-size: later misses pass through at
    * once instead of copying the body to disk again. Forgotten after an hour, as objects change.
    */
-  readonly unstorable = new LRUCache<string, true>({ max: 10_000, ttl: 3_600_000 });
+  readonly unstorable = new LRUCache<string, true>({ max: 10_000, maxSize: 8 * MiB, sizeCalculation: keyBytes, ttl: 3_600_000 });
   /**
    * Versions of large S3 objects learnt for block reads (gateway/proxy/blocks.ts), dropped with
    * the object's entry, so a write through the gateway is seen by the next ranged read.
@@ -48,9 +58,15 @@ export class Cache {
    * fetched what may be the old version, so it is served to its readers but not stored (nor
    * adopted from another worker): a write is seen by every later read (docs/STAGING.md). An hour
    * is longer than any fill; a mark that is evicted early only costs that guarantee for a fill
-   * still running from before it.
+   * still running from before it. 32 MiB holds the 100,000 marks of keys up to 100 characters, or
+   * a thousand of the longest.
    */
-  readonly #written = new LRUCache<string, number>({ max: 100_000, ttl: 3_600_000 });
+  readonly #written = new LRUCache<string, number>({
+    max: 100_000,
+    maxSize: 32 * MiB,
+    sizeCalculation: keyBytes,
+    ttl: 3_600_000,
+  });
   coordinator?: Coordinator;
   /** Requests per key lately, for the memory tier's admission. */
   readonly #frequency = new Frequency(() => Math.max(MIN_FREQUENCY_WINDOW, 10 * this.memory.count));

@@ -18,6 +18,22 @@
  */
 export const MIN_FREQUENCY_WINDOW = 2000;
 
+/**
+ * Keys longer than this are counted under a digest of themselves instead. A window holds up to
+ * thousands of keys until it is halved, which on a quiet gateway may be never, and a request
+ * target may be 16 KiB: 2,000 of those kept 30 MiB. URLs of real objects are far shorter, so they
+ * keep their own exact counts; two long keys that share a digest only share a count.
+ */
+const LONG_KEY = 256;
+
+/** The map key a request key is counted under: itself, or for a long one its length and FNV-1a hash. */
+function slot(key: string): string {
+  if (key.length <= LONG_KEY) return key;
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return `\u0000${key.length}:${(h >>> 0).toString(36)}`;
+}
+
 interface Count {
   n: number;
   /** The window in which the key was last asked for. */
@@ -42,6 +58,7 @@ export class Frequency {
 
   /** Counts one request for `key`. */
   touch(key: string): void {
+    key = slot(key);
     const c = this.#counts.get(key);
     if (c) {
       c.n++;
@@ -51,12 +68,12 @@ export class Frequency {
   }
 
   of(key: string): number {
-    const c = this.#counts.get(key);
+    const c = this.#counts.get(slot(key));
     return c && c.seen >= this.#epoch - 1 ? c.n : 0;
   }
 
   forget(key: string): void {
-    this.#counts.delete(key);
+    this.#counts.delete(slot(key));
   }
 
   get size(): number {

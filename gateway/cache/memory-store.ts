@@ -11,6 +11,21 @@ export interface MemoryEntry {
 /** Bookkeeping per entry besides the body (metadata, map slots), roughly. */
 const ENTRY_OVERHEAD = 1024;
 /**
+ * Characters of the key and of the URL that ENTRY_OVERHEAD already covers. A request target may be
+ * 16 KiB, and an entry keeps both strings: beyond this, each character counts two bytes (an upper
+ * bound), or a tier of tiny objects under long URLs would hold some 30 times its size.
+ */
+const COVERED_CHARS = 256;
+
+function stringBytes(s: string): number {
+  return 2 * Math.max(0, s.length - COVERED_CHARS);
+}
+
+/** What an entry costs besides its body. */
+function overheadOf(meta: EntryMeta): number {
+  return ENTRY_OVERHEAD + stringBytes(meta.key) + stringBytes(meta.url);
+}
+/**
  * What serving one request from disk costs beyond its bytes (open, a read's trip through the
  * thread pool, close), counted as this many bytes of copying: a small object asked for as often as
  * a large one is worth more memory per byte.
@@ -26,12 +41,17 @@ const ADMISSION_MARGIN = 1.5;
 export class MemoryStore {
   readonly #lru: LRUCache<string, MemoryEntry>;
   readonly maxObject: number;
+  /** The overheads of the entries held, so that `bytes` is their bodies alone. */
+  #overheads = 0;
 
   constructor(maxBytes: number, maxObject: number) {
     this.maxObject = Math.min(maxObject, Math.max(1, maxBytes - ENTRY_OVERHEAD));
     this.#lru = new LRUCache<string, MemoryEntry>({
       maxSize: Math.max(1, maxBytes),
-      sizeCalculation: (e) => e.body.length + ENTRY_OVERHEAD,
+      sizeCalculation: (e) => e.body.length + overheadOf(e.meta),
+      dispose: (e) => {
+        this.#overheads -= overheadOf(e.meta);
+      },
     });
   }
 
@@ -41,7 +61,11 @@ export class MemoryStore {
 
   set(entry: MemoryEntry): void {
     if (entry.body.length > this.maxObject) return;
-    this.#lru.set(entry.meta.key, entry);
+    const key = entry.meta.key;
+    const again = this.#lru.peek(key) === entry;
+    this.#lru.set(key, entry);
+    // Not kept when it is larger than the whole tier; counted once when set twice.
+    if (!again && this.#lru.peek(key) === entry) this.#overheads += overheadOf(entry.meta);
   }
 
   /**
@@ -52,7 +76,8 @@ export class MemoryStore {
    */
   admits(key: string, size: number, freq: (key: string) => number): boolean {
     if (size > this.maxObject) return false;
-    const need = size + ENTRY_OVERHEAD;
+    // The URL is about as long as the key.
+    const need = size + ENTRY_OVERHEAD + 2 * stringBytes(key);
     let room = this.#lru.maxSize - this.#lru.calculatedSize;
     if (room >= need || this.#lru.has(key)) return true;
     const gain = freq(key) * (size + REQUEST_COST_BYTES);
@@ -61,7 +86,7 @@ export class MemoryStore {
       if (!victim) continue;
       loss += freq(victim.meta.key) * (victim.body.length + REQUEST_COST_BYTES);
       if (loss * ADMISSION_MARGIN >= gain) return false;
-      room += victim.body.length + ENTRY_OVERHEAD;
+      room += victim.body.length + overheadOf(victim.meta);
       if (room >= need) return true;
     }
     return true;
@@ -80,7 +105,7 @@ export class MemoryStore {
   }
 
   get bytes(): number {
-    return this.#lru.calculatedSize - ENTRY_OVERHEAD * this.#lru.size;
+    return this.#lru.calculatedSize - this.#overheads;
   }
 
   get count(): number {

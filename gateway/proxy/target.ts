@@ -126,11 +126,13 @@ function reverseTarget(path: string, hostHeader: string | undefined, rings: read
   }
   const q = path.indexOf('?');
   const pathname = q === -1 ? path : path.slice(0, q);
+  // One string for both: two would each become a full copy of the path once flattened.
+  const key = reverseKey(ring.name, path);
   return {
     ok: true,
     target: {
-      key: reverseKey(ring.name, path),
-      url: reverseKey(ring.name, path),
+      key,
+      url: key,
       servers: ring.servers,
       path,
       cvmfs: classifyCvmfs(pathname),
@@ -143,17 +145,19 @@ function reverseTarget(path: string, hostHeader: string | undefined, rings: read
 /** Recent distinct request targets remembered; each entry is a few hundred bytes. */
 const TARGET_CACHE_ENTRIES = 10_000;
 /**
- * And at most this many bytes, counted as UTF-16 strings: a request line may be 16 KiB, and an
- * entry holds its key, the absolute URL, the key of the cache and the path, so 10,000 long targets
- * would otherwise keep over 100 MiB.
+ * And at most this many bytes, counted as UTF-16 strings (an upper bound: an ASCII request line is
+ * stored one byte a character): a request line may be 16 KiB, and an entry holds its key, the key
+ * of the cache (also its URL) and the path, so 10,000 long targets would otherwise keep over 100 MiB.
  */
 const TARGET_CACHE_BYTES = 8 * 1024 * 1024;
 /** The fixed part of an entry: the objects, the servers' array, the prefix and the label. */
 const TARGET_ENTRY_OVERHEAD = 256;
 
 function entrySize(t: TargetResult, k: string): number {
-  const strings = t.ok ? t.target.key.length + t.target.url.length + t.target.path.length + t.target.prefix.length : t.message.length;
-  return TARGET_ENTRY_OVERHEAD + 2 * (k.length + strings);
+  if (!t.ok) return TARGET_ENTRY_OVERHEAD + 2 * (k.length + t.message.length);
+  // `url` is the very string `key` is (both modes), so it is counted once.
+  const { key, path, prefix } = t.target;
+  return TARGET_ENTRY_OVERHEAD + 2 * (k.length + key.length + path.length + prefix.length);
 }
 
 /**

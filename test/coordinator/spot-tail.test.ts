@@ -114,6 +114,75 @@ describe("estuary's plan at the tail", () => {
     expect(estuaryPlan(at(jobs(100), runningFor(-H)), estuary).get('aws/m/spot')!.drain).toBeUndefined();
   });
 
+  describe('a tail on demand cannot take stays on spot', () => {
+    // On demand over budget: a 2-hour on-demand drone is held at 2 × $0.0665 × 2.1 h = $0.28, a
+    // spot one at $0.056, and the site allows $0.20 a day. A reclaim rate of 1 an instance-hour
+    // makes any tail likely to be reclaimed.
+    const poor: SiteView = { ...site, cost: { ...site.cost!, spotInterruptionRate: 1, budgetPerDay: 0.2 } };
+    const at = (pending: PendingJob[], spotDrones: PoolView['drones'], running?: Snapshot['running']): Snapshot => ({ ...snap(pending, spotDrones), sites: [poor], ...(running ? { running } : {}) });
+    const booting = (i: number, reason: Record<string, number | string>) => ({
+      drone: { ...busy(i).drone, state: 'booting' as const, createdAt: NOW - 60_000, stateSince: NOW - 60_000, reason: { rule: 'estuary', ...reason } },
+      node: { status: 'absent' as const, cpus: 0, allocCpus: 0, memoryMb: 0, allocMemoryMb: 0 },
+    });
+
+    it('keeps the jobs on spot and says why, rather than placing them nowhere', () => {
+      const plan = estuaryPlan(at(jobs(2), []), estuary);
+      const spot = plan.get('aws/m/spot')!;
+      expect(spot.jobs).toHaveLength(2);
+      expect(spot.newDrones).toBe(1);
+      expect(spot.drain).toBeUndefined();
+      expect(spot.reason).toMatchObject({ tailKeptOnSpot: 2, drain: 0 });
+      expect(spot.reason.tailJobs).toBeUndefined();
+      expect(spot.reason.why).toMatch(/; the 2 jobs stay on spot: on demand cannot take them \(no room or budget\), and a reclaim costs less than not running$/);
+      expect(plan.get('aws/m/on-demand')!.jobs).toHaveLength(0);
+    });
+
+    it('splits the tail: what on demand can take goes there, the rest stays on spot, and the spot drones those do not use drain', () => {
+      // Four busy spot drones whose jobs end in 3 min. Two 2-hour jobs (the oldest) and six of
+      // 1 hour, a budget of $0.25: an on-demand drone for 1 hour is held at $0.146, for 2 at
+      // $0.28 (over), a spot one for 2 at $0.056.
+      const drones = Array.from({ length: 4 }, (_, i) => busy(i));
+      const running = drones.flatMap((d) => [0, 1].map(() => ({ node: d.drone.id, cpus: 1, partition: 'p', timeLimitMs: 2 * H, startedAt: NOW - 1.95 * H })));
+      const pending = [...jobs(2), ...jobs(6).map((j, i) => ({ ...j, id: `short${i}`, submittedAt: NOW, timeLimitMs: H }))];
+      const plan = estuaryPlan({ ...at(pending, drones, running), sites: [{ ...poor, cost: { ...poor.cost!, budgetPerDay: 0.25 } }] }, estuary);
+      const spot = plan.get('aws/m/spot')!;
+      expect(spot.jobs.map((j) => j.id).sort()).toEqual(['j0', 'j1']);
+      expect(plan.get('aws/m/on-demand')!.jobs).toHaveLength(6);
+      // A live drone the two jobs do not use would take on-demand tail jobs as it frees: it
+      // drains. Placement times busy cores by the cautious guess (30 min here), so the two go on
+      // a new spot drone, which it sees finishing them sooner, and all four drain.
+      expect(spot).toMatchObject({ newDrones: 1, drain: 4 });
+      expect(spot.reason).toMatchObject({ tailKeptOnSpot: 2 });
+      expect(spot.reason.tailJobs).toBeUndefined();
+    });
+
+    it('keeps every drone of a pool whose whole tail stays on spot: no job of it went on demand', () => {
+      const drones = Array.from({ length: 4 }, (_, i) => busy(i));
+      const running = drones.flatMap((d) => [0, 1].map(() => ({ node: d.drone.id, cpus: 1, partition: 'p', timeLimitMs: 2 * H, startedAt: NOW - 1.95 * H })));
+      const spot = estuaryPlan(at(jobs(2), drones, running), estuary).get('aws/m/spot')!;
+      expect(spot.jobs).toHaveLength(2);
+      expect(spot.drain).toBeUndefined();
+    });
+
+    it('does not flap: the next interval, with its drone booting, keeps the pool as it was', () => {
+      const kept = booting(0, { tailKeptOnSpot: 2 });
+      const spot = estuaryPlan({ ...at(jobs(2), [kept]), sites: [{ ...poor, spentToday: 0.056 }] }, estuary).get('aws/m/spot')!;
+      expect(spot).toMatchObject({ jobs: expect.arrayContaining([expect.objectContaining({ id: 'j0' })]), newDrones: 0, reason: { tailKeptOnSpot: 2 } });
+      expect(spot.drain).toBeUndefined();
+      // A drone the kept pool let go is no tail drain: it does not hold the pool closed.
+      const shrunk = { ...busy(1), drone: { ...busy(1).drone, state: 'draining' as const, reason: { rule: 'estuary:shrink', tailKeptOnSpot: 2 } } };
+      expect(estuaryPlan({ ...at(jobs(2), [kept, shrunk]), sites: [{ ...poor, spentToday: 0.056 }] }, estuary).get('aws/m/spot')!.jobs).toHaveLength(2);
+    });
+
+    it('with on demand affordable but the quota held by spot drones, waits for them: the pool closes', () => {
+      const rich = { ...poor, quota: 4, cost: { ...poor.cost!, budgetPerDay: 100 } };
+      const drones = Array.from({ length: 4 }, (_, i) => busy(i));
+      const running = drones.flatMap((d) => [0, 1].map(() => ({ node: d.drone.id, cpus: 1, partition: 'p', timeLimitMs: 2 * H, startedAt: NOW - 1.95 * H })));
+      const spot = estuaryPlan({ ...at(jobs(8), drones, running), sites: [rich] }, estuary).get('aws/m/spot')!;
+      expect(spot).toMatchObject({ jobs: [], drain: 4, reason: { tailJobs: 8 } });
+    });
+  });
+
   it('keeps a spot pool draining for the tail closed until its drones are gone', () => {
     const draining = { ...busy(0), drone: { ...busy(0).drone, state: 'draining' as const, reason: { rule: 'estuary:shrink', tailJobs: 100 } } };
     const plan = estuaryPlan(snap(jobs(4), [draining]), estuary);

@@ -75,7 +75,7 @@ describe('memory per distinct origin', () => {
     expect(metrics).toMatch(/^estuary_gateway_upstream_pools 0$/m);
     expect(metrics).toMatch(/^estuary_gateway_memory_reclaims_total 0$/m);
     // Idle: the check the gateway runs every 10 s returns what the burst left committed.
-    const reclaim = startMemoryReclaim(() => gw.metrics.activity(), 3_600_000);
+    const reclaim = startMemoryReclaim(() => gw.metrics.activity(), { idleMs: 0, checkMs: 3_600_000 });
     onTeardown(() => reclaim.stop());
     const burst = v8.getHeapStatistics();
     // The burst leaves V8 holding far more than it uses (131 MiB measured), else this proves nothing.
