@@ -123,7 +123,7 @@ function problems(v: Omit<StatusView, 'problems'>, f: StatusFacts): string[] {
   for (const who of f.unanswered) {
     const stuck = / did not answer /.test(who);
     out.push(
-      `Not counted: ${who}. The numbers below leave out what it served.${stuck ? ' A worker this silent is stuck and serves none of the connections handed to it: read its log; ending it (kill -9) makes the supervisor start a new one.' : ''}`,
+      `Not counted: ${who}. The numbers below leave out what it served.${stuck ? ' A worker this silent is stuck: new connections go to the other workers, its open ones wait for it. Read its log; ending it (kill -9) makes the supervisor start a new one.' : ''}`,
     );
   }
   for (const u of v.upstreams.filter((x) => x.state === 'failing')) {
