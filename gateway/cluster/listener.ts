@@ -22,17 +22,21 @@ const MAX_WAIT_MS = 30_000;
  */
 export const STALL_MS = 2000;
 /**
- * A worker serves a hand-over only if it reads it within this time of its sending; later, the
- * primary may already have given the connection to another worker, so it refuses it
- * (HAND_OVER_LATE). The second between this and STALL_MS lets its confirmation reach the primary.
+ * A worker serves a hand-over at once only if it reads it within this time of its sending; later,
+ * the primary may already have given the connection to another worker, so it asks first
+ * (HAND_OVER_LATE) and serves it only if the primary says it is still its own. The second between
+ * this and STALL_MS lets a confirmation sent at once reach the primary before it passes a worker
+ * over.
  */
 export const HAND_OVER_FRESH_MS = STALL_MS / 2;
 
 export const HAND_OVER = 'conn';
 /** A worker's word that it holds a handed-over connection; until then the primary keeps its copy. */
 export const HAND_OVER_ACK = 'conn-got';
-/** A worker's word that it read a hand-over too late (or without its descriptor) and does not serve it. */
+/** A worker's word that it read a hand-over late: it serves it only on the primary's verdict. */
 export const HAND_OVER_LATE = 'conn-late';
+/** The primary's answer to HAND_OVER_LATE: `keep` when the connection was not given to another worker. */
+export const HAND_OVER_VERDICT = 'conn-verdict';
 
 const NO_WORKER =
   'HTTP/1.1 503 Service Unavailable\r\nProxy-Status: estuary; error=proxy_internal_error; details="no gateway worker"\r\n' +
@@ -108,12 +112,12 @@ export class Listener {
     worker.on('message', (m: { t?: unknown; id?: unknown } | null) => {
       if ((m?.t !== HAND_OVER_ACK && m?.t !== HAND_OVER_LATE) || typeof m.id !== 'number') return;
       if (this.#stalled.delete(worker)) for (const w of this.#waiting.splice(0)) this.#take(w.socket, w.since);
+      // Still listed under this id: not given to another worker, so it stays with this one.
       const u = this.#unconfirmed.get(m.id);
       this.#unconfirmed.delete(m.id);
-      if (!u) return;
+      if (m.t === HAND_OVER_LATE && worker.isConnected()) worker.send({ t: HAND_OVER_VERDICT, id: m.id, keep: u !== undefined });
       // Closes the primary's descriptor only; the worker's copy keeps the connection.
-      if (m.t === HAND_OVER_ACK) u.socket.destroy();
-      else this.#take(u.socket, u.since, worker);
+      u?.socket.destroy();
     });
     // 'disconnect' comes first when the channel breaks; 'exit' covers a worker killed outright.
     worker.once('disconnect', () => this.gone(worker));
@@ -156,9 +160,9 @@ export class Listener {
   }
 
   /**
-   * Connections that waited too long for a worker are told so instead of hanging. So are those
-   * a worker never confirmed: it could not take the descriptor (its open-files limit), since a
-   * worker that gets one confirms at once.
+   * Connections that waited too long for a worker are told so instead of hanging. One a worker
+   * has not confirmed within STALL_MS (frozen, stuck, or unable to take the descriptor at its
+   * open-files limit) goes to another worker if there is one, else it is told so too in the end.
    */
   #expire(): void {
     const now = Date.now();
@@ -166,7 +170,7 @@ export class Listener {
       this.#waiting.shift()!.socket.end(NO_WORKER);
     }
     for (const [id, u] of this.#unconfirmed) {
-      // Until then the worker may still take it; after, it refuses it if it ever reads it.
+      // Until then the worker may still take it at once; after, it asks first (HAND_OVER_LATE).
       if (now - u.sent <= STALL_MS) continue;
       if (!this.#stalled.has(u.worker)) this.#stalled.set(u.worker, now);
       if (now - u.since > MAX_WAIT_MS) {

@@ -63,6 +63,30 @@ describe('gateway cluster: a frozen worker and new connections', () => {
   }, 60_000);
 });
 
+describe('gateway cluster: the only worker frozen for a while', () => {
+  it('serves the connections handed to it while frozen once it thaws, each once', async () => {
+    const origin = await startOrigin();
+    for (let i = 0; i < 3; i++) {
+      origin.route(`/late/${i}`, (_req, res) => {
+        res.writeHead(200, { 'content-length': 2 }).end('ok');
+      });
+    }
+    const gw = await clusterGateway(origin.url, 1);
+    const [only] = workerPids(gw.child.pid) as [number];
+    freeze(only);
+    const pending = Array.from({ length: 3 }, (_, i) =>
+      rawRequest(gw.port, `POST /late/${i} HTTP/1.1\r\nHost: gw.test\r\nContent-Length: 1\r\nConnection: close\r\n\r\nx`, 15_000),
+    );
+    // Past the 2 s after which a hand-over counts as late: no other worker can have it.
+    await sleep(3000);
+    process.kill(only, 'SIGCONT');
+    const replies = await Promise.all(pending);
+    expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
+    await sleep(500);
+    expect(Array.from({ length: 3 }, (_, i) => origin.count(`/late/${i}`))).toEqual([1, 1, 1]);
+  }, 60_000);
+});
+
 describe('gateway cluster: a worker that stops reading its channel', () => {
   it('is ended and replaced once its backlog passes the bound, and the counters carry on', async () => {
     // Each stored object is announced to the other worker with its 12 KB of headers.
