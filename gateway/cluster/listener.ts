@@ -97,8 +97,6 @@ export class Listener {
     }
   }
 
-
-
   /** Stops accepting; connections still waiting for a worker are closed. */
   close(): void {
     this.#server.close();
@@ -115,7 +113,10 @@ export class Listener {
       // Still listed under this id: not given to another worker, so it stays with this one.
       const u = this.#unconfirmed.get(m.id);
       this.#unconfirmed.delete(m.id);
-      if (m.t === HAND_OVER_LATE && worker.isConnected()) worker.send({ t: HAND_OVER_VERDICT, id: m.id, keep: u !== undefined });
+      if (m.t === HAND_OVER_LATE) {
+        if (u && !worker.isConnected()) return this.#take(u.socket, u.since, worker);
+        if (worker.isConnected()) worker.send({ t: HAND_OVER_VERDICT, id: m.id, keep: u !== undefined });
+      }
       // Closes the primary's descriptor only; the worker's copy keeps the connection.
       u?.socket.destroy();
     });
