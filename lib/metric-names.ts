@@ -50,6 +50,10 @@ export const GATEWAY_PRIMARY_METRICS = {
   workerRestarts: 'estuary_gateway_worker_restarts_total',
   /** gauge: worker deaths within the crash-loop window; at the limit the gateway gives up. */
   workerRecentDeaths: 'estuary_gateway_worker_recent_deaths',
+  /** counter: workers restarted because they stopped reading what the primary sends them. */
+  workerBacklogOverflows: 'estuary_gateway_worker_backlog_overflows_total',
+  /** gauge: bytes the primary holds for the slowest worker to read (bounded; see gateway/cluster/outbox.ts). */
+  workerBacklog: 'estuary_gateway_worker_backlog_bytes',
 } as const;
 
 export const DISCOVERY_METRICS = {

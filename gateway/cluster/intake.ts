@@ -9,7 +9,7 @@ import type { Server } from 'node:http';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HAND_OVER, HAND_OVER_ACK } from './listener.ts';
+import { HAND_OVER, HAND_OVER_ACK, HAND_OVER_FRESH_MS, HAND_OVER_LATE, HAND_OVER_VERDICT } from './listener.ts';
 
 export class Intake {
   readonly #handed = new WeakSet<Socket>();
@@ -24,14 +24,35 @@ export class Intake {
 
   /** From now on, connections handed over by the primary go to `server`. */
   start(server: Server): void {
-    process.on('message', (m: { t?: unknown; id?: unknown } | null, handle: unknown) => {
-      if (m?.t !== HAND_OVER || !(handle instanceof Socket)) return;
-      // The primary keeps its copy of the connection until it hears this.
-      if (process.connected) process.send?.({ t: HAND_OVER_ACK, id: m.id });
+    /** Hand-overs read late, waiting for the primary's word on whether they are still this worker's. */
+    const late = new Map<number, Socket>();
+    const serve = (handle: Socket) => {
       this.#handed.add(handle);
       this.#open++;
       handle.once('close', () => this.#open--);
       server.emit('connection', handle);
+    };
+    process.on('message', (m: { t?: unknown; id?: unknown; at?: unknown; keep?: unknown } | null, handle: unknown) => {
+      if (m?.t === HAND_OVER_VERDICT && typeof m.id === 'number') {
+        const socket = late.get(m.id);
+        late.delete(m.id);
+        // Closing this copy of the descriptor leaves the others open.
+        if (socket && m.keep === true) serve(socket);
+        else socket?.destroy();
+        return;
+      }
+      if (m?.t !== HAND_OVER || !(handle instanceof Socket) || typeof m.id !== 'number') return;
+      if (typeof m.at === 'number' && Date.now() - m.at > HAND_OVER_FRESH_MS) {
+        // This worker was stalled (frozen, or its event loop blocked): the primary may have given
+        // the connection to another worker by now. It says which (HAND_OVER_VERDICT).
+        late.set(m.id, handle);
+        if (process.connected) process.send?.({ t: HAND_OVER_LATE, id: m.id });
+        else handle.destroy();
+        return;
+      }
+      // The primary keeps its copy of the connection until it hears this.
+      if (process.connected) process.send?.({ t: HAND_OVER_ACK, id: m.id });
+      serve(handle);
     });
   }
 

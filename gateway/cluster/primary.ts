@@ -20,6 +20,7 @@ import { CRASH_LOOP, CrashLoop } from './crash-loop.ts';
 import { Gatherer } from './gather.ts';
 import { Listener } from './listener.ts';
 import { isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
+import { OUTBOX_MAX_BYTES, Outbox } from './outbox.ts';
 
 interface Claim {
   readonly key: string;
@@ -71,6 +72,25 @@ export async function startCluster(
       this.set(crashLoop.recent(Date.now()));
     },
   });
+  const overflows = new Counter({
+    name: GATEWAY_PRIMARY_METRICS.workerBacklogOverflows,
+    help: `Gateway workers restarted because they stopped reading what the primary sends them (over ${OUTBOX_MAX_BYTES / 1024 / 1024} MiB waiting)`,
+    registers: [own],
+  });
+  // A stuck worker is ended; its exit starts the replacement like any death.
+  const outbox = new Outbox((w, bytes) => {
+    overflows.inc();
+    log.error({ worker: w.id, pid: w.process.pid, bytes }, 'gateway worker stopped reading its channel; ending it (kill -9) to start a new one');
+    w.process.kill('SIGKILL');
+  });
+  new Gauge({
+    name: GATEWAY_PRIMARY_METRICS.workerBacklog,
+    help: `Bytes the primary holds for the slowest worker to read; at ${OUTBOX_MAX_BYTES} that worker is restarted`,
+    registers: [own],
+    collect() {
+      this.set(outbox.largest());
+    },
+  });
   const listener = new Listener();
   const listenAddr = `${config.listen.host}:${config.listen.port}`;
   const port = await listener.listen(config.listen.host, config.listen.port).catch((err: NodeJS.ErrnoException) => {
@@ -90,12 +110,12 @@ export async function startCluster(
   const serving = new Map<number, Worker>();
   const send = (id: number, m: ToWorker) => {
     const w = workers.get(id);
-    if (w?.isConnected()) w.send(m);
+    if (w) outbox.send(w, m);
   };
   const others = (except: number, m: ToWorker) => {
     for (const id of workers.keys()) if (id !== except) send(id, m);
   };
-  const gatherer = new Gatherer(serving, own);
+  const gatherer = new Gatherer(serving, own, (w, m) => outbox.send(w, m));
   const confirmations = new Confirmations({
     serving: () => serving.keys(),
     all: () => workers.keys(),
@@ -173,6 +193,7 @@ export async function startCluster(
   function onExit(id: number): void {
     const w = workers.get(id);
     if (w) listener.gone(w);
+    if (w) outbox.gone(w);
     workers.delete(id);
     serving.delete(id);
     gatherer.gone(id);

@@ -3,6 +3,7 @@
 // operator must read first, in words. Pure: facts in, view out.
 
 import { GATEWAY_METRICS as M, GATEWAY_PRIMARY_METRICS as P } from '../../lib/metric-names.ts';
+import { OUTBOX_MAX_BYTES } from '../cluster/outbox.ts';
 import { byLabel, type Sample, total } from './prom-text.ts';
 
 export interface StatusFacts {
@@ -53,10 +54,17 @@ export interface StatusView {
   readonly evictions: number;
   readonly restarts: number;
   readonly recentDeaths: number;
+  /** Workers ended because they stopped reading what the primary sends them. */
+  readonly backlogOverflows: number;
+  /** Bytes the primary holds now for the slowest worker. */
+  readonly backlog: number;
   readonly guardFired: number;
   readonly s3: readonly { readonly method: string; readonly statusClass: string; readonly n: number }[];
   readonly upstreams: readonly UpstreamView[];
 }
+
+/** A worker this far behind its channel is not reading it (one that serves reads it between requests). */
+const BACKLOG_WARN = OUTBOX_MAX_BYTES / 8;
 
 /** Below this share of --disk-cache still free on the file system, the disk will fill before the bound. */
 const LOW_DISK_SHARE = 0.05;
@@ -115,7 +123,7 @@ function problems(v: Omit<StatusView, 'problems'>, f: StatusFacts): string[] {
   for (const who of f.unanswered) {
     const stuck = / did not answer /.test(who);
     out.push(
-      `Not counted: ${who}. The numbers below leave out what it served.${stuck ? ' A worker this silent is stuck and serves none of the connections handed to it: read its log; ending it (kill -9) makes the supervisor start a new one.' : ''}`,
+      `Not counted: ${who}. The numbers below leave out what it served.${stuck ? ' A worker this silent is stuck: new connections go to the other workers, its open ones wait for it. Read its log; ending it (kill -9) makes the supervisor start a new one.' : ''}`,
     );
   }
   for (const u of v.upstreams.filter((x) => x.state === 'failing')) {
@@ -124,6 +132,14 @@ function problems(v: Omit<StatusView, 'problems'>, f: StatusFacts): string[] {
   if (v.recentDeaths > 0) {
     out.push(
       `${v.recentDeaths} worker death${v.recentDeaths > 1 ? 's' : ''} in the last ${f.crashLoopWindowS} s: at ${f.crashLoopLimit} the gateway gives up (ESTUARY_GW_CRASH_LOOP). Read its log for the worker's error.`,
+    );
+  }
+  if (v.backlog > BACKLOG_WARN) {
+    out.push(`A worker is not reading what the primary sends it (${bytes(v.backlog)} waiting): at ${bytes(OUTBOX_MAX_BYTES)} it is ended and replaced.`);
+  }
+  if (v.backlogOverflows > 0) {
+    out.push(
+      `${v.backlogOverflows} worker${v.backlogOverflows > 1 ? 's' : ''} stopped reading what the primary sends them (over ${bytes(OUTBOX_MAX_BYTES)} waiting) and ${v.backlogOverflows > 1 ? 'were' : 'was'} ended and replaced (${P.workerBacklogOverflows}): a frozen or stuck process; read the log.`,
     );
   }
   if (f.disk.full) out.push(`The cache's file system (${f.cacheDir}) is full: new objects pass through unstored. Free space or lower --disk-cache.`);
@@ -154,6 +170,8 @@ export function buildStatus(samples: readonly Sample[], f: StatusFacts): StatusV
     evictions: total(samples, M.diskEvictions),
     restarts: total(samples, P.workerRestarts),
     recentDeaths: total(samples, P.workerRecentDeaths),
+    backlogOverflows: total(samples, P.workerBacklogOverflows),
+    backlog: total(samples, P.workerBacklog),
     guardFired: total(samples, M.clusterGuardFired),
     s3,
     upstreams: upstreams(samples, f),

@@ -84,7 +84,8 @@ function upstreams(v: StatusView, f: StatusFacts): string {
 
 function workers(v: StatusView, f: StatusFacts): string {
   const n = f.workers === 0 ? 'one process, no supervisor' : `${f.workers} worker${f.workers > 1 ? 's' : ''} under a supervisor`;
-  return `<p>${esc(n)} · ${v.restarts} restart${v.restarts === 1 ? '' : 's'} since start · ${v.recentDeaths} death${v.recentDeaths === 1 ? '' : 's'} in the last ${f.crashLoopWindowS} s (the gateway gives up at ${f.crashLoopLimit})</p>`;
+  const stuck = v.backlogOverflows > 0 ? ` (${v.backlogOverflows} of them ended for not reading their channel)` : '';
+  return `<p>${esc(n)} · ${v.restarts} restart${v.restarts === 1 ? '' : 's'} since start${stuck} · ${v.recentDeaths} death${v.recentDeaths === 1 ? '' : 's'} in the last ${f.crashLoopWindowS} s (the gateway gives up at ${f.crashLoopLimit})${f.workers > 0 ? ` · ${bytes(v.backlog)} held for the slowest worker to read` : ''}</p>`;
 }
 
 function s3(v: StatusView, f: StatusFacts): string {

@@ -80,6 +80,17 @@ describe('gateway status model', () => {
     expect(html).toMatch(/class="sum over">⚠ Not counted: worker 2/);
   });
 
+  it('says when a worker stops reading what the primary sends it, and when one was ended for it', () => {
+    const v = buildStatus(
+      parseProm('estuary_gateway_worker_backlog_bytes 3145728\nestuary_gateway_worker_backlog_overflows_total 1\n'),
+      facts({ workers: 2 }),
+    );
+    expect(v.problems[0]).toMatch(/^A worker is not reading what the primary sends it \(3\.0 MiB waiting\): at 8\.0 MiB it is ended and replaced\.$/);
+    expect(v.problems[1]).toMatch(/^1 worker stopped reading .* and was ended and replaced \(estuary_gateway_worker_backlog_overflows_total\)/);
+    expect(renderStatusPage(v, facts({ workers: 2 }))).toMatch(/1 of them ended for not reading their channel.*3\.0 MiB held for the slowest worker to read/);
+    expect(buildStatus(parseProm('estuary_gateway_worker_backlog_bytes 20000\n'), facts({ workers: 2 })).problems).toEqual([]);
+  });
+
   it('names cached objects without the rest of an S3 key or a query string', () => {
     expect(shownUrl('s3://kek-data/projA/cohort-2026/ids.h5')).toBe('s3://kek-data/projA/…');
     expect(shownUrl('s3://kek-data/top.h5')).toBe('s3://kek-data/top.h5');
