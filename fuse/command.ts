@@ -25,7 +25,7 @@ import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
 import { storeIdentity } from './fs/journal-record.ts';
-import { FIRST_PART_SIZE } from './fs/part-sizes.ts';
+import { FIRST_PART_SIZE, PARTS_IN_FLIGHT } from './fs/part-sizes.ts';
 import { warnOfJournalLeft, warnOfJournalSpelledApart } from './journal-notices.ts';
 import { diagnoseMount } from './mount-diagnosis.ts';
 import { probeMount } from './mount-probe.ts';
@@ -75,7 +75,7 @@ export const mountOptions = {
     FIRST_PART_SIZE,
     'first multipart part size (grows ×2 per 1000 parts)',
   ),
-  uploadConcurrency: option(int(1, 64), 8, 'parts of one file uploaded at once'),
+  uploadConcurrency: option(int(1, 64), PARTS_IN_FLIGHT, 'parts of one file uploaded at once'),
   readahead: option(
     size(MiB),
     64 * MiB,

@@ -8,9 +8,17 @@ import { S3_LIMITS } from '../s3/object-client.ts';
 /**
  * The first part size. Each part is a request the server handles on its own: on Swift's s3api in
  * the site-cloud bench, a 1000 MB cp went from 90–93 MB/s with 8 MiB parts to 100–103 with 16 MiB
- * (s3rver showed no difference). Eight of them in flight are 128 MiB of the memory budget.
+ * (s3rver showed no difference).
  */
 export const FIRST_PART_SIZE = 16 * 2 ** 20;
+/**
+ * Parts of one file uploaded at once (`--upload-concurrency`). Each holds a part buffer, so this
+ * sets most of what an upload adds to the mount's memory: four 16 MiB parts (and the one being
+ * filled) are 80 MiB. Eight were as fast on a local s3rver; over the site-cloud link they were
+ * 0.93x as fast on 100 MB files and 1.08x on a 1000 MB one, and held 34-67 MB more at peak
+ * (docs/BENCHMARKING.md, "Upload memory and the local copy").
+ */
+export const PARTS_IN_FLIGHT = 4;
 /**
  * Objects up to this size go up in one PUT when memory allows: a multipart upload costs two more
  * round trips (create, complete) and, on some servers, a copy of the parts at completion. In the
