@@ -168,9 +168,13 @@ class Connection {
     this.settle?.(err);
   }
 
-  /** The connection ended, broke or was closed: an answer on it ends (framed by the close) or fails. */
+  /**
+   * The connection ended, broke or was closed: an answer on it ends (framed by the close) or fails.
+   * Only a clean close ends a body framed by the close; a reset or any other socket error mid-body
+   * fails the answer, or the bytes before it would pass for the whole object.
+   */
   private gone(err?: Error): void {
-    if (this.reader?.end()) {
+    if (!err && this.reader?.end()) {
       this.served++;
       this.finish();
     }
