@@ -125,5 +125,8 @@ function localMs(text: string | undefined): number | undefined {
   const m = text === undefined ? null : TIME.exec(text);
   if (!m) return undefined;
   const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
-  return new Date(y, mo - 1, d, h, mi, s).getTime();
+  const t = new Date(y, mo - 1, d, h, mi, s);
+  // Date rolls month 13 or day 32 over into another valid date: such a time is unreadable.
+  if (t.getMonth() !== mo - 1 || t.getDate() !== d || h > 23 || mi > 59 || s > 59) return undefined;
+  return t.getTime();
 }

@@ -57,6 +57,18 @@ describe('the job completion log', () => {
     expect(parseJobComp(text, ['hybrid'])).toEqual({ jobs: [], skipped: 3 });
   });
 
+  it('a time Date would roll over (month 13, day 32, hour 24) makes the record unreadable, not another date', () => {
+    const good = record(20, 'alice', 'train');
+    const text = [
+      good.replace('EndTime=2026-11-24T10:00:30', 'EndTime=2026-13-24T10:00:30'),
+      good.replace('StartTime=2026-11-24T10:00:00', 'StartTime=2026-11-32T10:00:00'),
+      good.replace('EndTime=2026-11-24T10:00:30', 'EndTime=2026-11-24T24:00:30'),
+      good,
+    ].join('\n');
+    const r = parseJobComp(text, ['hybrid']);
+    expect(r.jobs.map((j) => j.elapsedMs)).toEqual([30_000]);
+  });
+
   it('reads the same in slices', async () => {
     const text = Array.from({ length: 5000 }, (_, i) => record(i + 1, `u${i % 7}`, i % 3 ? 'a' : 'b Name=c')).join('\n');
     expect(await parseJobCompSliced(text, ['hybrid'])).toEqual(parseJobComp(text, ['hybrid']));
@@ -71,5 +83,13 @@ describe('slurm.conf: where the completion log is', () => {
     const conf = await readSlurmConf(join(dir, 'slurm.conf'));
     expect(conf.get('jobcomptype')).toBe('jobcomp/filetxt');
     expect(conf.get('jobcomploc')).toBe('/var/log/slurm/jobcomp.txt');
+  });
+
+  it('reads only regular files of at most 1 MiB, each once: a huge Include adds nothing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'estuary-slurmconf-'));
+    writeFileSync(join(dir, 'huge.conf'), `JobCompLoc=/from/huge\n${'#'.repeat(2 * 1024 * 1024)}\n`);
+    writeFileSync(join(dir, 'slurm.conf'), 'JobCompType=jobcomp/filetxt\nJobCompLoc=/var/log/jc.txt\nInclude huge.conf\nInclude /dev/zero\nInclude slurm.conf\n');
+    const conf = await readSlurmConf(join(dir, 'slurm.conf'));
+    expect(conf.get('jobcomploc')).toBe('/var/log/jc.txt');
   });
 });
