@@ -30,6 +30,9 @@ const KEYS = new Set([
 /** A `Key=` at the start of the line or after a space. */
 const WORD_KEY = /(?:^| )([A-Za-z]+)=/g;
 
+/** How slurmctld 22.05 ends every record (JOB_FORMAT in jobcomp_filetxt.c). */
+const TAIL = / DerivedExitCode=\d+:\d+ ExitCode=\d+:\d+ ?$/;
+
 /** `%FT%T` in slurmctld's local time zone, as the coordinator's (docs: same time zone). */
 const TIME = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)$/;
 
@@ -47,7 +50,8 @@ export async function parseJobCompSliced(text: string, partitions: readonly stri
 }
 
 class JobCompLines {
-  private readonly jobs: FinishedJob[] = [];
+  private readonly byId = new Map<string, FinishedJob[]>();
+  private readonly uidsOf = new Map<string, Set<string>>();
   private skipped = 0;
   private cut = false;
   private readonly partitions: readonly string[];
@@ -67,19 +71,35 @@ class JobCompLines {
       this.skipped++;
       return;
     }
-    if (!at.has('JobState')) {
-      // slurmctld writes every record with its state: this one was cut by a newline in its name.
+    if (!at.has('JobState') || !TAIL.test(line)) {
+      // slurmctld writes every record with its state and ends it with its exit codes: this one was
+      // cut by a newline in its name or in a field after the state (its working directory).
       this.cut = true;
       this.skipped++;
       return;
     }
     const job = this.job(line, at);
     if (job === 'unreadable') this.skipped++;
-    else if (job) this.jobs.push(job);
+    else if (job) this.add(job);
+  }
+
+  /**
+   * A job id names one job, and a user name one uid: two finished records of one id, or one user
+   * name written with two uids (slurmctld writes "nobody" for every uid it cannot resolve, and cuts
+   * names at 31 bytes), cannot both be read as written. Every record of either is skipped.
+   */
+  private add(job: FinishedJob & { uid: string }): void {
+    const { uid, ...finished } = job;
+    const ids = this.byId.get(job.id) ?? [];
+    ids.push(finished);
+    this.byId.set(job.id, ids);
+    const uids = this.uidsOf.get(job.user) ?? new Set<string>();
+    uids.add(uid);
+    this.uidsOf.set(job.user, uids);
   }
 
   /** The finished job of a line whose keys are each there once; undefined: not one to learn from. */
-  private job(line: string, at: ReadonlyMap<string, number>): FinishedJob | 'unreadable' | undefined {
+  private job(line: string, at: ReadonlyMap<string, number>): (FinishedJob & { uid: string }) | 'unreadable' | undefined {
     const word = (key: string) => (at.has(key) ? valueAt(line, at.get(key)! + key.length + 1) : undefined);
     const id = word('JobId') ?? '';
     const userText = word('UserId') ?? '';
@@ -89,17 +109,25 @@ class JobCompLines {
     const stateAt = at.get('JobState')!;
     if (nameAt === undefined || nameAt > stateAt) return 'unreadable';
     const name = line.slice(nameAt + 'Name='.length, stateAt - 1).slice(0, MAX_NAME);
-    const user = /^(.*)\(\d+\)$/.exec(userText)?.[1] ?? '';
+    const [, user = '', uid = ''] = /^(.*)\((\d+)\)$/.exec(userText) ?? [];
+    // "nobody" is what slurmctld writes for a uid it cannot resolve, unless it is nobody's own.
+    if (user === 'nobody' && uid !== '65534') return 'unreadable';
     if (!/^\d{1,10}$/.test(id) || !NAME.test(user) || !NAME.test(partition) || !/^[A-Z_]+$/.test(state)) return 'unreadable';
     if (!FINISHED.has(state) || !this.partitions.includes(partition)) return undefined;
     const start = localMs(word('StartTime'));
     const end = localMs(word('EndTime'));
     if (start === undefined || end === undefined || end < start || end - start > MAX_ELAPSED_S * 1000) return 'unreadable';
-    return { id, user, partition, name, elapsedMs: end - start };
+    return { id, user, uid, partition, name, elapsedMs: end - start };
   }
 
   result(): SacctRead {
-    return this.cut ? { jobs: this.jobs, skipped: this.skipped, cut: true } : { jobs: this.jobs, skipped: this.skipped };
+    const jobs: FinishedJob[] = [];
+    let skipped = this.skipped;
+    for (const same of this.byId.values()) {
+      if (same.length > 1 || this.uidsOf.get(same[0]!.user)!.size > 1) skipped += same.length;
+      else jobs.push(same[0]!);
+    }
+    return this.cut ? { jobs, skipped, cut: true } : { jobs, skipped };
   }
 }
 
@@ -127,6 +155,10 @@ function localMs(text: string | undefined): number | undefined {
   const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
   const t = new Date(y, mo - 1, d, h, mi, s);
   // Date rolls month 13 or day 32 over into another valid date: such a time is unreadable.
-  if (t.getMonth() !== mo - 1 || t.getDate() !== d || h > 23 || mi > 59 || s > 59) return undefined;
+  if (t.getMonth() !== mo - 1 || t.getDate() !== d || t.getHours() !== h || mi > 59 || s > 59) return undefined;
+  // Within an hour of a change of the UTC offset a local time may name two instants (the hour
+  // repeated in autumn) or none (skipped in spring): such a time cannot give a run time.
+  const offset = (ms: number) => new Date(ms).getTimezoneOffset();
+  if (offset(t.getTime() - 3_600_000) !== offset(t.getTime() + 3_600_000)) return undefined;
   return t.getTime();
 }
