@@ -27,7 +27,8 @@ import { expandCacheDir, type gatewayOptions } from './options.ts';
 import { prefetchAll } from './prefetch.ts';
 import { whileServing } from './request-context.ts';
 import { ProxyHandler } from './proxy/handler.ts';
-import { proxyStatus, sendError } from './proxy/respond.ts';
+import { sendError } from './proxy/respond.ts';
+import { clientErrorResponse, OVERLOADED, REFUSAL, refuse, refused, Throttle } from './refusals.ts';
 import { ringsFrom } from './proxy/target.ts';
 import { S3Endpoint } from './s3/endpoint.ts';
 import { readIssuerKey, upstreamBuckets } from './s3/setup.ts';
@@ -61,64 +62,10 @@ const MAX_HEADER_BYTES = 16 * 1024;
 /** CVMFS clients keep connections open between bursts of requests. */
 const KEEP_ALIVE_MS = 65_000;
 
-const REFUSAL_TEXT = 'client address not in the allow-list (--allow-client)\n';
-/** Sent as soon as a refused client connects; it reads a reason instead of a bare reset. */
-const REFUSAL =
-  'HTTP/1.1 403 Forbidden\r\n' +
-  `Proxy-Status: ${proxyStatus('http_request_denied', REFUSAL_TEXT.trim())}\r\n` +
-  `Content-Type: text/plain; charset=utf-8\r\nContent-Length: ${REFUSAL_TEXT.length}\r\n` +
-  `Connection: close\r\n\r\n${REFUSAL_TEXT}`;
-/** A refused client that does not close its side is cut after this long. */
-const REFUSED_LINGER_MS = 5000;
 /** How long a worker waits for the primary to answer a claim before it fetches on its own. */
 const CLAIM_DEADLINE_MS = 5000;
 /** A followed fill may be silent for the upstream's own limits plus this, then it is given up. */
 const FOLLOW_SLACK_MS = 10_000;
-const OVERLOADED_TEXT = 'too many connections to this gateway (--max-connections); retry shortly\n';
-const OVERLOADED =
-  'HTTP/1.1 503 Service Unavailable\r\n' +
-  `Proxy-Status: ${proxyStatus('proxy_internal_error', OVERLOADED_TEXT.trim())}\r\n` +
-  `Retry-After: 1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${OVERLOADED_TEXT.length}\r\n` +
-  `Connection: close\r\n\r\n${OVERLOADED_TEXT}`;
-const refused = new WeakSet<Socket>();
-
-/** Answers a connection we will not serve with `response`, then closes it. */
-/** Refused connections lingering for their client to read the answer. */
-let lingering = 0;
-
-/**
- * Answers and closes a connection. It lingers (up to REFUSED_LINGER_MS) so the client reads the
- * answer before the close; past `lingerBudget` such connections (a flood while at the
- * connection cap, each holding a file descriptor) it is closed as soon as the answer is written.
- */
-function refuse(socket: Socket, response: string, lingerBudget = Infinity): void {
-  refused.add(socket);
-  socket.on('error', () => undefined);
-  if (lingering >= lingerBudget) {
-    socket.end(response, () => socket.destroy());
-    return;
-  }
-  lingering++;
-  socket.once('close', () => lingering--);
-  socket.setTimeout(REFUSED_LINGER_MS, () => socket.destroy());
-  socket.end(response);
-}
-
-/** Logs a repeated condition at most once per interval. */
-class Throttle {
-  readonly #intervalMs: number;
-  #last = 0;
-  constructor(intervalMs: number) {
-    this.#intervalMs = intervalMs;
-  }
-
-  note(write: () => void): void {
-    const now = Date.now();
-    if (now - this.#last < this.#intervalMs) return;
-    this.#last = now;
-    write();
-  }
-}
 
 /**
  * The gateway's own paths. `/` is the status page only in forward mode: there an origin-form
@@ -139,15 +86,6 @@ function countS3(metrics: Metrics, method: string, status: number): void {
   metrics.s3Requests.inc({ method: S3_METHODS.has(method) ? method : 'other', status_class: `${Math.floor(status / 100)}xx` });
 }
 
-function clientErrorResponse(err: NodeJS.ErrnoException): string {
-  const [status, reason, msg] =
-    err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'Request Header Fields Too Large', 'request headers too large']
-      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'Request Timeout', 'request not received in time']
-        : [400, 'Bad Request', 'malformed request'];
-  return `HTTP/1.1 ${status} ${reason}\r\nProxy-Status: ${proxyStatus('http_request_error', msg)}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`;
-}
 
 /** How a worker of a multi-worker gateway (gateway/cluster/) reaches its primary. */
 export interface WorkerLink {
