@@ -22,11 +22,13 @@ export interface ShapingRelay {
   shaping: Shaping;
   /** Object GETs whose body is still being sent. */
   readonly open: Set<http.ServerResponse>;
+  /** Each object GET: its Range, when it began and when its answer ended or was closed (ms). */
+  readonly gets: { range: string; began: number; ended?: number; sent: number }[];
 }
 
 export async function startShapingRelay(upstream: S3Server, shaping: Shaping = {}): Promise<ShapingRelay> {
   const agent = new http.Agent({ keepAlive: true });
-  const relay: ShapingRelay = { server: upstream, shaping, open: new Set() };
+  const relay: ShapingRelay = { server: upstream, shaping, open: new Set(), gets: [] };
   const srv = http.createServer((req, res) => {
     const s = relay.shaping;
     const isObjectGet = req.method === 'GET' && !/[?&](list-type|location|prefix|delimiter)=/.test(req.url ?? '');
@@ -46,7 +48,10 @@ export async function startShapingRelay(upstream: S3Server, shaping: Shaping = {
           return;
         }
         relay.open.add(res);
+        const get = { range: String(req.headers.range ?? ''), began: Date.now(), ended: undefined as number | undefined, sent: 0 };
+        relay.gets.push(get);
         res.on('close', () => {
+          get.ended = Date.now();
           relay.open.delete(res);
           ur.destroy();
         });
@@ -59,6 +64,7 @@ export async function startShapingRelay(upstream: S3Server, shaping: Shaping = {
             const head = queue[0]!;
             const n = Math.min(budget, head.length);
             res.write(head.subarray(0, n));
+            get.sent += n;
             budget -= n;
             if (n === head.length) queue.shift();
             else queue[0] = head.subarray(n);
