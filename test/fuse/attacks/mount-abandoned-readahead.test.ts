@@ -25,7 +25,7 @@ function rss(pid: number): number {
   return Number(m?.[1] ?? 0) * 1024;
 }
 
-describe.skipIf(fuse.skip)('readers killed mid-read on a slow store', () => {
+describe.runIf(fuse.ok)('readers killed mid-read on a slow store', () => {
   it('the mount stays within --memory-limit while the GETs they left behind finish', async () => {
     const s3 = await startS3rver({ buckets: ['slow'] });
     const client = new S3Client({
