@@ -153,3 +153,17 @@ describe('a kept-alive connection the server closed while it idled in the pool',
     });
   }
 });
+
+describe('an endpoint on the IPv6 loopback', () => {
+  it('reads the exact bytes from http://[::1]:port, Host header and all', async () => {
+    let host = '';
+    const store = await startRawStore((req) => {
+      host = req.headers.host ?? '';
+      ok(req);
+    }, '::1');
+    const dp = dataPathOn(store);
+    const got = await dp.getBuffer('obj', { start: 5, end: 70_000 });
+    expect(got.body.equals(OBJECT.subarray(5, 70_000))).toBe(true);
+    expect(host).toMatch(/^\[::1\]:\d+$/);
+  });
+});

@@ -40,7 +40,7 @@ export function partial(body: Buffer, range: { start: number; end: number }, eta
   return Buffer.concat([Buffer.from(head, 'latin1'), body.subarray(range.start, end)]);
 }
 
-export async function startRawStore(answer: Answerer): Promise<RawStore> {
+export async function startRawStore(answer: Answerer, host = '127.0.0.1'): Promise<RawStore> {
   const sockets = new Set<Socket>();
   const store: RawStore = { url: '', requests: [], answer, sockets };
   const server = createServer((socket) => {
@@ -73,8 +73,9 @@ export async function startRawStore(answer: Answerer): Promise<RawStore> {
       }
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  Object.assign(store, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  await new Promise<void>((r) => server.listen(0, host, r));
+  const shown = host.includes(':') ? `[${host}]` : host;
+  Object.assign(store, { url: `http://${shown}:${(server.address() as AddressInfo).port}` });
   onTeardown(async () => {
     for (const s of sockets) s.destroy();
     await new Promise<void>((r) => server.close(() => r()));
