@@ -154,6 +154,35 @@ describe('a kept-alive connection the server closed while it idled in the pool',
   }
 });
 
+describe('every kept-alive connection gone at once (a load balancer failed over)', () => {
+  // The store answers on new connections, but each connection kept alive in the pool is reset
+  // when used again, as after a failover of the address to another machine. The pool's comment
+  // promises a request that fails that way "is sent once more on a new connection"; it takes the
+  // next idle (equally dead) one instead, so after a burst of parallel reads a single read
+  // burns through --retries attempts on dead connections and fails with EIO while the store is
+  // up. Expected: the read gets its bytes.
+  for (const [idle, attempts] of [
+    [2, 1],
+    [16, 6],
+  ] as const) {
+    it(`${idle} idle connections, --retries ${attempts}: the next read still gets its bytes`, async () => {
+      let failedOver = false;
+      const store = await startRawStore((req) => {
+        if (failedOver && req.onConnection > 0) return req.socket.resetAndDestroy();
+        // Held a moment, so that the burst opens one connection per read.
+        setTimeout(() => ok(req), 30);
+      });
+      const dp = dataPathOn(store, { maxAttempts: attempts });
+      await Promise.all(
+        Array.from({ length: idle }, (_, i) => dp.getBuffer('obj', { start: i * 1000, end: i * 1000 + 1000 })),
+      );
+      failedOver = true;
+      const got = await dp.getBuffer('obj', { start: 0, end: 5000 });
+      expect(got.body.equals(OBJECT.subarray(0, 5000))).toBe(true);
+    });
+  }
+});
+
 describe('an endpoint on the IPv6 loopback', () => {
   it('reads the exact bytes from http://[::1]:port, Host header and all', async () => {
     let host = '';
