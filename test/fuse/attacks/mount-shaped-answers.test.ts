@@ -3,6 +3,7 @@
 // only the range. The promise (docs/SEMANTICS.md, "read"): a read returns exactly the object's
 // bytes or fails with an errno; a file is never silently shorter than the object.
 
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -55,5 +56,42 @@ describe.runIf(fuse.ok)('answers shaped by a proxy, read through the mount', () 
     if (status === '0') expect(bytes, 'cat exited 0 with fewer bytes than the object').toBe(BODY.length);
     const after = await sh(`stat -c %s '${m.dir}/data.bin'`);
     expect(after.out.trim(), 'the size the mount shows after the read').toBe(String(BODY.length));
+  }, 60_000);
+});
+
+describe.runIf(fuse.ok)('an object that turns shorter while open, on a store without ETags', () => {
+  it('a read across the short GET returns the object\'s bytes or fails, never other memory', async () => {
+    // The store sends no ETag; after open, one GET answers as if the object had 3 MiB (another
+    // client replaced it by a shorter one, then back). A read that spans the end of that GET and
+    // the next one must not return bytes the mount never received.
+    const s3 = await storeWithFile();
+    const relay = await startShapingRelay(s3, { noEtag: true });
+    const m = await mountBucket(relay.server, 'shaped');
+    const script = `
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+x = 22 * 131072
+os.pread(fd, 4096, 0)
+os.pread(fd, 4096, x)
+sys.stdout.buffer.write(os.pread(fd, 131072, x + 1048576 - 65536))
+`;
+    relay.shaping.shrinkOnce = 3 * MiB;
+    const out = await new Promise<{ code: number | null; data: Buffer; err: string }>((resolve) => {
+      const child = spawn('python3', ['-c', script, `${m.dir}/data.bin`]);
+      const parts: Buffer[] = [];
+      let err = '';
+      child.stdout.on('data', (c: Buffer) => parts.push(c));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+      child.on('close', (code) => resolve({ code, data: Buffer.concat(parts), err }));
+    });
+    const at = 22 * 131072 + MiB - 65536;
+    if (out.code === 0) {
+      const head = out.data.subarray(0, 65536);
+      console.log(`zeros in the first 64 KiB: ${head.filter((b) => b === 0).length}; found in the object at: ${BODY.indexOf(head.subarray(0, 64))}; second half is the object's: ${out.data.subarray(65536).equals(BODY.subarray(at + 65536, at + 131072))}`);
+      const want = BODY.subarray(at, at + out.data.length);
+      const firstBad = out.data.findIndex((b, i) => b !== want[i]);
+      expect(firstBad, `${out.data.length} bytes read; first byte that is not the object's at +${firstBad}`).toBe(-1);
+      expect(out.data.length).toBe(131072);
+    }
   }, 60_000);
 });

@@ -15,6 +15,14 @@ export interface Shaping {
   rangeAs200?: boolean;
   /** Pace each object GET's body to this many bytes per second. */
   bytesPerSecond?: number;
+  /** Send no ETag header on any answer (some S3-compatible gateways send none). */
+  noEtag?: boolean;
+  /**
+   * The next ranged object GET that starts past byte 0 is answered as if the object had this
+   * many bytes (its Content-Range total and body cut there), as after a replacement by a shorter
+   * object; then this is cleared.
+   */
+  shrinkOnce?: number;
 }
 
 export interface ShapingRelay {
@@ -38,6 +46,24 @@ export async function startShapingRelay(upstream: S3Server, shaping: Shaping = {
       (ur) => {
         const headers = { ...ur.headers };
         let status = ur.statusCode ?? 502;
+        if (s.noEtag) delete headers.etag;
+        const range = /^bytes=(\d+)-(\d+)$/.exec(String(req.headers.range ?? ''));
+        if (isObjectGet && s.shrinkOnce !== undefined && status === 206 && range && Number(range[1]) > 0) {
+          const total = s.shrinkOnce;
+          s.shrinkOnce = undefined;
+          const start = Number(range[1]);
+          const end = Math.min(Number(range[2]) + 1, total);
+          headers['content-range'] = `bytes ${start}-${end - 1}/${total}`;
+          headers['content-length'] = String(end - start);
+          res.writeHead(206, headers);
+          let left = end - start;
+          ur.on('data', (c: Buffer) => {
+            if (left > 0) res.write(c.subarray(0, left));
+            left -= c.length;
+          });
+          ur.on('end', () => res.end());
+          return;
+        }
         if (isObjectGet && s.rangeAs200 && status === 206) {
           status = 200;
           delete headers['content-range'];
