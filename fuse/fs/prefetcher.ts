@@ -19,7 +19,7 @@
 // Chunks take their memory from the shared budget without waiting. When the budget is spent, a
 // read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
 
-import type { ObjectClient } from '../s3/object-client.ts';
+import { ObjectError, type ObjectClient } from '../s3/object-client.ts';
 import { Chunk } from './chunk.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { ReadWindow } from './read-window.ts';
@@ -58,10 +58,22 @@ export function pieceSize(span: number, budgetLimit: number): number {
 const BEHIND_SLACK = 4 * 2 ** 20;
 
 /**
+ * How long a read outside readahead waits for room in the budget before it fetches its bytes
+ * uncounted (see Prefetcher.fetchInto): long enough for readers that move on to free what it
+ * needs (a read is at most 128 KiB), short enough that a read never stalls for long.
+ */
+const DIRECT_WAIT_MS = 500;
+
+/** The error of a read whose bytes end before the size the file was opened with. */
+function shorter(key: string, at: number, end: number): ObjectError {
+  return new ObjectError('changed', `${key} ends at byte ${at}, before ${end}: it is no longer the object that was opened`, key);
+}
+
+/**
  * Asks at once for up to `maxWindow` bytes after the first window of a `size`-byte object (or for
  * those of them from `from` on), in at least two pieces so they travel in parallel; memory comes
  * from the budget without waiting, and what the budget cannot hold is left to ordinary readahead.
- * Hand the chunks to a Prefetcher, or give them back with `releaseChunks`.
+ * Hand the chunks to a Prefetcher, or give them back with `dropChunks`.
  */
 export function requestAhead(
   client: ObjectClient,
@@ -101,18 +113,13 @@ export function askFor(
   return Chunk.fetch(client, key, start, end, ifMatch);
 }
 
-export function releaseChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
-  for (const c of chunks) budget.release(c.end - c.start);
-}
-
 /**
- * releaseChunks for chunks no read is using or will use (never handed to a reader, or of a
- * prefetcher whose file is closed): their pieces also go back to the client for other GETs.
- * Chunks a read may still be waiting on must not come here: their memory could be overwritten.
+ * Gives back chunks no read will ask anything more of (never handed to a reader, left behind, or
+ * of a prefetcher that seeks or closes): their GETs stop, and the budget counts each until its
+ * memory is really free (see Chunk.drop). Reads already waiting on them are still answered.
  */
 export function dropChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
-  for (const c of chunks) c.forget(c.end);
-  releaseChunks(chunks, budget);
+  for (const c of chunks) c.drop(() => budget.release(c.end - c.start));
 }
 
 export class Prefetcher {
@@ -239,8 +246,10 @@ export class Prefetcher {
       // The common case, a read inside one chunk, is answered without a copy.
       const home = straggler ? undefined : this.chunks.find((c) => c.from <= offset && end <= c.end);
       if (!straggler) this.checkPace(home ?? this.chunks.find((c) => c.end > offset), fresh);
-      if (home) return await home.slice(offset, end, into);
-      return await this.gather(offset, end, straggler, into);
+      const got = home ? await home.slice(offset, end, into) : await this.gather(offset, end, straggler, into);
+      // Never a short read inside the file: the kernel would take it for the file's end.
+      if (got.length < end - offset) throw shorter(this.key, offset + got.length, end);
+      return got;
     } catch (err) {
       this.reset();
       throw err;
@@ -294,18 +303,35 @@ export class Prefetcher {
       if (chunk.from > at) break;
       const upto = Math.min(end, chunk.end);
       const part = await chunk.slice(at, upto, out.subarray(at - offset));
+      if (part.length < upto - at) throw shorter(this.key, at + part.length, upto);
       if (part.buffer !== out.buffer || part.byteOffset !== out.byteOffset + (at - offset)) part.copy(out, at - offset);
       at = upto;
       if (at >= end) break;
     }
-    if (at < end) {
-      // A straggler, or the budget had no room for a chunk: fetch exactly what is missing,
-      // outside the budget.
-      this.requests++;
-      const rest = await this.client.get(this.key, { start: at, end, ifMatch: this.etag });
-      rest.copy(out, at - offset);
-    }
+    // A straggler, or the budget had no room for a chunk: fetch exactly what is missing.
+    if (at < end) await this.fetchInto(out.subarray(at - offset), at);
     return out;
+  }
+
+  /**
+   * Bytes from file offset `start` straight into `dest` (the reply), by a GET of their own. Their
+   * memory is counted in the budget while the GET lasts: the read waits for room, as writers do,
+   * but at most DIRECT_WAIT_MS, so that a budget held by idle writers and by the readahead of
+   * readers that wait here themselves cannot stop every reader; then it goes ahead uncounted.
+   */
+  private async fetchInto(dest: Buffer, start: number): Promise<void> {
+    this.requests++;
+    const counted = await this.budget.acquire(dest.length, DIRECT_WAIT_MS);
+    let got = 0;
+    try {
+      await this.client.getPieces(this.key, { start, end: start + dest.length, ifMatch: this.etag }, (piece) => {
+        got += piece.copy(dest, got);
+        this.client.releasePiece?.(piece);
+      });
+    } finally {
+      if (counted) this.budget.release(dest.length);
+    }
+    if (got < dest.length) throw shorter(this.key, start + got, start + dest.length);
   }
 
   /** Releases every chunk; call on close, once no read is running on this prefetcher. */
@@ -315,7 +341,7 @@ export class Prefetcher {
   }
 
   private reset(): void {
-    releaseChunks(this.chunks, this.budget);
+    dropChunks(this.chunks, this.budget);
     this.chunks = [];
   }
 
@@ -328,9 +354,7 @@ export class Prefetcher {
 
   private dropBehind(offset: number): void {
     while (this.chunks.length > 0 && this.chunks[0]!.end + BEHIND_SLACK <= offset) {
-      const c = this.chunks.shift()!;
-      c.forget(c.end);
-      this.budget.release(c.end - c.start);
+      dropChunks([this.chunks.shift()!], this.budget);
     }
     this.chunks[0]?.forget(offset - BEHIND_SLACK);
   }
