@@ -97,9 +97,15 @@ export function requestAhead(
 }
 
 /**
+ * The share of the budget readahead (and the first bytes open() fetches) may hold: the rest stays
+ * free for writers and for reads outside readahead, which are answered only when memory is there.
+ */
+export const READAHEAD_SHARE = 0.75;
+
+/**
  * One ranged GET for readahead, or undefined when the budget has no room. Readahead stops at
- * three quarters of the budget, so readers that hold chunks and then go idle can never starve
- * writers, which must wait for memory rather than skip it.
+ * READAHEAD_SHARE of the budget, so readers that hold chunks and then go idle can never starve
+ * writers and reads outside readahead, which must wait for memory rather than skip it.
  */
 export function askFor(
   client: ObjectClient,
@@ -109,7 +115,7 @@ export function askFor(
   end: number,
   ifMatch?: string,
 ) {
-  if (!budget.tryAcquire(end - start, budget.limit * 0.75)) return undefined;
+  if (!budget.tryAcquire(end - start, budget.limit * READAHEAD_SHARE)) return undefined;
   return Chunk.fetch(client, key, start, end, ifMatch);
 }
 

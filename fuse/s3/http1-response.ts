@@ -36,6 +36,7 @@ type State = 'head' | 'length' | 'size-line' | 'data' | 'data-crlf' | 'trailers'
 
 const CR = 13;
 const LF = 10;
+const HEAD_END = Buffer.from('\r\n\r\n');
 
 export class ResponseReader {
   private state: State = 'head';
@@ -105,7 +106,10 @@ export class ResponseReader {
   }
 
   private readHead(buf: Buffer, from: number, to: number): number {
-    const text = buf.toString('latin1', from, to);
+    // Only the head becomes a string: the body bytes read with it (up to a whole socket read) made
+    // a string of their own per answer, and header values sliced from it kept it alive.
+    const blankAt = buf.indexOf(HEAD_END, from);
+    const text = buf.toString('latin1', from, blankAt >= 0 && blankAt + 4 <= to ? blankAt + 4 : to);
     const whole = this.pending + text;
     const blank = whole.indexOf('\r\n\r\n');
     if (blank < 0) {
