@@ -1,7 +1,7 @@
 // One ranged GET of readahead, its bytes kept in the pieces they arrived in (see prefetcher.ts
 // for how chunks make up a reader's window).
 
-import { ObjectError, type ObjectClient } from '../s3/object-client.ts';
+import { isObjectError, ObjectError, type ObjectClient } from '../s3/object-client.ts';
 
 /**
  * What a GET no read wants any more may still bring before it is stopped: bodies up to this much
@@ -10,6 +10,19 @@ import { ObjectError, type ObjectClient } from '../s3/object-client.ts';
  * stops the transfer (and its memory) at once.
  */
 const DRAIN_LIMIT = 128 * 1024;
+
+/** The error of a read whose bytes end at `at`, before `end`, inside the size the file was opened with. */
+export function shorter(key: string, at: number, end: number): ObjectError {
+  return new ObjectError('changed', `${key} ends at byte ${at}, before ${end}: it is no longer the object that was opened`, key);
+}
+
+/**
+ * A GET's error, where a range that starts inside the size the file was opened with but past the
+ * object's end (416) says the object is shorter now, as a GET that ends short does.
+ */
+export function notInRange(err: unknown, key: string, start: number, end: number): unknown {
+  return isObjectError(err, 'invalid-range') ? shorter(key, start, end) : err;
+}
 
 /**
  * One ranged GET of readahead. Its bytes are usable as they arrive: a read waits only for the
@@ -66,11 +79,9 @@ export class Chunk {
         // The client asks again for bytes an answer left out unless the object ends before them:
         // a GET that ends short says the object is shorter than the size the file was opened with.
         if (c.filled + c.drained >= end - start) return c.finish();
-        c.fail(
-          new ObjectError('changed', `${key} ends at byte ${start + c.filled}, before ${end}: it is no longer the object that was opened`, key),
-        );
+        c.fail(shorter(key, start + c.filled, end));
       },
-      (err: unknown) => c.fail(err),
+      (err: unknown) => c.fail(notInRange(err, key, start, end)),
     );
     return c;
   }

@@ -19,8 +19,8 @@
 // Chunks take their memory from the shared budget without waiting. When the budget is spent, a
 // read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
 
-import { ObjectError, type ObjectClient } from '../s3/object-client.ts';
-import { Chunk } from './chunk.ts';
+import type { ObjectClient } from '../s3/object-client.ts';
+import { Chunk, notInRange, shorter } from './chunk.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { ReadWindow } from './read-window.ts';
 
@@ -63,11 +63,6 @@ const BEHIND_SLACK = 4 * 2 ** 20;
  * needs (a read is at most 128 KiB), short enough that a read never stalls for long.
  */
 const DIRECT_WAIT_MS = 500;
-
-/** The error of a read whose bytes end before the size the file was opened with. */
-function shorter(key: string, at: number, end: number): ObjectError {
-  return new ObjectError('changed', `${key} ends at byte ${at}, before ${end}: it is no longer the object that was opened`, key);
-}
 
 /**
  * Asks at once for up to `maxWindow` bytes after the first window of a `size`-byte object (or for
@@ -334,6 +329,8 @@ export class Prefetcher {
         got += piece.copy(dest, got);
         this.client.releasePiece?.(piece);
       });
+    } catch (err) {
+      throw notInRange(err, this.key, start, start + dest.length);
     } finally {
       if (counted) this.budget.release(dest.length);
     }
