@@ -3,12 +3,11 @@
 // docs/COORDINATOR.md, "Slurm"; each odd step below says which one it answers.
 
 import { randomBytes } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
 import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
 import { complaint, MAX_JSON_BYTES, runProgram } from '../proc.ts';
-import { parseJobCompSliced } from './jobcomp-parse.ts';
+import { CompletionLogFile, LogTooLarge } from './jobcomp-file.ts';
 import { parseSacctSliced, SACCT_FORMAT } from './sacct-parse.ts';
 import { DEFAULT_JOBCOMP_LOC, DEFAULT_SLURM_CONF, readSlurmConf } from './slurm-conf.ts';
 import { homeFeatures, homeView, nodeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
@@ -23,9 +22,12 @@ export class SlurmBatch implements BatchSystem {
   private homeView: HomeView | undefined;
   /** sacct said accounting storage is disabled: only the completion log is asked from then on. */
   private completionOnly = false;
+  /** The completion log, followed from where the last read stopped (jobcomp-file.ts). */
+  private readonly log: CompletionLogFile;
 
   constructor(config: SlurmConfig) {
     this.c = config;
+    this.log = new CompletionLogFile(config.partitions, MAX_JSON_BYTES);
   }
 
   /**
@@ -87,7 +89,8 @@ export class SlurmBatch implements BatchSystem {
    * completion log (JobCompType=jobcomp/filetxt), whichever `history` allows; neither is an
    * error that says so. `--json` is not used: in 22.05 it answers only from slurmdbd (through
    * the REST plugins). The completion log is read as a file, not with `sacct -c`, whose reading
-   * a job name can forge (jobcomp-parse.ts); it is read whole, not filtered by time.
+   * a job name can forge (jobcomp-parse.ts); it is not filtered by time, but read from where
+   * the last read stopped (jobcomp-file.ts), so each read returns the jobs written since.
    */
   async finished(sinceMs: number): Promise<FinishedRead> {
     const mode = this.c.history;
@@ -126,16 +129,14 @@ export class SlurmBatch implements BatchSystem {
     }
     const log = conf.get('jobcomploc') || DEFAULT_JOBCOMP_LOC;
     const where = `the job completion log ${log} (JobCompLoc in ${confFile})`;
-    const size = await stat(log).then((s) => s.size, (err: NodeJS.ErrnoException) => {
-      throw err.code === 'ENOENT'
-        ? coordinatorErrors.completionLog(`${where} is not on this host: slurmctld writes it on its own host`, 'run the coordinator there or share the file at that path, or learn from slurmdbd with `history: accounting`')
-        : coordinatorErrors.completionLog(`cannot read ${where}: ${err.message}`, 'let the coordinator\'s user read it');
-    });
-    if (size > MAX_JSON_BYTES) throw coordinatorErrors.completionLog(`${where} is ${size} bytes, more than the ${MAX_JSON_BYTES} read`, 'rotate it (logrotate), or learn from slurmdbd with `history: accounting`');
-    const text = await readFile(log, 'utf8').catch((err: Error) => {
+    const read = await this.log.read(log).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT')
+        throw coordinatorErrors.completionLog(`${where} is not on this host: slurmctld writes it on its own host`, 'run the coordinator there or share the file at that path, or learn from slurmdbd with `history: accounting`');
+      if (err instanceof LogTooLarge)
+        throw coordinatorErrors.completionLog(`${where} is ${err.size} bytes, more than the ${MAX_JSON_BYTES} read`, 'rotate it (logrotate), or learn from slurmdbd with `history: accounting`');
       throw coordinatorErrors.completionLog(`cannot read ${where}: ${err.message}`, 'let the coordinator\'s user read it');
     });
-    return { ...(await parseJobCompSliced(text, this.c.partitions)), source: `Slurm job completion log (${log})` };
+    return { jobs: read.jobs, skipped: read.skipped, source: `Slurm job completion log (${log})` };
   }
 
   /** Features every home node carries, as the last nodes() read found them. */
