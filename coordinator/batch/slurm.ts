@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
-import { complaint, MAX_JSON_BYTES, runProgram } from '../proc.ts';
+import { complaint, MAX_JSON_BYTES, runProgram, timedOut } from '../proc.ts';
 import { CompletionLogFile, LogTooLarge } from './jobcomp-file.ts';
 import { parseSacctSliced, SACCT_FORMAT } from './sacct-parse.ts';
 import { DEFAULT_JOBCOMP_LOC, DEFAULT_SLURM_CONF, readSlurmConf } from './slurm-conf.ts';
@@ -49,7 +49,8 @@ export class SlurmBatch implements BatchSystem {
         throw coordinatorErrors.batchProgramMissing(program, this.c.binDir ? `no ${file}` : `not on PATH ${process.env.PATH ?? ''}`);
       const message = (err as Error).message;
       const commandLine = `${file} ${args.join(' ')}: `;
-      throw coordinatorErrors.batchFailed(o.op ?? `${program} ${args[0] ?? ''}`, message.startsWith(commandLine) ? `${program}: ${message.slice(commandLine.length)}` : message);
+      const e = coordinatorErrors.batchFailed(o.op ?? `${program} ${args[0] ?? ''}`, message.startsWith(commandLine) ? `${program}: ${message.slice(commandLine.length)}` : message);
+      throw timedOut(err) ? Object.assign(e, { timedOut: true }) : e;
     }
     if (r.code !== 0) {
       const e = coordinatorErrors.batchFailed(o.op ?? `${program} ${args.join(' ')}`, complaint(r));
@@ -92,11 +93,11 @@ export class SlurmBatch implements BatchSystem {
    * a job name can forge (jobcomp-parse.ts); it is not filtered by time, but read from where
    * the last read stopped (jobcomp-file.ts), so each read returns the jobs written since.
    */
-  async finished(sinceMs: number): Promise<FinishedRead> {
+  async finished(sinceMs: number, untilMs?: number): Promise<FinishedRead> {
     const mode = this.c.history;
     if (mode !== 'completion' && !this.completionOnly) {
       try {
-        return await this.accounting(sinceMs);
+        return await this.accounting(sinceMs, untilMs);
       } catch (err) {
         if (mode === 'accounting' || !/accounting storage is disabled/i.test(said(err))) throw err;
         this.completionOnly = true;
@@ -105,11 +106,11 @@ export class SlurmBatch implements BatchSystem {
     return this.completionLog(mode === 'completion');
   }
 
-  private async accounting(sinceMs: number): Promise<FinishedRead> {
+  private async accounting(sinceMs: number, untilMs: number | undefined): Promise<FinishedRead> {
     // A delimiter no job name written before this read can hold (sacct-parse.ts).
     const delimiter = `|${randomBytes(12).toString('hex')}|`;
     const args = ['--allusers', '--allocations', '--parsable2', '--noheader', `--delimiter=${delimiter}`, `--format=${SACCT_FORMAT}`];
-    args.push(`--partition=${this.c.partitions.join(',')}`, `--starttime=${localTime(sinceMs)}`, '--endtime=now');
+    args.push(`--partition=${this.c.partitions.join(',')}`, `--starttime=${localTime(sinceMs)}`, `--endtime=${untilMs === undefined ? 'now' : localTime(untilMs)}`);
     const text = await this.run('sacct', args, { whole: true, op: 'sacct' });
     return { ...(await parseSacctSliced(text, this.c.partitions, delimiter)), source: 'Slurm accounting (sacct)' };
   }
