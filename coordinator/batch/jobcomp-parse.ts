@@ -108,7 +108,8 @@ export class JobCompRecords {
     if (u === undefined) {
       u = this.users.length;
       this.users.push({ uids: new Set(), singles: 0 });
-      this.userIndex.set(job.user, u);
+      // A copy: the name read is a slice of the text read, which a kept slice would keep whole.
+      this.userIndex.set(Array.from(job.user).join(''), u);
     }
     this.users[u]!.uids.add(uid);
     // Ids as numbers take a third of the memory of strings; one with a leading zero (never
