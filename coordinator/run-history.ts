@@ -16,8 +16,6 @@ import { answered, coveredMs, failed, FIRST_WINDOW, HISTORY_WINDOW_MS, nextRead,
 import { timedOut } from './proc.ts';
 import { RunTimeHistory, type RunTimes } from './run-times.ts';
 
-export { HISTORY_WINDOW_MS } from './history-window.ts';
-
 /** What the status shows of the run-time history. */
 export interface HistoryStatus {
   /** Where the finished jobs come from; null until a read succeeded. */
