@@ -111,8 +111,8 @@ function coordinatorScene(now: number, broken: boolean): Scene {
     unplaceableCount: broken ? 1 : 0,
     warnings: broken ? [holdUndeclaredMessage()] : [],
     history: broken
-      ? { source: null, jobs: 0, skipped: 0, error: 'sacct: error: Slurm accounting storage is disabled', readAt: now - 60_000 }
-      : { source: 'accounting', jobs: 4_812, skipped: 0, error: null, readAt: now - 120_000 },
+      ? { source: null, jobs: 0, skipped: 0, error: 'sacct: error: Slurm accounting storage is disabled', readAt: now - 60_000, coveredS: 0, narrowedS: null }
+      : { source: 'accounting', jobs: 4_812, skipped: 0, error: null, readAt: now - 120_000, coveredS: 604_800, narrowedS: null },
     pending: broken ? 57 : 12,
     pools: [{ pool: 'c5.2xlarge', supply: 24, demand: 28.5, allocation: 0.81, utilisation: 0.76, pendingJobs: 12, reason: { rule: 'linear', why: 'demand follows utilisation' } }],
     decisions: [],
