@@ -67,7 +67,9 @@ describe('Slurm run-time history', () => {
     expect(byId.get(ids[3]!)).toMatchObject({ user: 'root', partition: 'hybrid', name: 'a|b|c' });
 
     // The home node (2 cores) runs the 30 s job on one: one idle core, from sinfo.
-    await waitFor('busy job running', async () => ((await cluster.slurm('squeue', ['-h', '-j', busy, '-o', '%T'])).stdout.trim() === 'RUNNING' ? true : undefined));
+    // Under load the failed job may still hold its core after the others are learned: wait until
+    // the busy job is the only one left, running.
+    await waitFor('busy job alone, running', async () => ((await cluster.slurm('squeue', ['-h', '-o', '%i %T'])).stdout.trim() === `${busy} RUNNING` ? true : undefined));
     await batch.nodes(prefix);
     expect(batch.homeCores()).toEqual({ cores: 2, idleCores: 1, nodeCores: 2, nodeMemoryMb: 1000 });
     await cluster.slurm('scancel', [busy]);
