@@ -253,7 +253,19 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
     const userinfo = config.endpoint === undefined ? undefined : userinfoError(config.endpoint);
     if (userinfo) throw userinfo;
     const mountpoint = args[1]!;
-    let endpoint = config.endpoint ?? 'AWS S3';
+    // First: an endpoint or region the environment or shared config sets wrong needs no network to name.
+    const client = makeClient({
+      bucket,
+      endpoint: config.endpoint,
+      region: config.region,
+      maxAttempts: config.retries,
+      idleTimeoutMs: config.requestTimeout,
+      // Parallel parts of several files plus readahead chunks: enough sockets not to queue.
+      maxSockets: 64,
+    });
+    const { address } = client;
+    const endpoint =
+      config.endpoint ?? (address.endpointFrom === 'AWS' ? 'AWS S3' : `${address.bucketUrl.origin} (${address.endpointFrom})`);
     // The real path: /proc/mounts names it so, and the mount is made and watched there.
     const target = await checkMountpoint(mountpoint);
     // The store however it is spelled: `kek/run42/` finds the journal `kek/run42` left.
@@ -279,17 +291,6 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       await warnOfJournalSpelledApart(typed, cacheDir, log);
     }
     if (!config.writeBack) await warnOfJournalLeft(cacheDir, log);
-    const client = makeClient({
-      bucket,
-      endpoint: config.endpoint,
-      region: config.region,
-      maxAttempts: config.retries,
-      idleTimeoutMs: config.requestTimeout,
-      // Parallel parts of several files plus readahead chunks: enough sockets not to queue.
-      maxSockets: 64,
-    });
-    const { address } = client;
-    if (config.endpoint === undefined) endpoint = address.endpointFrom === 'AWS' ? 'AWS S3' : `${address.bucketUrl.origin} (${address.endpointFrom})`;
     const fs = new Filesystem({
       client,
       prefix,
