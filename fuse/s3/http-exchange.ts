@@ -26,7 +26,7 @@ export interface ExchangeRequest {
   readonly method: 'GET' | 'PUT' | 'HEAD' | 'POST' | 'DELETE';
   /** The object's key; undefined for a request to the bucket itself. */
   readonly key: string | undefined;
-  /** Query parameters, unencoded; an empty value is sent as the bare name (`?uploads`). */
+  /** Query parameters, unencoded; `?uploads=` for a flag, as the AWS SDK sends it. */
   readonly query?: Readonly<Record<string, string>>;
   /** Lower-case names; x-amz-* ones are signed with the rest. */
   readonly headers?: Readonly<Record<string, string>>;
@@ -82,7 +82,7 @@ export class HttpExchange {
   async send(req: ExchangeRequest): Promise<Reply> {
     const path = this.path(req.key);
     const query = Object.entries(req.query ?? {})
-      .map(([k, v]) => (v === '' ? uriEncode(k) : `${uriEncode(k)}=${uriEncode(v)}`))
+      .map(([k, v]) => `${uriEncode(k)}=${uriEncode(v)}`)
       .join('&');
     const headers = sign(
       { method: req.method, path, query, headers: req.headers ?? {}, host: this.options.bucketUrl.host },
