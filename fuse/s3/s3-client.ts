@@ -46,7 +46,7 @@ export interface S3ClientOptions {
   readonly maxSockets: number;
   /** Else AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, else the AWS SDK's provider chain. */
   readonly credentials?: Credentials;
-  /** The environment the address and credentials are read from; process.env by default. */
+  /** The environment the address and static keys are read from (the credential chain reads process.env). */
   readonly env?: Env;
 }
 
