@@ -148,6 +148,14 @@ class Connection {
       return false;
     }
     if (!reader.done) return true;
+    if (reader.cut) {
+      // The caller has its bytes; the rest of the body is not worth reading (a server that
+      // ignored Range sends all of the object): closing costs a new connection, draining it the
+      // object's size.
+      this.socket.destroy();
+      this.finish();
+      return false;
+    }
     if (ended < n) {
       this.socket.destroy();
       this.finish(new HttpFramingError(`${n - ended} bytes after the end of the answer`));
@@ -163,7 +171,7 @@ class Connection {
   }
 
   private finish(err?: Error): void {
-    if (err) this.dead = true;
+    if (err || this.reader?.cut) this.dead = true;
     this.socket.setTimeout(0);
     this.settle?.(err);
   }
@@ -191,6 +199,8 @@ class Connection {
   }
 
   private removed = false;
+  /** Its slot in the pool went to the request that failed on it (see Http1Pool.request). */
+  handedOn = false;
 
   /** Waits idle in the pool; closes after the keep-alive time. */
   idle(): void {
@@ -222,7 +232,9 @@ export class Http1Pool {
       if (!/^[!#-'*+.^-z|~0-9A-Za-z-]+$/.test(name) || !/^[\t\x20-\x7e\x80-\xff]*$/.test(value))
         throw netError(`request header ${JSON.stringify(name)} holds a character HTTP cannot carry`, 'EINVAL');
     for (let tries = 0; ; tries++) {
-      const c = await this.take();
+      // The one resend goes on a new connection: the other idle ones are as old as the one that
+      // failed, and after a failover of the store's address every one of them is dead.
+      const c = tries === 0 ? await this.take() : await this.fresh();
       const reused = c.served > 0;
       let started = false;
       const watched: ResponseEvents = {
@@ -231,14 +243,18 @@ export class Http1Pool {
           events.onHead(status, headers);
         },
         onBody: (view) => events.onBody(view),
+        onInterim: () => (started = true),
       };
       try {
         await c.send(req, watched);
       } catch (err) {
-        this.put(c);
         const code = (err as { code?: string }).code;
         // A kept-alive connection the server had closed: nothing was answered, send it again.
-        if (reused && !started && tries === 0 && code !== 'ETIMEDOUT' && !(err instanceof HttpFramingError)) continue;
+        const resend = reused && !started && tries === 0 && code !== 'ETIMEDOUT' && !(err instanceof HttpFramingError);
+        // Its slot goes to the resend, not to a request waiting for one.
+        if (resend) c.handedOn = true;
+        this.put(c);
+        if (resend) continue;
         throw err;
       }
       this.put(c);
@@ -261,6 +277,12 @@ export class Http1Pool {
     return new Promise((resolve, reject) => {
       this.waiting.push((got) => (got instanceof Error ? reject(got) : resolve(got)));
     });
+  }
+
+  /** A new connection outside the count: it takes the slot of one that failed (`handedOn`). */
+  private fresh(): Promise<Connection> {
+    if (this.closed) return Promise.reject(netError('data path closed', 'ECONNRESET'));
+    return this.connect();
   }
 
   private connect(): Promise<Connection> {
@@ -286,6 +308,7 @@ export class Http1Pool {
     const i = this.idle.indexOf(c);
     if (i >= 0) this.idle.splice(i, 1);
     this.all.delete(c);
+    if (c.handedOn) return;
     // A slot is free: the next waiting request opens a connection of its own.
     const next = this.waiting.shift();
     if (next && !this.closed) this.connect().then(next, next);
