@@ -19,7 +19,8 @@
 // inside both the range and the object is followed by a GET for the rest, and a body without a
 // Content-Length (chunked, as any HTTP/1.1 proxy may send) is read to its end.
 
-import { contentLength, type Credentials, header, HttpExchange, type Reply, type ReplyHeaders } from './http-exchange.ts';
+import { type Credentials, header, HttpExchange, type Reply, type ReplyHeaders } from './http-exchange.ts';
+import { type Answer, answerOf, sizeOf200 } from './get-answer.ts';
 import { type ByteRange, ObjectError, type ObjectHead, type OnPiece, type WriteOptions } from './object-client.ts';
 import { toObjectError } from './sdk-errors.ts';
 import type { SlabPool } from './slab-pool.ts';
@@ -68,54 +69,17 @@ export function headOf(key: string, headers: ReplyHeaders, size: number): Object
   };
 }
 
+/** Last-Modified in milliseconds since the epoch, when the answer has a valid one. */
+function modifiedMs(headers: ReplyHeaders): number | undefined {
+  const ms = Date.parse(header(headers, 'last-modified') ?? '');
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
 function metadataHeaders(options: WriteOptions): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.metadata ?? {})) out[`x-amz-meta-${k.toLowerCase()}`] = v;
   if (options.contentType !== undefined) out['content-type'] = options.contentType;
   return out;
-}
-
-/** `bytes 0-99/5000`: the first and last byte, and the object's size. */
-function contentRange(reply: Reply): { first: number; last: number; total: number } | undefined {
-  const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(header(reply.headers, 'content-range') ?? '');
-  if (!m) return undefined;
-  const [first, last, total] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  return first <= last && last < total ? { first, last, total } : undefined;
-}
-
-/** What one answer to a GET carries, from its headers. */
-interface Answer {
-  /** Body bytes to skip before the range (a 200 to a ranged GET). */
-  skip: number;
-  /** Bytes of the range the body carries; Infinity when a body without a length decides. */
-  want: number;
-  /** The body's length, when the headers tell it. */
-  length: number | undefined;
-  /** The object's size, when the headers tell it. */
-  size: number | undefined;
-}
-
-/**
- * Reads a success's headers: which bytes of `range` its body carries. A 206 must start at the
- * byte asked for (Content-Range), and what it carries past the range is skipped; its body may be
- * sent without a Content-Length (chunked), as any HTTP/1.1 answer may.
- */
-function answerOf(key: string, r: Reply, range: ByteRange | undefined): Answer {
-  const declared = header(r.headers, 'content-length') === undefined ? undefined : contentLength(r, key);
-  if (r.status === 206) {
-    const cr = contentRange(r);
-    if (!range || !cr)
-      throw new ObjectError('other', `answer for ${key} is partial without a valid Content-Range`, key);
-    if (cr.first !== range.start)
-      throw new ObjectError('other', `answer for ${key} starts at byte ${cr.first}, not at ${range.start} as asked`, key);
-    const length = cr.last + 1 - cr.first;
-    if (declared !== undefined && declared !== length)
-      throw new ObjectError('other', `answer for ${key}: Content-Length ${declared} but Content-Range of ${length}`, key);
-    return { skip: 0, want: Math.min(cr.last + 1, range.end) - range.start, length, size: cr.total };
-  }
-  if (!range) return { skip: 0, want: declared ?? Infinity, length: declared, size: declared };
-  const end = Math.min(range.end, declared ?? Infinity);
-  return { skip: range.start, want: Math.max(0, end - range.start), length: declared, size: declared };
 }
 
 /**
@@ -165,9 +129,10 @@ export class DataPath {
   /**
    * One GET of `range` whose bytes of the range go to `onBytes`, with how many the answer still
    * carries for it (Infinity when unknown); resolves with its headers and the object's size when
-   * it told it. Skips what a server that ignored the range sent outside it. Servers that ignore
-   * If-Match (s3rver does) still name the version they answer with: one that is not the version
-   * asked for is refused before its body is read.
+   * it told it. Skips what a server that ignored the range sent outside it, and once the range is
+   * in, closes the connection rather than read the rest of such a body. Every answer is checked
+   * against the version asked for (read-version.ts), before its body is read: servers that ignore
+   * If-Match (s3rver does) still name the version they answer with.
    */
   private async getOnce(
     key: string,
@@ -175,20 +140,24 @@ export class DataPath {
     onBytes: (view: Buffer, left: number) => void,
     onReply?: (reply: Reply, size: number | undefined) => void,
   ): Promise<{ reply: Reply; size: number | undefined }> {
-    const headers: Record<string, string> = {};
+    const version = range?.version;
+    const headers: Record<string, string> = version ? version.conditions() : {};
     if (range) headers.range = `bytes=${range.start}-${range.end - 1}`;
-    if (range?.ifMatch !== undefined) headers['if-match'] = `"${range.ifMatch}"`;
+    if (!version && range?.ifMatch) headers['if-match'] = `"${range.ifMatch}"`;
     let answer: Answer = { skip: 0, want: 0, length: 0, size: undefined };
     let got = 0;
+    let cut = false;
     const reply = await this.http.send({
       method: 'GET',
       key,
       headers,
       onStart: (r) => {
         const etag = header(r.headers, 'etag');
-        if (range?.ifMatch !== undefined && etag !== undefined && stripQuotes(etag) !== range.ifMatch)
+        if (!version && range?.ifMatch && etag !== undefined && stripQuotes(etag) !== range.ifMatch)
           throw new ObjectError('changed', `${key} was replaced: ETag ${stripQuotes(etag)}, not ${range.ifMatch}`, key);
+        version?.check(key, { etag: etag === undefined ? undefined : stripQuotes(etag), lastModified: modifiedMs(r.headers) });
         answer = answerOf(key, r, range);
+        if (answer.size !== undefined) version?.check(key, { size: answer.size });
         onReply?.(r, answer.size);
       },
       onBytes: (view) => {
@@ -200,12 +169,20 @@ export class DataPath {
         const v = view.subarray(from, from + Math.min(answer.want, view.length));
         answer.want -= v.length;
         if (v.length > 0) onBytes(v, v.length + answer.want);
+        if (answer.want > 0 || answer.length === undefined || got >= answer.length) return undefined;
+        cut = true;
+        return 'enough';
       },
     });
+    if (cut) return { reply, size: answer.size };
     if (answer.length !== undefined && got !== answer.length)
       throw new ObjectError('unavailable', `response body cut short at ${got} of ${answer.length} bytes`, key);
+    if (reply.status !== 200 || answer.size !== undefined) return { reply, size: answer.size };
     // A whole object sent without a length ends where its body does.
-    return { reply, size: answer.size ?? (reply.status === 200 ? got : undefined) };
+    const size = sizeOf200(range, got);
+    if (range && version?.size !== undefined && got !== version.size)
+      throw new ObjectError('other', `a 200 of ${got} bytes answered a ranged GET of ${key} (${version.size} bytes)`, key);
+    return { reply, size };
   }
 
   /**
@@ -274,7 +251,7 @@ export class DataPath {
   }
 
   /** The bytes of `range` (or the whole object) in one buffer, with the answer's headers. */
-  async getBuffer(key: string, range?: ByteRange): Promise<{ body: Buffer; reply: Reply; size: number }> {
+  async getBuffer(key: string, range?: ByteRange): Promise<{ body: Buffer; reply: Reply; size: number | undefined }> {
     if (!range) {
       return this.attempts(key, async () => {
         const into = collector();
@@ -285,7 +262,7 @@ export class DataPath {
     const into = collector();
     const got = await this.getRange(key, range, into.add);
     if (!got.reply) throw new ObjectError('other', `empty range asked of ${key}`, key);
-    return { body: into.body(), reply: got.reply, size: got.size ?? range.start + got.got };
+    return { body: into.body(), reply: got.reply, size: got.size };
   }
 
   /** The object's facts from a GET's answer (see ObjectClient.getWithHead). */

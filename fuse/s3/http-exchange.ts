@@ -34,8 +34,11 @@ export interface ExchangeRequest {
    * that error).
    */
   readonly onStart?: (reply: Reply) => void;
-  /** A success's body, piece by piece: a view that is valid only during the call. */
-  readonly onBytes?: (view: Buffer) => void;
+  /**
+   * A success's body, piece by piece: a view that is valid only during the call. 'enough' ends
+   * the answer there and closes its connection (see http1-response.ts).
+   */
+  readonly onBytes?: (view: Buffer) => unknown;
 }
 
 export interface ExchangeOptions {
@@ -131,9 +134,9 @@ class Answer implements ResponseEvents {
     if (status < 300) this.req.onStart?.(this.reply);
   }
 
-  onBody(view: Buffer): void {
-    if (this.reply!.status < 300) this.req.onBytes?.(view);
-    else if (this.errorBody.length < ERROR_BODY_LIMIT) this.errorBody += view.toString('utf8');
+  onBody(view: Buffer): unknown {
+    if (this.reply!.status < 300) return this.req.onBytes?.(view);
+    if (this.errorBody.length < ERROR_BODY_LIMIT) this.errorBody += view.toString('utf8');
   }
 
   /** The reply once the answer was read whole; an error answer is thrown. */

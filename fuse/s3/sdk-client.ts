@@ -184,7 +184,13 @@ export class SdkObjectClient implements ObjectClient {
     const data = await this.data();
     try {
       const got = await data.getBuffer(key, range);
-      return { body: got.body, head: data.headOf(key, got) };
+      if (got.size !== undefined) return { body: got.body, head: data.headOf(key, { reply: got.reply, size: got.size }) };
+      // A 200 as long as the range (the range alone, or an object that size): a HEAD tells which.
+      const head = await this.head(key);
+      const said = data.headOf(key, { reply: got.reply, size: got.body.length });
+      if (!head || head.etag !== said.etag || head.lastModified.getTime() !== said.lastModified.getTime())
+        throw new ObjectError('changed', `${key} was replaced while it was opened`, key);
+      return { body: got.body, head: { ...said, size: head.size } };
     } catch (err) {
       if (!isObjectError(err, 'invalid-range')) throw err;
       // A range of an empty object is unsatisfiable: ask for the facts alone.
