@@ -21,9 +21,11 @@
 
 import { type Credentials, header, HttpExchange, type Reply, type ReplyHeaders } from './http-exchange.ts';
 import { type Answer, answerOf, sizeOf200 } from './get-answer.ts';
+import type { Parked } from './http1-pool.ts';
 import { type ByteRange, ObjectError, type ObjectHead, type OnPiece, type WriteOptions } from './object-client.ts';
 import { toObjectError } from './sdk-errors.ts';
 import type { SlabPool } from './slab-pool.ts';
+import { type WholeBody, WholeBodies } from './whole-bodies.ts';
 
 export interface DataPathOptions {
   readonly bucketUrl: URL;
@@ -69,10 +71,13 @@ export function headOf(key: string, headers: ReplyHeaders, size: number): Object
   };
 }
 
-/** Last-Modified in milliseconds since the epoch, when the answer has a valid one. */
-function modifiedMs(headers: ReplyHeaders): number | undefined {
-  const ms = Date.parse(header(headers, 'last-modified') ?? '');
-  return Number.isNaN(ms) ? undefined : ms;
+const EMPTY = Buffer.alloc(0);
+
+/** The ETag and Last-Modified of an answer, for read-version.ts. */
+function factsOf(r: Reply): { etag: string | undefined; lastModified: number | undefined } {
+  const etag = header(r.headers, 'etag');
+  const ms = Date.parse(header(r.headers, 'last-modified') ?? '');
+  return { etag: etag === undefined ? undefined : stripQuotes(etag), lastModified: Number.isNaN(ms) ? undefined : ms };
 }
 
 function metadataHeaders(options: WriteOptions): Record<string, string> {
@@ -107,6 +112,7 @@ export class DataPath {
   private readonly http: HttpExchange;
   private readonly maxAttempts: number;
   private readonly slabs: SlabPool;
+  private readonly wholes = new WholeBodies();
 
   constructor(options: DataPathOptions) {
     this.maxAttempts = options.maxAttempts;
@@ -129,10 +135,11 @@ export class DataPath {
   /**
    * One GET of `range` whose bytes of the range go to `onBytes`, with how many the answer still
    * carries for it (Infinity when unknown); resolves with its headers and the object's size when
-   * it told it. Skips what a server that ignored the range sent outside it, and once the range is
-   * in, closes the connection rather than read the rest of such a body. Every answer is checked
-   * against the version asked for (read-version.ts), before its body is read: servers that ignore
-   * If-Match (s3rver does) still name the version they answer with.
+   * it told it. Skips what a server that ignored the range sent outside it; once the range is in,
+   * such a body is paused for the next GET of the object (whole-bodies.ts) or its connection
+   * closed, never read to its end. Every answer is checked against the version asked for
+   * (read-version.ts) before its body is read: servers that ignore If-Match (s3rver does) still
+   * name the version they answer with.
    */
   private async getOnce(
     key: string,
@@ -140,6 +147,8 @@ export class DataPath {
     onBytes: (view: Buffer, left: number) => void,
     onReply?: (reply: Reply, size: number | undefined) => void,
   ): Promise<{ reply: Reply; size: number | undefined }> {
+    const whole = range && (await this.wholes.take(key, range.start, range.end));
+    if (whole) return this.readOn(key, range, whole, onBytes, onReply);
     const version = range?.version;
     const headers: Record<string, string> = version ? version.conditions() : {};
     if (range) headers.range = `bytes=${range.start}-${range.end - 1}`;
@@ -147,42 +156,106 @@ export class DataPath {
     let answer: Answer = { skip: 0, want: 0, length: 0, size: undefined };
     let got = 0;
     let cut = false;
-    const reply = await this.http.send({
-      method: 'GET',
-      key,
-      headers,
-      onStart: (r) => {
-        const etag = header(r.headers, 'etag');
-        if (!version && range?.ifMatch && etag !== undefined && stripQuotes(etag) !== range.ifMatch)
-          throw new ObjectError('changed', `${key} was replaced: ETag ${stripQuotes(etag)}, not ${range.ifMatch}`, key);
-        version?.check(key, { etag: etag === undefined ? undefined : stripQuotes(etag), lastModified: modifiedMs(r.headers) });
-        answer = answerOf(key, r, range);
-        if (answer.size !== undefined) version?.check(key, { size: answer.size });
-        onReply?.(r, answer.size);
-      },
-      onBytes: (view) => {
-        got += view.length;
-        if (answer.length !== undefined && got > answer.length)
-          throw new ObjectError('other', 'response body longer than its Content-Length', key);
-        const from = Math.min(answer.skip, view.length);
-        answer.skip -= from;
-        const v = view.subarray(from, from + Math.min(answer.want, view.length));
-        answer.want -= v.length;
-        if (v.length > 0) onBytes(v, v.length + answer.want);
-        if (answer.want > 0 || answer.length === undefined || got >= answer.length) return undefined;
-        cut = true;
-        return 'enough';
-      },
-    });
-    if (cut) return { reply, size: answer.size };
-    if (answer.length !== undefined && got !== answer.length)
-      throw new ObjectError('unavailable', `response body cut short at ${got} of ${answer.length} bytes`, key);
-    if (reply.status !== 200 || answer.size !== undefined) return { reply, size: answer.size };
-    // A whole object sent without a length ends where its body does.
-    const size = sizeOf200(range, got);
-    if (range && version?.size !== undefined && got !== version.size)
-      throw new ObjectError('other', `a 200 of ${got} bytes answered a ranged GET of ${key} (${version.size} bytes)`, key);
-    return { reply, size };
+    /** True while this body is the one later GETs of `key` wait for (whole-bodies.ts). */
+    let shared = false;
+    let carry = EMPTY;
+    try {
+      const { parked, ...reply } = await this.http.send({
+        method: 'GET',
+        key,
+        headers,
+        onStart: (r) => {
+          const etag = header(r.headers, 'etag');
+          if (!version && range?.ifMatch && etag !== undefined && stripQuotes(etag) !== range.ifMatch)
+            throw new ObjectError('changed', `${key} was replaced: ETag ${stripQuotes(etag)}, not ${range.ifMatch}`, key);
+          version?.check(key, factsOf(r));
+          answer = answerOf(key, r, range);
+          if (answer.size !== undefined) version?.check(key, { size: answer.size });
+          if (r.status === 200 && range && answer.length !== undefined && answer.length > range.end)
+            shared = this.wholes.streaming(key, range.end);
+          onReply?.(r, answer.size);
+        },
+        onBytes: (view) => {
+          got += view.length;
+          if (answer.length !== undefined && got > answer.length)
+            throw new ObjectError('other', 'response body longer than its Content-Length', key);
+          const from = Math.min(answer.skip, view.length);
+          answer.skip -= from;
+          const v = view.subarray(from, from + Math.min(answer.want, view.length));
+          answer.want -= v.length;
+          if (v.length > 0) onBytes(v, v.length + answer.want);
+          if (answer.want > 0 || answer.length === undefined || got >= answer.length) return undefined;
+          if (shared) {
+            carry = Buffer.from(view.subarray(from + v.length));
+            return 'pause';
+          }
+          cut = true;
+          return 'enough';
+        },
+      });
+      if (parked) {
+        const facts = { ...factsOf(reply), size: answer.length! };
+        this.wholes.park(key, { parked, reply, facts, length: answer.length!, next: got - carry.length, carry });
+        shared = false;
+        return { reply, size: answer.size };
+      }
+      if (cut) return { reply, size: answer.size };
+      if (answer.length !== undefined && got !== answer.length)
+        throw new ObjectError('unavailable', `response body cut short at ${got} of ${answer.length} bytes`, key);
+      if (reply.status !== 200 || answer.size !== undefined) return { reply, size: answer.size };
+      // A whole object sent without a length ends where its body does.
+      if (range && version?.size !== undefined && got !== version.size)
+        throw new ObjectError('other', `a 200 of ${got} bytes answered a ranged GET of ${key} (${version.size} bytes)`, key);
+      return { reply, size: sizeOf200(range, got) };
+    } finally {
+      if (shared) this.wholes.done(key);
+    }
+  }
+
+  /** getOnce() from a whole body an earlier GET of `key` paused ahead of `range` (whole-bodies.ts). */
+  private async readOn(
+    key: string,
+    range: ByteRange,
+    whole: WholeBody,
+    onBytes: (view: Buffer, left: number) => void,
+    onReply?: (reply: Reply, size: number | undefined) => void,
+  ): Promise<{ reply: Reply; size: number | undefined }> {
+    try {
+      if (range.ifMatch && !range.version && whole.facts.etag !== undefined && whole.facts.etag !== range.ifMatch)
+        throw new ObjectError('changed', `${key}: ETag ${whole.facts.etag}, not ${range.ifMatch}`, key);
+      range.version?.check(key, whole.facts);
+    } catch {
+      // Another version than this reader's: it asks for its own.
+      whole.parked.close();
+      this.wholes.done(key);
+      return this.getOnce(key, range, onBytes, onReply);
+    }
+    const end = Math.min(range.end, whole.length);
+    onReply?.(whole.reply, whole.length);
+    let at = whole.next;
+    let carry = EMPTY;
+    const take = (view: Buffer): 'pause' | undefined => {
+      const from = Math.min(Math.max(0, range.start - at), view.length);
+      const to = Math.min(view.length, Math.max(from, end - at));
+      if (to > from) onBytes(view.subarray(from, to), end - at - from);
+      at += view.length;
+      if (at < end || at >= whole.length) return undefined;
+      carry = Buffer.from(view.subarray(to));
+      at -= carry.length;
+      return 'pause';
+    };
+    let shared = true;
+    try {
+      let parked: Parked | undefined = whole.parked;
+      if (take(whole.carry) !== 'pause') parked = await whole.parked.resume({ onHead: () => undefined, onBody: take });
+      if (parked) {
+        this.wholes.park(key, { ...whole, parked, next: at, carry });
+        shared = false;
+      }
+      return { reply: whole.reply, size: whole.length };
+    } finally {
+      if (shared) this.wholes.done(key);
+    }
   }
 
   /**
@@ -290,6 +363,7 @@ export class DataPath {
   }
 
   close(): Promise<void> {
+    this.wholes.close();
     return this.http.close();
   }
 }

@@ -4,7 +4,7 @@
 // understands.
 
 import { sign, UNSIGNED_PAYLOAD, uriEncode } from '../../lib/sigv4.ts';
-import { Http1Pool } from './http1-pool.ts';
+import { Http1Pool, type Parked } from './http1-pool.ts';
 import type { ResponseEvents, ResponseHeaders } from './http1-response.ts';
 import { ObjectError } from './object-client.ts';
 
@@ -36,7 +36,8 @@ export interface ExchangeRequest {
   readonly onStart?: (reply: Reply) => void;
   /**
    * A success's body, piece by piece: a view that is valid only during the call. 'enough' ends
-   * the answer there and closes its connection (see http1-response.ts).
+   * the answer there and closes its connection, 'pause' stops reading it for now (see
+   * http1-response.ts).
    */
   readonly onBytes?: (view: Buffer) => unknown;
 }
@@ -90,7 +91,8 @@ export class HttpExchange {
     return `${this.basePath}/${key.split('/').map(uriEncode).join('/')}`;
   }
 
-  async send(req: ExchangeRequest): Promise<Reply> {
+  /** The answer's status and headers, and its handle when onBytes paused it ('pause'). */
+  async send(req: ExchangeRequest): Promise<Reply & { readonly parked?: Parked }> {
     const path = this.path(req.key);
     const query = Object.entries(req.query ?? {})
       .map(([k, v]) => `${uriEncode(k)}=${uriEncode(v)}`)
@@ -107,11 +109,12 @@ export class HttpExchange {
     // The pool writes Host and Content-Length itself.
     delete headers.host;
     const answer = new Answer(req);
-    await this.pool.request(
+    const parked = await this.pool.request(
       { method: req.method, path: query ? `${path}?${query}` : path, headers, body: req.body },
       answer,
     );
-    return answer.result();
+    const reply = answer.result();
+    return parked ? { ...reply, parked } : reply;
   }
 
   async close(): Promise<void> {

@@ -37,6 +37,17 @@ export interface PoolOptions {
   readonly idleTimeoutMs: number;
 }
 
+/**
+ * An answer whose reader paused it mid-body ('pause', see http1-response.ts): its connection waits,
+ * unread, holding what it had received past the pause, until it is resumed or closed.
+ */
+export interface Parked {
+  /** Goes on reading the body into `events`; settles as Http1Pool.request does. */
+  resume(events: ResponseEvents): Promise<Parked | undefined>;
+  /** Gives the answer up: its connection is closed. */
+  close(): void;
+}
+
 export interface PoolRequest {
   readonly method: string;
   /** Path and query, already encoded. */
@@ -116,7 +127,7 @@ class Connection {
       this.reader = new ResponseReader(events);
       this.settle = (err) => {
         this.settle = undefined;
-        this.reader = undefined;
+        if (!this.reader?.paused) this.reader = undefined;
         if (err) reject(err);
         else resolve();
       };
@@ -131,9 +142,42 @@ class Connection {
     });
   }
 
+  /** Bytes received past where the reader paused, kept for resume(). */
+  private leftover: Buffer | undefined;
+
+  /** True while the answer on this connection is paused mid-body. */
+  get parked(): boolean {
+    return this.reader?.paused === true && !this.removed;
+  }
+
+  /** Goes on with a paused answer (see Parked.resume). */
+  resume(events: ResponseEvents): Promise<void> {
+    const reader = this.reader;
+    if (!reader?.paused || this.removed)
+      return Promise.reject(netError(`connection to ${this.options.url.host} closed inside an answer`, 'ECONNRESET'));
+    return new Promise((resolve, reject) => {
+      this.settle = (err) => {
+        this.settle = undefined;
+        if (!this.reader?.paused) this.reader = undefined;
+        if (err) reject(err);
+        else resolve();
+      };
+      this.socket.setTimeout(this.options.idleTimeoutMs);
+      reader.resume(events);
+      const left = this.leftover;
+      this.leftover = undefined;
+      if (!left || this.bytes(left, left.length)) this.socket.resume();
+    });
+  }
+
   /** Where a read lands (its first `n` bytes); never throws into the socket. */
   private bytes(buf: Buffer, n: number): boolean {
     const reader = this.reader;
+    if (this.leftover) {
+      // A read that was under way when the answer paused.
+      this.leftover = Buffer.concat([this.leftover, buf.subarray(0, n)]);
+      return false;
+    }
     if (!reader) {
       // Bytes nobody asked for: whatever they are, this connection cannot be trusted again.
       this.socket.destroy();
@@ -145,6 +189,14 @@ class Connection {
     } catch (err) {
       this.socket.destroy();
       this.finish(err as Error);
+      return false;
+    }
+    if (reader.paused) {
+      // Waits unread: the socket's buffer is read into again, so what came past the pause is kept.
+      this.leftover = Buffer.from(buf.subarray(ended, n));
+      this.socket.pause();
+      this.socket.setTimeout(0);
+      this.settle?.();
       return false;
     }
     if (!reader.done) return true;
@@ -225,8 +277,11 @@ export class Http1Pool {
     this.options = options;
   }
 
-  /** Sends `req`; resolves when its answer was read whole, rejects with what broke it. */
-  async request(req: PoolRequest, events: ResponseEvents): Promise<void> {
+  /**
+   * Sends `req`; resolves when its answer was read whole (or paused: with its handle), rejects
+   * with what broke it.
+   */
+  async request(req: PoolRequest, events: ResponseEvents): Promise<Parked | undefined> {
     // A line break or a character beyond Latin-1 in a header would end it early or be mangled.
     for (const [name, value] of Object.entries(req.headers))
       if (!/^[!#-'*+.^-z|~0-9A-Za-z-]+$/.test(name) || !/^[\t\x20-\x7e\x80-\xff]*$/.test(value))
@@ -257,9 +312,29 @@ export class Http1Pool {
         if (resend) continue;
         throw err;
       }
+      if (c.parked) return this.parked(c);
       this.put(c);
-      return;
+      return undefined;
     }
+  }
+
+  /** A paused answer's handle: the connection comes back to the pool once the answer is over. */
+  private parked(c: Connection): Parked {
+    const handle: Parked = {
+      resume: async (events) => {
+        try {
+          await c.resume(events);
+        } catch (err) {
+          this.put(c);
+          throw err;
+        }
+        if (c.parked) return handle;
+        this.put(c);
+        return undefined;
+      },
+      close: () => c.close(),
+    };
+    return handle;
   }
 
   /** Closes every connection; requests under way fail with ECONNRESET. */

@@ -11,7 +11,8 @@
 // that disagree, a chunk not followed by CRLF and a folded or malformed header line are all
 // errors. A body cut short is the caller's to detect (`end()` says whether the answer was
 // complete); bytes after the answer are returned, not eaten. A caller that has all it wants of a
-// body says so (`onBody` returns 'enough'): the answer ends there, and the connection with it.
+// body says so (`onBody` returns 'enough'): the answer ends there, and the connection with it; or
+// it stops reading it for now ('pause': `feed` returns where it stopped, `resume` goes on).
 
 /** A response the reader refused: the connection is unusable, the request failed. */
 export class HttpFramingError extends Error {
@@ -31,7 +32,7 @@ export interface ResponseEvents {
   /**
    * A piece of the body: a view of the socket's buffer, valid only during the call. Returning
    * 'enough' ends the answer here, the rest unread: its connection cannot carry another request
-   * (see `cut`).
+   * (see `cut`); 'pause' stops reading after this piece until `resume`.
    */
   onBody(view: Buffer): unknown;
   /** An interim (1xx) answer was skipped: the server has the request. */
@@ -63,7 +64,9 @@ export class ResponseReader {
   /** Seconds the server keeps an idle connection (Keep-Alive: timeout=N), when it says. */
   keepAliveSeconds: number | undefined;
   status = 0;
-  private readonly events: ResponseEvents;
+  /** True after onBody said 'pause', until resume(). */
+  paused = false;
+  private events: ResponseEvents;
 
   constructor(events: ResponseEvents) {
     this.events = events;
@@ -84,7 +87,7 @@ export class ResponseReader {
    */
   feed(buf: Buffer, from: number, to: number): number {
     let at = from;
-    while (at < to && this.state !== 'done') {
+    while (at < to && this.state !== 'done' && !this.paused) {
       switch (this.state) {
         case 'head':
           at = this.readHead(buf, at, to);
@@ -96,11 +99,11 @@ export class ResponseReader {
           const view = buf.subarray(at, at + n);
           at += n;
           if (this.left === 0) this.state = this.state === 'length' ? 'done' : 'data-crlf';
-          if (this.events.onBody(view) === 'enough') this.stop();
+          this.said(this.events.onBody(view));
           break;
         }
         case 'to-close':
-          if (this.events.onBody(buf.subarray(at, to)) === 'enough') this.stop();
+          this.said(this.events.onBody(buf.subarray(at, to)));
           at = to;
           break;
         case 'size-line':
@@ -113,12 +116,20 @@ export class ResponseReader {
     return at;
   }
 
-  /** The caller has what it wants: the rest of the body is never read. */
-  private stop(): void {
+  /** What onBody answered: 'enough' (the rest of the body is never read) or 'pause'. */
+  private said(what: unknown): void {
     if (this.state === 'done') return;
+    if (what === 'pause') this.paused = true;
+    if (what !== 'enough') return;
     this.state = 'done';
     this.cut = true;
     this.keepAlive = false;
+  }
+
+  /** Goes on after a 'pause', with the body's next pieces to `events`. */
+  resume(events: ResponseEvents): void {
+    this.events = events;
+    this.paused = false;
   }
 
   /** The connection ended: true when that completes the answer (a body framed by the close). */
