@@ -14,10 +14,12 @@
 // and its whole body: a connection cut while a body streams is retried too, and a retried GET asks
 // only for the bytes it does not have yet.
 //
-// What an answer carries is taken from its own headers, not assumed to be the range asked for: a
-// 206 must start at the byte asked for, bytes past the range are dropped, an answer that ends
-// inside both the range and the object is followed by a GET for the rest, and a body without a
-// Content-Length (chunked, as any HTTP/1.1 proxy may send) is read to its end.
+// What an answer carries is taken from its own headers, not assumed to be the range asked for
+// (get-answer.ts): a 206 must start at the byte asked for, a 200 is the whole object only where its
+// length shows it, bytes past the range are dropped (a 200's rest is paused for the object's next
+// GET, whole-bodies.ts), an answer that ends inside both the range and the object is followed by a
+// GET for the rest, and a body without a Content-Length (chunked, as any HTTP/1.1 proxy may send)
+// is read to its end. Each answer is held to the version the reader reads (read-version.ts).
 
 import { type Credentials, header, HttpExchange, type Reply, type ReplyHeaders } from './http-exchange.ts';
 import { type Answer, answerOf, sizeOf200 } from './get-answer.ts';

@@ -15,7 +15,8 @@
 // (ETIMEDOUT), or an answer framed wrongly (EPROTO, never retried). A request that fails on a
 // kept-alive connection before any byte of answer came back — the server closed it while idle —
 // is sent once more on a new connection, as browsers and undici do; every other retry is the
-// data path's.
+// data path's. An answer its reader paused mid-body waits on its connection, unread, until it is
+// resumed or closed (Parked).
 
 import { isIP, connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
