@@ -188,7 +188,8 @@ export class SdkObjectClient implements ObjectClient {
       // A 200 as long as the range (the range alone, or an object that size): a HEAD tells which.
       const head = await this.head(key);
       const said = data.headOf(key, { reply: got.reply, size: got.body.length });
-      if (!head || head.etag !== said.etag || head.lastModified.getTime() !== said.lastModified.getTime())
+      const differ = <T>(a: T, b: T, none: T) => a !== none && b !== none && a !== b;
+      if (!head || differ(head.etag, said.etag, '') || differ(head.lastModified.getTime(), said.lastModified.getTime(), 0))
         throw new ObjectError('changed', `${key} was replaced while it was opened`, key);
       return { body: got.body, head: { ...said, size: head.size } };
     } catch (err) {
