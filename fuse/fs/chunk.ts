@@ -2,6 +2,7 @@
 // for how chunks make up a reader's window).
 
 import type { ObjectClient } from '../s3/object-client.ts';
+import type { ReadVersion } from '../s3/read-version.ts';
 
 /**
  * One ranged GET of readahead. Its bytes are usable as they arrive: a read waits only for the
@@ -44,11 +45,11 @@ export class Chunk {
     return c;
   }
 
-  /** Starts the GET of bytes [start, end) of `key` (of its version `ifMatch`, when given). */
-  static fetch(client: ObjectClient, key: string, start: number, end: number, ifMatch?: string): Chunk {
+  /** Starts the GET of bytes [start, end) of `key` (of `version`, when given). */
+  static fetch(client: ObjectClient, key: string, start: number, end: number, version?: ReadVersion): Chunk {
     const c = new Chunk(start, end);
     c.release = client.releasePiece?.bind(client);
-    client.getPieces(key, { start, end, ifMatch }, (piece) => c.add(piece)).then(
+    client.getPieces(key, { start, end, ifMatch: version?.etag, version }, (piece) => c.add(piece)).then(
       () => c.finish(),
       (err: unknown) => c.fail(err),
     );

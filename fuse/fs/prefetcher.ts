@@ -20,6 +20,7 @@
 // read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
 
 import type { ObjectClient } from '../s3/object-client.ts';
+import { ReadVersion } from '../s3/read-version.ts';
 import { Chunk } from './chunk.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { ReadWindow } from './read-window.ts';
@@ -73,10 +74,11 @@ export function requestAhead(
   ifMatch?: string,
 ): Chunk[] {
   const chunks: Chunk[] = [];
+  const version = new ReadVersion({ etag: ifMatch, size });
   const end = Math.min(size, INITIAL_WINDOW + maxWindow);
   const piece = pieceSize(end - from, budget.limit);
   for (let start = from; start < end; ) {
-    const chunk = askFor(client, key, budget, start, Math.min(end, start + piece), ifMatch);
+    const chunk = askFor(client, key, budget, start, Math.min(end, start + piece), version);
     if (!chunk) break;
     chunks.push(chunk);
     start = chunk.end;
@@ -95,10 +97,10 @@ export function askFor(
   budget: MemoryBudget,
   start: number,
   end: number,
-  ifMatch?: string,
+  version?: ReadVersion,
 ) {
   if (!budget.tryAcquire(end - start, budget.limit * 0.75)) return undefined;
-  return Chunk.fetch(client, key, start, end, ifMatch);
+  return Chunk.fetch(client, key, start, end, version);
 }
 
 export function releaseChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
@@ -129,8 +131,11 @@ export class Prefetcher {
   private rampEnd = 0;
   /** The last chunk checkPace judged: each GET counts once. */
   private paced: Chunk | undefined;
-  /** The ETag seen at open: every GET asks for that version (If-Match), never a newer one. */
-  private readonly etag: string | undefined;
+  /**
+   * The version open() saw (its ETag, or its first answer's Last-Modified where the store sends
+   * none, and its size): every GET asks for that version, never a newer one.
+   */
+  private readonly version: ReadVersion;
   private chunks: Chunk[] = [];
   /** Where the current sequential run began. */
   private runStart = 0;
@@ -163,7 +168,7 @@ export class Prefetcher {
     ahead: readonly Chunk[] = [],
     etag?: string,
   ) {
-    this.etag = etag || undefined;
+    this.version = new ReadVersion({ etag, size });
     this.client = client;
     this.key = key;
     this.size = size;
@@ -302,7 +307,7 @@ export class Prefetcher {
       // A straggler, or the budget had no room for a chunk: fetch exactly what is missing,
       // outside the budget.
       this.requests++;
-      const rest = await this.client.get(this.key, { start: at, end, ifMatch: this.etag });
+      const rest = await this.client.get(this.key, { start: at, end, ifMatch: this.version.etag, version: this.version });
       rest.copy(out, at - offset);
     }
     return out;
@@ -345,7 +350,7 @@ export class Prefetcher {
     let added = 0;
     while (start < target) {
       const end = Math.min(this.size, start + piece);
-      const chunk = askFor(this.client, this.key, this.budget, start, end, this.etag);
+      const chunk = askFor(this.client, this.key, this.budget, start, end, this.version);
       if (!chunk) break;
       this.requests++;
       this.chunks.push(chunk);
