@@ -94,6 +94,8 @@ export class RunHistory {
       const read = await this.batch.finished(ask.since, ask.until);
       // In slices: a week of a busy site is hundreds of thousands of jobs, and the loop goes on.
       await eachSliced(read.jobs, (j) => this.history.add([j]));
+      // Jobs learned from an earlier read that a record read now disqualifies (followed log).
+      if (read.takenBack?.length) this.history.remove(read.takenBack);
       this.window = answered(this.window, ask, now, accountingAt);
       if (read.skipped && read.skipped !== this.state.skipped) this.log.warn({ skipped: read.skipped, source: read.source }, 'finished-job records that could not be read were skipped');
       if (this.state.error || this.state.source === null) this.log.info({ source: read.source, jobs: this.history.size }, 'learning run times from finished jobs');

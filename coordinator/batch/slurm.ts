@@ -7,7 +7,7 @@ import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
 import { complaint, MAX_JSON_BYTES, runProgram, timedOut } from '../proc.ts';
-import { CompletionLogFile, LogTooLarge } from './jobcomp-file.ts';
+import { CompletionLogFile, LogNotAFile, LogTooLarge } from './jobcomp-file.ts';
 import { parseSacctSliced, SACCT_FORMAT } from './sacct-parse.ts';
 import { DEFAULT_JOBCOMP_LOC, DEFAULT_SLURM_CONF, readSlurmConf } from './slurm-conf.ts';
 import { homeFeatures, homeView, nodeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
@@ -133,11 +133,13 @@ export class SlurmBatch implements BatchSystem {
     const read = await this.log.read(log).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT')
         throw coordinatorErrors.completionLog(`${where} is not on this host: slurmctld writes it on its own host`, 'run the coordinator there or share the file at that path, or learn from slurmdbd with `history: accounting`');
+      if (err instanceof LogNotAFile)
+        throw coordinatorErrors.completionLog(`${where} is not a regular file`, 'set JobCompLoc to the file slurmctld writes finished jobs to (JobCompType=jobcomp/filetxt), e.g. /var/log/slurm/jobcomp.log')
       if (err instanceof LogTooLarge)
         throw coordinatorErrors.completionLog(`${where} is ${err.size} bytes, more than the ${MAX_JSON_BYTES} read`, 'rotate it (logrotate), or learn from slurmdbd with `history: accounting`');
       throw coordinatorErrors.completionLog(`cannot read ${where}: ${err.message}`, 'let the coordinator\'s user read it');
     });
-    return { jobs: read.jobs, skipped: read.skipped, source: `Slurm job completion log (${log})` };
+    return { jobs: read.jobs, takenBack: read.takenBack, skipped: read.skipped, source: `Slurm job completion log (${log})` };
   }
 
   /** Features every home node carries, as the last nodes() read found them. */
