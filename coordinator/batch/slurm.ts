@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
-import { complaint, MAX_JSON_BYTES, runProgram, timedOut } from '../proc.ts';
+import { complaint, MAX_JSON_BYTES, runProgram, timedOut, tooLarge } from '../proc.ts';
 import { CompletionLogFile, LogNotAFile, LogTooLarge } from './jobcomp-file.ts';
 import { parseSacctSliced, SACCT_FORMAT } from './sacct-parse.ts';
 import { DEFAULT_JOBCOMP_LOC, DEFAULT_SLURM_CONF, readSlurmConf } from './slurm-conf.ts';
@@ -50,7 +50,8 @@ export class SlurmBatch implements BatchSystem {
       const message = (err as Error).message;
       const commandLine = `${file} ${args.join(' ')}: `;
       const e = coordinatorErrors.batchFailed(o.op ?? `${program} ${args[0] ?? ''}`, message.startsWith(commandLine) ? `${program}: ${message.slice(commandLine.length)}` : message);
-      throw timedOut(err) ? Object.assign(e, { timedOut: true }) : e;
+      if (timedOut(err)) throw Object.assign(e, { timedOut: true });
+      throw tooLarge(err) ? Object.assign(e, { tooLarge: true }) : e;
     }
     if (r.code !== 0) {
       const e = coordinatorErrors.batchFailed(o.op ?? `${program} ${args.join(' ')}`, complaint(r));
