@@ -113,6 +113,10 @@ export class SlurmBatch implements BatchSystem {
     const args = ['--allusers', '--allocations', '--parsable2', '--noheader', `--delimiter=${delimiter}`, `--format=${SACCT_FORMAT}`];
     args.push(`--partition=${this.c.partitions.join(',')}`, `--starttime=${localTime(sinceMs)}`, `--endtime=${untilMs === undefined ? 'now' : localTime(untilMs)}`);
     const text = await this.run('sacct', args, { whole: true, op: 'sacct' });
+    // sacct writes every record with the delimiter asked for: an answer where no line holds it is
+    // not records (a wrapper or a sacct that ignores --delimiter), not a week without jobs.
+    if (/\S/.test(text) && !text.includes(delimiter))
+      throw coordinatorErrors.batchFailed('sacct', 'no line of its answer is split by the --delimiter asked for: it is not Slurm\'s sacct --parsable2 (check `batch-system.bin-dir` and PATH)');
     return { ...(await parseSacctSliced(text, this.c.partitions, delimiter)), source: 'Slurm accounting (sacct)' };
   }
 
