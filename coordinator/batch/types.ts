@@ -27,6 +27,12 @@ export interface FinishedRead {
   readonly source: string;
   /** Records that could not be read (hostile or broken lines), skipped. */
   readonly skipped: number;
+  /**
+   * Jobs an earlier read gave that a record read now disqualifies (the completion log, followed:
+   * a second record of the job id, a second uid of the user): what was learned from them is taken
+   * back, as a read of the whole source would never have given them.
+   */
+  readonly takenBack?: readonly { readonly id: string; readonly user: string }[];
 }
 
 export interface LimitedJob {
@@ -59,10 +65,13 @@ export interface BatchSystem {
    */
   homeCores?(): HomeView | undefined;
   /**
-   * Jobs of the served partitions that finished since `sinceMs` (epoch ms), from the batch
-   * system's accounting, and where they came from. Throws, saying why, when it keeps none.
+   * Jobs of the served partitions that finished since `sinceMs` (epoch ms; up to `untilMs`, else
+   * now), from the batch system's accounting, and where they came from. A source read as a file
+   * from where the last read stopped (Slurm's completion log) gives the jobs written since, whatever
+   * the window. Throws, saying why, when it keeps none; an error with `timedOut: true` when the
+   * batch system gave no answer in time.
    */
-  finished?(sinceMs: number): Promise<FinishedRead>;
+  finished?(sinceMs: number, untilMs?: number): Promise<FinishedRead>;
   /**
    * The batch system's clock, in which finished() takes `sinceMs` (Slurm: the wall clock, which
    * a step of NTP moves while the coordinator's own clock does not). Absent: the coordinator's.

@@ -2,6 +2,7 @@
 // for how chunks make up a reader's window).
 
 import { isObjectError, ObjectError, type ObjectClient } from '../s3/object-client.ts';
+import type { ReadVersion } from '../s3/read-version.ts';
 
 /**
  * What a GET no read wants any more may still bring before it is stopped: bodies up to this much
@@ -70,11 +71,11 @@ export class Chunk {
     return c;
   }
 
-  /** Starts the GET of bytes [start, end) of `key` (of its version `ifMatch`, when given). */
-  static fetch(client: ObjectClient, key: string, start: number, end: number, ifMatch?: string): Chunk {
+  /** Starts the GET of bytes [start, end) of `key` (of `version`, when given). */
+  static fetch(client: ObjectClient, key: string, start: number, end: number, version?: ReadVersion): Chunk {
     const c = new Chunk(start, end);
     c.release = client.releasePiece?.bind(client);
-    client.getPieces(key, { start, end, ifMatch }, (piece) => c.add(piece)).then(
+    client.getPieces(key, { start, end, ifMatch: version?.etag, version }, (piece) => c.add(piece)).then(
       () => {
         // The client asks again for bytes an answer left out unless the object ends before them:
         // a GET that ends short says the object is shorter than the size the file was opened with.

@@ -20,6 +20,7 @@
 // read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
 
 import type { ObjectClient } from '../s3/object-client.ts';
+import { ReadVersion } from '../s3/read-version.ts';
 import { Chunk, notInRange, shorter } from './chunk.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { ReadWindow } from './read-window.ts';
@@ -80,10 +81,11 @@ export function requestAhead(
   ifMatch?: string,
 ): Chunk[] {
   const chunks: Chunk[] = [];
+  const version = new ReadVersion({ etag: ifMatch, size });
   const end = Math.min(size, INITIAL_WINDOW + maxWindow);
   const piece = pieceSize(end - from, budget.limit);
   for (let start = from; start < end; ) {
-    const chunk = askFor(client, key, budget, start, Math.min(end, start + piece), ifMatch);
+    const chunk = askFor(client, key, budget, start, Math.min(end, start + piece), version);
     if (!chunk) break;
     chunks.push(chunk);
     start = chunk.end;
@@ -108,10 +110,10 @@ export function askFor(
   budget: MemoryBudget,
   start: number,
   end: number,
-  ifMatch?: string,
+  version?: ReadVersion,
 ) {
   if (!budget.tryAcquire(end - start, budget.limit * READAHEAD_SHARE)) return undefined;
-  return Chunk.fetch(client, key, start, end, ifMatch);
+  return Chunk.fetch(client, key, start, end, version);
 }
 
 /**
@@ -137,8 +139,11 @@ export class Prefetcher {
   private rampEnd = 0;
   /** The last chunk checkPace judged: each GET counts once. */
   private paced: Chunk | undefined;
-  /** The ETag seen at open: every GET asks for that version (If-Match), never a newer one. */
-  private readonly etag: string | undefined;
+  /**
+   * The version open() saw (its ETag, or its first answer's Last-Modified where the store sends
+   * none, and its size): every GET asks for that version, never a newer one.
+   */
+  private readonly version: ReadVersion;
   private chunks: Chunk[] = [];
   /** Where the current sequential run began. */
   private runStart = 0;
@@ -171,7 +176,7 @@ export class Prefetcher {
     ahead: readonly Chunk[] = [],
     etag?: string,
   ) {
-    this.etag = etag || undefined;
+    this.version = new ReadVersion({ etag, size });
     this.client = client;
     this.key = key;
     this.size = size;
@@ -325,7 +330,8 @@ export class Prefetcher {
     const counted = await this.budget.acquire(dest.length, DIRECT_WAIT_MS);
     let got = 0;
     try {
-      await this.client.getPieces(this.key, { start, end: start + dest.length, ifMatch: this.etag }, (piece) => {
+      const range = { start, end: start + dest.length, ifMatch: this.version.etag, version: this.version };
+      await this.client.getPieces(this.key, range, (piece) => {
         got += piece.copy(dest, got);
         this.client.releasePiece?.(piece);
       });
@@ -372,7 +378,7 @@ export class Prefetcher {
     let added = 0;
     while (start < target) {
       const end = Math.min(this.size, start + piece);
-      const chunk = askFor(this.client, this.key, this.budget, start, end, this.etag);
+      const chunk = askFor(this.client, this.key, this.budget, start, end, this.version);
       if (!chunk) break;
       this.requests++;
       this.chunks.push(chunk);

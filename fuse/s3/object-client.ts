@@ -1,7 +1,10 @@
 // The contract between the filesystem layer and an object store. It knows nothing of files,
 // directories or POSIX: keys, byte ranges, user metadata and multipart uploads. Every
-// implementation (AWS SDK, in-memory, fault-injecting, bandwidth-limited) passes the same contract
-// suite (test/fuse/s3/contract.ts), so the filesystem layer can be tested without a network.
+// implementation (the S3 client of s3-client.ts, in-memory, fault-injecting, bandwidth-limited)
+// passes the same contract suite (test/fuse/s3/contract.ts), so the filesystem layer can be tested
+// without a network.
+
+import type { ReadVersion } from './read-version.ts';
 
 /** What a listing says about one object: enough for `ls -l` without a HEAD per entry. */
 export interface ObjectInfo {
@@ -46,6 +49,12 @@ export interface ByteRange {
    * another. Otherwise the read fails with `changed`.
    */
   readonly ifMatch?: string;
+  /**
+   * The version the reader reads, checked against every answer and completed from the first
+   * (read-version.ts): its ETag, or where the store sends none its Last-Modified, and its size.
+   * Given, it stands in for `ifMatch`. Otherwise the read fails with `changed`.
+   */
+  readonly version?: ReadVersion;
 }
 
 /** See ObjectClient.getPieces: the next bytes of a body, in order. */

@@ -5,7 +5,7 @@
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { startS3rver } from '../../helpers/s3rver.ts';
@@ -60,6 +60,22 @@ describe.runIf(fuse.ok)('answers shaped by a proxy, read through the mount', () 
 });
 
 describe.runIf(fuse.ok)('an object that turns shorter while open, on a store without ETags', () => {
+  it('without ETags (Last-Modified names the version), cat reads the whole file', async () => {
+    // Its GETs ask with If-Unmodified-Since and compare Last-Modified: an unchanged object must
+    // read whole, not fail as replaced.
+    const s3 = await storeWithFile();
+    const relay = await startShapingRelay(s3, { noEtag: true });
+    const m = await mountBucket(relay.server, 'shaped');
+    expect((await readFile(`${m.dir}/data.bin`)).equals(BODY)).toBe(true);
+    // A seek: a GET of its own, from a readahead that starts again there.
+    const fh = await open(`${m.dir}/data.bin`, 'r');
+    const at = 3 * MiB + 4096;
+    const { bytesRead, buffer } = await fh.read(Buffer.alloc(512 * 1024), 0, 512 * 1024, at);
+    await fh.close();
+    expect(bytesRead).toBe(512 * 1024);
+    expect(buffer.equals(BODY.subarray(at, at + 512 * 1024))).toBe(true);
+  }, 60_000);
+
   it('a read across the short GET returns the object\'s bytes or fails, never other memory', async () => {
     // The store sends no ETag; after open, one GET answers as if the object had 3 MiB (another
     // client replaced it by a shorter one, then back). A read that spans the end of that GET and
