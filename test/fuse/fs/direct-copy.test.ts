@@ -1,0 +1,87 @@
+// fuse/fs/aligned-buffer.ts, StagingFile.writeThrough and the spool: the local copy of sent parts
+// goes to disk with direct I/O from page-aligned part buffers, and the copy read back is the file
+// exactly, whichever way each piece was written (direct, through the page cache after a refusal,
+// an unaligned last part, the unsent rest, writes past the end and a truncate afterwards).
+
+import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { open, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { alignedBuffer } from '../../../fuse/fs/aligned-buffer.ts';
+import { BufferPool } from '../../../fuse/fs/buffer-pool.ts';
+import { MemoryBudget } from '../../../fuse/fs/memory-budget.ts';
+import { Spool } from '../../../fuse/fs/spool.ts';
+import type { StagingSettings } from '../../../fuse/fs/staging-file.ts';
+import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
+
+afterAll(runTeardowns);
+
+const MiB = 2 ** 20;
+
+const settings = (dir: string): StagingSettings => ({
+  client: new MemoryObjectClient(),
+  pool: new BufferPool(new MemoryBudget(64 * MiB)),
+  dir,
+  limit: 64 * MiB,
+  firstPartSize: MiB,
+  maxInFlight: 2,
+});
+
+/** Writes `buf` to a new file in `dir` opened with O_DIRECT; answers the error code, if any. */
+async function directWrite(dir: string, buf: Buffer): Promise<string | undefined> {
+  const fh = await open(join(dir, `direct-${randomBytes(4).toString('hex')}`), constants.O_RDWR | constants.O_CREAT | constants.O_DIRECT, 0o600);
+  try {
+    await fh.write(buf, 0, buf.length, 0);
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code;
+  } finally {
+    await fh.close();
+  }
+}
+
+describe('the local copy of sent parts', () => {
+  it('comes from part buffers that direct I/O accepts, where a plain Buffer is refused', async () => {
+    const dir = await tempDir('estuary-direct-');
+    expect(await directWrite(dir, Buffer.allocUnsafeSlow(MiB))).toBe('EINVAL');
+    expect(await directWrite(dir, alignedBuffer(MiB))).toBeUndefined();
+    const pool = new BufferPool(new MemoryBudget(4 * MiB));
+    const part = (await pool.take(MiB))!;
+    expect(await directWrite(dir, part)).toBeUndefined();
+    pool.give(part);
+  });
+
+  it('reads back exactly: direct parts, a refused one, an unaligned last part, the rest, then changes', async () => {
+    const dir = await tempDir('estuary-direct-');
+    const s = settings(dir);
+    const spool = new Spool(s, 'k');
+    const content = randomBytes(3 * MiB + 5000);
+    const part = (n: number) => {
+      const buf = alignedBuffer(MiB);
+      content.copy(buf, 0, n * MiB, (n + 1) * MiB);
+      return buf;
+    };
+    await spool.keep(part(0), 0);
+    // A part in a plain buffer: the kernel refuses it directly, and it goes through the page cache.
+    await spool.keep(Buffer.from(content.subarray(MiB, 2 * MiB)), MiB);
+    await spool.keep(part(2), 2 * MiB);
+    await spool.keep(content.subarray(3 * MiB, 3 * MiB + 3000), 3 * MiB);
+    const file = await spool.take(content.subarray(3 * MiB + 3000), 3 * MiB + 3000);
+    try {
+      expect(file.size).toBe(content.length);
+      expect((await file.read(0, content.length)).equals(content)).toBe(true);
+      // A write past the end leaves a hole of zeros; a truncate then cuts into it.
+      await file.write(Buffer.from('tail'), content.length + 8192);
+      const hole = await file.read(content.length, 8192);
+      expect(hole.equals(Buffer.alloc(8192))).toBe(true);
+      await file.truncate(MiB + 10);
+      expect((await file.read(0, 2 * MiB)).equals(content.subarray(0, MiB + 10))).toBe(true);
+    } finally {
+      await file.close();
+    }
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
