@@ -1,7 +1,7 @@
 // fuse/fs/aligned-buffer.ts, StagingFile.writeThrough and the spool: the local copy of sent parts
 // goes to disk with direct I/O from page-aligned part buffers, and the copy read back is the file
 // exactly, whichever way each piece was written (direct, through the page cache after a refusal,
-// an unaligned last part, the unsent rest, writes past the end and a truncate afterwards).
+// a last part cut at a block boundary, the unsent rest, writes past the end and a truncate after).
 
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -54,22 +54,21 @@ describe('the local copy of sent parts', () => {
     pool.give(part);
   });
 
-  it('reads back exactly: direct parts, a refused one, an unaligned last part, the rest, then changes', async () => {
+  it('reads back exactly: direct parts, a last part cut at a block, the rest, then changes', async () => {
     const dir = await tempDir('estuary-direct-');
-    const s = settings(dir);
-    const spool = new Spool(s, 'k');
-    const content = randomBytes(3 * MiB + 5000);
-    const part = (n: number) => {
-      const buf = alignedBuffer(MiB);
-      content.copy(buf, 0, n * MiB, (n + 1) * MiB);
-      return buf;
+    const spool = new Spool(settings(dir), 'k');
+    const content = randomBytes(3 * MiB + 4 * 4096 + 5000);
+    const part = (from: number, to: number) => {
+      const buf = alignedBuffer(2 * MiB);
+      content.copy(buf, 0, from, to);
+      return buf.subarray(0, to - from);
     };
-    await spool.keep(part(0), 0);
-    // A part in a plain buffer: the kernel refuses it directly, and it goes through the page cache.
-    await spool.keep(Buffer.from(content.subarray(MiB, 2 * MiB)), MiB);
-    await spool.keep(part(2), 2 * MiB);
-    await spool.keep(content.subarray(3 * MiB, 3 * MiB + 3000), 3 * MiB);
-    const file = await spool.take(content.subarray(3 * MiB + 3000), 3 * MiB + 3000);
+    await spool.keep(part(0, MiB), 0);
+    await spool.keep(part(MiB, 2 * MiB), MiB);
+    // The last part: whole blocks directly, the 904 bytes after them through the page cache.
+    await spool.keep(part(2 * MiB, 3 * MiB + 4 * 4096 + 904), 2 * MiB);
+    const sent = 3 * MiB + 4 * 4096 + 904;
+    const file = await spool.take(content.subarray(sent), sent);
     try {
       expect(file.size).toBe(content.length);
       expect((await file.read(0, content.length)).equals(content)).toBe(true);
@@ -84,4 +83,20 @@ describe('the local copy of sent parts', () => {
     }
     expect(await readdir(dir)).toEqual([]);
   });
+
+  it('goes through the page cache for a part the kernel refuses directly, and the parts after it', async () => {
+    const dir = await tempDir('estuary-direct-');
+    const spool = new Spool(settings(dir), 'k');
+    const content = randomBytes(3 * MiB);
+    await spool.keep(Buffer.from(content.subarray(0, MiB)), 0);
+    const aligned = alignedBuffer(MiB);
+    content.copy(aligned, 0, MiB, 2 * MiB);
+    await spool.keep(aligned, MiB);
+    const file = await spool.take(content.subarray(2 * MiB), 2 * MiB);
+    try {
+      expect((await file.read(0, content.length)).equals(content)).toBe(true);
+    } finally {
+      await file.close();
+    }
+});
 });
