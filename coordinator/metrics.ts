@@ -30,6 +30,8 @@ export const COORDINATOR_METRICS = {
   historyUp: 'estuary_coordinator_run_time_history_up',
   /** gauge: finished jobs the run times are learned from. */
   historyJobs: 'estuary_coordinator_run_time_history_jobs',
+  /** gauge: seconds back the finished jobs read reach (a week once whole). */
+  historyCovered: 'estuary_coordinator_run_time_history_covered_seconds',
   /** gauge {site, problem}: 1 when the site is healthy; 0 with why it is not. */
   siteHealthy: 'estuary_coordinator_site_healthy',
 } as const;
@@ -85,6 +87,9 @@ export function createMetrics(view: () => StatusView): CoordinatorMetrics {
   });
   gauge(COORDINATOR_METRICS.historyJobs, 'Finished jobs the run times are learned from.', [], (g, v) => {
     if (v.history) g.set(v.history.jobs);
+  });
+  gauge(COORDINATOR_METRICS.historyCovered, 'How far back the finished jobs read reach (604800, a week, once whole; less while reads narrowed after a timeout make it up).', [], (g, v) => {
+    if (v.history) g.set(v.history.coveredS);
   });
   const transitions = new Counter({
     name: COORDINATOR_METRICS.transitions,

@@ -106,6 +106,9 @@ class Kept {
   }
 }
 
+/** Whether `err` says a program gave no answer within its timeout (runProgram's, carried by callers). */
+export const timedOut = (err: unknown): boolean => (err as { timedOut?: boolean } | undefined)?.timedOut === true;
+
 export function runProgram(file: string, args: readonly string[], o: ProcOptions = {}): Promise<ProcResult> {
   return new Promise((resolve, reject) => {
     // Its own process group, so a timeout ends everything it started (an admin's script runs
@@ -134,7 +137,7 @@ export function runProgram(file: string, args: readonly string[], o: ProcOptions
     const timer = setTimeout(() => {
       const text = stderr.text();
       const said = complaint({ code: 0, stdout: '', stderr: text });
-      fail(new Error(`${file} ${args.join(' ')}: no answer in ${o.timeoutMs} ms${text.trim() ? ` (it said: ${said})` : ''}`));
+      fail(Object.assign(new Error(`${file} ${args.join(' ')}: no answer in ${o.timeoutMs} ms${text.trim() ? ` (it said: ${said})` : ''}`), { timedOut: true }));
     }, o.timeoutMs ?? 30_000);
     child.once('error', fail);
     child.once('close', (code, signal) => {

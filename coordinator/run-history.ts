@@ -1,7 +1,8 @@
 // Keeping the run times of finished jobs: the batch system's accounting is read, in the
 // background (the loop never waits for it, and a big answer is parsed and added in slices that
 // give the event loop back), every `history-every` (the first time over the last
-// HISTORY_WINDOW_MS, in the batch system's clock), its jobs go into a RunTimeHistory
+// HISTORY_WINDOW_MS, in the batch system's clock, narrower when that times out:
+// history-window.ts), its jobs go into a RunTimeHistory
 // (run-times.ts), and the policy reads the medians from each snapshot. A read that fails keeps
 // what was learned and says why — on the status page, in the API and in a metric — and, where
 // nothing was learned, decisions fall back to time limits and `runtime` (each decision's reason
@@ -11,12 +12,9 @@ import type { BatchSystem } from './batch/types.ts';
 import type { Clock } from './clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { eachSliced } from '../lib/slices.ts';
+import { answered, coveredMs, failed, FIRST_WINDOW, HISTORY_WINDOW_MS, nextRead, type HistoryWindow } from './history-window.ts';
+import { timedOut } from './proc.ts';
 import { RunTimeHistory, type RunTimes } from './run-times.ts';
-
-/** How far back the first read looks: a week of finished jobs covers a site's usual work. */
-export const HISTORY_WINDOW_MS = 7 * 86_400_000;
-/** Later reads start this long before the last one: a job's record may be written late. */
-const OVERLAP_MS = 10 * 60_000;
 
 /** What the status shows of the run-time history. */
 export interface HistoryStatus {
@@ -29,6 +27,13 @@ export interface HistoryStatus {
   /** Why the last read failed (the batch system's words); null when it answered. */
   readonly error: string | null;
   readonly readAt: number | null;
+  /** How far back the reads that answered reach, in seconds (a week once whole; 0 before one answered). */
+  readonly coveredS: number;
+  /**
+   * After a read timed out: the span, in seconds, each read reaching back asks for until the week
+   * is covered; null while reads are not narrowed.
+   */
+  readonly narrowedS: number | null;
 }
 
 export class RunHistory {
@@ -38,10 +43,10 @@ export class RunHistory {
   private readonly everyMs: number;
   private readonly history = new RunTimeHistory();
   private lastTry: number | undefined;
-  /** The last read that answered: when, in the coordinator's clock and in the batch system's. */
-  private lastOk: { readonly at: number; readonly accountingAt: number } | undefined;
+  /** What the reads that answered cover, and how far the next one reaches back. */
+  private window: HistoryWindow = FIRST_WINDOW;
   private reading: Promise<void> | undefined;
-  private state: HistoryStatus = { source: null, jobs: 0, skipped: 0, error: null, readAt: null };
+  private state: HistoryStatus = { source: null, jobs: 0, skipped: 0, error: null, readAt: null, coveredS: 0, narrowedS: null };
 
   constructor(batch: BatchSystem, clock: Clock, log: Logger, everyMs: number) {
     this.batch = batch;
@@ -84,33 +89,33 @@ export class RunHistory {
       return;
     }
     const accountingAt = this.batch.accountingTime?.() ?? now;
+    const ask = nextRead(this.window, now, accountingAt);
     try {
-      const read = await this.batch.finished(this.since(now, accountingAt));
+      const read = await this.batch.finished(ask.since, ask.until);
       // In slices: a week of a busy site is hundreds of thousands of jobs, and the loop goes on.
       await eachSliced(read.jobs, (j) => this.history.add([j]));
-      this.lastOk = { at: now, accountingAt };
+      this.window = answered(this.window, ask, now, accountingAt);
       if (read.skipped && read.skipped !== this.state.skipped) this.log.warn({ skipped: read.skipped, source: read.source }, 'finished-job records that could not be read were skipped');
       if (this.state.error || this.state.source === null) this.log.info({ source: read.source, jobs: this.history.size }, 'learning run times from finished jobs');
-      this.state = { source: read.source, jobs: this.history.size, skipped: read.skipped, error: null, readAt: now };
+      this.state = { source: read.source, jobs: this.history.size, skipped: read.skipped, error: null, readAt: now, ...this.reach(accountingAt) };
     } catch (err) {
-      this.fail((err as Error).message);
+      const slow = timedOut(err);
+      this.window = failed(this.window, ask, slow);
+      if (slow && ask.kind !== 'new') this.log.warn({ spanS: this.window.spanMs / 1000 }, 'reading finished jobs timed out: the next read reaches back less far');
+      this.fail((err as Error).message, this.reach(accountingAt));
     }
   }
 
-  /**
-   * Where the read starts, in the batch system's clock: 10 minutes before the last read as that
-   * clock counted it. When the wall clock was stepped since (NTP, `date -s`), the last read's
-   * time in it is either what it said then or now less the time that truly passed, whichever is
-   * earlier: a step back never makes the window start in the future, a step forward skips nothing.
-   */
-  private since(now: number, accountingAt: number): number {
-    if (this.lastOk === undefined) return accountingAt - HISTORY_WINDOW_MS;
-    return Math.min(this.lastOk.accountingAt, accountingAt - (now - this.lastOk.at)) - OVERLAP_MS;
+  /** How far back the reads reach, and how far each reaching back asks while narrowed. */
+  private reach(accountingAt: number): Pick<HistoryStatus, 'coveredS' | 'narrowedS'> {
+    const covered = coveredMs(this.window, accountingAt);
+    const narrowed = covered < HISTORY_WINDOW_MS && (this.window.spanMs < HISTORY_WINDOW_MS || covered > 0);
+    return { coveredS: Math.round(covered / 1000), narrowedS: narrowed ? this.window.spanMs / 1000 : null };
   }
 
-  private fail(error: string): void {
+  private fail(error: string, reach?: Pick<HistoryStatus, 'coveredS' | 'narrowedS'>): void {
     const fallback = this.history.size ? 'the run times learned before are kept' : 'decisions use time limits and the configured runtime';
     if (error !== this.state.error) this.log.warn({ err: error }, `cannot read finished jobs: ${fallback}`);
-    this.state = { ...this.state, error };
+    this.state = { ...this.state, ...reach, error };
   }
 }

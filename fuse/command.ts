@@ -32,7 +32,8 @@ import { probeMount } from './mount-probe.ts';
 import { checkEndpoint, checkMountpoint } from './mount-precheck.ts';
 import { watchExternalUnmount } from './mount-table.ts';
 import { isObjectError } from './s3/object-client.ts';
-import { SdkObjectClient } from './s3/sdk-client.ts';
+import { S3ObjectClient } from './s3/s3-client.ts';
+import { StoreAddressError } from './s3/store-address.ts';
 
 const octalMode = (): ValueType<number> => ({
   expected: 'an octal permission mode such as 644 or 0755',
@@ -51,9 +52,12 @@ const PROBE_S = ENDPOINT_PROBE_MS / 1000;
 export const mountOptions = {
   endpoint: optional(
     url(),
-    `S3-compatible endpoint (path-style), with no user name or password (AWS credentials sign the requests); AWS when unset. It must answer a first, unsigned request within ${PROBE_S} s, in S3's XML, without a redirect`,
+    `S3-compatible endpoint (path-style), with no user name or password (AWS credentials sign the requests); default: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the AWS profile's endpoint_url, else AWS. It must answer a first, unsigned request within ${PROBE_S} s, in S3's XML, without a redirect`,
   ),
-  region: option(str('REGION'), 'us-east-1', 'S3 region used for signing'),
+  region: optional(
+    str('REGION'),
+    "S3 region used for signing (and in AWS's endpoint); default: AWS_REGION, AWS_DEFAULT_REGION, the AWS profile's region, else us-east-1",
+  ),
   readOnly: option(bool(), false, 'refuse every change with EROFS'),
   uid: optional(int(0, 2 ** 32 - 2, 'UID'), 'owner shown for objects without uid metadata (default: yours)'),
   gid: optional(int(0, 2 ** 32 - 2, 'GID'), 'group shown for objects without gid metadata (default: yours)'),
@@ -194,6 +198,16 @@ async function warnOfLowSpace(cacheDir: string, log: { warn(o: object, m: string
   );
 }
 
+/** The mount's S3 client; an endpoint or region it cannot use is the user's to fix. */
+function makeClient(options: ConstructorParameters<typeof S3ObjectClient>[0]): S3ObjectClient {
+  try {
+    return new S3ObjectClient(options);
+  } catch (err) {
+    if (err instanceof StoreAddressError) throw fsErrors.storeAddress(err.message);
+    throw err;
+  }
+}
+
 /** `webRefusal`: what to say instead of blaming the credentials or the bucket name (checkEndpoint). */
 function startupError(err: unknown, bucket: string, endpoint: string, webRefusal?: EstuaryError): unknown {
   if (isPlainHttpAnswer(err)) return notTlsError('--endpoint', endpoint);
@@ -213,8 +227,9 @@ export const command = defineCommand({
 Mounts BUCKET (or the keys under BUCKET/PREFIX) on MOUNTPOINT and stays in the foreground until
 SIGINT/SIGTERM or \`estuary umount MOUNTPOINT\`. close() and fsync() return only once the data is in
 the bucket, and report EIO when it could not be stored. Credentials come from the standard AWS chain
-(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles). Before mounting, one
-unsigned request to --endpoint must be answered within ${PROBE_S} s, and like S3 (XML, not a web page,
+(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, instance roles); the endpoint and region from
+--endpoint and --region, else from the AWS environment variables and shared config (see
+docs/CONFIGURATION.md). Before mounting, one unsigned request to --endpoint must be answered within ${PROBE_S} s, and like S3 (XML, not a web page,
 plain text, an empty body or a redirect elsewhere); a silent port, a trickling answer, an http://
 address for a TLS port and an untrusted certificate are named at once. An HTML refusal (a proxy's
 block page) followed by a refused bucket check is named as not S3, not blamed on the credentials.
@@ -238,7 +253,19 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
     const userinfo = config.endpoint === undefined ? undefined : userinfoError(config.endpoint);
     if (userinfo) throw userinfo;
     const mountpoint = args[1]!;
-    const endpoint = config.endpoint ?? 'AWS S3';
+    // First: an endpoint or region the environment or shared config sets wrong needs no network to name.
+    const client = makeClient({
+      bucket,
+      endpoint: config.endpoint,
+      region: config.region,
+      maxAttempts: config.retries,
+      idleTimeoutMs: config.requestTimeout,
+      // Parallel parts of several files plus readahead chunks: enough sockets not to queue.
+      maxSockets: 64,
+    });
+    const { address } = client;
+    const endpoint =
+      config.endpoint ?? (address.endpointFrom === 'AWS' ? 'AWS S3' : `${address.bucketUrl.origin} (${address.endpointFrom})`);
     // The real path: /proc/mounts names it so, and the mount is made and watched there.
     const target = await checkMountpoint(mountpoint);
     // The store however it is spelled: `kek/run42/` finds the journal `kek/run42` left.
@@ -264,15 +291,6 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       await warnOfJournalSpelledApart(typed, cacheDir, log);
     }
     if (!config.writeBack) await warnOfJournalLeft(cacheDir, log);
-    const client = new SdkObjectClient({
-      bucket,
-      endpoint: config.endpoint,
-      region: config.region,
-      maxAttempts: config.retries,
-      idleTimeoutMs: config.requestTimeout,
-      // Parallel parts of several files plus readahead chunks: enough sockets not to queue.
-      maxSockets: 64,
-    });
     const fs = new Filesystem({
       client,
       prefix,

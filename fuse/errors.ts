@@ -37,6 +37,10 @@ export const FS_CODES = {
     meaning: 'the endpoint refused the credentials or the bucket policy denies them (exit 2)',
     fix: 'check `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` or `AWS_PROFILE`, and the policy',
   },
+  ESTUARY_FS_STORE_ADDRESS: {
+    meaning: 'the region, or an endpoint or switch from the environment or the shared AWS config (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, `endpoint_url`, `AWS_USE_FIPS_ENDPOINT`, `AWS_USE_DUALSTACK_ENDPOINT`), cannot be used: not a URL, not a region name, not `true`/`false`, or FIPS/dual-stack together with an endpoint URL; the message names the setting (exit 2)',
+    fix: 'correct or unset the setting it names, or give `--endpoint` and `--region`',
+  },
   ESTUARY_FS_NO_CREDENTIALS: {
     meaning: 'no credentials anywhere in the AWS chain (exit 2)',
     fix: 'export `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or set `AWS_PROFILE`',
@@ -136,6 +140,7 @@ export const fsErrors = {
       `access to bucket "${bucket}" was denied; check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or the AWS profile) and the bucket policy`,
       BAD_INPUT,
     ),
+  storeAddress: (why: string) => fsError('ESTUARY_FS_STORE_ADDRESS', why, BAD_INPUT),
   noCredentials: () =>
     fsError(
       'ESTUARY_FS_NO_CREDENTIALS',

@@ -15,6 +15,8 @@ export interface CacheSizes {
   memoryObjects(): number;
   diskBytes(): number;
   diskObjects(): number;
+  /** Every process keeps its own index of the disk tier: each reports its own. */
+  diskIndexBytes(): number;
 }
 
 /** A counter bumped on the hot path: a plain number, copied into its Prometheus counter when scraped. */
@@ -205,6 +207,14 @@ export class Metrics {
       collect() {
         this.set({ tier: 'memory' }, sizes.memoryObjects());
         this.set({ tier: 'disk' }, sizes.diskObjects());
+      },
+    });
+    new Gauge({
+      name: N.diskIndexBytes,
+      help: "Memory the disk tier's index holds (each entry's key, URL and headers), estimated; every worker holds one",
+      registers,
+      collect() {
+        this.set(sizes.diskIndexBytes());
       },
     });
   }

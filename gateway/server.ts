@@ -148,6 +148,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     memoryObjects: () => memory.count,
     diskBytes: () => (!worker || worker.diskMetrics ? disk.bytes : 0),
     diskObjects: () => (!worker || worker.diskMetrics ? disk.count : 0),
+    diskIndexBytes: () => disk.indexBytes,
   });
   const coordinator = worker
     ? new WorkerCoordinator(cache, worker.send, {

@@ -22,6 +22,8 @@ export const GATEWAY_METRICS = {
   cacheBytes: 'estuary_gateway_cache_bytes',
   /** gauge {tier}: objects held in the cache. */
   cacheObjects: 'estuary_gateway_cache_objects',
+  /** gauge: memory the disk tier's index holds, estimated, summed over the worker processes. */
+  diskIndexBytes: 'estuary_gateway_disk_index_bytes',
   /** counter: content-addressed objects refused because their bytes did not match their name. */
   verifyFailures: 'estuary_gateway_verify_failures_total',
   /** gauge: upstream connection pools held (one per origin with connections or requests). */

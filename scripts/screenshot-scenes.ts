@@ -26,7 +26,7 @@ export interface Scene {
 }
 
 async function gatewayScene(now: number, broken: boolean): Promise<Scene> {
-  const m = new Metrics({ memoryBytes: () => 1.3 * GiB, memoryObjects: () => 48_211, diskBytes: () => (broken ? 499 : 381) * GiB, diskObjects: () => 1_204_377 });
+  const m = new Metrics({ memoryBytes: () => 1.3 * GiB, memoryObjects: () => 48_211, diskBytes: () => (broken ? 499 : 381) * GiB, diskObjects: () => 1_204_377, diskIndexBytes: () => 2 * 1.25 * GiB });
   m.memoryHit.inc(broken ? 20_114 : 812_345);
   m.diskHit.inc(broken ? 3_020 : 201_222);
   m.misses.inc(broken ? 9_870 : 40_211);
@@ -52,7 +52,7 @@ async function gatewayScene(now: number, broken: boolean): Promise<Scene> {
     cacheDir: '/var/cache/estuary',
     lockHolder: 4242,
     memory: { bytes: 1.3 * GiB, objects: 48_211, max: 2 * GiB },
-    disk: { bytes: (broken ? 499 : 381) * GiB, objects: 1_204_377, max: 500 * GiB, full: broken, free: broken ? 0 : 610 * GiB },
+    disk: { bytes: (broken ? 499 : 381) * GiB, objects: 1_204_377, max: 500 * GiB, full: broken, free: broken ? 0 : 610 * GiB, indexBytes: 2 * 1.25 * GiB },
     rings: broken ? [{ name: 'cvmfs', servers: ['http://s1a.example.org:8000', 'http://s1b.example.org:8000'] }] : [],
     allowDest: broken ? [] : ['@cvmfs'],
     downServers: broken ? ['http://s1a.example.org:8000', 'http://s1b.example.org:8000'] : [],
@@ -111,8 +111,8 @@ function coordinatorScene(now: number, broken: boolean): Scene {
     unplaceableCount: broken ? 1 : 0,
     warnings: broken ? [holdUndeclaredMessage()] : [],
     history: broken
-      ? { source: null, jobs: 0, skipped: 0, error: 'sacct: error: Slurm accounting storage is disabled', readAt: now - 60_000 }
-      : { source: 'accounting', jobs: 4_812, skipped: 0, error: null, readAt: now - 120_000 },
+      ? { source: null, jobs: 0, skipped: 0, error: 'sacct: error: Slurm accounting storage is disabled', readAt: now - 60_000, coveredS: 0, narrowedS: null }
+      : { source: 'accounting', jobs: 4_812, skipped: 0, error: null, readAt: now - 120_000, coveredS: 604_800, narrowedS: null },
     pending: broken ? 57 : 12,
     pools: [{ pool: 'c5.2xlarge', supply: 24, demand: 28.5, allocation: 0.81, utilisation: 0.76, pendingJobs: 12, reason: { rule: 'linear', why: 'demand follows utilisation' } }],
     decisions: [],

@@ -37,22 +37,36 @@ const TAIL = / DerivedExitCode=\d+:\d+ ExitCode=\d+:\d+ ?$/;
 const TIME = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)$/;
 
 export function parseJobComp(text: string, partitions: readonly string[]): SacctRead {
-  const r = new JobCompLines(partitions);
+  const r = new JobCompRecords(partitions);
   for (const line of linesOf(text)) r.read(line);
   return r.result();
 }
 
 /** parseJobComp in slices, giving the event loop back between them. */
 export async function parseJobCompSliced(text: string, partitions: readonly string[]): Promise<SacctRead> {
-  const r = new JobCompLines(partitions);
+  const r = new JobCompRecords(partitions);
   await eachSliced(linesOf(text), (line) => r.read(line));
   return r.result();
 }
 
-class JobCompLines {
-  private readonly byId = new Map<string, FinishedJob[]>();
-  private readonly uidsOf = new Map<string, Set<string>>();
-  private skipped = 0;
+type Candidate = FinishedJob & { readonly key: number | string };
+
+/**
+ * The records of one log, read in pieces (each piece whole lines, in order): take() gives the
+ * jobs of the lines read since the last take(), and `skipped` counts as a read of every line so
+ * far would. What carries over between pieces is what a later line can change: whether a record
+ * was cut (every line after it is skipped), each finished job id seen (a second record of it
+ * skips both, also when the first came in an earlier piece) and each user's uids.
+ */
+export class JobCompRecords {
+  /** Per finished job id: its first record's user (index) × 2, plus 1 once a second record came. */
+  private readonly ids = new Map<number | string, number>();
+  /** Per user: its uids, and how many of its job ids have one record only. */
+  private readonly users: { uids: Set<string>; singles: number }[] = [];
+  private readonly userIndex = new Map<string, number>();
+  private fresh: Candidate[] = [];
+  private lineSkipped = 0;
+  private dupRecords = 0;
   private cut = false;
   private readonly partitions: readonly string[];
 
@@ -63,23 +77,23 @@ class JobCompLines {
   read(line: string): void {
     if (line.trim() === '') return;
     if (this.cut) {
-      this.skipped++;
+      this.lineSkipped++;
       return;
     }
     const at = keyPositions(line);
     if (!at || at.get('JobId') !== 0) {
-      this.skipped++;
+      this.lineSkipped++;
       return;
     }
     if (!at.has('JobState') || !TAIL.test(line)) {
       // slurmctld writes every record with its state and ends it with its exit codes: this one was
       // cut by a newline in its name or in a field after the state (its working directory).
       this.cut = true;
-      this.skipped++;
+      this.lineSkipped++;
       return;
     }
     const job = this.job(line, at);
-    if (job === 'unreadable') this.skipped++;
+    if (job === 'unreadable') this.lineSkipped++;
     else if (job) this.add(job);
   }
 
@@ -90,12 +104,50 @@ class JobCompLines {
    */
   private add(job: FinishedJob & { uid: string }): void {
     const { uid, ...finished } = job;
-    const ids = this.byId.get(job.id) ?? [];
-    ids.push(finished);
-    this.byId.set(job.id, ids);
-    const uids = this.uidsOf.get(job.user) ?? new Set<string>();
-    uids.add(uid);
-    this.uidsOf.set(job.user, uids);
+    let u = this.userIndex.get(job.user);
+    if (u === undefined) {
+      u = this.users.length;
+      this.users.push({ uids: new Set(), singles: 0 });
+      // A copy: the name read is a slice of the text read, which a kept slice would keep whole.
+      this.userIndex.set(Array.from(job.user).join(''), u);
+    }
+    this.users[u]!.uids.add(uid);
+    // Ids as numbers take a third of the memory of strings; one with a leading zero (never
+    // slurmctld's) stays a string, so that `07` and `7` remain two ids as written.
+    const key = job.id.length > 1 && job.id.startsWith('0') ? job.id : Number(job.id);
+    const seen = this.ids.get(key);
+    if (seen === undefined) {
+      this.ids.set(key, u * 2);
+      this.users[u]!.singles++;
+      this.fresh.push({ ...finished, key });
+    } else if (seen % 2 === 0) {
+      this.ids.set(key, seen + 1);
+      this.users[seen / 2]!.singles--;
+      this.dupRecords += 2;
+    } else this.dupRecords++;
+  }
+
+  /** The jobs of the lines read since the last take() that are still readable as one job of one user. */
+  take(): FinishedJob[] {
+    const out: FinishedJob[] = [];
+    for (const { key, ...job } of this.fresh) {
+      const seen = this.ids.get(key)!;
+      if (seen % 2 === 0 && this.users[seen / 2]!.uids.size === 1) out.push(job);
+    }
+    this.fresh = [];
+    return out;
+  }
+
+  /** Lines and records skipped over everything read, as one read of it all counts them. */
+  get skipped(): number {
+    let n = this.lineSkipped + this.dupRecords;
+    for (const u of this.users) if (u.uids.size > 1) n += u.singles;
+    return n;
+  }
+
+  result(): SacctRead {
+    const jobs = this.take();
+    return this.cut ? { jobs, skipped: this.skipped, cut: true } : { jobs, skipped: this.skipped };
   }
 
   /** The finished job of a line whose keys are each there once; undefined: not one to learn from. */
@@ -118,16 +170,6 @@ class JobCompLines {
     const end = localMs(word('EndTime'));
     if (start === undefined || end === undefined || end < start || end - start > MAX_ELAPSED_S * 1000) return 'unreadable';
     return { id, user, uid, partition, name, elapsedMs: end - start };
-  }
-
-  result(): SacctRead {
-    const jobs: FinishedJob[] = [];
-    let skipped = this.skipped;
-    for (const same of this.byId.values()) {
-      if (same.length > 1 || this.uidsOf.get(same[0]!.user)!.size > 1) skipped += same.length;
-      else jobs.push(same[0]!);
-    }
-    return this.cut ? { jobs, skipped, cut: true } : { jobs, skipped };
   }
 }
 

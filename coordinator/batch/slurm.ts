@@ -3,12 +3,11 @@
 // docs/COORDINATOR.md, "Slurm"; each odd step below says which one it answers.
 
 import { randomBytes } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
 import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
-import { complaint, MAX_JSON_BYTES, runProgram } from '../proc.ts';
-import { parseJobCompSliced } from './jobcomp-parse.ts';
+import { complaint, MAX_JSON_BYTES, runProgram, timedOut } from '../proc.ts';
+import { CompletionLogFile, LogTooLarge } from './jobcomp-file.ts';
 import { parseSacctSliced, SACCT_FORMAT } from './sacct-parse.ts';
 import { DEFAULT_JOBCOMP_LOC, DEFAULT_SLURM_CONF, readSlurmConf } from './slurm-conf.ts';
 import { homeFeatures, homeView, nodeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
@@ -23,9 +22,12 @@ export class SlurmBatch implements BatchSystem {
   private homeView: HomeView | undefined;
   /** sacct said accounting storage is disabled: only the completion log is asked from then on. */
   private completionOnly = false;
+  /** The completion log, followed from where the last read stopped (jobcomp-file.ts). */
+  private readonly log: CompletionLogFile;
 
   constructor(config: SlurmConfig) {
     this.c = config;
+    this.log = new CompletionLogFile(config.partitions, MAX_JSON_BYTES);
   }
 
   /**
@@ -47,7 +49,8 @@ export class SlurmBatch implements BatchSystem {
         throw coordinatorErrors.batchProgramMissing(program, this.c.binDir ? `no ${file}` : `not on PATH ${process.env.PATH ?? ''}`);
       const message = (err as Error).message;
       const commandLine = `${file} ${args.join(' ')}: `;
-      throw coordinatorErrors.batchFailed(o.op ?? `${program} ${args[0] ?? ''}`, message.startsWith(commandLine) ? `${program}: ${message.slice(commandLine.length)}` : message);
+      const e = coordinatorErrors.batchFailed(o.op ?? `${program} ${args[0] ?? ''}`, message.startsWith(commandLine) ? `${program}: ${message.slice(commandLine.length)}` : message);
+      throw timedOut(err) ? Object.assign(e, { timedOut: true }) : e;
     }
     if (r.code !== 0) {
       const e = coordinatorErrors.batchFailed(o.op ?? `${program} ${args.join(' ')}`, complaint(r));
@@ -87,13 +90,14 @@ export class SlurmBatch implements BatchSystem {
    * completion log (JobCompType=jobcomp/filetxt), whichever `history` allows; neither is an
    * error that says so. `--json` is not used: in 22.05 it answers only from slurmdbd (through
    * the REST plugins). The completion log is read as a file, not with `sacct -c`, whose reading
-   * a job name can forge (jobcomp-parse.ts); it is read whole, not filtered by time.
+   * a job name can forge (jobcomp-parse.ts); it is not filtered by time, but read from where
+   * the last read stopped (jobcomp-file.ts), so each read returns the jobs written since.
    */
-  async finished(sinceMs: number): Promise<FinishedRead> {
+  async finished(sinceMs: number, untilMs?: number): Promise<FinishedRead> {
     const mode = this.c.history;
     if (mode !== 'completion' && !this.completionOnly) {
       try {
-        return await this.accounting(sinceMs);
+        return await this.accounting(sinceMs, untilMs);
       } catch (err) {
         if (mode === 'accounting' || !/accounting storage is disabled/i.test(said(err))) throw err;
         this.completionOnly = true;
@@ -102,11 +106,11 @@ export class SlurmBatch implements BatchSystem {
     return this.completionLog(mode === 'completion');
   }
 
-  private async accounting(sinceMs: number): Promise<FinishedRead> {
+  private async accounting(sinceMs: number, untilMs: number | undefined): Promise<FinishedRead> {
     // A delimiter no job name written before this read can hold (sacct-parse.ts).
     const delimiter = `|${randomBytes(12).toString('hex')}|`;
     const args = ['--allusers', '--allocations', '--parsable2', '--noheader', `--delimiter=${delimiter}`, `--format=${SACCT_FORMAT}`];
-    args.push(`--partition=${this.c.partitions.join(',')}`, `--starttime=${localTime(sinceMs)}`, '--endtime=now');
+    args.push(`--partition=${this.c.partitions.join(',')}`, `--starttime=${localTime(sinceMs)}`, `--endtime=${untilMs === undefined ? 'now' : localTime(untilMs)}`);
     const text = await this.run('sacct', args, { whole: true, op: 'sacct' });
     return { ...(await parseSacctSliced(text, this.c.partitions, delimiter)), source: 'Slurm accounting (sacct)' };
   }
@@ -126,16 +130,14 @@ export class SlurmBatch implements BatchSystem {
     }
     const log = conf.get('jobcomploc') || DEFAULT_JOBCOMP_LOC;
     const where = `the job completion log ${log} (JobCompLoc in ${confFile})`;
-    const size = await stat(log).then((s) => s.size, (err: NodeJS.ErrnoException) => {
-      throw err.code === 'ENOENT'
-        ? coordinatorErrors.completionLog(`${where} is not on this host: slurmctld writes it on its own host`, 'run the coordinator there or share the file at that path, or learn from slurmdbd with `history: accounting`')
-        : coordinatorErrors.completionLog(`cannot read ${where}: ${err.message}`, 'let the coordinator\'s user read it');
-    });
-    if (size > MAX_JSON_BYTES) throw coordinatorErrors.completionLog(`${where} is ${size} bytes, more than the ${MAX_JSON_BYTES} read`, 'rotate it (logrotate), or learn from slurmdbd with `history: accounting`');
-    const text = await readFile(log, 'utf8').catch((err: Error) => {
+    const read = await this.log.read(log).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT')
+        throw coordinatorErrors.completionLog(`${where} is not on this host: slurmctld writes it on its own host`, 'run the coordinator there or share the file at that path, or learn from slurmdbd with `history: accounting`');
+      if (err instanceof LogTooLarge)
+        throw coordinatorErrors.completionLog(`${where} is ${err.size} bytes, more than the ${MAX_JSON_BYTES} read`, 'rotate it (logrotate), or learn from slurmdbd with `history: accounting`');
       throw coordinatorErrors.completionLog(`cannot read ${where}: ${err.message}`, 'let the coordinator\'s user read it');
     });
-    return { ...(await parseJobCompSliced(text, this.c.partitions)), source: `Slurm job completion log (${log})` };
+    return { jobs: read.jobs, skipped: read.skipped, source: `Slurm job completion log (${log})` };
   }
 
   /** Features every home node carries, as the last nodes() read found them. */

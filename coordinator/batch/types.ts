@@ -59,10 +59,13 @@ export interface BatchSystem {
    */
   homeCores?(): HomeView | undefined;
   /**
-   * Jobs of the served partitions that finished since `sinceMs` (epoch ms), from the batch
-   * system's accounting, and where they came from. Throws, saying why, when it keeps none.
+   * Jobs of the served partitions that finished since `sinceMs` (epoch ms; up to `untilMs`, else
+   * now), from the batch system's accounting, and where they came from. A source read as a file
+   * from where the last read stopped (Slurm's completion log) gives the jobs written since, whatever
+   * the window. Throws, saying why, when it keeps none; an error with `timedOut: true` when the
+   * batch system gave no answer in time.
    */
-  finished?(sinceMs: number): Promise<FinishedRead>;
+  finished?(sinceMs: number, untilMs?: number): Promise<FinishedRead>;
   /**
    * The batch system's clock, in which finished() takes `sinceMs` (Slurm: the wall clock, which
    * a step of NTP moves while the coordinator's own clock does not). Absent: the coordinator's.

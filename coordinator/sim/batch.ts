@@ -189,11 +189,12 @@ export class SimBatch implements BatchSystem {
     return this.clock.now();
   }
 
-  /** Jobs that ended since `sinceMs`, their run time from start to end as Slurm accounts it. */
-  async finished(sinceMs: number): Promise<FinishedRead> {
+  /** Jobs that ended since `sinceMs` (up to `untilMs`), their run time from start to end as Slurm accounts it. */
+  async finished(sinceMs: number, untilMs = Infinity): Promise<FinishedRead> {
     let i = this.ended.length;
     while (i > 0 && this.ended[i - 1]!.at >= sinceMs) i--;
-    return { jobs: this.ended.slice(i).map((e) => e.job), source: 'simulated accounting', skipped: 0 };
+    const jobs = this.ended.slice(i).filter((e) => e.at <= untilMs);
+    return { jobs: jobs.map((e) => e.job), source: 'simulated accounting', skipped: 0 };
   }
 
   async integrate(): Promise<void> {}

@@ -145,8 +145,20 @@ function batchState(last: TickReport | undefined): StatusView['batch'] {
 export function historyText(h: HistoryStatus): string {
   const learned = `learned from ${h.jobs} finished job${h.jobs === 1 ? '' : 's'}${h.source ? ` (${h.source})` : ''}`;
   const skipped = h.skipped ? `, ${h.skipped} unreadable record${h.skipped === 1 ? '' : 's'} skipped` : '';
-  if (!h.error) return h.source ? `${learned}${skipped}` : 'not read yet';
-  return h.jobs ? `${learned}; the last read FAILED: ${h.error}` : `NOT LEARNED: ${h.error}; time limits and the configured runtime are used`;
+  const narrowed = narrowedText(h);
+  if (!h.error) return h.source ? `${learned}${skipped}${narrowed}` : 'not read yet';
+  return h.jobs ? `${learned}; the last read FAILED: ${h.error}${narrowed}` : `NOT LEARNED: ${h.error}; time limits and the configured runtime are used${narrowed}`;
+}
+
+/** While reads are narrowed after one timed out: how far they ask, and how much of the week is read. */
+function narrowedText(h: HistoryStatus): string {
+  if (h.narrowedS === null) return '';
+  const read = h.coveredS ? `, ${spanText(h.coveredS)} of 7 days read so far` : '';
+  return `; a read of finished jobs timed out: asking ${spanText(h.narrowedS)} at a time${read}`;
+}
+
+function spanText(s: number): string {
+  return s >= 86_400 ? `${Number((s / 86_400).toFixed(1))} days` : `${Number((s / 3600).toFixed(1))} h`;
 }
 
 /** A reason as one line of text: its sentence if it has one, the rule, then its numbers. */

@@ -1,18 +1,15 @@
 // The mount's data path: ranged GETs, PUTs and UploadParts, signed with lib/sigv4.ts and sent
 // on connections of its own (http-exchange.ts, http1-pool.ts) whose sockets read into memory they
-// use again. The control calls (list, head, multipart create/complete/abort, copy,
-// delete) stay with the AWS SDK in sdk-client.ts, which hands this its resolved credentials and
-// endpoint, so both sign as the same identity and address the same URLs.
+// use again. The control calls (list, head, multipart create/complete/abort, copy, delete) are in
+// control-path.ts, on connections of their own, so a listing never waits behind readahead.
 //
-// Why not the SDK for these too: per GB read it cost 1.2–1.3 CPU s in a bare loop against 0.2 s
-// here, and its fresh 64 KiB buffer per socket read made up most of the mount's peak memory
+// Why not the AWS SDK: per GB read it cost 1.2–1.3 CPU s in a bare loop against 0.2 s here, and
+// its fresh 64 KiB buffer per socket read made up most of the mount's peak memory
 // (docs/BENCHMARKING.md, "What each mount costs the machine").
 //
-// Retries follow the SDK's standard mode, which the mount used before: up to `maxAttempts`
-// attempts on resets, timeouts, 429 and 500/502/503/504, waiting a random time up to
-// 100 ms × 2^attempt (500 ms × 2^attempt when throttled), at most 20 s. An attempt is the request
-// and its whole body: a connection cut while a body streams is retried too, and a retried GET asks
-// only for the bytes it does not have yet.
+// Retries follow s3-errors.ts. An attempt is the request and its whole body: a connection cut
+// while a body streams is retried too, and a retried GET asks only for the bytes it does not have
+// yet.
 //
 // What an answer carries is taken from its own headers, not assumed to be the range asked for: a
 // 206 must start at the byte asked for, bytes past the range are dropped, an answer that ends
@@ -21,33 +18,20 @@
 
 import { contentLength, type Credentials, header, HttpExchange, type Reply, type ReplyHeaders } from './http-exchange.ts';
 import { type ByteRange, ObjectError, type ObjectHead, type OnPiece, type WriteOptions } from './object-client.ts';
-import { toObjectError } from './sdk-errors.ts';
+import { withRetries } from './s3-errors.ts';
+import { stripQuotes } from './s3-replies.ts';
 import type { SlabPool } from './slab-pool.ts';
 
 export interface DataPathOptions {
   readonly bucketUrl: URL;
   readonly region: string;
-  /** The SDK's resolved credential provider: its chain, its cache and its refresh. */
+  /** The credentials to sign with, refreshed by their source when they expire (credentials.ts). */
   readonly credentials: () => Promise<Credentials>;
   readonly maxAttempts: number;
   readonly idleTimeoutMs: number;
   readonly maxSockets: number;
   /** Where the pieces of getPieces are copied to from the socket's own buffers. */
   readonly slabs: SlabPool;
-}
-
-const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
-
-const stripQuotes = (etag: string | undefined): string => (etag ?? '').replace(/"/g, '');
-
-function retryable(e: ObjectError): boolean {
-  if (e.kind === 'unavailable' || e.kind === 'throttled') return true;
-  const status = (e.cause as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
-  return status !== undefined && RETRIED_STATUSES.has(status);
-}
-
-function backoffMs(attempt: number, throttled: boolean): number {
-  return Math.floor(Math.min(20_000, Math.random() * 2 ** attempt * (throttled ? 500 : 100)));
 }
 
 /** What a GET's headers say about the object, as a HEAD would. */
@@ -68,7 +52,7 @@ export function headOf(key: string, headers: ReplyHeaders, size: number): Object
   };
 }
 
-function metadataHeaders(options: WriteOptions): Record<string, string> {
+export function metadataHeaders(options: WriteOptions): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.metadata ?? {})) out[`x-amz-meta-${k.toLowerCase()}`] = v;
   if (options.contentType !== undefined) out['content-type'] = options.contentType;
@@ -150,16 +134,8 @@ export class DataPath {
     this.http = new HttpExchange(options);
   }
 
-  private async attempts<T>(key: string, attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt();
-      } catch (err) {
-        const e = toObjectError(err, key);
-        if (!retryable(e) || n >= this.maxAttempts) throw e;
-        await new Promise((r) => setTimeout(r, backoffMs(n, e.kind === 'throttled')));
-      }
-    }
+  private attempts<T>(key: string, attempt: () => Promise<T>): Promise<T> {
+    return withRetries(this.maxAttempts, key, attempt);
   }
 
   /**

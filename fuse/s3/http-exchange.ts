@@ -1,12 +1,13 @@
-// One signed request of the mount's data path and its answer, over the data path's own
-// connections (http1-pool.ts): the status and headers, and a success's body handed on as it
-// arrives. No retries here (data-path.ts does them); a failure is thrown as what toObjectError
-// understands.
+// One signed request to the bucket and its answer, over connections of its own (http1-pool.ts):
+// the status and headers, and a success's body handed on as it arrives. No retries here
+// (data-path.ts and control-path.ts do them); a failure is thrown as what toObjectError
+// (s3-errors.ts) understands.
 
 import { sign, UNSIGNED_PAYLOAD, uriEncode } from '../../lib/sigv4.ts';
 import { Http1Pool } from './http1-pool.ts';
 import type { ResponseEvents, ResponseHeaders } from './http1-response.ts';
 import { ObjectError } from './object-client.ts';
+import { errorOf } from './s3-replies.ts';
 
 export interface Credentials {
   readonly accessKeyId: string;
@@ -22,13 +23,16 @@ export interface Reply {
 }
 
 export interface ExchangeRequest {
-  readonly method: 'GET' | 'PUT';
-  readonly key: string;
-  /** Query parameters, unencoded. */
+  readonly method: 'GET' | 'PUT' | 'HEAD' | 'POST' | 'DELETE';
+  /** The object's key; undefined for a request to the bucket itself. */
+  readonly key: string | undefined;
+  /** Query parameters, unencoded; `?uploads=` for a flag, as the AWS SDK sends it. */
   readonly query?: Readonly<Record<string, string>>;
   /** Lower-case names; x-amz-* ones are signed with the rest. */
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: Buffer;
+  /** x-amz-content-sha256: the body's hex SHA-256, or (the default) UNSIGNED-PAYLOAD. */
+  readonly payloadHash?: string;
   /**
    * A success's headers, before its body; throwing refuses the body (the request fails with
    * that error).
@@ -50,19 +54,6 @@ export interface ExchangeOptions {
 /** An error answer: at most this much of its XML is kept, enough for Code and Message. */
 const ERROR_BODY_LIMIT = 16 * 1024;
 
-/** What the SDK would have thrown for an error answer: toObjectError maps both the same way. */
-export class HttpStatusError extends Error {
-  readonly $metadata: { httpStatusCode: number };
-
-  constructor(status: number, body: string) {
-    const code = /<Code>([^<]*)<\/Code>/.exec(body)?.[1];
-    const message = /<Message>([^<]*)<\/Message>/.exec(body)?.[1];
-    super(message ?? `HTTP ${status}`);
-    this.name = code ?? (status === 404 ? 'NotFound' : `Http${status}`);
-    this.$metadata = { httpStatusCode: status };
-  }
-}
-
 export class HttpExchange {
   private readonly pool: Http1Pool;
   private readonly options: ExchangeOptions;
@@ -83,7 +74,8 @@ export class HttpExchange {
   }
 
   /** The key's path as S3 clients send it: each segment encoded once, the slashes kept. */
-  private path(key: string): string {
+  private path(key: string | undefined): string {
+    if (key === undefined) return this.basePath || '/';
     return `${this.basePath}/${key.split('/').map(uriEncode).join('/')}`;
   }
 
@@ -96,9 +88,9 @@ export class HttpExchange {
       { method: req.method, path, query, headers: req.headers ?? {}, host: this.options.bucketUrl.host },
       await this.options.credentials(),
       this.options.region,
-      // The headers stay signed; TCP (and TLS where used) carry the bytes, as in the SDK client
-      // this replaced: hashing every part with SHA-256 was the largest CPU cost of uploads.
-      UNSIGNED_PAYLOAD,
+      // Data stays unhashed; TCP (and TLS where used) carry the bytes, as in the SDK client this
+      // replaced: hashing every part with SHA-256 was the largest CPU cost of uploads.
+      req.payloadHash ?? UNSIGNED_PAYLOAD,
       Date.now(),
     );
     // The pool writes Host and Content-Length itself.
@@ -139,7 +131,7 @@ class Answer implements ResponseEvents {
   /** The reply once the answer was read whole; an error answer is thrown. */
   result(): Reply {
     const reply = this.reply!;
-    if (reply.status >= 300) throw new HttpStatusError(reply.status, this.errorBody);
+    if (reply.status >= 300) throw errorOf(reply.status, this.errorBody);
     return reply;
   }
 }

@@ -10,7 +10,7 @@
 // caller copies them out (into readahead slabs) before the buffer is read into again: a steady
 // download allocates nothing per read. TLS sockets decrypt into memory of their own.
 //
-// Failures are errors with the codes sdk-errors.ts knows: a connection refused, reset, closed
+// Failures are errors with the codes s3-errors.ts knows: a connection refused, reset, closed
 // before or inside an answer (ECONNRESET), silent for `idleTimeoutMs` while a request is on it
 // (ETIMEDOUT), or an answer framed wrongly (EPROTO, never retried). A request that fails on a
 // kept-alive connection before any byte of answer came back — the server closed it while idle —
@@ -113,7 +113,7 @@ class Connection {
   send(req: PoolRequest, events: ResponseEvents): Promise<void> {
     clearTimeout(this.idleTimer);
     return new Promise((resolve, reject) => {
-      this.reader = new ResponseReader(events);
+      this.reader = new ResponseReader(events, req.method === 'HEAD');
       this.settle = (err) => {
         this.settle = undefined;
         this.reader = undefined;

@@ -50,8 +50,12 @@ export class ResponseReader {
   status = 0;
   private readonly events: ResponseEvents;
 
-  constructor(events: ResponseEvents) {
+  /** An answer to HEAD: its headers describe a body it does not carry. */
+  private readonly headOnly: boolean;
+
+  constructor(events: ResponseEvents, headOnly = false) {
     this.events = events;
+    this.headOnly = headOnly;
   }
 
   get done(): boolean {
@@ -149,7 +153,7 @@ export class ResponseReader {
   private frame(status: number, headers: ResponseHeaders): void {
     const te = headers['transfer-encoding'];
     const cl = headers['content-length'];
-    if (status === 204 || status === 304) {
+    if (this.headOnly || status === 204 || status === 304) {
       this.state = 'done';
       return;
     }

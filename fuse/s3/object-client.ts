@@ -1,7 +1,8 @@
 // The contract between the filesystem layer and an object store. It knows nothing of files,
 // directories or POSIX: keys, byte ranges, user metadata and multipart uploads. Every
-// implementation (AWS SDK, in-memory, fault-injecting, bandwidth-limited) passes the same contract
-// suite (test/fuse/s3/contract.ts), so the filesystem layer can be tested without a network.
+// implementation (the S3 client of s3-client.ts, in-memory, fault-injecting, bandwidth-limited)
+// passes the same contract suite (test/fuse/s3/contract.ts), so the filesystem layer can be tested
+// without a network.
 
 /** What a listing says about one object: enough for `ls -l` without a HEAD per entry. */
 export interface ObjectInfo {

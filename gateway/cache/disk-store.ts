@@ -14,13 +14,25 @@ import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
 import type { EntryMeta } from './entry.ts';
-import { decodeMeta, decodeTail, encodeTrailer, FORMAT_VERSION, TRAILER_FIXED } from './format.ts';
+import {
+  chargeOf,
+  decodeMeta,
+  decodeTail,
+  type DiskFootprint,
+  diskCharge,
+  encodeTrailer,
+  FORMAT_VERSION,
+  footprintOf,
+  TRAILER_FIXED,
+} from './format.ts';
 import { CacheTotals } from './totals.ts';
 import { readWrites } from './write-marks.ts';
 
 export interface DiskEntry {
   readonly meta: EntryMeta;
   readonly path: string;
+  /** Its file's length and its index entry's memory; worked out from `meta` when not given. */
+  footprint?: DiskFootprint;
 }
 
 /** A body being written; `commit` makes it an entry, `abort` throws it away. */
@@ -59,6 +71,8 @@ export class DiskStore {
   #fullUntil = 0;
   /** Entries removed to make room since start, by this process. */
   evictions = 0;
+  /** What the index holds in memory in this process (format.ts, footprintOf), summed. */
+  #indexBytes = 0;
   #free?: { readonly at: number; readonly bytes: number };
 
   constructor(dir: string, maxBytes: number, log: Logger) {
@@ -67,10 +81,13 @@ export class DiskStore {
     this.#log = log;
     this.#index = new LRUCache<string, DiskEntry>({
       maxSize: Math.max(1, maxBytes),
-      sizeCalculation: (e) => Math.max(1, e.meta.size),
+      // The file in whole blocks, trailer included, so --disk-cache bounds what the disk holds,
+      // and never less than a weight of what the entry holds in memory (format.ts, chargeOf).
+      sizeCalculation: (e) => chargeOf(footprint(e)),
       // Every dispose (eviction, delete, replacement) removes that version's own file.
       dispose: (e, key, reason) => {
         this.totals.remove(e.meta);
+        this.#indexBytes -= footprint(e).indexBytes;
         if (this.#keepFiles) return;
         unlink(e.path).catch(() => undefined);
         if (reason === 'evict') {
@@ -102,11 +119,11 @@ export class DiskStore {
       if (sub === 'tmp' || !/^[0-9a-f]{2}$/.test(sub)) continue;
       for (const name of await readdir(join(this.root, sub))) {
         const path = join(this.root, sub, name);
-        const meta = await readTrailer(path);
-        if (!meta) discarded++;
+        const read = await readTrailer(path);
+        if (!read) discarded++;
         // Fetched before a write that a worker may have stored without hearing of it (write-marks.ts).
-        const replaced = meta !== undefined && (written.get(meta.key) ?? -Infinity) >= meta.requestTime;
-        if (meta && !replaced) found.push({ meta, path });
+        const replaced = read !== undefined && (written.get(read.meta.key) ?? -Infinity) >= read.meta.requestTime;
+        if (read && !replaced) found.push({ meta: read.meta, path, footprint: read.footprint });
         else await unlink(path).catch(() => undefined);
       }
     }
@@ -147,9 +164,8 @@ export class DiskStore {
     await mkdir(sub, { recursive: true });
     const path = join(sub, name);
     await rename(temp.path, path);
-    const entry = { meta, path };
-    if (meta.size <= this.#index.maxSize) this.#put(entry);
-    else await unlink(path).catch(() => undefined);
+    const entry: DiskEntry = { meta, path, footprint: footprintOf(meta, trailer.length - TRAILER_FIXED) };
+    if (!this.#put(entry)) await unlink(path).catch(() => undefined);
     return entry;
   }
 
@@ -203,7 +219,7 @@ export class DiskStore {
       while (freed < bytes) {
         const e = this.#index.pop();
         if (!e) break;
-        freed += e.meta.size;
+        freed += diskCharge(footprint(e).fileBytes);
         gone.push(e);
       }
     } finally {
@@ -249,7 +265,7 @@ export class DiskStore {
 
   /** Indexes an entry another process stored. */
   adopt(entry: DiskEntry): void {
-    if (entry.meta.size <= this.#index.maxSize) this.#put(entry);
+    this.#put(entry);
   }
 
   /** Drops an entry another process removed (its file is already gone or theirs to remove). */
@@ -270,17 +286,34 @@ export class DiskStore {
     if (current) this.#setMeta(current, meta);
   }
 
-  /** Indexes an entry and counts it in the totals (the index's dispose uncounts what it drops). */
-  #put(entry: DiskEntry): void {
-    if (this.#index.peek(entry.meta.key) === entry) return;
+  /**
+   * Indexes an entry and counts it in the totals (the index's dispose uncounts what it drops).
+   * False when it is larger than the whole tier, and so not indexed.
+   */
+  #put(entry: DiskEntry): boolean {
+    if (this.#index.peek(entry.meta.key) === entry) return true;
+    if (chargeOf(footprint(entry)) > this.#index.maxSize) return false;
     this.#index.set(entry.meta.key, entry);
-    if (this.#index.peek(entry.meta.key) === entry) this.totals.add(entry.meta);
+    if (this.#index.peek(entry.meta.key) !== entry) return false;
+    this.totals.add(entry.meta);
+    this.#indexBytes += footprint(entry).indexBytes;
+    return true;
   }
 
+  /**
+   * New metadata changes the trailer's length, so the entry is indexed again to be charged anew
+   * (lru-cache keeps the size it first calculated when the same value is set again).
+   */
   #setMeta(entry: DiskEntry, meta: EntryMeta): void {
-    this.totals.remove(entry.meta);
+    this.#keepFiles = true;
+    try {
+      this.#index.delete(meta.key);
+    } finally {
+      this.#keepFiles = false;
+    }
     (entry as { meta: EntryMeta }).meta = meta;
-    this.totals.add(meta);
+    entry.footprint = footprintOf(meta);
+    if (!this.#put(entry)) unlink(entry.path).catch(() => undefined);
   }
 
   keys(): IterableIterator<string> {
@@ -298,9 +331,19 @@ export class DiskStore {
   get count(): number {
     return this.#index.size;
   }
+
+  /** What the index holds in memory in this process, estimated (format.ts, footprintOf). */
+  get indexBytes(): number {
+    return this.#indexBytes;
+  }
 }
 
-async function readTrailer(path: string): Promise<EntryMeta | undefined> {
+function footprint(e: DiskEntry): DiskFootprint {
+  e.footprint ??= footprintOf(e.meta);
+  return e.footprint;
+}
+
+async function readTrailer(path: string): Promise<{ meta: EntryMeta; footprint: DiskFootprint } | undefined> {
   let fh: FileHandle | undefined;
   try {
     fh = await open(path, 'r');
@@ -312,7 +355,8 @@ async function readTrailer(path: string): Promise<EntryMeta | undefined> {
     if (len === undefined || len + TRAILER_FIXED > size) return undefined;
     const json = Buffer.alloc(len);
     await fh.read(json, 0, len, size - TRAILER_FIXED - len);
-    return decodeMeta(json, size);
+    const meta = decodeMeta(json, size);
+    return meta && { meta, footprint: footprintOf(meta, len) };
   } catch {
     return undefined;
   } finally {

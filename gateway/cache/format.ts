@@ -16,6 +16,43 @@ export const TRAILER_FIXED = 4 + MAGIC.length;
 /** Metadata above this is refused: headers are bounded far below it, so larger means corruption. */
 export const MAX_META_BYTES = 1 << 20;
 
+/** The file system's block: an entry's file takes whole blocks, however small its body. */
+export const DISK_BLOCK = 4096;
+
+/** What a file of `fileBytes` takes on disk, in whole blocks. */
+export function diskCharge(fileBytes: number): number {
+  return Math.max(1, Math.ceil(fileBytes / DISK_BLOCK)) * DISK_BLOCK;
+}
+
+/**
+ * What the disk tier's index holds in memory for one entry beyond its metadata's own characters
+ * (the map's slots, the entry and metadata objects, the file's path), measured with Node 24: about
+ * 520 bytes, and the metadata's strings about their length in JSON.
+ */
+const INDEX_ENTRY_BYTES = 512;
+/**
+ * An entry is charged against --disk-cache at least this many times what its index entry holds in
+ * memory. For ordinary URLs that is about one block, so nothing changes; an entry under a 15 KiB
+ * URL holds 30 KiB of memory in every worker, and without this weight a cache of empty bodies under
+ * long URLs would hold about as much memory as --disk-cache allows on disk.
+ */
+const INDEX_WEIGHT = 4;
+
+/** The length of the entry's file and what its index entry holds in memory. */
+export interface DiskFootprint {
+  readonly fileBytes: number;
+  readonly indexBytes: number;
+}
+
+export function footprintOf(meta: EntryMeta, metaBytes = Buffer.byteLength(JSON.stringify(meta), 'utf8')): DiskFootprint {
+  return { fileBytes: meta.size + metaBytes + TRAILER_FIXED, indexBytes: metaBytes + INDEX_ENTRY_BYTES };
+}
+
+/** What an entry counts against --disk-cache: its file in whole blocks, or its weighted memory. */
+export function chargeOf(f: DiskFootprint): number {
+  return Math.max(diskCharge(f.fileBytes), INDEX_WEIGHT * f.indexBytes);
+}
+
 export function encodeTrailer(meta: EntryMeta): Buffer {
   const json = Buffer.from(JSON.stringify(meta), 'utf8');
   const out = Buffer.allocUnsafe(json.length + TRAILER_FIXED);

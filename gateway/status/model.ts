@@ -18,7 +18,15 @@ export interface StatusFacts {
   /** The process holding the cache directory's lock (the primary), when known. */
   readonly lockHolder?: number;
   readonly memory: { readonly bytes: number; readonly objects: number; readonly max: number };
-  readonly disk: { readonly bytes: number; readonly objects: number; readonly max: number; readonly full: boolean; readonly free?: number };
+  readonly disk: {
+    readonly bytes: number;
+    readonly objects: number;
+    readonly max: number;
+    readonly full: boolean;
+    readonly free?: number;
+    /** What its index holds in memory, all workers together. */
+    readonly indexBytes: number;
+  };
   readonly rings: readonly { readonly name: string; readonly servers: readonly string[] }[];
   readonly allowDest: readonly string[];
   /** Ring servers tried last after a recent failure, as any process saw it. */

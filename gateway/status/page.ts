@@ -45,7 +45,7 @@ function tiers(v: StatusView, f: StatusFacts): string {
     [
       row(['memory', f.memory.objects, esc(bytes(f.memory.bytes)), esc(bytes(f.memory.max)), pct(f.memory.bytes / f.memory.max), '']),
       row(
-        ['disk', f.disk.objects, esc(bytes(f.disk.bytes)), esc(bytes(f.disk.max)), pct(f.disk.bytes / f.disk.max), esc(`${free} free on the file system; ${v.evictions.toLocaleString('en')} evicted to make room${f.disk.full ? '; FULL' : ''}`)],
+        ['disk', f.disk.objects, esc(bytes(f.disk.bytes)), esc(bytes(f.disk.max)), pct(f.disk.bytes / f.disk.max), esc(`${free} free on the file system; ${v.evictions.toLocaleString('en')} evicted to make room; the index holds ${bytes(f.disk.indexBytes)} of memory${f.disk.full ? '; FULL' : ''}`)],
         f.disk.full ? 's-failing' : '',
       ),
     ],

@@ -45,6 +45,27 @@ describe('what each role loads', () => {
     expect(loaded.filter((p) => !dependencies.includes(p)), 'worker packages must be plain dependencies').toEqual([]);
   });
 
+  it('the mount loads no AWS SDK client, only the credential chain, and that only without keys', async () => {
+    const graph = commandGraph('mount');
+    expect(graph.packages.filter((p) => p.startsWith('@aws-sdk/'))).toEqual(['@aws-sdk/credential-provider-node']);
+    // At run time: a client made with keys in the environment, used once, has loaded no @aws-sdk module.
+    const script = [
+      "const { S3ObjectClient } = await import('./fuse/s3/s3-client.ts');",
+      "const env = { AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b', HOME: '/nonexistent' };",
+      "const c = new S3ObjectClient({ bucket: 'b', endpoint: 'http://127.0.0.1:9', maxAttempts: 1, idleTimeoutMs: 1000, maxSockets: 1, env });",
+      'await c.checkBucket().catch(() => {});',
+      'c.destroy();',
+      "const { createRequire } = await import('node:module');",
+      "console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes('@aws-sdk'))));",
+    ].join('\n');
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, timeout: 30_000 }, (err, stdout) =>
+        err ? reject(err) : resolve(stdout),
+      ),
+    );
+    expect(JSON.parse(out)).toEqual([]);
+  });
+
   it("the gateway's packages beyond the worker's are the ones README.md lists for a cache host", () => {
     const worker = union(WORKER_COMMANDS.map((c) => commandGraph(c).packages));
     const gateway = commandGraph('gateway').packages.filter((p) => !worker.includes(p));

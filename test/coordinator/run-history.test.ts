@@ -65,7 +65,7 @@ describe('run times learned in the control loop', () => {
     expect(start.reason).toMatchObject({ runS: 600, runEstimate: 'learned from 5 jobs' });
     expect(String(start.reason.why)).toMatch(/each runs 10 min \(learned from 5 jobs\)$/);
     expect(first.decisions.filter((d) => d.kind === 'start')).toHaveLength(1); // 10 × 10 min fit one 2-core drone within the hour
-    expect(w.view().history).toEqual({ source: 'memory', jobs: 5, skipped: 0, error: null, readAt: w.clock.now() });
+    expect(w.view().history).toEqual({ source: 'memory', jobs: 5, skipped: 0, error: null, readAt: w.clock.now(), coveredS: 604_800, narrowedS: null });
     expect(statusTable(w.view())).toContain('run times: learned from 5 finished jobs (memory)');
     // Not read again before history-every has passed; then the new jobs count.
     w.batch.history = finished(5, 10).concat(finished(5, 30));
@@ -78,6 +78,7 @@ describe('run times learned in the control loop', () => {
     const metrics = await w.metrics.registry.metrics();
     expect(metrics).toContain('estuary_coordinator_run_time_history_up{source="memory",error=""} 1');
     expect(metrics).toContain('estuary_coordinator_run_time_history_jobs 10');
+    expect(metrics).toContain('estuary_coordinator_run_time_history_covered_seconds 604800');
   });
 
   it('says so on the page, in the table and in a metric when the batch system keeps no history, and uses time limits', async () => {

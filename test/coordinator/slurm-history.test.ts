@@ -3,11 +3,12 @@
 // a hostile job name, the error that says so when Slurm keeps no history at all
 // (accounting_storage/none and jobcomp/none), and the home node's free cores from sinfo.
 
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SlurmBatch } from '../../coordinator/batch/slurm.ts';
 import { batchSystemSchema } from '../../coordinator/config.ts';
+import type { FinishedJob } from '../../coordinator/run-times.ts';
 import { runTeardowns } from '../helpers/cleanup.ts';
 import { startSlurmCluster, type SlurmCluster } from './helpers/slurm-cluster.ts';
 
@@ -49,12 +50,14 @@ describe('Slurm run-time history', () => {
     const busy = await cluster.sbatch(['-o', out, '-J', 'busy', '-c', '1', '--wrap', 'sleep 30']);
 
     const batch = batchFor(cluster.conf);
+    // Each read gives the jobs written since the last one.
+    const byId = new Map<string, FinishedJob>();
     const read = await waitFor('finished jobs', async () => {
       const r = await batch.finished(Date.now() - 3_600_000);
-      return r.jobs.length >= 4 ? r : undefined;
+      for (const j of r.jobs) byId.set(j.id, j);
+      return byId.size >= 4 ? r : undefined;
     }, 30_000);
     expect(read.source).toBe(`Slurm job completion log (${cluster.dir}/jobcomp.txt)`);
-    const byId = new Map(read.jobs.map((j) => [j.id, j]));
     expect([...byId.keys()].sort()).toEqual([...ids].sort()); // the failed job's time says nothing of the work
     expect(byId.has(failed)).toBe(false);
     expect(byId.get(ids[1]!)).toMatchObject({ user: 'root', partition: 'hybrid', name: 'learn' });
@@ -64,10 +67,43 @@ describe('Slurm run-time history', () => {
     expect(byId.get(ids[3]!)).toMatchObject({ user: 'root', partition: 'hybrid', name: 'a|b|c' });
 
     // The home node (2 cores) runs the 30 s job on one: one idle core, from sinfo.
-    await waitFor('busy job running', async () => ((await cluster.slurm('squeue', ['-h', '-j', busy, '-o', '%T'])).stdout.trim() === 'RUNNING' ? true : undefined));
+    // Under load the failed job may still hold its core after the others are learned: wait until
+    // the busy job is the only one left, running.
+    await waitFor('busy job alone, running', async () => ((await cluster.slurm('squeue', ['-h', '-o', '%i %T'])).stdout.trim() === `${busy} RUNNING` ? true : undefined));
     await batch.nodes(prefix);
     expect(batch.homeCores()).toEqual({ cores: 2, idleCores: 1, nodeCores: 2, nodeMemoryMb: 1000 });
     await cluster.slurm('scancel', [busy]);
+  }, 60_000);
+
+  it('reads the completion log from where the last read stopped, and a log rotated by copytruncate or create from its start', async () => {
+    const log = `${cluster.dir}/jobcomp.txt`;
+    const out = `${cluster.dir}/out/%j.out`;
+    const batch = batchFor(cluster.conf);
+    const before = (await batch.finished(0)).jobs.length;
+    expect(before).toBeGreaterThan(0);
+    /** Runs a job and reads until it is learned: the reads that learn it give it alone. */
+    const learnOne = async (name: string) => {
+      const id = await cluster.sbatch(['-o', out, '-J', name, '-c', '1', '--wrap', 'true']);
+      const got: FinishedJob[] = [];
+      await waitFor(`job ${id} learned`, async () => {
+        got.push(...(await batch.finished(0)).jobs);
+        return got.some((j) => j.id === id) ? true : undefined;
+      });
+      return { id, got };
+    };
+    const next = await learnOne('next');
+    expect(next.got.map((j) => [j.id, j.name])).toEqual([[next.id, 'next']]);
+    // logrotate copytruncate: the file is copied away and emptied in place; slurmctld goes on writing to it.
+    copyFileSync(log, `${log}.1`);
+    truncateSync(log, 0);
+    const copied = await learnOne('after-copytruncate');
+    expect(copied.got.map((j) => [j.id, j.name])).toEqual([[copied.id, 'after-copytruncate']]);
+    // logrotate create: the file is moved away; `scontrol reconfigure` makes slurmctld open a new one.
+    renameSync(log, `${log}.2`);
+    await cluster.slurm('scontrol', ['reconfigure']);
+    const created = await learnOne('after-create');
+    expect(created.got.map((j) => [j.id, j.name])).toEqual([[created.id, 'after-create']]);
+    expect((await batch.finished(0)).skipped).toBe(0);
   }, 60_000);
 
   it('says so, and names the settings, when Slurm keeps no job history', async () => {

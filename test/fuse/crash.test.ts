@@ -14,7 +14,7 @@ import { type S3rverServer, startS3rver } from '../helpers/s3rver.ts';
 import { startSwift, swiftAvailable } from '../helpers/swift.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { fuseAvailable, mountBucket, sh } from './mount-helpers.ts';
-import { sdkClient } from './s3/sdk.ts';
+import { storeClient } from './s3/client.ts';
 
 afterAll(runTeardowns);
 
@@ -86,7 +86,7 @@ describe.runIf(fuseAvailable().ok)('a mount killed with -9 mid-write', () => {
     it(`leaves the old object or the new, never a third, at every point (${mode})`, async () => {
       const cacheDir = await tempDir('estuary-crash-cache-');
       const extra = mode === 'write-back' ? ['--write-back', '--cache-dir', cacheDir] : [];
-      const client = sdkClient(server, 'crash');
+      const client = storeClient(server, 'crash');
       for (const point of POINTS) {
         const name = `${mode}-${point}`;
         await client.put(name, old);
@@ -113,7 +113,7 @@ describe.runIf(fuseAvailable().ok)('a mount killed with -9 mid-write', () => {
     it(`leaves no object for a new file killed before close (${mode})`, async () => {
       const cacheDir = await tempDir('estuary-crash-cache-');
       const extra = mode === 'write-back' ? ['--write-back', '--cache-dir', cacheDir] : [];
-      const client = sdkClient(server, 'crash');
+      const client = storeClient(server, 'crash');
       for (const point of ['opened', 'small', 'big'] as const) {
         const name = `${mode}-fresh-${point}`;
         await crashAt(point, name, extra);
@@ -151,7 +151,7 @@ describe.runIf(fuseAvailable().ok)('a mount killed with -9 after a writer sought
     const server = await startS3rver({ buckets: ['seek'] });
     const local = await tempDir('estuary-crash-');
     await writeFile(join(local, 'stream.bin'), randomBytes(BIG + MiB));
-    const client = sdkClient(server, 'seek');
+    const client = storeClient(server, 'seek');
     const old = randomBytes(40 * MiB);
     await client.put('existing.bin', old);
     for (const name of ['existing.bin', 'fresh.bin']) {
@@ -175,7 +175,7 @@ const swift = await swiftAvailable();
 describe.runIf(fuseAvailable().ok && swift.ok)('a mount killed with -9 mid-upload, on Swift', () => {
   it('leaves a multipart upload, which the next start aborts once older than --abort-uploads-after', async () => {
     const server = await startSwift({ buckets: ['crash'] });
-    const client = sdkClient(server, 'crash');
+    const client = storeClient(server, 'crash');
     const local = await tempDir('estuary-crash-');
     await writeFile(join(local, 'big.bin'), randomBytes(20 * MiB));
     // Someone else's upload outside the mount's prefix must survive.

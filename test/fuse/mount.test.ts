@@ -12,7 +12,7 @@ import { NODE } from '../helpers/process.ts';
 import { type S3rverServer, startS3rver } from '../helpers/s3rver.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { fuseAvailable, type Mounted, mountBucket, runEstuary, serverEnv, sh } from './mount-helpers.ts';
-import { sdkClient } from './s3/sdk.ts';
+import { storeClient } from './s3/client.ts';
 import { throttlingProxy } from './s3/throttling-proxy.ts';
 
 afterAll(runTeardowns);
@@ -40,7 +40,7 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     expect(r.code, r.out).toBe(0);
     expect(r.out).toMatch(/-rw-r--r-- 1 \S+ \S+ 20971643 .* in\.bin/);
     expect(md5(await readFile(join(local, 'out.bin')))).toBe(md5(data));
-    const stored = await sdkClient(server, 'mnt').get('in.bin');
+    const stored = await storeClient(server, 'mnt').get('in.bin');
     expect(md5(stored)).toBe(md5(data));
   });
 
@@ -57,7 +57,7 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     );
     expect(r.code, r.out).toBe(0);
     expect(r.out).toBe('hello Jorld!!');
-    expect((await sdkClient(server, 'mnt').get('f.txt')).toString()).toBe('hello Jorld!!');
+    expect((await storeClient(server, 'mnt').get('f.txt')).toString()).toBe('hello Jorld!!');
   });
 
   it('makes, finds, renames and removes trees', async () => {
@@ -97,9 +97,9 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     expect(lines[0]).toMatch(/^750 /);
     expect(lines[1]).toBe(`644 ${Date.parse('2001-02-03T04:05:06Z') / 1000}`);
     expect(lines[2]).toBe('e/y');
-    const head = await sdkClient(server, 'mnt').head('untar/d/x');
+    const head = await storeClient(server, 'mnt').head('untar/d/x');
     expect(head?.metadata.mode).toBe(String(0o100750));
-    expect((await sdkClient(server, 'mnt').head('untar/y-kept'))?.metadata.mtime).toBe('981173106');
+    expect((await storeClient(server, 'mnt').head('untar/y-kept'))?.metadata.mtime).toBe('981173106');
   });
 
   it('keeps the modification time cp -p sets, distinct from the access time', async () => {
@@ -115,7 +115,7 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     expect(r.code, r.out).toBe(0);
     const mtime = Date.parse('2005-06-07T08:09:10Z') / 1000;
     expect(r.out.trim()).toBe(String(mtime));
-    expect((await sdkClient(server, 'mnt').head('timed-kept'))?.metadata.mtime).toBe(String(mtime));
+    expect((await storeClient(server, 'mnt').head('timed-kept'))?.metadata.mtime).toBe(String(mtime));
   });
 
   it('keeps mode and mtime with cp -p also for a file large enough for a multipart upload', async () => {
@@ -132,7 +132,7 @@ describe.runIf(fuseAvailable().ok)('estuary mount on a real FUSE mount', () => {
     expect(r.code, r.out).toBe(0);
     const mtime = Date.parse('2004-05-06T07:08:09Z') / 1000;
     expect(r.out.trim()).toBe(`600 ${mtime} 20000000`);
-    const head = await sdkClient(server, 'mnt').head('big-timed');
+    const head = await storeClient(server, 'mnt').head('big-timed');
     expect(head?.metadata).toMatchObject({ mtime: String(mtime), mode: String(0o100600) });
   });
 
@@ -239,12 +239,12 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     const back = await sh(`cmp '${src}' '${m.dir}/data' && echo same`);
     expect(back.out.trim(), back.out).toBe('same');
     expect(budget.refused).toBe(5);
-    expect((await sdkClient(server, 'slow').get('data')).equals(await readFile(src))).toBe(true);
+    expect((await storeClient(server, 'slow').get('data')).equals(await readFile(src))).toBe(true);
   });
 
   it('answers EIO to a reader when the endpoint dies mid-read, and stays mounted', async () => {
     const server = await startS3rver({ buckets: ['gone'] });
-    await sdkClient(server, 'gone').put('big', randomBytes(96 * 2 ** 20));
+    await storeClient(server, 'gone').put('big', randomBytes(96 * 2 ** 20));
     const m = await mountBucket(server, 'gone', ['--retries', '1', '--readahead', '2M']);
     // A slow reader: 1 MiB every 50 ms, so the server dies with most of the file unread. It marks
     // its first MiB read, and the server is killed only after that, however slow the start.
@@ -278,7 +278,7 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
   it('answers ENOSPC when the cache disk is full, and leaves the stored object as it was', async () => {
     const server = await startS3rver({ buckets: ['full'] });
     const original = randomBytes(8 * 2 ** 20);
-    await sdkClient(server, 'full').put('obj', original);
+    await storeClient(server, 'full').put('obj', original);
     const cacheDir = await tempDir('estuary-full-');
     const tmpfs = await sh(`mount -t tmpfs -o size=2m estuary-test-cache '${cacheDir}'`);
     expect(tmpfs.code, tmpfs.out).toBe(0);
@@ -292,7 +292,7 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     );
     expect(r.out).toMatch(/No space left on device/);
     expect(r.out).not.toMatch(/dd exit 0/);
-    expect((await sdkClient(server, 'full').get('obj')).equals(original)).toBe(true);
+    expect((await storeClient(server, 'full').get('obj')).equals(original)).toBe(true);
     const copy = join(await tempDir('estuary-full-local-'), 'obj');
     await writeFile(copy, original);
     const again = await sh(`cmp '${copy}' '${m.dir}/obj' && echo same`);
@@ -320,7 +320,7 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     expect(code).toBe(0);
     expect(r.out).toMatch(/cp exit 0/);
     expect(await isMounted(m.dir)).toBe(false);
-    expect(md5(await sdkClient(server, 'term').get('f'))).toBe(md5(data));
+    expect(md5(await storeClient(server, 'term').get('f'))).toBe(md5(data));
   });
 
   it('mounts from fstab through mount.fuse.estuary, read-only with ro', async () => {
@@ -361,7 +361,7 @@ describe.runIf(fuseAvailable().ok)('failures and shutdown', () => {
     // The same store at the same address: a journal resumes only there (docs/SEMANTICS.md).
     const again = await startS3rver({ buckets: ['wb'], dataDir: server.dataDir, port: server.port });
     const m2 = await mountBucket(again, 'wb', ['--write-back', '--cache-dir', cacheDir]);
-    const client = sdkClient(again, 'wb');
+    const client = storeClient(again, 'wb');
     // Wait for the content itself: the resumed journal may publish the file's creation (empty)
     // before its closed content, and an object that exists is not yet the one that was closed.
     let body: Buffer | undefined;

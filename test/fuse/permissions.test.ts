@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../helpers/cleanup.ts';
 import { type S3rverServer, startS3rver } from '../helpers/s3rver.ts';
 import { fuseAvailable, type Mounted, mountBucket, sh } from './mount-helpers.ts';
-import { sdkClient } from './s3/sdk.ts';
+import { storeClient } from './s3/client.ts';
 
 afterAll(runTeardowns);
 
@@ -37,7 +37,7 @@ describe.runIf(fuseAvailable().ok)('a mount shared with other users (--allow-oth
     );
     expect(setup.code, setup.out).toBe(0);
     // Written by another tool in s3fs's format: private to root, and never looked at by the mount.
-    await sdkClient(server, 'perm').put('p/foreign', Buffer.from('foreign'), {
+    await storeClient(server, 'perm').put('p/foreign', Buffer.from('foreign'), {
       metadata: { mode: String(0o100600), uid: '0', gid: '0' },
     });
     const before = await as(NOBODY, m.dir, 'cat p/secret');
@@ -66,7 +66,7 @@ describe.runIf(fuseAvailable().ok)('a mount shared with other users (--allow-oth
     const other = await as(OTHER, m.dir, 'cat pub/mine');
     expect(other.code).not.toBe(0);
     expect(other.out).toMatch(/Permission denied/);
-    const client = sdkClient(server, 'perm');
+    const client = storeClient(server, 'perm');
     expect((await client.head('pub/mine'))?.metadata).toMatchObject({
       mode: String(0o100600),
       uid: String(NOBODY),

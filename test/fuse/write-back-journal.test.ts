@@ -11,7 +11,7 @@ import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
 import { type S3rverServer, startS3rver } from '../helpers/s3rver.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { fuseAvailable, runEstuary, serverEnv, sh } from './mount-helpers.ts';
-import { sdkClient } from './s3/sdk.ts';
+import { storeClient } from './s3/client.ts';
 
 afterAll(runTeardowns);
 
@@ -95,6 +95,6 @@ describe.runIf(fuseAvailable().ok)('estuary mount and the write-back journal it 
     await b.child.waitFor(/"msg":"mounted /, 30_000);
     await sh(`fusermount -u '${b.dir}'`);
     expect(await b.child.stop('SIGTERM', 30_000), b.child.output()).toBe(0);
-    expect((await sdkClient(server, 'kek').get('run42/old-spelling.txt')).toString()).toBe('acknowledged\n');
+    expect((await storeClient(server, 'kek').get('run42/old-spelling.txt')).toString()).toBe('acknowledged\n');
   }, 60_000);
 });

@@ -19,7 +19,7 @@ const facts = (over: Partial<StatusFacts> = {}): StatusFacts => ({
   crashLoopWindowS: 60,
   cacheDir: '/c',
   memory: { bytes: 0, objects: 0, max: 1e9 },
-  disk: { bytes: 0, objects: 0, max: 1e10, full: false, free: 5e10 },
+  disk: { bytes: 0, objects: 0, max: 1e10, full: false, free: 5e10, indexBytes: 0 },
   rings: [],
   allowDest: ['@cvmfs'],
   lastErrors: new Map(),
@@ -52,7 +52,7 @@ describe('gateway status model', () => {
   });
 
   it('computes the hit ratio and says each problem at the top', () => {
-    const v = buildStatus(parseProm(TEXT), facts({ lastErrors: new Map([['s1', 'connection refused']]), disk: { bytes: 9e9, objects: 1, max: 1e10, full: false, free: 1e8 } }));
+    const v = buildStatus(parseProm(TEXT), facts({ lastErrors: new Map([['s1', 'connection refused']]), disk: { bytes: 9e9, objects: 1, max: 1e10, full: false, free: 1e8, indexBytes: 0 } }));
     expect(v.hitRatio).toBe(0.8);
     expect(v.requests).toBe(50);
     expect(v.upstreams.find((u) => u.name === 's1')).toMatchObject({ state: 'failing', error: 'connection refused' });

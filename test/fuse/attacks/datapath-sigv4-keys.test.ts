@@ -10,7 +10,7 @@
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SdkObjectClient } from '../../../fuse/s3/sdk-client.ts';
+import { S3ObjectClient } from '../../../fuse/s3/s3-client.ts';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { startMinio, type MinioServer } from '../../helpers/minio.ts';
 import { s3Client } from '../../helpers/s3-smoke.ts';
@@ -36,10 +36,10 @@ const KEYS = [
 
 describe('datapath attack: SigV4 keys on MinIO', () => {
   let minio: MinioServer;
-  let client: SdkObjectClient;
+  let client: S3ObjectClient;
   beforeAll(async () => {
     minio = await startMinio({ buckets: ['sigkeys'] });
-    client = new SdkObjectClient({
+    client = new S3ObjectClient({
       bucket: 'sigkeys',
       endpoint: minio.endpoint,
       region: minio.region,

@@ -10,7 +10,7 @@ import type { ObjectClient } from '../../../fuse/s3/object-client.ts';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { startS3rver } from '../../helpers/s3rver.ts';
 import { startSwift, swiftAvailable } from '../../helpers/swift.ts';
-import { sdkClient } from '../s3/sdk.ts';
+import { storeClient } from '../s3/client.ts';
 import { makeFs, readFile } from './make-fs.ts';
 
 afterAll(runTeardowns);
@@ -58,11 +58,11 @@ describe('hostile keys', () => {
   it('are each reachable under one name on s3rver', async () => {
     const server = await startS3rver({ buckets: ['keys'] });
     // s3rver stores keys as file paths: `..` components cannot be stored there.
-    await check(sdkClient(server, 'keys'), false);
+    await check(storeClient(server, 'keys'), false);
   });
 
   it.runIf(swift.ok)('are each reachable under one name on Swift, `..` included', async () => {
     const server = await startSwift({ buckets: ['keys'] });
-    await check(sdkClient(server, 'keys'), true);
+    await check(storeClient(server, 'keys'), true);
   }, 60_000);
 });

@@ -1,8 +1,8 @@
-// 503 SlowDown from a real HTTP hop: the SDK client must retry with backoff and succeed, and
+// 503 SlowDown from a real HTTP hop: the mount's S3 client must retry with backoff and succeed, and
 // report `throttled` once its attempts are spent.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { SdkObjectClient } from '../../../fuse/s3/sdk-client.ts';
+import { S3ObjectClient } from '../../../fuse/s3/s3-client.ts';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import { startS3rver } from '../../helpers/s3rver.ts';
 import { throttlingProxy } from './throttling-proxy.ts';
@@ -14,7 +14,7 @@ describe('throttling', () => {
     const s3 = await startS3rver({ buckets: ['slow'] });
     const budget = { refuse: 0, refused: 0 };
     const port = await throttlingProxy(s3.port, budget);
-    const client = new SdkObjectClient({
+    const client = new S3ObjectClient({
       bucket: 'slow',
       endpoint: `http://127.0.0.1:${port}`,
       region: s3.region,

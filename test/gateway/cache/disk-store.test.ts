@@ -1,5 +1,6 @@
 // The disk tier on a real directory: commit, byte-bounded LRU eviction, reopen after restart,
-// metadata updates, and files with a damaged trailer discarded instead of served.
+// metadata updates, files with a damaged trailer discarded instead of served, and what entries
+// count against the bound and hold in memory.
 
 import { readdir, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -31,7 +32,8 @@ async function put(store: DiskStore, key: string, size: number, t?: number) {
 describe('DiskStore', () => {
   it('evicts least recently used entries beyond its byte bound and removes their files', async () => {
     const dir = await tempDir();
-    const store = new DiskStore(dir, 3000, silent);
+    // Each entry's file (1000 bytes and its trailer) takes one 4 KiB block.
+    const store = new DiskStore(dir, 3 * 4096, silent);
     await store.open();
     const a = await put(store, 'a', 1000);
     await put(store, 'b', 1000);
@@ -40,7 +42,7 @@ describe('DiskStore', () => {
     await put(store, 'd', 1000);
     expect(store.get('b')).toBeUndefined();
     expect(store.get('a')?.path).toBe(a.path);
-    expect(store.bytes).toBe(3000);
+    expect(store.bytes).toBe(3 * 4096);
     await new Promise((r) => setTimeout(r, 50));
     const files = (await readdir(join(dir, 'v1'), { recursive: true })).filter((f) =>
       /^[0-9a-f]{2}\/[0-9a-f]{32}$/.test(String(f)),
@@ -59,7 +61,7 @@ describe('DiskStore', () => {
     await truncate(y.path, (await stat(y.path)).size - 1);
     const second = new DiskStore(dir, 1e9, silent);
     const opened = await second.open();
-    expect(opened).toEqual({ entries: 2, bytes: 40, discarded: 1 });
+    expect(opened).toEqual({ entries: 2, bytes: 2 * 4096, discarded: 1 });
     expect(second.get('x')?.meta.size).toBe(10);
     expect(second.get('y')).toBeUndefined();
     expect(second.get('z')?.meta.headers).toEqual({ etag: '"new"' });
@@ -75,7 +77,7 @@ describe('DiskStore', () => {
     await put(first, 'other', 10, t - 2000);
     await recordWrites(first.root, ['old', 'new'], t - 1000);
     const second = new DiskStore(dir, 1e9, silent);
-    expect(await second.open()).toEqual({ entries: 2, bytes: 20, discarded: 0 });
+    expect(await second.open()).toEqual({ entries: 2, bytes: 2 * 4096, discarded: 0 });
     expect(second.get('old')).toBeUndefined();
     expect(second.get('new')).toBeDefined();
     expect(second.get('other')).toBeDefined();
@@ -102,5 +104,60 @@ describe('DiskStore', () => {
     expect(fresh.path).not.toBe(old.path);
     expect(store.get('k')?.meta.size).toBe(7);
     expect(store.count).toBe(1);
+  });
+
+  it('counts each file whole, trailer and block rounding included, as the disk does', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 1e9, silent);
+    await store.open();
+    const small = await put(store, 's', 10);
+    const edge = await put(store, 'e', 4096 - 10);
+    const on = (await stat(small.path)).blocks * 512;
+    expect(store.bytes).toBe(4096 + 8192);
+    expect(on).toBeLessThanOrEqual(4096);
+    expect((await stat(edge.path)).size).toBeGreaterThan(4096);
+  });
+
+  it('empty bodies under long URLs cannot make the index outgrow the bound', async () => {
+    const dir = await tempDir();
+    const bound = 4 * 1024 * 1024;
+    const store = new DiskStore(dir, bound, silent);
+    await store.open();
+    const long = 'x'.repeat(15 * 1024);
+    for (let i = 0; i < 200; i++) {
+      const temp = await store.createTemp();
+      const m = { ...meta(`${long}${i}`, 0), url: `http://h/${long}${i}` };
+      await store.commit(temp, m);
+    }
+    // Each holds about 31 KiB of index memory (two copies of the URL, and the rest): at four times
+    // that, a 4 MiB bound keeps at most 33 of them, where counting bodies alone kept all 200.
+    expect(store.count).toBeLessThanOrEqual(34);
+    expect(store.indexBytes).toBeLessThanOrEqual(bound / 4);
+    expect(store.indexBytes).toBeGreaterThan(store.count * 30 * 1024);
+  });
+
+  it('keeps its index memory in step through replacement, metadata updates, deletes and a restart', async () => {
+    const dir = await tempDir();
+    const first = new DiskStore(dir, 1e9, silent);
+    await first.open();
+    const a = await put(first, 'a', 100);
+    await put(first, 'b', 100);
+    const two = first.indexBytes;
+    expect(two).toBeGreaterThan(2 * 512);
+    await put(first, 'b', 200);
+    expect(first.indexBytes).toBe(two);
+    await first.updateMeta(a, { ...a.meta, headers: { etag: `"${'e'.repeat(5000)}"` } });
+    expect(first.indexBytes).toBeGreaterThan(two + 4900);
+    // Its 5 KB of headers now weigh more than its file's two blocks: four times its index memory.
+    expect(first.bytes).toBeGreaterThan(4096 + 4 * 5000);
+    const grown = first.indexBytes;
+    const second = new DiskStore(dir, 1e9, silent);
+    await second.open();
+    expect(second.indexBytes).toBe(grown);
+    expect(second.bytes).toBe(first.bytes);
+    first.delete('a');
+    first.delete('b');
+    expect(first.indexBytes).toBe(0);
+    expect(first.bytes).toBe(0);
   });
 });

@@ -5,18 +5,18 @@ import { afterAll, describe } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { minioAvailable, startMinio } from '../../helpers/minio.ts';
 import { objectClientContract } from './contract.ts';
-import { sdkClient } from './sdk.ts';
+import { storeClient } from './client.ts';
 
 afterAll(runTeardowns);
 
 const minio = await minioAvailable();
 
 describe.runIf(minio.ok)('MinIO', () => {
-  objectClientContract('AWS SDK and data path against MinIO', async () => {
+  objectClientContract('S3ObjectClient against MinIO', async () => {
     const server = await startMinio({ buckets: ['contract'] });
     return {
-      client: sdkClient(server, 'contract'),
-      missingBucket: sdkClient(server, 'no-such-bucket'),
+      client: storeClient(server, 'contract'),
+      missingBucket: storeClient(server, 'no-such-bucket'),
       awsMultipartEtags: true,
       partCopy: true,
       emptyRangeGet: true,

@@ -1,10 +1,10 @@
-import { SdkObjectClient } from '../../../fuse/s3/sdk-client.ts';
+import { S3ObjectClient } from '../../../fuse/s3/s3-client.ts';
 import { onTeardown } from '../../helpers/cleanup.ts';
 import type { S3Server } from '../../helpers/s3rver.ts';
 
-/** An SDK client for a test server, destroyed after the file. */
-export function sdkClient(server: S3Server, bucket: string): SdkObjectClient {
-  const client = new SdkObjectClient({
+/** The mount's S3 client for a test server, destroyed after the file. */
+export function storeClient(server: S3Server, bucket: string): S3ObjectClient {
+  const client = new S3ObjectClient({
     bucket,
     endpoint: server.endpoint,
     region: server.region,

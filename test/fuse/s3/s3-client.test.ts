@@ -2,15 +2,15 @@ import { afterAll } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { startS3rver } from '../../helpers/s3rver.ts';
 import { objectClientContract } from './contract.ts';
-import { sdkClient } from './sdk.ts';
+import { storeClient } from './client.ts';
 
 afterAll(runTeardowns);
 
-objectClientContract('AWS SDK against s3rver', async () => {
+objectClientContract('S3ObjectClient against s3rver', async () => {
   const server = await startS3rver({ buckets: ['contract'] });
   return {
-    client: sdkClient(server, 'contract'),
-    missingBucket: sdkClient(server, 'no-such-bucket'),
+    client: storeClient(server, 'contract'),
+    missingBucket: storeClient(server, 'no-such-bucket'),
     // s3rver answers a multipart upload with a plain MD5, and UploadPartCopy with 501.
     awsMultipartEtags: false,
     partCopy: false,

@@ -1,0 +1,233 @@
+// The mount's control calls — HEAD, listings, deletes, copies and the multipart bookkeeping — on
+// the same signed HTTP/1.1 client as the data path (http-exchange.ts) but on connections of their
+// own, so a listing never waits behind a window of readahead GETs. Their answers are XML, read by
+// s3-replies.ts; their errors and retries are s3-errors.ts's. Settings chosen for S3-compatible
+// servers as much as for AWS: Content-MD5 on DeleteObjects (Swift and MinIO require it, and
+// every server takes it), URL-encoded keys in listings (url-keys.ts), a body's SHA-256 signed
+// (these bodies are small; the data path's are not hashed).
+//
+// Every call is retried by the rules of the AWS SDK that made them before. Two are not
+// idempotent: a CreateMultipartUpload whose answer was lost and is sent again leaves an upload
+// nobody completes, which --abort-uploads-after removes; a CompleteMultipartUpload whose answer
+// was lost may have completed the object, so a retry told the upload is gone says so instead of
+// reporting the object missing.
+
+import { createHash } from 'node:crypto';
+import { EMPTY_SHA256 } from '../../lib/sigv4.ts';
+import { headOf, metadataHeaders } from './data-path.ts';
+import { contentLength, type ExchangeOptions, header, HttpExchange, type Reply } from './http-exchange.ts';
+import {
+  type ByteRange,
+  type CompletedPart,
+  type ListOptions,
+  type ListPage,
+  ObjectError,
+  type ObjectHead,
+  type PendingUpload,
+  type WriteOptions,
+} from './object-client.ts';
+import { outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
+import { completeBody, deleteBody, etagOf, firstDeleteError, listPage, uploadIdOf, uploadsPage } from './s3-replies.ts';
+import { XML_LIMITS } from './xml.ts';
+
+export interface ControlPathOptions extends ExchangeOptions {
+  readonly bucket: string;
+  readonly maxAttempts: number;
+}
+
+interface Call {
+  readonly method: 'GET' | 'PUT' | 'HEAD' | 'POST' | 'DELETE';
+  /** Undefined: the bucket itself. */
+  readonly key: string | undefined;
+  readonly query?: Record<string, string>;
+  readonly headers?: Record<string, string>;
+  readonly body?: string;
+  /** The key an error names, when not `key`: the prefix listed, the source copied. */
+  readonly about?: string;
+}
+
+/** Query parameters whose value is undefined are left out. */
+function query(q: Record<string, string | number | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(q)) if (v !== undefined) out[k] = String(v);
+  return out;
+}
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+export class ControlPath {
+  private readonly http: HttpExchange;
+  private readonly bucket: string;
+  private readonly maxAttempts: number;
+
+  constructor(options: ControlPathOptions) {
+    this.http = new HttpExchange(options);
+    this.bucket = options.bucket;
+    this.maxAttempts = options.maxAttempts;
+  }
+
+  /** One attempt: the reply and its body as text (S3's XML is UTF-8), at most XML_LIMITS.maxChars. */
+  private async once(call: Call): Promise<{ reply: Reply; body: string }> {
+    const body = call.body === undefined ? undefined : Buffer.from(call.body, 'utf8');
+    const pieces: Buffer[] = [];
+    let size = 0;
+    const reply = await this.http.send({
+      method: call.method,
+      key: call.key,
+      query: call.query,
+      headers: call.headers,
+      // PUT and POST say their length, 0 included: Swift answers a PUT without one with 411.
+      body: body ?? (call.method === 'PUT' || call.method === 'POST' ? Buffer.alloc(0) : undefined),
+      payloadHash: body ? sha256(body) : EMPTY_SHA256,
+      onBytes: (view) => {
+        size += view.length;
+        if (size > XML_LIMITS.maxChars)
+          throw new ObjectError('other', `answer longer than ${XML_LIMITS.maxChars} bytes`, call.key);
+        pieces.push(Buffer.from(view));
+      },
+    });
+    return { reply, body: Buffer.concat(pieces).toString('utf8') };
+  }
+
+  private send(call: Call) {
+    return withRetries(this.maxAttempts, call.about ?? call.key ?? this.bucket, () => this.once(call));
+  }
+
+  /** The reply's body read by `read`, inside the attempt: an <Error> in a 200 is retried. */
+  private sendAndRead<T>(call: Call, read: (body: string) => T, onRetry?: (e: ObjectError) => void): Promise<T> {
+    const about = call.about ?? call.key ?? this.bucket;
+    return withRetries(this.maxAttempts, about, async () => read((await this.once(call)).body), onRetry);
+  }
+
+  async head(key: string): Promise<ObjectHead | undefined> {
+    try {
+      const { reply } = await this.send({ method: 'HEAD', key });
+      const size = header(reply.headers, 'content-length') === undefined ? 0 : contentLength(reply, key);
+      return headOf(key, reply.headers, size);
+    } catch (err) {
+      const e = toObjectError(err, key);
+      if (e.kind === 'not-found') return undefined;
+      throw e;
+    }
+  }
+
+  list(prefix: string, options: ListOptions = {}): Promise<ListPage> {
+    const q = query({
+      'list-type': 2,
+      prefix,
+      delimiter: options.delimiter,
+      'continuation-token': options.continuationToken,
+      'max-keys': options.maxKeys,
+      // See url-keys.ts: one key with a control character would fail the whole listing.
+      'encoding-type': 'url',
+    });
+    return this.sendAndRead({ method: 'GET', key: undefined, query: q, about: prefix }, listPage);
+  }
+
+  async listUploads(prefix: string): Promise<PendingUpload[]> {
+    const out: PendingUpload[] = [];
+    let next: { keyMarker?: string; uploadIdMarker?: string } = {};
+    for (;;) {
+      const q = query({
+        uploads: '',
+        prefix,
+        'key-marker': next.keyMarker,
+        'upload-id-marker': next.uploadIdMarker,
+        'encoding-type': 'url',
+      });
+      const page = await this.sendAndRead({ method: 'GET', key: undefined, query: q, about: prefix }, uploadsPage);
+      out.push(...page.uploads);
+      if (!page.next) return out;
+      next = page.next;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.send({ method: 'DELETE', key });
+  }
+
+  async deleteMany(keys: readonly string[]): Promise<void> {
+    // One request takes at most 1000 keys.
+    for (let i = 0; i < keys.length; i += 1000) {
+      const body = deleteBody(keys.slice(i, i + 1000));
+      const headers = {
+        'content-md5': createHash('md5').update(body, 'utf8').digest('base64'),
+        'content-type': 'application/xml',
+      };
+      const call: Call = { method: 'POST', key: undefined, query: { delete: '' }, headers, body, about: keys[i] };
+      const failed = await this.sendAndRead(call, firstDeleteError);
+      if (failed) throw new ObjectError('other', `could not delete ${failed.key}: ${failed.message}`, failed.key);
+    }
+  }
+
+  /** CopySource is `bucket/key` with the key URL-encoded but its slashes kept. */
+  private copySource(key: string): string {
+    return `${this.bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+
+  copy(source: string, target: string, options?: WriteOptions): Promise<{ etag: string }> {
+    const headers: Record<string, string> = {
+      'x-amz-copy-source': this.copySource(source),
+      'x-amz-metadata-directive': options ? 'REPLACE' : 'COPY',
+      ...(options ? metadataHeaders(options) : {}),
+    };
+    const call: Call = { method: 'PUT', key: target, headers, about: source };
+    return this.sendAndRead(call, (b) => ({ etag: etagOf(b, 'CopyObjectResult') }));
+  }
+
+  createMultipart(key: string, options: WriteOptions = {}): Promise<string> {
+    const call: Call = { method: 'POST', key, query: { uploads: '' }, headers: metadataHeaders(options) };
+    return this.sendAndRead(call, uploadIdOf);
+  }
+
+  uploadPartCopy(key: string, uploadId: string, partNumber: number, source: string, range: ByteRange): Promise<string> {
+    const headers = {
+      'x-amz-copy-source': this.copySource(source),
+      'x-amz-copy-source-range': `bytes=${range.start}-${range.end - 1}`,
+    };
+    const call: Call = { method: 'PUT', key, query: { partNumber: String(partNumber), uploadId }, headers };
+    return this.sendAndRead(call, (b) => etagOf(b, 'CopyPartResult'));
+  }
+
+  async completeMultipart(key: string, uploadId: string, parts: readonly CompletedPart[]): Promise<{ etag: string }> {
+    let lost = false;
+    const call: Call = {
+      method: 'POST',
+      key,
+      query: { uploadId },
+      headers: { 'content-type': 'application/xml' },
+      body: completeBody(parts),
+    };
+    try {
+      return { etag: await this.sendAndRead(call, (b) => etagOf(b, 'CompleteMultipartUploadResult'), (e) => (lost ||= outcomeUnknown(e))) };
+    } catch (err) {
+      const e = toObjectError(err, key);
+      if (lost && e.kind === 'not-found')
+        throw new ObjectError('other', `completing the upload of ${key}: an earlier attempt's answer was lost and the upload is gone, so that attempt may have stored the object; read it back to know`, key, e);
+      throw e;
+    }
+  }
+
+  async abortMultipart(key: string, uploadId: string): Promise<void> {
+    try {
+      await this.send({ method: 'DELETE', key, query: { uploadId } });
+    } catch {
+      // Best effort: s3rver does not implement it, and a server-side lifecycle rule cleans up.
+    }
+  }
+
+  async checkBucket(): Promise<void> {
+    try {
+      await this.send({ method: 'HEAD', key: undefined });
+    } catch (err) {
+      const e = toObjectError(err, this.bucket);
+      // HEAD has no body to name the error: a 404 on the bucket itself means it does not exist.
+      if (e.kind === 'not-found') throw new ObjectError('no-such-bucket', e.message, this.bucket, err);
+      throw e;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.http.close();
+  }
+}

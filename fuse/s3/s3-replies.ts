@@ -1,0 +1,141 @@
+// What S3's XML answers to the control calls say, as the ObjectClient's types, and the XML the
+// calls send. Pure: no I/O. A reply whose root is not the one the call answers with is refused,
+// and so are numbers that are not numbers: a listing that cannot be read whole is an error, never
+// a shorter listing.
+
+import { type CompletedPart, type ListPage, ObjectError, type PendingUpload } from './object-client.ts';
+import { childrenNamed, childText, escapeText, parseXml, type XmlElement } from './xml.ts';
+import { listedKey } from './url-keys.ts';
+
+export const stripQuotes = (etag: string | undefined): string => (etag ?? '').replace(/"/g, '');
+
+/** An answer's error as the SDK threw it: toObjectError and the retry rules read these fields. */
+export class S3ReplyError extends Error {
+  readonly $metadata: { httpStatusCode: number };
+
+  constructor(status: number, code: string | undefined, message: string | undefined) {
+    super(message ?? `HTTP ${status}`);
+    this.name = code ?? (status === 404 ? 'NotFound' : `Http${status}`);
+    this.$metadata = { httpStatusCode: status };
+  }
+}
+
+/** The Code and Message of an `<Error>` body; what cannot be read as XML names no code. */
+export function errorOf(status: number, body: string): S3ReplyError {
+  let root: XmlElement | undefined;
+  try {
+    root = parseXml(body);
+  } catch {
+    root = undefined;
+  }
+  if (root?.name !== 'Error') return new S3ReplyError(status, undefined, undefined);
+  return new S3ReplyError(status, childText(root, 'Code'), childText(root, 'Message'));
+}
+
+/**
+ * The root of a success's body, which must be `<root>`. An `<Error>` in a 200 (S3 sends one when
+ * a CopyObject or CompleteMultipartUpload fails after its headers went out) and an empty body
+ * where one was due are thrown as a 503, as the AWS SDK does, so they are retried.
+ */
+export function replyRoot(body: string, root: string): XmlElement {
+  if (body.trim() === '') throw new S3ReplyError(503, 'InternalError', `empty answer where <${root}> was due`);
+  const el = parseXml(body);
+  if (el.name === 'Error') {
+    throw new S3ReplyError(503, childText(el, 'Code') ?? 'InternalError', childText(el, 'Message'));
+  }
+  if (el.name !== root) throw new ObjectError('other', `answer is <${el.name.slice(0, 40)}>, not <${root}>`);
+  return el;
+}
+
+function count(el: XmlElement, name: string): number {
+  const text = childText(el, name) ?? '0';
+  const n = Number(text);
+  if (!/^\s*\d{1,16}\s*$/.test(text) || !Number.isSafeInteger(n))
+    throw new ObjectError('other', `<${name}> in the answer is ${JSON.stringify(text.slice(0, 40))}, not a size`);
+  return n;
+}
+
+function date(el: XmlElement, name: string): Date {
+  const d = new Date(childText(el, name) ?? 0);
+  return Number.isNaN(d.getTime()) ? new Date(0) : d;
+}
+
+const isTrue = (el: XmlElement, name: string): boolean => childText(el, name)?.trim() === 'true';
+
+/** ListObjectsV2's page; keys decoded when the server says it encoded them (url-keys.ts). */
+export function listPage(body: string): ListPage {
+  const root = replyRoot(body, 'ListBucketResult');
+  const encoding = childText(root, 'EncodingType');
+  const decode = (k: string | undefined) => listedKey(k ?? '', encoding);
+  const next = childText(root, 'NextContinuationToken');
+  const truncated = isTrue(root, 'IsTruncated');
+  if (truncated && !next) throw new ObjectError('other', 'a truncated listing without a continuation token');
+  return {
+    objects: childrenNamed(root, 'Contents').map((o) => ({
+      key: decode(childText(o, 'Key')),
+      size: count(o, 'Size'),
+      etag: stripQuotes(childText(o, 'ETag')),
+      lastModified: date(o, 'LastModified'),
+    })),
+    prefixes: childrenNamed(root, 'CommonPrefixes').map((p) => decode(childText(p, 'Prefix'))),
+    nextToken: truncated ? next : undefined,
+  };
+}
+
+export interface UploadsPage {
+  readonly uploads: PendingUpload[];
+  /** Where the next page starts, when there is one. */
+  readonly next?: { keyMarker: string | undefined; uploadIdMarker: string | undefined };
+}
+
+export function uploadsPage(body: string): UploadsPage {
+  const root = replyRoot(body, 'ListMultipartUploadsResult');
+  const encoding = childText(root, 'EncodingType');
+  const uploads: PendingUpload[] = [];
+  for (const u of childrenNamed(root, 'Upload')) {
+    const key = childText(u, 'Key');
+    const uploadId = childText(u, 'UploadId');
+    if (key && uploadId) uploads.push({ key: listedKey(key, encoding), uploadId, initiated: date(u, 'Initiated') });
+  }
+  if (!isTrue(root, 'IsTruncated')) return { uploads };
+  const keyMarker = childText(root, 'NextKeyMarker');
+  return {
+    uploads,
+    next: {
+      keyMarker: keyMarker === undefined ? undefined : listedKey(keyMarker, encoding),
+      uploadIdMarker: childText(root, 'NextUploadIdMarker'),
+    },
+  };
+}
+
+/** The first key DeleteObjects could not delete, with the server's reason. */
+export function firstDeleteError(body: string): { key: string; message: string } | undefined {
+  const failed = childrenNamed(replyRoot(body, 'DeleteResult'), 'Error')[0];
+  if (!failed) return undefined;
+  return { key: childText(failed, 'Key') ?? '', message: childText(failed, 'Message') ?? childText(failed, 'Code') ?? '' };
+}
+
+/** The ETag of a CopyObjectResult, CopyPartResult or CompleteMultipartUploadResult. */
+export function etagOf(body: string, root: string): string {
+  return stripQuotes(childText(replyRoot(body, root), 'ETag'));
+}
+
+export function uploadIdOf(body: string): string {
+  const id = childText(replyRoot(body, 'InitiateMultipartUploadResult'), 'UploadId');
+  if (!id) throw new ObjectError('other', 'CreateMultipartUpload returned no UploadId');
+  return id;
+}
+
+const NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
+
+export function deleteBody(keys: readonly string[]): string {
+  const objects = keys.map((k) => `<Object><Key>${escapeText(k)}</Key></Object>`).join('');
+  return `<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="${NS}">${objects}<Quiet>true</Quiet></Delete>`;
+}
+
+export function completeBody(parts: readonly CompletedPart[]): string {
+  const list = parts
+    .map((p) => `<Part><ETag>${escapeText(`"${p.etag}"`)}</ETag><PartNumber>${p.partNumber}</PartNumber></Part>`)
+    .join('');
+  return `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUpload xmlns="${NS}">${list}</CompleteMultipartUpload>`;
+}
