@@ -205,10 +205,10 @@ export class StagingFile {
    * As write(), but past the page cache (O_DIRECT) when the kernel takes it: a whole part from a
    * page-aligned buffer (aligned-buffer.ts) on a file system with direct I/O. Writing through the
    * page cache into new blocks costs ext4 1.5 s of system CPU per GB, direct I/O 0.04 s. The rest
-   * (the last block of a file's last part, a plain buffer, tmpfs) goes through the page cache; a
-   * refusal stops the tries for this file, and a write that meets the handle closing goes
-   * through the page cache too. The two handles write disjoint ranges, and the kernel
-   * drops cached pages of a range written directly, so reads see every byte.
+   * (the last block of a file's last part, a plain buffer, a file system without direct I/O) goes
+   * through the page cache; a refusal stops the tries for this file, and a write that meets the
+   * handle closing goes through the page cache too. The two handles write disjoint ranges, and
+   * the kernel drops cached pages of a range written directly, so reads see every byte.
    */
   async writeThrough(data: Buffer, offset: number): Promise<void> {
     const head = alignedHead(data, offset);

@@ -3,10 +3,11 @@
 // exactly, whichever way each piece was written (direct, through the page cache after a refusal,
 // a last part cut at a block boundary, the unsent rest, writes past the end and a truncate after).
 
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { alignedBuffer } from '../../../fuse/fs/aligned-buffer.ts';
 import { BufferPool } from '../../../fuse/fs/buffer-pool.ts';
@@ -52,6 +53,25 @@ describe('the local copy of sent parts', () => {
     const part = (await pool.take(MiB))!;
     expect(await directWrite(dir, part)).toBeUndefined();
     pool.give(part);
+  });
+
+  it('are plain buffers under an address-space limit, where 8 GiB reservations would crowd out the rest', async () => {
+    const dir = await tempDir('estuary-direct-');
+    const module = resolve(import.meta.dirname, '../../../fuse/fs/aligned-buffer.ts');
+    const script = `
+      import { open } from 'node:fs/promises';
+      import { constants } from 'node:fs';
+      import { alignedBuffer } from ${JSON.stringify(module)};
+      const fh = await open(${JSON.stringify(join(dir, 'limited'))}, constants.O_RDWR | constants.O_CREAT | constants.O_DIRECT, 0o600);
+      const code = await fh.write(alignedBuffer(${MiB}), 0, ${MiB}, 0).then(() => 'ok', (err) => err.code);
+      await fh.close();
+      console.log(code);`;
+    const run = (limit: string) =>
+      execFileSync('bash', ['-c', `${limit} exec "$0" --input-type=module -e "$1"`, process.execPath, script], {
+        encoding: 'utf8',
+      }).trim();
+    expect(run('')).toBe('ok');
+    expect(run('ulimit -v 16000000;')).toBe('EINVAL');
   });
 
   it('reads back exactly: direct parts, a last part cut at a block, the rest, then changes', async () => {
