@@ -19,6 +19,13 @@ import { readFileSync } from 'node:fs';
 const WASM_PAGE = 65536;
 /** The largest memory a 32-bit WebAssembly memory may have (65,536 pages). */
 const WASM_MAX = 2 ** 32;
+/**
+ * Smaller buffers stay plain. Parts are at least 5 MiB (S3's minimum), and the 1 MiB buffers
+ * that carry small staged files up never meet direct I/O; this bounds the reservations to one per
+ * 4 MiB of the memory budget (a 16 GiB budget: 4,096 of 8 GiB, a third of the 128 TiB a process
+ * may map).
+ */
+const ALIGNED_MIN = 4 * 2 ** 20;
 
 /** Whether this process may reserve address space freely (no RLIMIT_AS). */
 function addressSpaceUnlimited(): boolean {
@@ -46,7 +53,7 @@ let pageAligned: boolean | undefined;
  */
 export function alignedBuffer(size: number): Buffer {
   pageAligned ??= addressSpaceUnlimited();
-  if (pageAligned && size > 0 && size % WASM_PAGE === 0 && size < WASM_MAX) {
+  if (pageAligned && size >= ALIGNED_MIN && size % WASM_PAGE === 0 && size < WASM_MAX) {
     const pages = size / WASM_PAGE;
     try {
       return Buffer.from(new WebAssembly.Memory({ initial: pages, maximum: pages }).buffer);

@@ -48,9 +48,9 @@ describe('the local copy of sent parts', () => {
   it('comes from part buffers that direct I/O accepts, where a plain Buffer is refused', async () => {
     const dir = await tempDir('estuary-direct-');
     expect(await directWrite(dir, Buffer.allocUnsafeSlow(MiB))).toBe('EINVAL');
-    expect(await directWrite(dir, alignedBuffer(MiB))).toBeUndefined();
-    const pool = new BufferPool(new MemoryBudget(4 * MiB));
-    const part = (await pool.take(MiB))!;
+    expect(await directWrite(dir, alignedBuffer(4 * MiB))).toBeUndefined();
+    const pool = new BufferPool(new MemoryBudget(8 * MiB));
+    const part = (await pool.take(4 * MiB))!;
     expect(await directWrite(dir, part)).toBeUndefined();
     pool.give(part);
   });
@@ -63,7 +63,7 @@ describe('the local copy of sent parts', () => {
       import { constants } from 'node:fs';
       import { alignedBuffer } from ${JSON.stringify(module)};
       const fh = await open(${JSON.stringify(join(dir, 'limited'))}, constants.O_RDWR | constants.O_CREAT | constants.O_DIRECT, 0o600);
-      const code = await fh.write(alignedBuffer(${MiB}), 0, ${MiB}, 0).then(() => 'ok', (err) => err.code);
+      const code = await fh.write(alignedBuffer(${4 * MiB}), 0, ${4 * MiB}, 0).then(() => 'ok', (err) => err.code);
       await fh.close();
       console.log(code);`;
     const run = (limit: string) =>
@@ -79,7 +79,7 @@ describe('the local copy of sent parts', () => {
     const spool = new Spool(settings(dir), 'k');
     const content = randomBytes(3 * MiB + 4 * 4096 + 5000);
     const part = (from: number, to: number) => {
-      const buf = alignedBuffer(2 * MiB);
+      const buf = alignedBuffer(4 * MiB);
       content.copy(buf, 0, from, to);
       return buf.subarray(0, to - from);
     };
@@ -109,9 +109,9 @@ describe('the local copy of sent parts', () => {
     const spool = new Spool(settings(dir), 'k');
     const content = randomBytes(3 * MiB);
     await spool.keep(Buffer.from(content.subarray(0, MiB)), 0);
-    const aligned = alignedBuffer(MiB);
+    const aligned = alignedBuffer(4 * MiB);
     content.copy(aligned, 0, MiB, 2 * MiB);
-    await spool.keep(aligned, MiB);
+    await spool.keep(aligned.subarray(0, MiB), MiB);
     const file = await spool.take(content.subarray(2 * MiB), 2 * MiB);
     try {
       expect((await file.read(0, content.length)).equals(content)).toBe(true);
