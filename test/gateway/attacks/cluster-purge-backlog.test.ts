@@ -14,62 +14,22 @@
 // The cache is seeded on disk (the gateway's own entry format, copied from an entry it stored),
 // so the test does not spend half a minute fetching 800 objects.
 
-import { readdir, readFile, writeFile, mkdir } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
-import { decodeMeta, decodeTail, encodeTrailer, TRAILER_FIXED } from '../../../gateway/cache/format.ts';
-import type { EntryMeta } from '../../../gateway/cache/entry.ts';
 import { clusterGateway, Conn, tempDir, waitWorkers, workerPids } from './cluster-lib.ts';
-import { versionedOrigin } from './confirm-lib.ts';
+import { seedEntries, versionedOrigin } from './confirm-lib.ts';
 import { sleep } from './gateway-lib.ts';
 
 afterAll(runTeardowns);
-
-async function oneEntry(root: string): Promise<{ meta: EntryMeta; body: Buffer }> {
-  for (const sub of await readdir(root)) {
-    if (!/^[0-9a-f]{2}$/.test(sub)) continue;
-    for (const name of await readdir(join(root, sub))) {
-      const file = await readFile(join(root, sub, name));
-      const len = decodeTail(file.subarray(file.length - TRAILER_FIXED))!;
-      const meta = decodeMeta(file.subarray(file.length - TRAILER_FIXED - len, file.length - TRAILER_FIXED), file.length)!;
-      return { meta, body: file.subarray(0, meta.size) };
-    }
-  }
-  throw new Error('no entry stored');
-}
 
 it('a purge of a large prefix kills no healthy worker', async () => {
   const o = await versionedOrigin();
   const long = 'x'.repeat(12_000);
   const N = 800;
-  o.objects.set('/seed', 'seed-body');
   for (let i = 0; i < N; i++) o.objects.set(`/big/${i}/${long}`, `o${i}`);
   const token = 'a'.repeat(32);
   const cacheDir = tempDir();
-  // A first gateway stores one object, so the seeded entries use its exact format.
-  const first = await clusterGateway(o.url, 1, ['--admin-token', token], cacheDir);
-  const c0 = await Conn.open(first.port);
-  await c0.request('GET', '/seed');
-  c0.close();
-  await first.child.stop('SIGTERM', 5000);
-  const root = join(cacheDir, 'v1');
-  const seed = await oneEntry(root);
-  for (let i = 0; i < N; i++) {
-    const path = `/big/${i}/${long}`;
-    const body = Buffer.from(`o${i}`);
-    const meta: EntryMeta = {
-      ...seed.meta,
-      key: seed.meta.key.replace('/seed', path),
-      url: seed.meta.url.replace('/seed', path),
-      size: body.length,
-      headers: { ...seed.meta.headers, 'content-length': String(body.length) },
-    };
-    const name = randomBytes(16).toString('hex');
-    await mkdir(join(root, name.slice(0, 2)), { recursive: true });
-    await writeFile(join(root, name.slice(0, 2), name), Buffer.concat([body, encodeTrailer(meta)]));
-  }
+  await seedEntries(o, cacheDir, N, (i) => `/big/${i}/${long}`);
 
   const gw = await clusterGateway(o.url, 2, ['--admin-token', token], cacheDir);
   const before = await waitWorkers(gw.child.pid, 2);
