@@ -6,6 +6,7 @@ import { readFileSync, truncateSync, writeFileSync, mkdirSync, symlinkSync, exis
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers/tmp.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
 import { startGateway } from './gateway-lib.ts';
 import { entryFiles, get, origin } from './disk-lib.ts';
 
@@ -131,5 +132,40 @@ describe('entry files changed under a running gateway', () => {
     expect(r.body.equals(content)).toBe(true);
     expect(existsSync(join(dir, 'v1', 'README'))).toBe(true);
     expect(existsSync(join(dir, 'v1', 'zz', 'keep'))).toBe(true);
+  });
+
+  // A foreign file or a dangling symlink where a two-hex sub-directory would be: the scan's
+  // readdir throws ENOTDIR/ENOENT, the worker dies at start and the gateway exits 1 with a stack
+  // trace ("estuary: unexpected failure: Error: ENOTDIR ... scandir '<dir>/v1/ab'"). Appearing
+  // while the gateway runs, it turns the next worker restart into a crash loop. Expected: it is
+  // skipped like any other foreign name (as v1/zz/ is), and the gateway serves.
+  for (const kind of ['file', 'dangling symlink'] as const) {
+    it(`a ${kind} named like a sub-directory (v1/ab) does not stop the start`, { timeout: 60_000 }, async () => {
+      const content = body(100);
+      const up = await fixedOrigin(content);
+      const dir = await tempDir('atk-gwdisk-');
+      mkdirSync(join(dir, 'v1'), { recursive: true });
+      if (kind === 'file') writeFileSync(join(dir, 'v1', 'ab'), 'foreign');
+      else symlinkSync('/nonexistent/target', join(dir, 'v1', 'ab'));
+      const gw = await startGateway(['--upstream', `o=http://127.0.0.1:${up.port}`, '--cache-dir', dir]);
+      const r = await get(gw.port, '/x', { host: 'o' });
+      expect(r.status).toBe(200);
+    });
+  }
+
+  // docs/ERRORS.md: ESTUARY_GW_CACHE_DIR, "the --cache-dir cannot be created or written
+  // (permission, read-only file system, a file in the way, disk full)", and COMMON's rule: a
+  // daemon that cannot do its job exits 2 with one line. A file where v1/ should be gives
+  // "estuary: unexpected failure: ENOTDIR ... lstat '<dir>/v1/tmp'", a stack trace and status 1.
+  it('a file in the way of v1/ is ESTUARY_GW_CACHE_DIR, exit 2, one line', { timeout: 60_000 }, async () => {
+    const dir = await tempDir('atk-gwdisk-');
+    writeFileSync(join(dir, 'v1'), 'in the way');
+    const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'estuary.js');
+    const child = startChild(NODE, [bin, 'gateway', '--listen', '127.0.0.1:0', '--upstream', 'o=http://127.0.0.1:9', '--cache-dir', dir, '--log-format', 'json']);
+    const code = await child.exited;
+    const text = child.output().split('\n').filter((l) => l.trim() !== '' && !l.startsWith('{'));
+    expect(code, child.output()).toBe(2);
+    expect(text.join('\n')).toMatch(/ESTUARY_GW_CACHE_DIR|not usable/);
+    expect(text, 'one line, no stack trace').toHaveLength(1);
   });
 });
