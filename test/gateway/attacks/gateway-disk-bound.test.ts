@@ -9,7 +9,8 @@
 
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers/tmp.ts';
-import { startGateway, sleep } from './gateway-lib.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { freePort, startGateway, sleep } from './gateway-lib.ts';
 import { du, entryFiles, fileBlocks, get, origin } from './disk-lib.ts';
 
 const MiB = 1024 * 1024;
@@ -70,5 +71,20 @@ describe('--disk-cache bounds the files of the disk tier', () => {
     for (const r of await all) expect(r.status).toBe(200);
     // 4 x 3 MiB bodies were on disk at once under a 4 MiB --disk-cache.
     expect(peak, `peak file blocks ${peak}, du ${peakDu}`).toBeLessThanOrEqual(4 * MiB + 64 * 1024);
+  });
+
+  // Every entry counts at least one 4 KiB block, so a --disk-cache below that stores nothing, and
+  // the memory tier (copies of disk entries) nothing either: the gateway becomes a plain proxy
+  // without a word. Expected: refused at start (exit 2, one line naming --disk-cache), or at
+  // least a warning naming it.
+  it('a --disk-cache smaller than one block is refused or warned about', { timeout: 60_000 }, async () => {
+    const dir = await tempDir('atk-gwdisk-');
+    const port = await freePort();
+    const bin = new URL('../../../bin/estuary.js', import.meta.url).pathname;
+    const child = startChild(NODE, [bin, 'gateway', '--listen', `127.0.0.1:${port}`, '--upstream', 'o=http://127.0.0.1:9', '--cache-dir', dir, '--disk-cache', '4095', '--log-format', 'json']);
+    await Promise.race([child.exited, child.waitFor(/gateway listening/, 30_000).catch(() => undefined)]);
+    await sleep(300);
+    const said = child.output().split('\n').filter((l) => /disk-cache/.test(l) && !/"level":30/.test(l));
+    expect(said.length, child.output()).toBeGreaterThan(0);
   });
 });
