@@ -58,7 +58,7 @@ export function get(port: number, path: string, headers: Record<string, string> 
 export function entryFiles(cacheDir: string): string[] {
   const root = join(cacheDir, 'v1');
   const out: string[] = [];
-  let subs: string[] = [];
+  let subs: string[];
   try {
     subs = readdirSync(root);
   } catch {
@@ -75,7 +75,7 @@ export function entryFiles(cacheDir: string): string[] {
 export function filesUnder(dir: string): { path: string; size: number }[] {
   const out: { path: string; size: number }[] = [];
   const walk = (d: string) => {
-    let names: string[] = [];
+    let names: string[];
     try {
       names = readdirSync(d);
     } catch {
@@ -104,7 +104,7 @@ export function du(dir: string): { apparent: number; allocated: number } {
 export function fileBlocks(dir: string): number {
   let total = 0;
   const walk = (d: string) => {
-    let names: string[] = [];
+    let names: string[];
     try {
       names = readdirSync(d);
     } catch {
