@@ -5,10 +5,10 @@
 // A replacement reads every trailer, one file after the other, before it takes a connection:
 // measured 57 s for 200,000 entries (64 s with --workers 2; load average 8.5), so with a cache
 // of a few hundred thousand objects (the docs' own 10 GiB example holds 100,000 to 2.6 million)
-// a single worker's crash means a minute of 503s instead of a second or two. Here 40,000 small
-// entries, written in the documented format, already take about ten seconds. Expected: a
-// replacement answers within a few seconds whatever the cache holds (serving while its index
-// loads, as a miss or from an index the primary hands over).
+// a single worker's crash means a minute of 503s instead of a second or two. Here 60,000 small
+// entries, written in the documented format, take about 8 to 15 s (40,000 took 5.5 to 11 s).
+// Expected: a replacement answers within a few seconds whatever the cache holds (serving while
+// its index loads, as a miss or from an index the primary hands over).
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -18,7 +18,7 @@ import { tempDir } from '../../helpers/tmp.ts';
 import { startGateway, sleep } from './gateway-lib.ts';
 import { get, origin, workers } from './disk-lib.ts';
 
-const ENTRIES = 40_000;
+const ENTRIES = 60_000;
 
 /** Entries as a gateway writes them: body | metadata JSON | length (uint32 BE) | "ESTUARY1". */
 function writeEntries(dir: string, n: number): void {
@@ -67,7 +67,8 @@ describe('the replacement of the only worker, with many entries on disk', () => 
     const r = await get(gw.port, '/fresh', { host: 'o' }, 60_000);
     const took = (Date.now() - started) / 1000;
     const load = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).trim();
+    console.log(`answered after ${took.toFixed(1)} s (load ${load})`);
     expect(r.status).toBe(200);
-    expect(took, `answered after ${took.toFixed(1)} s (load ${load})`).toBeLessThanOrEqual(5);
+    expect(took, `answered after ${took.toFixed(1)} s (load ${load})`).toBeLessThanOrEqual(4);
   });
 });
