@@ -2,7 +2,7 @@
 // partial or corrupt body as if it were whole", and "Layout": "a file without a valid trailer (a
 // crash in the middle of an update, a damaged copy) is deleted, never served".
 
-import { readFileSync, truncateSync, writeFileSync, mkdirSync, symlinkSync, existsSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../../helpers/tmp.ts';
@@ -167,5 +167,34 @@ describe('entry files changed under a running gateway', () => {
     expect(code, child.output()).toBe(2);
     expect(text.join('\n')).toMatch(/ESTUARY_GW_CACHE_DIR|not usable/);
     expect(text, 'one line, no stack trace').toHaveLength(1);
+  });
+
+  it('an entry extended by another program is still served byte for byte (regression)', { timeout: 60_000 }, async () => {
+    const content = body(3 * MiB);
+    const up = await fixedOrigin(content);
+    const dir = await tempDir('atk-gwdisk-');
+    const gw = await startGateway(['--upstream', `o=http://127.0.0.1:${up.port}`, '--cache-dir', dir]);
+    expect((await get(gw.port, '/e', { host: 'o' })).status).toBe(200);
+    appendFileSync(entryFiles(dir)[0]!, Buffer.alloc(MiB, 0x7a));
+    const r = await get(gw.port, '/e', { host: 'o' });
+    expect(r.error).toBeUndefined();
+    expect(r.body.equals(content)).toBe(true);
+  });
+
+  it('trailers that claim huge or impossible lengths are discarded at start (regression)', { timeout: 60_000 }, async () => {
+    const up = await fixedOrigin(body(10));
+    const dir = await tempDir('atk-gwdisk-');
+    const sub = join(dir, 'v1', 'ab');
+    mkdirSync(sub, { recursive: true });
+    for (const [name, len] of [['a', 0xffffffff], ['b', 1 << 20], ['c', 0]] as const) {
+      const tail = Buffer.alloc(12);
+      tail.writeUInt32BE(len, 0);
+      tail.write('ESTUARY1', 4, 'latin1');
+      writeFileSync(join(sub, name.repeat(32)), Buffer.concat([Buffer.from('{"key":"reverse://o/z","size":0,"status":200}'), tail]));
+    }
+    const gw = await startGateway(['--upstream', `o=http://127.0.0.1:${up.port}`, '--cache-dir', dir]);
+    const r = await get(gw.port, '/z', { host: 'o' });
+    expect(r.status).toBe(200);
+    expect(r.body.equals(body(10))).toBe(true);
   });
 });
