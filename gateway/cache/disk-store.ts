@@ -51,6 +51,8 @@ const FULL_BACKOFF_MS = 10_000;
 const STATFS_TTL_MS = 1000;
 /** Room kept free beyond a body's length: its trailer, and other writers on the same disk. */
 const RESERVE_BYTES = 1024 * 1024;
+/** Bytes of old entries a write that hit a full disk evicts before it tries once more. */
+export const EVICT_ON_FULL = 64 * 1024 * 1024;
 
 export function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: string }).code;
@@ -149,12 +151,16 @@ export class DiskStore {
     return { path, fh };
   }
 
-  /** Appends the trailer, fsyncs, renames into place and indexes the entry. Closes the handle. */
+  /**
+   * Appends the trailer, fsyncs, renames into place and indexes the entry. Closes the handle. A
+   * full disk at the trailer costs our oldest entries once, as a body write does (fetcher.ts);
+   * failing again, the disk is marked full and the error (isDiskFull) goes to the caller, which
+   * still has the whole body in the temporary file.
+   */
   async commit(temp: TempFile, meta: EntryMeta): Promise<DiskEntry> {
     const trailer = encodeTrailer(meta);
     try {
-      await temp.fh.write(trailer, 0, trailer.length, meta.size);
-      await temp.fh.sync();
+      await this.#appendTrailer(temp, trailer, meta.size);
     } finally {
       await temp.fh.close().catch(() => undefined);
     }
@@ -167,6 +173,23 @@ export class DiskStore {
     const entry: DiskEntry = { meta, path, footprint: footprintOf(meta, trailer.length - TRAILER_FIXED) };
     if (!this.#put(entry)) await unlink(path).catch(() => undefined);
     return entry;
+  }
+
+  async #appendTrailer(temp: TempFile, trailer: Buffer, at: number): Promise<void> {
+    for (let evicted = false; ; evicted = true) {
+      try {
+        await temp.fh.write(trailer, 0, trailer.length, at);
+        await temp.fh.sync();
+        return;
+      } catch (err) {
+        if (!isDiskFull(err)) throw err;
+        if (evicted || (await this.evictBytes(EVICT_ON_FULL + trailer.length)) === 0) {
+          this.markFull();
+          throw err;
+        }
+        await temp.fh.truncate(at).catch(() => undefined);
+      }
+    }
   }
 
   async abort(temp: TempFile): Promise<void> {

@@ -7,7 +7,7 @@ import { open } from 'node:fs/promises';
 import type { Logger } from '../../lib/log.ts';
 import { isBlockOf } from '../cache/block.ts';
 import type { Cache } from '../cache/cache.ts';
-import { isDiskFull, type TempFile } from '../cache/disk-store.ts';
+import { type DiskEntry, EVICT_ON_FULL, isDiskFull, type TempFile } from '../cache/disk-store.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { mayStore, mergeNotModified, notModifiedSelects, staleOnErrorLimit } from '../cache/freshness.ts';
@@ -35,9 +35,6 @@ function s3Decision(status: number, headers: Record<string, string | string[]>):
   if (/(^|,)\s*no-store\b/i.test(String(headers['cache-control'] ?? ''))) return { store: false, reason: 'no-store' };
   return { store: true };
 }
-
-/** Bytes of old entries a write that hit a full disk evicts before it tries once more. */
-const EVICT_ON_FULL = 64 * 1024 * 1024;
 
 export interface FetchDeps {
   readonly cache: Cache;
@@ -238,7 +235,8 @@ async function streamToDisk(
       await deps.cache.disk.abort(temp);
       return;
     }
-    const entry = await deps.cache.disk.commit(temp, final);
+    const entry = await commitOrKeep(deps, fill, temp, final);
+    if (!entry) return;
     fill.path = entry.path;
     // A write acknowledged meanwhile found nothing to remove yet: the old bytes must not stay
     // behind it, and the other workers are not told of them (the done event says not stored).
@@ -260,6 +258,28 @@ async function streamToDisk(
       'fill failed; nothing stored',
     );
     failFill(deps, fill, failure);
+  }
+}
+
+/**
+ * Commits a verified body. When the disk fills up at the trailer, the body is whole in the
+ * temporary file: its readers get all of it, unstored, and later requests pass through while the
+ * disk is marked full. Resolves undefined in that case, the fill already finished.
+ */
+async function commitOrKeep(deps: FetchDeps, fill: Fill, temp: TempFile, final: EntryMeta): Promise<DiskEntry | undefined> {
+  try {
+    return await deps.cache.disk.commit(temp, final);
+  } catch (err) {
+    if (!isDiskFull(err)) throw err;
+    deps.cache.disk.markFull();
+    deps.log.warn({ url: final.url }, 'cache disk full at the trailer; delivering the body unstored');
+    fill.stored = false;
+    fill.path = temp.path;
+    fill.meta = final;
+    fill.finish('done');
+    deps.cache.endFill(fill);
+    await deps.cache.disk.abort(temp);
+    return undefined;
   }
 }
 
