@@ -119,7 +119,12 @@ export class DiskStore {
     const written = await readWrites(this.root, Date.now());
     for (const sub of await readdir(this.root)) {
       if (sub === 'tmp' || !/^[0-9a-f]{2}$/.test(sub)) continue;
-      for (const name of await readdir(join(this.root, sub))) {
+      const names = await readSub(join(this.root, sub));
+      if (!names) {
+        this.#log.warn({ path: join(this.root, sub) }, 'not a directory where the cache keeps entries; skipped (remove it)');
+        continue;
+      }
+      for (const name of names) {
         const path = join(this.root, sub, name);
         const read = await readTrailer(path);
         if (!read) discarded++;
@@ -366,6 +371,17 @@ function footprint(e: DiskEntry): DiskFootprint {
   return e.footprint;
 }
 
+/** A sub-directory's names, or undefined when something else has its name (a file, a dangling link). */
+async function readSub(dir: string): Promise<string[] | undefined> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTDIR' || code === 'ENOENT' || code === 'ELOOP') return undefined;
+    throw err;
+  }
+}
+
 async function readTrailer(path: string): Promise<{ meta: EntryMeta; footprint: DiskFootprint } | undefined> {
   let fh: FileHandle | undefined;
   try {
@@ -390,6 +406,8 @@ async function readTrailer(path: string): Promise<{ meta: EntryMeta; footprint: 
 /** Fails with the OS error when `dir` cannot hold a cache (missing permission, read-only, full). */
 export async function probeWritable(dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
+  // A file in the way of v1/ or v1/tmp/ is found here, as one line, not by the index scan.
+  await mkdir(join(dir, `v${FORMAT_VERSION}`, 'tmp'), { recursive: true });
   const probe = join(dir, `.probe-${randomBytes(6).toString('hex')}`);
   const fh = await open(probe, 'w');
   try {

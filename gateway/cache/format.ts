@@ -78,10 +78,44 @@ export function decodeMeta(json: Buffer, fileSize: number): EntryMeta | undefine
   } catch {
     return undefined;
   }
-  if (typeof meta !== 'object' || meta === null) return undefined;
-  if (typeof meta.key !== 'string' || typeof meta.size !== 'number' || typeof meta.status !== 'number') {
-    return undefined;
-  }
+  if (!wellFormed(meta)) return undefined;
   if (meta.size + json.length + TRAILER_FIXED !== fileSize) return undefined;
   return meta;
+}
+
+/** A header field name (RFC 9110 token) and a value a response can carry (no CR, LF or NUL). */
+const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+const FIELD_VALUE = /^[^\r\n\0]*$/;
+
+function isFieldValue(v: unknown): boolean {
+  return typeof v === 'string' && FIELD_VALUE.test(v);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function optional(v: unknown, type: 'string' | 'number' | 'boolean'): boolean {
+  return v === undefined || typeof v === type;
+}
+
+/**
+ * Whether parsed metadata has every field a response is built from, of the right type: a damaged
+ * trailer that is still valid JSON must be discarded at start-up like any other, not answered 500
+ * (or with an injected header) on every hit.
+ */
+export function wellFormed(m: unknown): m is EntryMeta {
+  if (!isRecord(m)) return false;
+  if (typeof m.key !== 'string' || typeof m.url !== 'string') return false;
+  if (!Number.isInteger(m.status) || (m.status as number) < 100 || (m.status as number) > 599) return false;
+  if (!Number.isSafeInteger(m.size) || (m.size as number) < 0) return false;
+  if (!Number.isFinite(m.requestTime) || !Number.isFinite(m.responseTime)) return false;
+  if (!isRecord(m.headers)) return false;
+  for (const [name, value] of Object.entries(m.headers)) {
+    if (!FIELD_NAME.test(name)) return false;
+    if (Array.isArray(value) ? !value.every(isFieldValue) : !isFieldValue(value)) return false;
+  }
+  if (m.vary !== undefined && (!isRecord(m.vary) || !Object.values(m.vary).every((v) => typeof v === 'string'))) return false;
+  if (!optional(m.directives, 'string') || !optional(m.repo, 'string')) return false;
+  return optional(m.immutable, 'boolean') && optional(m.lifetimeS, 'number');
 }

@@ -97,7 +97,8 @@ export function serveMemory(
 
 /**
  * Answers from a stored response. Resolves false, having sent nothing, when a disk entry's file
- * vanished (evicted by another worker, removed by hand): the caller then treats it as a miss.
+ * vanished (evicted by another worker, removed by hand) or is shorter than its body: the caller
+ * then drops the entry and treats the request as a miss.
  */
 export async function serveStored(
   req: IncomingMessage,
@@ -120,6 +121,13 @@ export async function serveStored(
   try {
     fh = await open(found.path, 'r');
   } catch {
+    return false;
+  }
+  // Cut short by another program: the entry is damaged, and is dropped like a vanished one
+  // rather than cut at the same byte on every hit.
+  const size = await fh.stat().then((st) => st.size, () => -1);
+  if (size < found.meta.size) {
+    await fh.close().catch(() => undefined);
     return false;
   }
   if (res.destroyed) {
