@@ -35,6 +35,11 @@ export interface DiskEntry {
   footprint?: DiskFootprint;
 }
 
+/** Room a fill of announced length holds against --disk-cache while it writes; release is idempotent. */
+export interface Reservation {
+  release(): void;
+}
+
 /** A body being written; `commit` makes it an entry, `abort` throws it away. */
 export interface TempFile {
   readonly path: string;
@@ -76,6 +81,8 @@ export class DiskStore {
   /** What the index holds in memory in this process (format.ts, footprintOf), summed. */
   #indexBytes = 0;
   #free?: { readonly at: number; readonly bytes: number };
+  /** Blocks that fills of announced length in this process are writing to tmp/ (reserve). */
+  #reserved = 0;
 
   constructor(dir: string, maxBytes: number, log: Logger) {
     this.root = join(dir, `v${FORMAT_VERSION}`);
@@ -221,6 +228,31 @@ export class DiskStore {
     if (current && current.path === entry.path) this.#setMeta(current, meta);
   }
 
+  /**
+   * Holds room for a body of `length` bytes while it is written to tmp/, evicting old entries so
+   * that the entries and the bodies being written stay within --disk-cache together. Undefined
+   * when the body cannot be kept, alone or beside the bodies already being written: it then
+   * passes through without being written at all.
+   */
+  reserve(length: number): Reservation | undefined {
+    const charge = diskCharge(length);
+    if (this.#reserved + charge > this.#index.maxSize) return undefined;
+    this.#reserved += charge;
+    this.#trim();
+    let held = true;
+    return {
+      release: () => {
+        if (held) this.#reserved -= charge;
+        held = false;
+      },
+    };
+  }
+
+  /** Evicts least recently used entries until they and the reserved bodies fit. */
+  #trim(): void {
+    while (this.#index.size > 0 && this.#index.calculatedSize + this.#reserved > this.#index.maxSize) this.#index.pop();
+  }
+
   delete(key: string): boolean {
     return this.#index.delete(key);
   }
@@ -322,6 +354,7 @@ export class DiskStore {
     if (this.#index.peek(entry.meta.key) === entry) return true;
     if (chargeOf(footprint(entry)) > this.#index.maxSize) return false;
     this.#index.set(entry.meta.key, entry);
+    this.#trim();
     if (this.#index.peek(entry.meta.key) !== entry) return false;
     this.totals.add(entry.meta);
     this.#indexBytes += footprint(entry).indexBytes;

@@ -7,7 +7,7 @@ import { open } from 'node:fs/promises';
 import type { Logger } from '../../lib/log.ts';
 import { isBlockOf } from '../cache/block.ts';
 import type { Cache } from '../cache/cache.ts';
-import { type DiskEntry, EVICT_ON_FULL, isDiskFull, type TempFile } from '../cache/disk-store.ts';
+import { type DiskEntry, EVICT_ON_FULL, isDiskFull, type Reservation, type TempFile } from '../cache/disk-store.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { mayStore, mergeNotModified, notModifiedSelects, staleOnErrorLimit } from '../cache/freshness.ts';
@@ -143,6 +143,38 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     decision = { store: false, reason: 'too-large' };
   }
   if (decision.store && deps.cache.unstorable.has(target.key)) decision = { store: false, reason: 'too-large' };
+  // An announced length holds its room against --disk-cache while it is written; one that can
+  // never fit is not copied to disk only to be dropped at the end.
+  const room = decision.store && length !== undefined ? deps.cache.disk.reserve(length) : undefined;
+  if (decision.store && length !== undefined && !room) decision = { store: false, reason: 'too-large' };
+  try {
+    await storeOrPass(deps, fill, req, res, decision, { directives, requestTime, responseTime, isData, length, resHeaders }, room);
+  } finally {
+    room?.release();
+  }
+}
+
+interface Fetched {
+  readonly directives: string | undefined;
+  readonly requestTime: number;
+  readonly responseTime: number;
+  readonly isData: boolean;
+  readonly length: number | undefined;
+  readonly resHeaders: Record<string, string | string[]>;
+}
+
+async function storeOrPass(
+  deps: FetchDeps,
+  fill: Fill,
+  req: FillRequest,
+  res: UpstreamResponse,
+  given: { store: boolean; reason?: string },
+  f: Fetched,
+  room: Reservation | undefined,
+): Promise<void> {
+  const { target } = req;
+  const { directives, requestTime, responseTime, isData, length, resHeaders } = f;
+  let decision = given;
   if (decision.store && !(await deps.cache.disk.ensureRoom(length ?? 0))) {
     deps.log.warn({ url: target.url }, 'cache disk full; passing through unstored');
     decision = { store: false, reason: 'disk-full' };
@@ -180,7 +212,7 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     deps.cache.endFill(fill);
     return;
   }
-  await streamToDisk(deps, fill, req, res, meta, temp, length);
+  await streamToDisk(deps, fill, req, res, meta, temp, length, room);
 }
 
 async function streamToDisk(
@@ -191,6 +223,7 @@ async function streamToDisk(
   meta: EntryMeta,
   temp: TempFile,
   length: number | undefined,
+  room: Reservation | undefined,
 ): Promise<void> {
   const hash = req.target.cvmfs?.kind === 'data' ? req.target.cvmfs.hash : undefined;
   const hasher = hash && meta.status === 200 ? newHasher(hash.algorithm) : undefined;
@@ -235,6 +268,8 @@ async function streamToDisk(
       await deps.cache.disk.abort(temp);
       return;
     }
+    // The entry's own charge replaces the room held for it.
+    room?.release();
     const entry = await commitOrKeep(deps, fill, temp, final);
     if (!entry) return;
     fill.path = entry.path;
