@@ -13,7 +13,7 @@ import type { Fill } from '../cache/fill.ts';
 import { mayStore, mergeNotModified, notModifiedSelects, staleOnErrorLimit } from '../cache/freshness.ts';
 import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
 import { varyValues } from '../cache/key.ts';
-import { storedHeaders } from '../cache/stored-headers.ts';
+import { headBytes, MAX_STORED_HEAD, storedHeaders } from '../cache/stored-headers.ts';
 import { newHasher } from '../cvmfs.ts';
 import { requestNoCache } from '../http/cache-control.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
@@ -107,6 +107,12 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     drainBody(res.body);
     // A 304 for another version than ours: fetch the object itself, unconditionally.
     if (!notModifiedSelects(stale.headers, resHeaders)) return runFill(deps, fill, { ...req, stale: undefined });
+    // Merged, the head would outgrow what an origin may send: the object is fetched whole again,
+    // and its new head replaces the stored one.
+    if (headBytes(mergeNotModified(stale.headers, resHeaders)) > MAX_STORED_HEAD) {
+      deps.log.info({ url: target.url }, 'a 304 would grow the stored head past 16 KiB; fetching the object again');
+      return runFill(deps, fill, { ...req, stale: undefined });
+    }
     return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime);
   }
   // A no-cache request revalidates its stale copy but may never be answered with it (RFC 9111
