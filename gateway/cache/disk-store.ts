@@ -119,8 +119,22 @@ export class DiskStore {
 
   /** Creates the directories, removes leftovers of interrupted writes, rebuilds the index. */
   async open(cleanTemp = true): Promise<{ entries: number; bytes: number; discarded: number }> {
+    await this.prepare(cleanTemp);
+    return this.load();
+  }
+
+  /** Creates the directories and (unless another process did) removes leftovers of interrupted writes. */
+  async prepare(cleanTemp = true): Promise<void> {
     await mkdir(this.#tmp, { recursive: true });
     if (cleanTemp) await this.cleanTemp();
+  }
+
+  /**
+   * Rebuilds the index from the entry files' trailers. The store may be in use meanwhile (a
+   * replacement worker serves while it reads): a key stored or adopted since is newer than what
+   * the scan found for it, and keeps its entry.
+   */
+  async load(): Promise<{ entries: number; bytes: number; discarded: number }> {
     const found: DiskEntry[] = [];
     let discarded = 0;
     const written = await readWrites(this.root, Date.now());
@@ -144,7 +158,7 @@ export class DiskStore {
     // Oldest first, so the most recently stored end up most recently used; for duplicate keys
     // (a crash between rename and unlink of the old version) the newest wins.
     found.sort((a, b) => a.meta.responseTime - b.meta.responseTime);
-    for (const e of found) this.#put(e);
+    for (const e of found) this.#putFound(e);
     if (discarded > 0) this.#log.warn({ discarded }, 'discarded unreadable cache files');
     return { entries: this.#index.size, bytes: this.#index.calculatedSize, discarded };
   }
@@ -344,6 +358,17 @@ export class DiskStore {
   replaceMeta(meta: EntryMeta): void {
     const current = this.#index.peek(meta.key);
     if (current) this.#setMeta(current, meta);
+  }
+
+  /** Indexes an entry the scan found, unless the index holds a newer one for its key by now. */
+  #putFound(e: DiskEntry): void {
+    const current = this.#index.peek(e.meta.key);
+    if (current && current.path === e.path) return;
+    if (current && current.meta.responseTime > e.meta.responseTime) {
+      unlink(e.path).catch(() => undefined);
+      return;
+    }
+    this.#put(e);
   }
 
   /**
