@@ -9,15 +9,13 @@
 
 import { randomBytes } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, rename, rm, stat, statfs, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm, statfs, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
 import type { EntryMeta } from './entry.ts';
 import {
   chargeOf,
-  decodeMeta,
-  decodeTail,
   type DiskFootprint,
   diskCharge,
   encodeTrailer,
@@ -26,7 +24,10 @@ import {
   TRAILER_FIXED,
 } from './format.ts';
 import { CacheTotals } from './totals.ts';
+import { scanEntries } from './disk-files.ts';
 import { readWrites } from './write-marks.ts';
+
+export { probeWritable } from './disk-files.ts';
 
 export interface DiskEntry {
   readonly meta: EntryMeta;
@@ -135,26 +136,10 @@ export class DiskStore {
    * the scan found for it, and keeps its entry.
    */
   async load(): Promise<{ entries: number; bytes: number; discarded: number }> {
-    const found: DiskEntry[] = [];
-    let discarded = 0;
     const written = await readWrites(this.root, Date.now());
-    for (const sub of await readdir(this.root)) {
-      if (sub === 'tmp' || !/^[0-9a-f]{2}$/.test(sub)) continue;
-      const names = await readSub(join(this.root, sub));
-      if (!names) {
-        this.#log.warn({ path: join(this.root, sub) }, 'not a directory where the cache keeps entries; skipped (remove it)');
-        continue;
-      }
-      for (const name of names) {
-        const path = join(this.root, sub, name);
-        const read = await readTrailer(path);
-        if (!read) discarded++;
-        // Fetched before a write that a worker may have stored without hearing of it (write-marks.ts).
-        const replaced = read !== undefined && (written.get(read.meta.key) ?? -Infinity) >= read.meta.requestTime;
-        if (read && !replaced) found.push({ meta: read.meta, path, footprint: read.footprint });
-        else await unlink(path).catch(() => undefined);
-      }
-    }
+    const { found, discarded } = await scanEntries(this.root, written, (path) =>
+      this.#log.warn({ path }, 'not a directory where the cache keeps entries; skipped (remove it)'),
+    );
     // Oldest first, so the most recently stored end up most recently used; for duplicate keys
     // (a crash between rename and unlink of the old version) the newest wins.
     found.sort((a, b) => a.meta.responseTime - b.meta.responseTime);
@@ -427,53 +412,4 @@ export class DiskStore {
 function footprint(e: DiskEntry): DiskFootprint {
   e.footprint ??= footprintOf(e.meta);
   return e.footprint;
-}
-
-/** A sub-directory's names, or undefined when something else has its name (a file, a dangling link). */
-async function readSub(dir: string): Promise<string[] | undefined> {
-  try {
-    return await readdir(dir);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOTDIR' || code === 'ENOENT' || code === 'ELOOP') return undefined;
-    throw err;
-  }
-}
-
-async function readTrailer(path: string): Promise<{ meta: EntryMeta; footprint: DiskFootprint } | undefined> {
-  let fh: FileHandle | undefined;
-  try {
-    fh = await open(path, 'r');
-    const { size } = await fh.stat();
-    if (size < TRAILER_FIXED) return undefined;
-    const tail = Buffer.alloc(TRAILER_FIXED);
-    await fh.read(tail, 0, TRAILER_FIXED, size - TRAILER_FIXED);
-    const len = decodeTail(tail);
-    if (len === undefined || len + TRAILER_FIXED > size) return undefined;
-    const json = Buffer.alloc(len);
-    await fh.read(json, 0, len, size - TRAILER_FIXED - len);
-    const meta = decodeMeta(json, size);
-    return meta && { meta, footprint: footprintOf(meta, len) };
-  } catch {
-    return undefined;
-  } finally {
-    await fh?.close();
-  }
-}
-
-/** Fails with the OS error when `dir` cannot hold a cache (missing permission, read-only, full). */
-export async function probeWritable(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  // A file in the way of v1/ or v1/tmp/ is found here, as one line, not by the index scan.
-  await mkdir(join(dir, `v${FORMAT_VERSION}`, 'tmp'), { recursive: true });
-  const probe = join(dir, `.probe-${randomBytes(6).toString('hex')}`);
-  const fh = await open(probe, 'w');
-  try {
-    await fh.write(Buffer.from('ok'));
-    await fh.sync();
-  } finally {
-    await fh.close();
-    await unlink(probe).catch(() => undefined);
-  }
-  await stat(dir);
 }
