@@ -239,7 +239,12 @@ export async function startCluster(
   /** Forks one worker; one that dies after start-up is replaced at once, so capacity comes back. */
   const fork = (): Promise<number> => {
     const reports = diskReporter === undefined;
-    const w = cluster.fork({ ...env, ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0' });
+    // A replacement serves while its index loads (gateway/server.ts); the first workers read it first.
+    const w = cluster.fork({
+      ...env,
+      ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0',
+      ESTUARY_GATEWAY_WORKER_REPLACEMENT: started ? '1' : '0',
+    });
     if (reports) diskReporter = w.id;
     workers.set(w.id, w);
     // A message to a worker that is exiting fails with EPIPE; unheard, that error would end the

@@ -188,3 +188,40 @@ describe('DiskStore', () => {
     expect(first.bytes).toBe(0);
   });
 });
+
+describe('DiskStore bodies being written', () => {
+  it('reserves announced lengths against the bound, evicting old entries, and refuses what cannot fit', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 4 * 4096, silent);
+    await store.open();
+    await put(store, 'a', 1000);
+    await put(store, 'b', 1000);
+    // Larger than the whole bound: never written.
+    expect(store.reserve(4 * 4096 + 1)).toBeUndefined();
+    const one = store.reserve(3 * 4096);
+    expect(one).toBeDefined();
+    // The oldest entry made room for it; a second body of that size does not fit beside it.
+    expect(store.get('a')).toBeUndefined();
+    expect(store.get('b')).toBeDefined();
+    expect(store.reserve(2 * 4096)).toBeUndefined();
+    one!.release();
+    one!.release();
+    expect(store.reserve(2 * 4096)).toBeDefined();
+  });
+
+  it('a scan that runs while the store is in use keeps the newer entry of a key', async () => {
+    const dir = await tempDir();
+    const first = new DiskStore(dir, 1 << 20, silent);
+    await first.open();
+    const old = await put(first, 'k', 10, Date.now() - 60_000);
+    const second = new DiskStore(dir, 1 << 20, silent);
+    await second.prepare(false);
+    // Stored (by a request the replacement served) before its scan reached the key's old file.
+    const fresh = await put(second, 'k', 20);
+    await second.load();
+    expect(second.get('k')?.path).toBe(fresh.path);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await stat(fresh.path)).size).toBeGreaterThan(20);
+    await expect(stat(old.path)).rejects.toThrow();
+  });
+});
