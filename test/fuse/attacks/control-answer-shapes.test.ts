@@ -1,0 +1,112 @@
+// Attack: answers shaped to hold or mislead the mount's control client — an error whose body
+// never ends, a storm of 503s, a DeleteObjects nobody answers, a listing entry without a size, a
+// CompleteMultipartUpload whose answer is lost after the store completed it.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { listPage } from '../../../fuse/s3/s3-replies.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
+import { clientFor, startLyingServer, within, xml } from './lying-s3.ts';
+
+afterAll(runTeardowns);
+
+/** A server whose every answer is a 500 with a body that trickles on forever. */
+async function endlessErrorServer(): Promise<{ endpoint: string; requests: () => number }> {
+  let requests = 0;
+  const timers = new Set<NodeJS.Timeout>();
+  const srv = http.createServer((req, res) => {
+    requests++;
+    req.resume();
+    res.writeHead(500, { 'content-type': 'application/xml' });
+    res.write('<?xml version="1.0"?><Error><Code>InternalError</Code><Message>');
+    const t = setInterval(() => res.write('x'.repeat(1024)), 20);
+    timers.add(t);
+    res.on('close', () => clearInterval(t));
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  onTeardown(async () => {
+    for (const t of timers) clearInterval(t);
+    srv.closeAllConnections();
+    await new Promise<void>((r) => srv.close(() => r()));
+  });
+  return { endpoint: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, requests: () => requests };
+}
+
+describe('answers that hold the caller', () => {
+  // Expected: an error answer is read only as far as its Code and Message need (the client keeps
+  // 16 KiB of it); past that the connection is dropped and the attempt fails, so the call fails
+  // after its retries. Today the client reads the endless body forever (bytes keep coming, so
+  // --request-timeout, which counts silence, never fires) and the listing never answers.
+  it('an error answer with an endless body does not hold a listing forever', async () => {
+    const server = await endlessErrorServer();
+    const client = clientFor(server.endpoint, { maxAttempts: 2, idleTimeoutMs: 1000 });
+    const got = await within(client.list(''), 6000);
+    expect(got, `after ${server.requests()} requests`).not.toBe('still pending');
+    expect(got).toHaveProperty('error');
+  });
+
+  // Holds today: 503 SlowDown on every attempt is tried --retries times, then fails.
+  it('a storm of 503 SlowDown is tried maxAttempts times, no more', async () => {
+    const server = await startLyingServer(() => ({
+      status: 503,
+      body: xml('<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>'),
+    }));
+    const client = clientFor(server.endpoint, { maxAttempts: 3 });
+    const got = await within(client.list(''), 10_000);
+    expect(got).toHaveProperty('error');
+    expect(server.requests.length).toBe(3);
+  });
+
+  // Holds today: a DeleteObjects the server accepts and never answers fails after
+  // --request-timeout on each attempt.
+  it('a DeleteObjects that is never answered fails after the attempts time out', async () => {
+    const server = await startLyingServer(() => 'hang');
+    const client = clientFor(server.endpoint, { maxAttempts: 2, idleTimeoutMs: 800 });
+    const got = await within(client.deleteMany(['a', 'b']), 6000);
+    expect(got).toHaveProperty('error');
+    expect(server.requests.length).toBe(2);
+  });
+});
+
+describe('answers that mislead', () => {
+  // Expected: a listing entry without <Size> is a listing that cannot be read whole, an error
+  // (s3-replies.ts: "numbers that are not numbers ... is an error, never a shorter listing"), as
+  // a negative or non-numeric Size already is. Today it is read as an empty object: the file
+  // shows 0 bytes and reads as empty.
+  it('a Contents entry without a Size is refused, not read as empty', () => {
+    const body = xml(
+      '<ListBucketResult><IsTruncated>false</IsTruncated><Contents><Key>data.bin</Key><ETag>"e"</ETag>' +
+        '<LastModified>2020-01-01T00:00:00.000Z</LastModified></Contents></ListBucketResult>',
+    );
+    expect(() => listPage(body)).toThrow(/Size/);
+  });
+
+  // Expected: when the answer to CompleteMultipartUpload is lost after the store completed the
+  // object, and the retry is told NoSuchUpload, the client asks the store (HEAD) and finds the
+  // object with the ETag these parts make (MD5 of the parts' MD5s, "-N"): the upload succeeded,
+  // and close() must not say EIO for a file the bucket holds (docs/SEMANTICS.md tenet 1: "a
+  // successful close() means the object exists" — and an EIO one that it does not). Today it
+  // throws "may have stored the object; read it back to know", which the writer sees as EIO.
+  it('a Complete whose answer was lost but that stored the object is reported stored', async () => {
+    const partEtag = createHash('md5').update('part').digest('hex');
+    const finalEtag = `${createHash('md5').update(Buffer.from(partEtag, 'hex')).digest('hex')}-1`;
+    let completed = false;
+    const server = await startLyingServer((req) => {
+      if (req.method === 'POST' && req.url.searchParams.has('uploadId')) {
+        if (!completed) {
+          completed = true;
+          return 'hang';
+        }
+        return { status: 404, body: xml('<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>') };
+      }
+      if (req.method === 'HEAD' && completed)
+        return { headers: { etag: `"${finalEtag}"`, 'content-length': '4', 'last-modified': new Date().toUTCString() }, body: 'part' };
+      return { status: 404, body: '' };
+    });
+    const client = clientFor(server.endpoint, { maxAttempts: 3, idleTimeoutMs: 800 });
+    const got = await within(client.completeMultipart('k', 'u1', [{ partNumber: 1, etag: partEtag }]), 8000);
+    expect(got).toEqual({ value: { etag: finalEtag } });
+  });
+});
