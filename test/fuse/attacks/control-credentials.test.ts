@@ -87,3 +87,35 @@ describe('a credential_process that misbehaves', () => {
     expect(out).toMatch(/expired/i);
   });
 });
+
+describe('keys from the environment with a line break', () => {
+  // A .env file with CRLF line ends, or a token pasted with its newline, leaves a \r or \n in the
+  // variable. Expected: exit 2 with one line naming the variable that holds it (bad input, as
+  // ESTUARY_FS_STORE_ADDRESS does for the address). Today: "cannot reach the S3 endpoint ...
+  // (request header "authorization" holds a character HTTP cannot carry); check --endpoint and
+  // that the server is up", exit 1 — the endpoint is blamed for the key.
+  for (const [name, value] of [
+    ['AWS_ACCESS_KEY_ID', 'AK\r'],
+    ['AWS_SESSION_TOKEN', 'token\n'],
+  ] as const) {
+    it(`${name} ending in a line break is named`, async () => {
+      const server = await startLyingServer((req) =>
+        req.url.searchParams.has('location')
+          ? { body: xml('<LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/"/>') }
+          : { status: 200 },
+      );
+      const dir = await tempDir('estuary-atk-mctl-keys-');
+      const env = { ...process.env, AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK', AWS_REGION: 'us-east-1', [name]: value };
+      const args = [BIN, 'mount', 'bkt', dir, '--endpoint', server.endpoint, '--retries', '2'];
+      const { code, out } = await new Promise<{ code: number; out: string }>((resolve) => {
+        execFile(NODE, args, { env, timeout: 20_000, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+          const c = (err as { code?: number } | null)?.code ?? 0;
+          resolve({ code: typeof c === 'number' ? c : -1, out: `${stdout}${stderr}` });
+        });
+      });
+      expect(out).toContain(name);
+      expect(out).not.toContain('server is up');
+      expect(code).toBe(2);
+    });
+  }
+});
