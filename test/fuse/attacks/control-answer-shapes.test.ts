@@ -110,3 +110,33 @@ describe('answers that mislead', () => {
     expect(got).toEqual({ value: { etag: finalEtag } });
   });
 });
+
+describe('a request sent again behind the caller', () => {
+  // The pool sends a request once more, unseen by the retry rules, when a kept-alive connection
+  // closes before any byte of the answer: "the server had closed it while idle". But the server
+  // may have received and carried out the request (it crashed, or a proxy dropped the connection,
+  // after the store acted). For CompleteMultipartUpload the second send is then told
+  // NoSuchUpload, and the client reports the object missing — ENOENT from close() — for an upload
+  // that completed. Expected: a non-idempotent call whose connection closed after it was sent is
+  // not reported as "not found": it is sent again only as a lost answer (control-path.ts's own
+  // rule, "a retry told the upload is gone says so instead of reporting the object missing").
+  it('a Complete carried out on a connection that then closed is not reported as a missing object', async () => {
+    let completed = false;
+    const server = await startLyingServer((req) => {
+      if (req.method === 'HEAD') return { headers: { etag: '"e"', 'content-length': '1' } };
+      if (req.method === 'POST' && req.url.searchParams.has('uploadId')) {
+        if (!completed) {
+          completed = true;
+          return 'drop';
+        }
+        return { status: 404, body: xml('<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>') };
+      }
+      return { status: 404 };
+    });
+    const client = clientFor(server.endpoint, { maxAttempts: 3, idleTimeoutMs: 800 });
+    await client.head('warm'); // leaves a kept-alive connection in the control pool
+    const got = await within(client.completeMultipart('k', 'u1', [{ partNumber: 1, etag: 'abc' }]), 8000);
+    const kind = (got as { error?: { kind?: string } }).error?.kind;
+    expect(kind, JSON.stringify(got)).not.toBe('not-found');
+  });
+});

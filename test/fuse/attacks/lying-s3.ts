@@ -20,8 +20,8 @@ export interface Answer {
   readonly body?: string | Buffer;
 }
 
-/** An answer, or 'hang' to accept the request and never answer it. */
-export type Handler = (req: SeenRequest) => Answer | 'hang';
+/** An answer; 'hang' to accept the request and never answer it; 'drop' to close the connection unanswered. */
+export type Handler = (req: SeenRequest) => Answer | 'hang' | 'drop';
 
 export interface LyingServer {
   readonly endpoint: string;
@@ -44,6 +44,10 @@ export async function startLyingServer(handler: Handler, host = '127.0.0.1'): Pr
       };
       server.requests.push(seen);
       const answer = server.handler(seen);
+      if (answer === 'drop') {
+        req.socket.destroy();
+        return;
+      }
       if (answer === 'hang') {
         hung.add(res);
         return;
