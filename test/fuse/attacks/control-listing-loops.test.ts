@@ -4,14 +4,10 @@
 // docs/ERRORS.md ESTUARY_STAGE_STORE "a continuation token it gave before"), not ask forever.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { Filesystem } from '../../../fuse/fs/filesystem.ts';
 import { runTeardowns } from '../../helpers/cleanup.ts';
-import { tempDir } from '../../helpers/tmp.ts';
-import { clientFor, startLyingServer, within, xml } from './lying-s3.ts';
+import { clientFor, filesystemAt, startLyingServer, within, xml } from './lying-s3.ts';
 
 afterAll(runTeardowns);
-
-const quiet = { error() {}, warn() {}, debug() {} };
 
 const uploadsPage = (extra: string) =>
   xml(
@@ -56,22 +52,7 @@ describe('listings that never end', () => {
         `<IsTruncated>true</IsTruncated><NextContinuationToken>same</NextContinuationToken></ListBucketResult>`;
       return { body: xml(page) };
     });
-    const fs = new Filesystem({
-      client: clientFor(server.endpoint),
-      prefix: '',
-      readOnly: true,
-      defaults: { uid: 0, gid: 0, fileMode: 0o644, dirMode: 0o755 },
-      cacheTtlMs: 1000,
-      memoryLimit: 64 * 2 ** 20,
-      cacheDir: await tempDir('estuary-atk-mctl-'),
-      stagingLimit: 2 ** 30,
-      firstPartSize: 8 * 2 ** 20,
-      maxInFlight: 2,
-      maxReadahead: 8 * 2 ** 20,
-      renameDirLimit: 1000,
-      memoryWaitMs: 2000,
-      log: quiet,
-    });
+    const fs = await filesystemAt(server.endpoint);
     const got = await within(fs.readdir('/'), 3000);
     const lists = server.requests.filter((r) => r.url.searchParams.get('list-type') === '2').length;
     expect(got, `after ${lists} listing requests`).not.toBe('still pending');

@@ -5,7 +5,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onTeardown } from '../../helpers/cleanup.ts';
+import { Filesystem } from '../../../fuse/fs/filesystem.ts';
 import { S3ObjectClient } from '../../../fuse/s3/s3-client.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 
 export interface SeenRequest {
   readonly method: string;
@@ -102,3 +104,32 @@ export async function within<T>(p: Promise<T>, ms: number): Promise<{ value: T }
 }
 
 export const xml = (body: string) => `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
+
+/** The mount's filesystem layer (no FUSE) over the mount's client at `endpoint`, read-only. */
+export async function filesystemAt(endpoint: string): Promise<Filesystem> {
+  return new Filesystem({
+    client: clientFor(endpoint),
+    prefix: '',
+    readOnly: true,
+    defaults: { uid: 0, gid: 0, fileMode: 0o644, dirMode: 0o755 },
+    cacheTtlMs: 1000,
+    memoryLimit: 64 * 2 ** 20,
+    cacheDir: await tempDir('estuary-atk-mctl-'),
+    stagingLimit: 2 ** 30,
+    firstPartSize: 8 * 2 ** 20,
+    maxInFlight: 2,
+    maxReadahead: 8 * 2 ** 20,
+    renameDirLimit: 1000,
+    memoryWaitMs: 2000,
+    log: { error() {}, warn() {}, debug() {} },
+  });
+}
+
+/** A ListObjectsV2 page: keys and prefixes given as they go in the XML. */
+export function listing(keys: readonly string[], prefixes: readonly string[] = [], extra = ''): string {
+  const contents = keys
+    .map((k) => `<Contents><Key>${k}</Key><Size>3</Size><ETag>"e"</ETag><LastModified>2020-01-01T00:00:00.000Z</LastModified></Contents>`)
+    .join('');
+  const common = prefixes.map((p) => `<CommonPrefixes><Prefix>${p}</Prefix></CommonPrefixes>`).join('');
+  return xml(`<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>bkt</Name>${extra}${contents}${common}</ListBucketResult>`);
+}
