@@ -6,9 +6,11 @@
 // renamed, listed or deleted.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Filesystem } from '../../../fuse/fs/filesystem.ts';
 import { S3ObjectClient } from '../../../fuse/s3/s3-client.ts';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import { minioAvailable, type MinioServer, startMinio } from '../../helpers/minio.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 
 afterAll(runTeardowns);
 
@@ -93,5 +95,34 @@ describe.runIf(available.ok)('control calls on hostile keys, signed for MinIO', 
     const head = await client.head('meta/src');
     await client.copy('meta/src', 'meta/dst', { metadata: { ...head!.metadata, mode: '33261' } });
     expect((await client.head('meta/dst'))?.metadata).toMatchObject({ note: head!.metadata.note, mode: '33261' });
+  });
+
+  // What the refused batch does to a user: `mv dir other` copies every object under dir, then
+  // deletes none of the originals, and answers EIO. Expected: the directory moved, as for any
+  // other names (docs/SEMANTICS.md: control characters "are names like any other").
+  it('renaming a directory holding a key with a control character moves it', async () => {
+    for (const k of ['mv/from/plain', 'mv/from/ctl\u0001x']) await client.put(k, Buffer.from('x'));
+    const fs = new Filesystem({
+      client,
+      prefix: 'mv/',
+      readOnly: false,
+      defaults: { uid: 0, gid: 0, fileMode: 0o644, dirMode: 0o755 },
+      cacheTtlMs: 1000,
+      memoryLimit: 64 * 2 ** 20,
+      cacheDir: await tempDir('estuary-atk-mctl-'),
+      stagingLimit: 2 ** 30,
+      firstPartSize: 8 * 2 ** 20,
+      maxInFlight: 2,
+      maxReadahead: 8 * 2 ** 20,
+      renameDirLimit: 1000,
+      memoryWaitMs: 2000,
+      log: { error() {}, warn() {}, debug() {} },
+    });
+    await fs.start();
+    onTeardown(() => fs.stop());
+    await fs.getattr('/from');
+    const renamed = await fs.rename('/from', '/to').then(() => 'ok', (e: unknown) => String(e));
+    const left = (await client.list('mv/')).objects.map((o) => o.key).sort();
+    expect({ renamed, left }).toEqual({ renamed: 'ok', left: ['mv/to/', 'mv/to/ctl\u0001x', 'mv/to/plain'] });
   });
 });
