@@ -83,6 +83,29 @@ describe('answers that mislead', () => {
     expect(() => listPage(body)).toThrow(/Size/);
   });
 
+  // Expected: an IsTruncated the client cannot read as exactly true or false ("True", "1", which
+  // XML Schema's boolean also allows) is either read as true or refused — the AWS SDK's
+  // parseBoolean throws on anything but "true"/"false". Today anything but "true" reads as false:
+  // the listing ends after this page and readdir silently shows only its first 1000 names. Nor
+  // does a page that carries a NextContinuationToken but no IsTruncated at all (the SDK's
+  // paginator went on while there was a token).
+  for (const value of ['True', '1', ' TRUE ', undefined]) {
+    it(`IsTruncated ${value === undefined ? 'missing' : JSON.stringify(value)} with a token never ends a listing silently`, () => {
+      const body = xml(
+        `<ListBucketResult>${value === undefined ? '' : `<IsTruncated>${value}</IsTruncated>`}<NextContinuationToken>t2</NextContinuationToken>` +
+          '<Contents><Key>a</Key><Size>1</Size><ETag>"e"</ETag><LastModified>2020-01-01T00:00:00.000Z</LastModified></Contents></ListBucketResult>',
+      );
+      let next: string | undefined;
+      let refused = false;
+      try {
+        next = listPage(body).nextToken;
+      } catch {
+        refused = true;
+      }
+      expect(refused || next === 't2').toBe(true);
+    });
+  }
+
   // Expected: when the answer to CompleteMultipartUpload is lost after the store completed the
   // object, and the retry is told NoSuchUpload, the client asks the store (HEAD) and finds the
   // object with the ETag these parts make (MD5 of the parts' MD5s, "-N"): the upload succeeded,
