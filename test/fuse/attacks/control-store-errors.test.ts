@@ -10,7 +10,7 @@ import { formatAmzDate, parseAmzDate } from '../../../lib/sigv4.ts';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { NODE } from '../../helpers/process.ts';
 import { tempDir } from '../../helpers/tmp.ts';
-import { clientFor, type SeenRequest, startLyingServer, within, xml } from './lying-s3.ts';
+import { type Answer, clientFor, type SeenRequest, startLyingServer, within, xml } from './lying-s3.ts';
 
 afterAll(runTeardowns);
 
@@ -70,7 +70,7 @@ describe('a clock an hour off', () => {
   // which the mount reports as "check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY".
   it('RequestTimeTooSkewed with the server time is corrected and retried', async () => {
     const skewMs = 3600_000;
-    const server = await startLyingServer((req) => {
+    const server = await startLyingServer((req): Answer => {
       const serverNow = Date.now() + skewMs;
       const signedAt = parseAmzDate(String(req.headers['x-amz-date'])) ?? 0;
       if (Math.abs(serverNow - signedAt) > 15 * 60_000)
