@@ -56,4 +56,16 @@ describe('keys in listings', () => {
     expect(got.filter((n) => n.startsWith('unnamable-'))).toHaveLength(1);
     expect(got).toHaveLength(5000 + 4);
   });
+
+  // Holds today: every control character, encoded, is a name of its own; NUL, which no POSIX
+  // name can hold, is shown under a stand-in.
+  it('every control character from an encoded listing', async () => {
+    const codes = [...Array.from({ length: 32 }, (_, i) => i), 0x7f];
+    const hex = (c: number) => `%${c.toString(16).padStart(2, '0').toUpperCase()}`;
+    const server = await startLyingServer(pages(listing(codes.map((c) => `c${hex(c)}x`), [], '<EncodingType>url</EncodingType>')));
+    const got = await names(server.endpoint);
+    expect(got).toHaveLength(codes.length);
+    for (const c of codes.slice(1)) expect(got).toContain(`c${String.fromCharCode(c)}x`);
+    expect(got.filter((n) => n.startsWith('unnamable-'))).toHaveLength(1);
+  });
 });
