@@ -70,6 +70,27 @@ describe('answers that hold the caller', () => {
   });
 });
 
+describe('an <Error> inside a 200', () => {
+  // Holds today: S3 sends 200, then an <Error>, when a CopyObject or CompleteMultipartUpload
+  // fails after its headers went out; the call is tried again, as the AWS SDK does.
+  for (const [name, call, root] of [
+    ['CopyObject', (c: ReturnType<typeof clientFor>) => c.copy('src', 'dst'), 'CopyObjectResult'],
+    ['CompleteMultipartUpload', (c: ReturnType<typeof clientFor>) => c.completeMultipart('k', 'u1', [{ partNumber: 1, etag: 'abc' }]), 'CompleteMultipartUploadResult'],
+  ] as const) {
+    it(`${name}: a 200 with <Error> is retried, and the retry's result is used`, async () => {
+      let n = 0;
+      const server = await startLyingServer(() =>
+        n++ === 0
+          ? { body: `${' '.repeat(64)}\n${xml('<Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>')}` }
+          : { body: xml(`<${root}><ETag>"good"</ETag></${root}>`) },
+      );
+      const got = await within(call(clientFor(server.endpoint)), 5000);
+      expect(got).toEqual({ value: { etag: 'good' } });
+      expect(server.requests).toHaveLength(2);
+    });
+  }
+});
+
 describe('answers that mislead', () => {
   // Expected: a listing entry without <Size> is a listing that cannot be read whole, an error
   // (s3-replies.ts: "numbers that are not numbers ... is an error, never a shorter listing"), as
