@@ -105,11 +105,11 @@ export async function within<T>(p: Promise<T>, ms: number): Promise<{ value: T }
 
 export const xml = (body: string) => `<?xml version="1.0" encoding="UTF-8"?>\n${body}`;
 
-/** The mount's filesystem layer (no FUSE) over the mount's client at `endpoint`, read-only. */
-export async function filesystemAt(endpoint: string): Promise<Filesystem> {
+/** The mount's filesystem layer (no FUSE) over the mount's client at `endpoint`, read-only, showing `prefix`. */
+export async function filesystemAt(endpoint: string, prefix = ''): Promise<Filesystem> {
   return new Filesystem({
     client: clientFor(endpoint),
-    prefix: '',
+    prefix,
     readOnly: true,
     defaults: { uid: 0, gid: 0, fileMode: 0o644, dirMode: 0o755 },
     cacheTtlMs: 1000,
