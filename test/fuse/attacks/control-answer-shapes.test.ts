@@ -184,3 +184,31 @@ describe('a request sent again behind the caller', () => {
     expect(kind, JSON.stringify(got)).not.toBe('not-found');
   });
 });
+
+describe('a request that waits for a connection', () => {
+  // Control calls share CONTROL_SOCKETS connections; a directory rename keeps up to 8 copies × 8
+  // part copies going, each as long as the store takes. A HEAD behind them waits for a free
+  // connection — but it was signed before it waited, so its x-amz-date is as old as the wait, and
+  // AWS refuses a request signed more than 15 minutes before it arrives (RequestTimeTooSkewed,
+  // which the client reports as access denied → EACCES). Scaled down: copies that hold every
+  // connection for 4 s, a
+  // HEAD queued behind them. Expected: a request is signed when it goes out on a connection, so
+  // its x-amz-date is its sending time. Today it is the time it was queued.
+  it('a request queued behind busy connections is signed when it is sent', async () => {
+    const arrivals: { method: string; lagMs: number }[] = [];
+    const { parseAmzDate } = await import('../../../lib/sigv4.ts');
+    const server = await startLyingServer((req) => {
+      arrivals.push({ method: req.method, lagMs: Date.now() - (parseAmzDate(String(req.headers['x-amz-date'])) ?? 0) });
+      return req.method === 'HEAD' ? { headers: { etag: '"e"', 'content-length': '1' } } : 'hang';
+    });
+    // 4 control connections (clientFor's maxSockets); a copy that hangs holds one until the idle timeout.
+    const client = clientFor(server.endpoint, { maxAttempts: 1, idleTimeoutMs: 4000 });
+    const copies = Array.from({ length: 4 }, (_, i) => client.copy('src', `dst${i}`).catch(() => undefined));
+    await new Promise((r) => setTimeout(r, 200));
+    await client.head('k');
+    await Promise.all(copies);
+    const head = arrivals.find((a) => a.method === 'HEAD')!;
+    // x-amz-date has whole seconds: allow 1 s of rounding and 1 s for a loaded machine.
+    expect(head.lagMs).toBeLessThan(2000);
+  });
+});
