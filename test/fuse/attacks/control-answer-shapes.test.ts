@@ -191,9 +191,8 @@ describe('a request that waits for a connection', () => {
   // connection — but it was signed before it waited, so its x-amz-date is as old as the wait, and
   // AWS refuses a request signed more than 15 minutes before it arrives (RequestTimeTooSkewed,
   // which the client reports as access denied → EACCES). Scaled down: copies that hold every
-  // connection for 4 s, a
-  // HEAD queued behind them. Expected: a request is signed when it goes out on a connection, so
-  // its x-amz-date is its sending time. Today it is the time it was queued.
+  // connection for 4 s, a HEAD queued behind them. Expected: a request is signed when it goes out
+  // on a connection, so its x-amz-date is its sending time. Today it is the time it was queued.
   it('a request queued behind busy connections is signed when it is sent', async () => {
     const arrivals: { method: string; lagMs: number }[] = [];
     const { parseAmzDate } = await import('../../../lib/sigv4.ts');
