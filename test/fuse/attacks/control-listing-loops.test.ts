@@ -5,6 +5,7 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
+import { listPage } from '../../../fuse/s3/s3-replies.ts';
 import { clientFor, filesystemAt, startLyingServer, within, xml } from './lying-s3.ts';
 
 afterAll(runTeardowns);
@@ -58,5 +59,11 @@ describe('listings that never end', () => {
     expect(got, `after ${lists} listing requests`).not.toBe('still pending');
     expect(got).toHaveProperty('error');
     expect(lists).toBeLessThan(10);
+  });
+
+  // Holds today: a truncated ListObjectsV2 page with an empty continuation token is refused.
+  it('a truncated page with an empty continuation token is refused', () => {
+    for (const token of ['<NextContinuationToken></NextContinuationToken>', '<NextContinuationToken/>', ''])
+      expect(() => listPage(xml(`<ListBucketResult><IsTruncated>true</IsTruncated>${token}</ListBucketResult>`))).toThrow(/continuation token/);
   });
 });
