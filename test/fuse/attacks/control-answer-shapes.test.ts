@@ -91,6 +91,23 @@ describe('an <Error> inside a 200', () => {
   }
 });
 
+describe('huge metadata', () => {
+  // Holds today: a HEAD whose x-amz-meta headers fill 30 KiB is read whole; one past the 64 KiB
+  // the client takes for headers fails at once (EPROTO), and is not retried.
+  it('30 KiB of metadata is read; 100 KiB fails fast', async () => {
+    let size = 30 * 1024;
+    const server = await startLyingServer(() => ({
+      headers: { etag: '"e"', 'content-length': '1', 'x-amz-meta-big': 'x'.repeat(size), 'x-amz-meta-mode': '33188' },
+    }));
+    const client = clientFor(server.endpoint);
+    expect((await client.head('k'))?.metadata.mode).toBe('33188');
+    size = 100 * 1024;
+    const got = await within(client.head('k'), 3000);
+    expect(got).toHaveProperty('error');
+    expect(server.requests).toHaveLength(2);
+  });
+});
+
 describe('answers that mislead', () => {
   // Expected: a listing entry without <Size> is a listing that cannot be read whole, an error
   // (s3-replies.ts: "numbers that are not numbers ... is an error, never a shorter listing"), as
