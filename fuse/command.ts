@@ -35,6 +35,7 @@ import { watchExternalUnmount } from './mount-table.ts';
 import { isObjectError } from './s3/object-client.ts';
 import { S3ObjectClient } from './s3/s3-client.ts';
 import { StoreAddressError } from './s3/store-address.ts';
+import { CredentialsError } from './s3/credentials.ts';
 
 const octalMode = (): ValueType<number> => ({
   expected: 'an octal permission mode such as 644 or 0755',
@@ -205,6 +206,7 @@ function makeClient(options: ConstructorParameters<typeof S3ObjectClient>[0]): S
     return new S3ObjectClient(options);
   } catch (err) {
     if (err instanceof StoreAddressError) throw fsErrors.storeAddress(err.message);
+    if (err instanceof CredentialsError) throw fsErrors.badCredentials(err.message);
     throw err;
   }
 }
@@ -215,7 +217,9 @@ function startupError(err: unknown, bucket: string, endpoint: string, webRefusal
   if (webRefusal && (isObjectError(err, 'no-such-bucket') || isObjectError(err, 'access-denied'))) return webRefusal;
   if (isObjectError(err, 'no-such-bucket')) return fsErrors.noBucket(bucket, endpoint);
   if (isObjectError(err, 'access-denied')) return fsErrors.accessDenied(bucket);
-  const names = [(err as Error)?.name, ((err as Error)?.cause as Error | undefined)?.name];
+  const cause = (err as Error)?.cause;
+  if (cause instanceof CredentialsError) return fsErrors.badCredentials(cause.message);
+  const names = [(err as Error)?.name, (cause as Error | undefined)?.name];
   if (names.includes('CredentialsProviderError')) return fsErrors.noCredentials();
   if (isObjectError(err)) return fsErrors.endpointDown(endpoint, err.message);
   return err;

@@ -45,6 +45,10 @@ export const FS_CODES = {
     meaning: 'no credentials anywhere in the AWS chain (exit 2)',
     fix: 'export `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or set `AWS_PROFILE`',
   },
+  ESTUARY_FS_BAD_CREDENTIALS: {
+    meaning: 'credentials were found but cannot be used: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` or `AWS_SESSION_TOKEN` holds a line break, another control character or white space at an end (named in the message); or the profile\'s `credential_process` answered with something that is not valid credentials (not JSON, not Version 1, expired keys: the message gives the AWS SDK\'s reason); or the credential chain gave no keys within `--request-timeout` (a `credential_process` that waits for input or a network; the message names the step) (exit 2)',
+    fix: 'remove the stray character (a `.env` file with CRLF line ends leaves one), or fix the profile\'s `credential_process`; or export `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`',
+  },
   ESTUARY_FS_ENDPOINT_DOWN: {
     meaning: 'the S3 endpoint did not answer at mount time: the first request to `--endpoint` got no whole answer within 5 s (a port that accepts and never answers, no connection at all, or a status line and headers whose body then trickles; the message says which), or the bucket check failed after `--retries` attempts (exit 1)',
     fix: 'check `--endpoint` and that the server is up',
@@ -147,6 +151,7 @@ export const fsErrors = {
       'no S3 credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE',
       BAD_INPUT,
     ),
+  badCredentials: (why: string) => fsError('ESTUARY_FS_BAD_CREDENTIALS', why, BAD_INPUT),
   endpointDown: (endpoint: string, reason: string) =>
     fsError(
       'ESTUARY_FS_ENDPOINT_DOWN',
