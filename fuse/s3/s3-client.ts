@@ -180,8 +180,8 @@ export class S3ObjectClient implements ObjectClient {
     return this.control.abortMultipart(key, uploadId);
   }
 
-  checkBucket(): Promise<void> {
-    return this.control.checkBucket();
+  checkBucket(prefix?: string): Promise<void> {
+    return this.control.checkBucket(prefix);
   }
 
   destroy(): void {
