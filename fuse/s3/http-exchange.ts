@@ -94,21 +94,28 @@ export class HttpExchange {
     const query = Object.entries(req.query ?? {})
       .map(([k, v]) => `${uriEncode(k)}=${uriEncode(v)}`)
       .join('&');
-    const sentAt = Date.now();
-    const headers = sign(
-      { method: req.method, path, query, headers: req.headers ?? {}, host: this.options.bucketUrl.host },
-      await this.options.credentials(),
-      this.options.region,
-      // Data stays unhashed; TCP (and TLS where used) carry the bytes, as in the SDK client this
-      // replaced: hashing every part with SHA-256 was the largest CPU cost of uploads.
-      req.payloadHash ?? UNSIGNED_PAYLOAD,
-      sentAt + this.clockOffsetMs,
-    );
-    // The pool writes Host and Content-Length itself.
-    delete headers.host;
+    const credentials = await this.options.credentials();
+    let sentAt = Date.now();
+    // Signed when the pool has a connection for it (and again for its one resend), so that a
+    // wait behind busy connections does not age its x-amz-date.
+    const signed = () => {
+      sentAt = Date.now();
+      const headers = sign(
+        { method: req.method, path, query, headers: req.headers ?? {}, host: this.options.bucketUrl.host },
+        credentials,
+        this.options.region,
+        // Data stays unhashed; TCP (and TLS where used) carry the bytes, as in the SDK client this
+        // replaced: hashing every part with SHA-256 was the largest CPU cost of uploads.
+        req.payloadHash ?? UNSIGNED_PAYLOAD,
+        sentAt + this.clockOffsetMs,
+      );
+      // The pool writes Host and Content-Length itself.
+      delete headers.host;
+      return headers;
+    };
     const answer = new Answer(req);
     const parked = await this.pool.request(
-      { method: req.method, path: query ? `${path}?${query}` : path, headers, body: req.body },
+      { method: req.method, path: query ? `${path}?${query}` : path, headers: {}, headersWhenSent: signed, body: req.body },
       answer,
     );
     let reply: Reply;
