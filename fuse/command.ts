@@ -93,7 +93,7 @@ export const mountOptions = {
   requestTimeout: option(
     duration(100, 3_600_000),
     60_000,
-    'an S3 request that sends or receives no byte for this long fails, and is retried per --retries (EIO after the last)',
+    'an S3 request that sends or receives no byte for this long fails, and is retried per --retries (EIO after the last); also the longest wait for keys from the AWS credential chain (a credential_process)',
   ),
   abortUploadsAfter: option(
     duration(0),
