@@ -35,6 +35,8 @@ import { watchExternalUnmount } from './mount-table.ts';
 import { isObjectError } from './s3/object-client.ts';
 import { S3ObjectClient } from './s3/s3-client.ts';
 import { StoreAddressError } from './s3/store-address.ts';
+import { CredentialsError } from './s3/credentials.ts';
+import type { S3ReplyError } from './s3/s3-replies.ts';
 
 const octalMode = (): ValueType<number> => ({
   expected: 'an octal permission mode such as 644 or 0755',
@@ -91,7 +93,7 @@ export const mountOptions = {
   requestTimeout: option(
     duration(100, 3_600_000),
     60_000,
-    'an S3 request that sends or receives no byte for this long fails, and is retried per --retries (EIO after the last)',
+    'an S3 request that sends or receives no byte for this long fails, and is retried per --retries (EIO after the last); also the longest wait for keys from the AWS credential chain (a credential_process)',
   ),
   abortUploadsAfter: option(
     duration(0),
@@ -205,17 +207,23 @@ function makeClient(options: ConstructorParameters<typeof S3ObjectClient>[0]): S
     return new S3ObjectClient(options);
   } catch (err) {
     if (err instanceof StoreAddressError) throw fsErrors.storeAddress(err.message);
+    if (err instanceof CredentialsError) throw fsErrors.badCredentials(err.message);
     throw err;
   }
 }
 
 /** `webRefusal`: what to say instead of blaming the credentials or the bucket name (checkEndpoint). */
-function startupError(err: unknown, bucket: string, endpoint: string, webRefusal?: EstuaryError): unknown {
+function startupError(err: unknown, bucket: string, endpoint: string, region: string, webRefusal?: EstuaryError): unknown {
   if (isPlainHttpAnswer(err)) return notTlsError('--endpoint', endpoint);
+  const answer = (err as Error)?.cause as S3ReplyError | undefined;
+  if (answer?.bucketRegion && answer.bucketRegion !== region) return fsErrors.wrongRegion(bucket, answer.bucketRegion, region);
+  if (answer?.name === 'RequestTimeTooSkewed') return fsErrors.clockSkew(endpoint);
   if (webRefusal && (isObjectError(err, 'no-such-bucket') || isObjectError(err, 'access-denied'))) return webRefusal;
   if (isObjectError(err, 'no-such-bucket')) return fsErrors.noBucket(bucket, endpoint);
   if (isObjectError(err, 'access-denied')) return fsErrors.accessDenied(bucket);
-  const names = [(err as Error)?.name, ((err as Error)?.cause as Error | undefined)?.name];
+  const cause = (err as Error)?.cause;
+  if (cause instanceof CredentialsError) return fsErrors.badCredentials(cause.message);
+  const names = [(err as Error)?.name, (cause as Error | undefined)?.name];
   if (names.includes('CredentialsProviderError')) return fsErrors.noCredentials();
   if (isObjectError(err)) return fsErrors.endpointDown(endpoint, err.message);
   return err;
@@ -326,7 +334,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
         if ((err as NodeJS.ErrnoException)?.code && !isObjectError(err) && !isPlainHttpAnswer(err)) {
           throw fsErrors.cacheDir(cacheDir, String((err as Error).message));
         }
-        throw startupError(err, bucket, endpoint, webRefusal);
+        throw startupError(err, bucket, endpoint, address.region, webRefusal);
       });
       await warnOfLowSpace(cacheDir, log);
       const mount = new FuseMount(
@@ -365,7 +373,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       return await running;
     } catch (err) {
       if (isEstuaryError(err)) throw err;
-      throw startupError(err, bucket, endpoint, webRefusal);
+      throw startupError(err, bucket, endpoint, address.region, webRefusal);
     } finally {
       client.destroy();
       await fs.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'could not remove staging files'));

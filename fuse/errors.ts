@@ -37,6 +37,14 @@ export const FS_CODES = {
     meaning: 'the endpoint refused the credentials or the bucket policy denies them (exit 2)',
     fix: 'check `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY` or `AWS_PROFILE`, and the policy',
   },
+  ESTUARY_FS_WRONG_REGION: {
+    meaning: 'the store answered the bucket check that the bucket is in another region than the one the mount signs for (`301` with `x-amz-bucket-region`, or `400` naming the region); the message names both (exit 2)',
+    fix: 'give `--region` with the region named (or set `AWS_REGION`)',
+  },
+  ESTUARY_FS_CLOCK_SKEW: {
+    meaning: 'the store refused the bucket check as signed at a time too far from its own (`RequestTimeTooSkewed`), also after the mount set its signing clock by the store\'s `Date`, as the AWS SDK does (exit 2)',
+    fix: 'set this machine\'s clock (`timedatectl set-ntp true`, `chronyc tracking`)',
+  },
   ESTUARY_FS_STORE_ADDRESS: {
     meaning: 'the region, or an endpoint or switch from the environment or the shared AWS config (`AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, `endpoint_url`, `AWS_USE_FIPS_ENDPOINT`, `AWS_USE_DUALSTACK_ENDPOINT`), cannot be used: not a URL, not a region name, not `true`/`false`, or FIPS/dual-stack together with an endpoint URL; the message names the setting (exit 2)',
     fix: 'correct or unset the setting it names, or give `--endpoint` and `--region`',
@@ -44,6 +52,10 @@ export const FS_CODES = {
   ESTUARY_FS_NO_CREDENTIALS: {
     meaning: 'no credentials anywhere in the AWS chain (exit 2)',
     fix: 'export `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or set `AWS_PROFILE`',
+  },
+  ESTUARY_FS_BAD_CREDENTIALS: {
+    meaning: 'credentials were found but cannot be used: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` or `AWS_SESSION_TOKEN` holds a line break, another control character or white space at an end (named in the message); or the profile\'s `credential_process` answered with something that is not valid credentials (not JSON, not Version 1, expired keys: the message gives the AWS SDK\'s reason); or the credential chain gave no keys within `--request-timeout` (a `credential_process` that waits for input or a network; the message names the step) (exit 2)',
+    fix: 'remove the stray character (a `.env` file with CRLF line ends leaves one), or fix the profile\'s `credential_process`; or export `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`',
   },
   ESTUARY_FS_ENDPOINT_DOWN: {
     meaning: 'the S3 endpoint did not answer at mount time: the first request to `--endpoint` got no whole answer within 5 s (a port that accepts and never answers, no connection at all, or a status line and headers whose body then trickles; the message says which), or the bucket check failed after `--retries` attempts (exit 1)',
@@ -140,6 +152,18 @@ export const fsErrors = {
       `access to bucket "${bucket}" was denied; check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY (or the AWS profile) and the bucket policy`,
       BAD_INPUT,
     ),
+  wrongRegion: (bucket: string, region: string, signedFor: string) =>
+    fsError(
+      'ESTUARY_FS_WRONG_REGION',
+      `bucket "${bucket}" is in region ${region}, and the mount signed for ${signedFor}; give --region ${region}`,
+      BAD_INPUT,
+    ),
+  clockSkew: (endpoint: string) =>
+    fsError(
+      'ESTUARY_FS_CLOCK_SKEW',
+      `the S3 endpoint ${endpoint} refused the requests as signed at a time too far from its own clock (RequestTimeTooSkewed); set this machine's clock (timedatectl set-ntp true)`,
+      BAD_INPUT,
+    ),
   storeAddress: (why: string) => fsError('ESTUARY_FS_STORE_ADDRESS', why, BAD_INPUT),
   noCredentials: () =>
     fsError(
@@ -147,6 +171,7 @@ export const fsErrors = {
       'no S3 credentials found; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE',
       BAD_INPUT,
     ),
+  badCredentials: (why: string) => fsError('ESTUARY_FS_BAD_CREDENTIALS', why, BAD_INPUT),
   endpointDown: (endpoint: string, reason: string) =>
     fsError(
       'ESTUARY_FS_ENDPOINT_DOWN',

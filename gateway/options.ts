@@ -192,7 +192,8 @@ export const gatewayOptions = {
   ),
   memCache: option(size(0), DEFAULT_MEM_CACHE, 'bytes of small objects kept in memory'),
   memObjectMax: option(size(0), DEFAULT_MEM_OBJECT, 'largest object also kept in memory'),
-  diskCache: option(size(1), DEFAULT_DISK_CACHE, 'bytes kept on disk; least recently used objects go first'),
+  // Every entry takes at least one 4 KiB block: a smaller bound would store nothing, silently.
+  diskCache: option(size(4096), DEFAULT_DISK_CACHE, 'bytes kept on disk; least recently used objects go first'),
   maxObjectSize: option(size(1), DEFAULT_MAX_OBJECT, 'largest object stored; larger ones pass through'),
   allowDest: option(
     list(destEntry(), 'DEST,...'),

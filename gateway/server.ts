@@ -92,6 +92,8 @@ export interface WorkerLink {
   readonly send: (m: ToPrimary) => void;
   /** Whether this worker reports the (shared, replicated) disk gauges; exactly one worker does. */
   diskMetrics: boolean;
+  /** Started in place of a worker that died: it serves while its index loads. */
+  readonly replacement?: boolean;
   /**
    * What the primary sent while the index was being read (invalidations and evictions), applied
    * in order once it is: an invalidation then drops what the scan just took.
@@ -139,7 +141,16 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   }
   const disk = new DiskStore(config.cacheDir, config.diskCache, log);
   // Workers must not empty tmp/: another worker may be filling there. The primary did it.
-  const opened = await disk.open(!worker);
+  await disk.prepare(!worker);
+  // A replacement worker serves while its index loads (misses, and other workers' fills
+  // meanwhile), so it answers within a second or two however many entries the cache holds. At
+  // start-up the index is read before the gateway listens: its first requests find what it holds.
+  const loading = disk.load();
+  const background = worker?.replacement === true;
+  const opened = background ? { entries: 0, bytes: 0 } : await loading;
+  if (background) {
+    loading.catch((err: unknown) => log.error({ err: String(err) }, 'cannot read the cache index; serving without it'));
+  }
   const workers = worker ? config.workers : 1;
   const memory = new MemoryStore(Math.floor(config.memCache / workers), config.memObjectMax);
   const cache = new Cache(memory, disk);

@@ -112,7 +112,7 @@ export class FsCore {
    * background: a big bucket's listing must not hold up the mount.
    */
   async start(): Promise<void> {
-    await this.client.checkBucket();
+    await this.client.checkBucket(this.prefix);
     await mkdirLocal(this.o.cacheDir, { recursive: true, mode: 0o700 });
     const removed = await removeDeadStaging(this.o.cacheDir);
     if (removed.dirs.length > 0)

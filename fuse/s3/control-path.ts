@@ -216,11 +216,21 @@ export class ControlPath {
     }
   }
 
-  async checkBucket(): Promise<void> {
+  /**
+   * HeadBucket; for a mount of a prefix, when that is denied, a listing under the prefix: AWS
+   * refuses HeadBucket to keys whose s3:ListBucket holds only for `s3:prefix` (the usual policy
+   * for a project's prefix), which may do all a mount of that prefix does. mountpoint-s3 checks
+   * with a ListObjectsV2 for this reason; s3fs retries its check with the directory.
+   */
+  async checkBucket(prefix = ''): Promise<void> {
     try {
       await this.send({ method: 'HEAD', key: undefined });
     } catch (err) {
       const e = toObjectError(err, this.bucket);
+      if (e.kind === 'access-denied' && prefix !== '') {
+        await this.list(prefix, { delimiter: '/', maxKeys: 1 });
+        return;
+      }
       // HEAD has no body to name the error: a 404 on the bucket itself means it does not exist.
       if (e.kind === 'not-found') throw new ObjectError('no-such-bucket', e.message, this.bucket, err);
       throw e;

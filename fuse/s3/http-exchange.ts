@@ -7,7 +7,7 @@ import { sign, UNSIGNED_PAYLOAD, uriEncode } from '../../lib/sigv4.ts';
 import { Http1Pool, type Parked } from './http1-pool.ts';
 import type { ResponseEvents, ResponseHeaders } from './http1-response.ts';
 import { ObjectError } from './object-client.ts';
-import { errorOf } from './s3-replies.ts';
+import { errorOf, type S3ReplyError } from './s3-replies.ts';
 
 export interface Credentials {
   readonly accessKeyId: string;
@@ -55,6 +55,9 @@ export interface ExchangeOptions {
   readonly maxSockets: number;
 }
 
+/** The SDK's threshold: a store whose clock is this far from ours is said to be skewed. */
+const CLOCK_SKEW_MS = 240_000;
+
 /** An error answer: at most this much of its XML is kept, enough for Code and Message. */
 const ERROR_BODY_LIMIT = 16 * 1024;
 
@@ -63,6 +66,8 @@ export class HttpExchange {
   private readonly options: ExchangeOptions;
   /** The bucket's path, without a trailing slash, that every key's path starts with. */
   private readonly basePath: string;
+  /** The store's clock minus this machine's, as its error answers tell it. */
+  private clockOffsetMs = 0;
 
   constructor(options: ExchangeOptions) {
     this.options = options;
@@ -89,24 +94,55 @@ export class HttpExchange {
     const query = Object.entries(req.query ?? {})
       .map(([k, v]) => `${uriEncode(k)}=${uriEncode(v)}`)
       .join('&');
-    const headers = sign(
-      { method: req.method, path, query, headers: req.headers ?? {}, host: this.options.bucketUrl.host },
-      await this.options.credentials(),
-      this.options.region,
-      // Data stays unhashed; TCP (and TLS where used) carry the bytes, as in the SDK client this
-      // replaced: hashing every part with SHA-256 was the largest CPU cost of uploads.
-      req.payloadHash ?? UNSIGNED_PAYLOAD,
-      Date.now(),
-    );
-    // The pool writes Host and Content-Length itself.
-    delete headers.host;
+    const credentials = await this.options.credentials();
+    let sentAt = Date.now();
+    // Signed when the pool has a connection for it (and again for its one resend), so that a
+    // wait behind busy connections does not age its x-amz-date.
+    const signed = () => {
+      sentAt = Date.now();
+      const headers = sign(
+        { method: req.method, path, query, headers: req.headers ?? {}, host: this.options.bucketUrl.host },
+        credentials,
+        this.options.region,
+        // Data stays unhashed; TCP (and TLS where used) carry the bytes, as in the SDK client this
+        // replaced: hashing every part with SHA-256 was the largest CPU cost of uploads.
+        req.payloadHash ?? UNSIGNED_PAYLOAD,
+        sentAt + this.clockOffsetMs,
+      );
+      // The pool writes Host and Content-Length itself.
+      delete headers.host;
+      return headers;
+    };
     const answer = new Answer(req);
     const parked = await this.pool.request(
-      { method: req.method, path: query ? `${path}?${query}` : path, headers, body: req.body },
+      { method: req.method, path: query ? `${path}?${query}` : path, headers: {}, headersWhenSent: signed, body: req.body },
       answer,
     );
-    const reply = answer.result();
+    let reply: Reply;
+    try {
+      reply = answer.result();
+    } catch (err) {
+      this.correctClock(err as S3ReplyError, answer.head(), sentAt);
+      throw err;
+    }
     return parked ? { ...reply, parked } : reply;
+  }
+
+  /**
+   * The AWS SDK's clock skew correction (@aws-sdk/core's getUpdatedSystemClockOffset): an error
+   * answer's Date sets the offset requests are signed with, and an offset of 4 minutes or more
+   * that changed marks the error `clockSkewCorrected`, which is retried (s3-errors.ts). A clock an
+   * hour off is then one refused request, not a mount that reports its keys denied.
+   */
+  private correctClock(err: S3ReplyError, reply: Reply, sentAt: number): void {
+    const date = header(reply.headers, 'date');
+    if (date === undefined || header(reply.headers, 'age') !== undefined) return;
+    const server = Date.parse(date);
+    const now = Date.now();
+    if (Number.isNaN(server) || now - sentAt > 900_000) return;
+    const before = this.clockOffsetMs;
+    this.clockOffsetMs = server - now;
+    if (Math.abs(this.clockOffsetMs) >= CLOCK_SKEW_MS && this.clockOffsetMs !== before) err.clockSkewCorrected = true;
   }
 
   async close(): Promise<void> {
@@ -134,11 +170,22 @@ class Answer implements ResponseEvents {
     if (this.errorBody.length < ERROR_BODY_LIMIT) this.errorBody += view.toString('utf8');
   }
 
-  /** The reply once the answer was read whole; an error answer is thrown. */
+  head(): Reply {
+    return this.reply!;
+  }
+
+  /**
+   * The reply once the answer was read whole; an error answer is thrown, with the region the
+   * store says the bucket is in when it says so (a 301, or a 400 for a request signed for
+   * another region: the header, or `<Region>` in the body).
+   */
   result(): Reply {
     const reply = this.reply!;
-    if (reply.status >= 300) throw errorOf(reply.status, this.errorBody);
-    return reply;
+    if (reply.status < 300) return reply;
+    const err = errorOf(reply.status, this.errorBody);
+    const region = header(reply.headers, 'x-amz-bucket-region') ?? /<Region>([a-z0-9-]{1,63})<\/Region>/.exec(this.errorBody)?.[1];
+    if (region && (reply.status === 301 || reply.status === 400)) err.bucketRegion = region;
+    throw err;
   }
 }
 

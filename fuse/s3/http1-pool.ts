@@ -55,6 +55,18 @@ export interface PoolRequest {
   readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: Buffer;
+  /**
+   * The headers to send instead of `headers`, made once the request has its connection: a
+   * signature made before a wait behind busy connections would be as old as the wait.
+   */
+  readonly headersWhenSent?: () => Readonly<Record<string, string>>;
+}
+
+/** A line break or a character beyond Latin-1 in a header would end it early or be mangled. */
+function checkHeaders(headers: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(headers))
+    if (!/^[!#-'*+.^-z|~0-9A-Za-z-]+$/.test(name) || !/^[\t\x20-\x7e\x80-\xff]*$/.test(value))
+      throw netError(`request header ${JSON.stringify(name)} holds a character HTTP cannot carry`, 'EINVAL');
 }
 
 function netError(message: string, code: string): Error {
@@ -283,14 +295,21 @@ export class Http1Pool {
    * with what broke it.
    */
   async request(req: PoolRequest, events: ResponseEvents): Promise<Parked | undefined> {
-    // A line break or a character beyond Latin-1 in a header would end it early or be mangled.
-    for (const [name, value] of Object.entries(req.headers))
-      if (!/^[!#-'*+.^-z|~0-9A-Za-z-]+$/.test(name) || !/^[\t\x20-\x7e\x80-\xff]*$/.test(value))
-        throw netError(`request header ${JSON.stringify(name)} holds a character HTTP cannot carry`, 'EINVAL');
+    checkHeaders(req.headers);
     for (let tries = 0; ; tries++) {
       // The one resend goes on a new connection: the other idle ones are as old as the one that
       // failed, and after a failover of the store's address every one of them is dead.
       const c = tries === 0 ? await this.take() : await this.fresh();
+      let sent = req;
+      if (req.headersWhenSent) {
+        try {
+          sent = { ...req, headers: req.headersWhenSent() };
+          checkHeaders(sent.headers);
+        } catch (err) {
+          this.put(c);
+          throw err;
+        }
+      }
       const reused = c.served > 0;
       let started = false;
       const watched: ResponseEvents = {
@@ -302,7 +321,7 @@ export class Http1Pool {
         onInterim: () => (started = true),
       };
       try {
-        await c.send(req, watched);
+        await c.send(sent, watched);
       } catch (err) {
         const code = (err as { code?: string }).code;
         // A kept-alive connection the server had closed: nothing was answered, send it again.

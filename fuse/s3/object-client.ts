@@ -125,8 +125,11 @@ export interface ObjectClient {
   abortMultipart(key: string, uploadId: string): Promise<void>;
   /** Unfinished multipart uploads of keys starting with `prefix`; s3rver answers with an error. */
   listUploads(prefix: string): Promise<PendingUpload[]>;
-  /** Resolves when the bucket exists and the credentials may read it. */
-  checkBucket(): Promise<void>;
+  /**
+   * Resolves when the bucket exists and the credentials may read it, or (for a mount of
+   * `prefix`) may list under `prefix`.
+   */
+  checkBucket(prefix?: string): Promise<void>;
 }
 
 /**

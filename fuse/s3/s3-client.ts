@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ControlPath } from './control-path.ts';
-import { credentialSource } from './credentials.ts';
+import { credentialSource, nodeProviderChain } from './credentials.ts';
 import { DataPath } from './data-path.ts';
 import type { Credentials } from './http-exchange.ts';
 import {
@@ -83,7 +83,7 @@ export class S3ObjectClient implements ObjectClient {
     const exchange = {
       bucketUrl: this.address.bucketUrl,
       region: this.address.region,
-      credentials: credentialSource(options.credentials, env),
+      credentials: credentialSource(options.credentials, env, () => nodeProviderChain(options.idleTimeoutMs, env)),
       idleTimeoutMs: options.idleTimeoutMs,
     };
     this.control = new ControlPath({
@@ -180,8 +180,8 @@ export class S3ObjectClient implements ObjectClient {
     return this.control.abortMultipart(key, uploadId);
   }
 
-  checkBucket(): Promise<void> {
-    return this.control.checkBucket();
+  checkBucket(prefix?: string): Promise<void> {
+    return this.control.checkBucket(prefix);
   }
 
   destroy(): void {

@@ -5,7 +5,8 @@
 // The retry rules are the AWS SDK's standard mode, which the mount used before it had a client of
 // its own: up to `maxAttempts` attempts on resets, timeouts, 429 and 500/502/503/504 (a 200 with
 // an <Error> body counts as a 503), waiting a random time up to 100 ms × 2^attempt
-// (500 ms × 2^attempt when throttled), at most 20 s.
+// (500 ms × 2^attempt when throttled), at most 20 s; and an error whose Date corrected the signing
+// clock (http-exchange.ts), as the SDK retries a clockSkewCorrected error.
 
 import { ObjectError, type ObjectErrorKind } from './object-client.ts';
 
@@ -57,6 +58,7 @@ export function toObjectError(err: unknown, key?: string): ObjectError {
 
 export function retryable(e: ObjectError): boolean {
   if (e.kind === 'unavailable' || e.kind === 'throttled') return true;
+  if ((e.cause as { clockSkewCorrected?: boolean } | undefined)?.clockSkewCorrected) return true;
   const status = statusOf(e.cause);
   return status !== undefined && RETRIED_STATUSES.has(status);
 }

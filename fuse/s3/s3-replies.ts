@@ -12,6 +12,10 @@ export const stripQuotes = (etag: string | undefined): string => (etag ?? '').re
 /** An answer's error as the SDK threw it: toObjectError and the retry rules read these fields. */
 export class S3ReplyError extends Error {
   readonly $metadata: { httpStatusCode: number };
+  /** The region the store names for the bucket, in a 301 or a 400 answer (http-exchange.ts). */
+  bucketRegion?: string;
+  /** The answer's Date moved the signing clock: tried again, as the AWS SDK does. */
+  clockSkewCorrected?: boolean;
 
   constructor(status: number, code: string | undefined, message: string | undefined) {
     super(message ?? `HTTP ${status}`);

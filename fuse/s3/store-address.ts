@@ -7,7 +7,9 @@
 // AWS_IGNORE_CONFIGURED_ENDPOINT_URLS or the profile's `ignore_configured_endpoint_urls` is
 // true); else AWS's own, `https://s3.REGION.DNS-SUFFIX` with the suffix of the region's partition,
 // `s3-fips.` under AWS_USE_FIPS_ENDPOINT / `use_fips_endpoint` and `s3.dualstack.` under
-// AWS_USE_DUALSTACK_ENDPOINT / `use_dualstack_endpoint`. The bucket is the URL's first path
+// AWS_USE_DUALSTACK_ENDPOINT / `use_dualstack_endpoint`; as in the SDK's S3 rules, `aws-global`
+// is the global endpoint `s3.amazonaws.com` (us-east-1's with either switch), signed for
+// us-east-1, and FIPS in the China partition, which has no FIPS endpoints, is refused. The bucket is the URL's first path
 // segment after the endpoint's own path. Those two switches name AWS's endpoints and mean nothing
 // for an endpoint given as a URL: set with one, they are refused, as the SDK refuses them.
 //
@@ -133,7 +135,20 @@ export function resolveStoreAddress(input: StoreAddressInput): StoreAddress {
     url.pathname = `${url.pathname.replace(/\/+$/, '')}/${bucket}`;
     return { bucketUrl: url, region, endpointFrom: configured.from };
   }
+  return awsEndpoint(bucket, region, fips, dualStack);
+}
+
+/** AWS's own endpoint for the region, by the SDK's S3 endpoint rules (path-style). */
+function awsEndpoint(bucket: string, region: string, fips: boolean, dualStack: boolean): StoreAddress {
+  if (region === 'aws-global') {
+    if (fips || dualStack) return awsEndpoint(bucket, 'us-east-1', fips, dualStack);
+    return { bucketUrl: new URL(`https://s3.amazonaws.com/${bucket}`), region: 'us-east-1', endpointFrom: 'AWS' };
+  }
   const suffix = PARTITIONS.find(([re]) => re.test(region))?.[1] ?? 'amazonaws.com';
+  if (fips && suffix === 'amazonaws.com.cn')
+    throw new StoreAddressError(
+      `AWS has no FIPS endpoints for S3 in region ${region} (the China partition); unset AWS_USE_FIPS_ENDPOINT (use_fips_endpoint) or give another --region`,
+    );
   const host = `${fips ? 's3-fips' : 's3'}${dualStack ? '.dualstack' : ''}.${region}.${suffix}`;
   return { bucketUrl: new URL(`https://${host}/${bucket}`), region, endpointFrom: 'AWS' };
 }

@@ -105,8 +105,8 @@ export abstract class WrappingClient implements ObjectClient {
     await this.before('listUploads', prefix, 0);
     return this.inner.listUploads(prefix);
   }
-  async checkBucket(): Promise<void> {
-    await this.before('checkBucket', '', 0);
-    return this.inner.checkBucket();
+  async checkBucket(prefix?: string): Promise<void> {
+    await this.before('checkBucket', prefix ?? '', 0);
+    return this.inner.checkBucket(prefix);
   }
 }

@@ -9,15 +9,13 @@
 
 import { randomBytes } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
-import { type FileHandle, mkdir, open, readdir, rename, rm, stat, statfs, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm, statfs, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
 import type { EntryMeta } from './entry.ts';
 import {
   chargeOf,
-  decodeMeta,
-  decodeTail,
   type DiskFootprint,
   diskCharge,
   encodeTrailer,
@@ -26,13 +24,21 @@ import {
   TRAILER_FIXED,
 } from './format.ts';
 import { CacheTotals } from './totals.ts';
+import { scanEntries } from './disk-files.ts';
 import { readWrites } from './write-marks.ts';
+
+export { probeWritable } from './disk-files.ts';
 
 export interface DiskEntry {
   readonly meta: EntryMeta;
   readonly path: string;
   /** Its file's length and its index entry's memory; worked out from `meta` when not given. */
   footprint?: DiskFootprint;
+}
+
+/** Room a fill of announced length holds against --disk-cache while it writes; release is idempotent. */
+export interface Reservation {
+  release(): void;
 }
 
 /** A body being written; `commit` makes it an entry, `abort` throws it away. */
@@ -51,6 +57,8 @@ const FULL_BACKOFF_MS = 10_000;
 const STATFS_TTL_MS = 1000;
 /** Room kept free beyond a body's length: its trailer, and other writers on the same disk. */
 const RESERVE_BYTES = 1024 * 1024;
+/** Bytes of old entries a write that hit a full disk evicts before it tries once more. */
+export const EVICT_ON_FULL = 64 * 1024 * 1024;
 
 export function isDiskFull(err: unknown): boolean {
   const code = (err as { code?: string }).code;
@@ -74,6 +82,8 @@ export class DiskStore {
   /** What the index holds in memory in this process (format.ts, footprintOf), summed. */
   #indexBytes = 0;
   #free?: { readonly at: number; readonly bytes: number };
+  /** Blocks that fills of announced length in this process are writing to tmp/ (reserve). */
+  #reserved = 0;
 
   constructor(dir: string, maxBytes: number, log: Logger) {
     this.root = join(dir, `v${FORMAT_VERSION}`);
@@ -110,27 +120,30 @@ export class DiskStore {
 
   /** Creates the directories, removes leftovers of interrupted writes, rebuilds the index. */
   async open(cleanTemp = true): Promise<{ entries: number; bytes: number; discarded: number }> {
+    await this.prepare(cleanTemp);
+    return this.load();
+  }
+
+  /** Creates the directories and (unless another process did) removes leftovers of interrupted writes. */
+  async prepare(cleanTemp = true): Promise<void> {
     await mkdir(this.#tmp, { recursive: true });
     if (cleanTemp) await this.cleanTemp();
-    const found: DiskEntry[] = [];
-    let discarded = 0;
+  }
+
+  /**
+   * Rebuilds the index from the entry files' trailers. The store may be in use meanwhile (a
+   * replacement worker serves while it reads): a key stored or adopted since is newer than what
+   * the scan found for it, and keeps its entry.
+   */
+  async load(): Promise<{ entries: number; bytes: number; discarded: number }> {
     const written = await readWrites(this.root, Date.now());
-    for (const sub of await readdir(this.root)) {
-      if (sub === 'tmp' || !/^[0-9a-f]{2}$/.test(sub)) continue;
-      for (const name of await readdir(join(this.root, sub))) {
-        const path = join(this.root, sub, name);
-        const read = await readTrailer(path);
-        if (!read) discarded++;
-        // Fetched before a write that a worker may have stored without hearing of it (write-marks.ts).
-        const replaced = read !== undefined && (written.get(read.meta.key) ?? -Infinity) >= read.meta.requestTime;
-        if (read && !replaced) found.push({ meta: read.meta, path, footprint: read.footprint });
-        else await unlink(path).catch(() => undefined);
-      }
-    }
+    const { found, discarded } = await scanEntries(this.root, written, (path) =>
+      this.#log.warn({ path }, 'not a directory where the cache keeps entries; skipped (remove it)'),
+    );
     // Oldest first, so the most recently stored end up most recently used; for duplicate keys
     // (a crash between rename and unlink of the old version) the newest wins.
     found.sort((a, b) => a.meta.responseTime - b.meta.responseTime);
-    for (const e of found) this.#put(e);
+    for (const e of found) this.#putFound(e);
     if (discarded > 0) this.#log.warn({ discarded }, 'discarded unreadable cache files');
     return { entries: this.#index.size, bytes: this.#index.calculatedSize, discarded };
   }
@@ -149,12 +162,16 @@ export class DiskStore {
     return { path, fh };
   }
 
-  /** Appends the trailer, fsyncs, renames into place and indexes the entry. Closes the handle. */
+  /**
+   * Appends the trailer, fsyncs, renames into place and indexes the entry. Closes the handle. A
+   * full disk at the trailer costs our oldest entries once, as a body write does (fetcher.ts);
+   * failing again, the disk is marked full and the error (isDiskFull) goes to the caller, which
+   * still has the whole body in the temporary file.
+   */
   async commit(temp: TempFile, meta: EntryMeta): Promise<DiskEntry> {
     const trailer = encodeTrailer(meta);
     try {
-      await temp.fh.write(trailer, 0, trailer.length, meta.size);
-      await temp.fh.sync();
+      await this.#appendTrailer(temp, trailer, meta.size);
     } finally {
       await temp.fh.close().catch(() => undefined);
     }
@@ -167,6 +184,23 @@ export class DiskStore {
     const entry: DiskEntry = { meta, path, footprint: footprintOf(meta, trailer.length - TRAILER_FIXED) };
     if (!this.#put(entry)) await unlink(path).catch(() => undefined);
     return entry;
+  }
+
+  async #appendTrailer(temp: TempFile, trailer: Buffer, at: number): Promise<void> {
+    for (let evicted = false; ; evicted = true) {
+      try {
+        await temp.fh.write(trailer, 0, trailer.length, at);
+        await temp.fh.sync();
+        return;
+      } catch (err) {
+        if (!isDiskFull(err)) throw err;
+        if (evicted || (await this.evictBytes(EVICT_ON_FULL + trailer.length)) === 0) {
+          this.markFull();
+          throw err;
+        }
+        await temp.fh.truncate(at).catch(() => undefined);
+      }
+    }
   }
 
   async abort(temp: TempFile): Promise<void> {
@@ -191,6 +225,31 @@ export class DiskStore {
     }
     const current = this.#index.peek(meta.key);
     if (current && current.path === entry.path) this.#setMeta(current, meta);
+  }
+
+  /**
+   * Holds room for a body of `length` bytes while it is written to tmp/, evicting old entries so
+   * that the entries and the bodies being written stay within --disk-cache together. Undefined
+   * when the body cannot be kept, alone or beside the bodies already being written: it then
+   * passes through without being written at all.
+   */
+  reserve(length: number): Reservation | undefined {
+    const charge = diskCharge(length);
+    if (this.#reserved + charge > this.#index.maxSize) return undefined;
+    this.#reserved += charge;
+    this.#trim();
+    let held = true;
+    return {
+      release: () => {
+        if (held) this.#reserved -= charge;
+        held = false;
+      },
+    };
+  }
+
+  /** Evicts least recently used entries until they and the reserved bodies fit. */
+  #trim(): void {
+    while (this.#index.size > 0 && this.#index.calculatedSize + this.#reserved > this.#index.maxSize) this.#index.pop();
   }
 
   delete(key: string): boolean {
@@ -286,6 +345,17 @@ export class DiskStore {
     if (current) this.#setMeta(current, meta);
   }
 
+  /** Indexes an entry the scan found, unless the index holds a newer one for its key by now. */
+  #putFound(e: DiskEntry): void {
+    const current = this.#index.peek(e.meta.key);
+    if (current && current.path === e.path) return;
+    if (current && current.meta.responseTime > e.meta.responseTime) {
+      unlink(e.path).catch(() => undefined);
+      return;
+    }
+    this.#put(e);
+  }
+
   /**
    * Indexes an entry and counts it in the totals (the index's dispose uncounts what it drops).
    * False when it is larger than the whole tier, and so not indexed.
@@ -294,6 +364,7 @@ export class DiskStore {
     if (this.#index.peek(entry.meta.key) === entry) return true;
     if (chargeOf(footprint(entry)) > this.#index.maxSize) return false;
     this.#index.set(entry.meta.key, entry);
+    this.#trim();
     if (this.#index.peek(entry.meta.key) !== entry) return false;
     this.totals.add(entry.meta);
     this.#indexBytes += footprint(entry).indexBytes;
@@ -341,40 +412,4 @@ export class DiskStore {
 function footprint(e: DiskEntry): DiskFootprint {
   e.footprint ??= footprintOf(e.meta);
   return e.footprint;
-}
-
-async function readTrailer(path: string): Promise<{ meta: EntryMeta; footprint: DiskFootprint } | undefined> {
-  let fh: FileHandle | undefined;
-  try {
-    fh = await open(path, 'r');
-    const { size } = await fh.stat();
-    if (size < TRAILER_FIXED) return undefined;
-    const tail = Buffer.alloc(TRAILER_FIXED);
-    await fh.read(tail, 0, TRAILER_FIXED, size - TRAILER_FIXED);
-    const len = decodeTail(tail);
-    if (len === undefined || len + TRAILER_FIXED > size) return undefined;
-    const json = Buffer.alloc(len);
-    await fh.read(json, 0, len, size - TRAILER_FIXED - len);
-    const meta = decodeMeta(json, size);
-    return meta && { meta, footprint: footprintOf(meta, len) };
-  } catch {
-    return undefined;
-  } finally {
-    await fh?.close();
-  }
-}
-
-/** Fails with the OS error when `dir` cannot hold a cache (missing permission, read-only, full). */
-export async function probeWritable(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true });
-  const probe = join(dir, `.probe-${randomBytes(6).toString('hex')}`);
-  const fh = await open(probe, 'w');
-  try {
-    await fh.write(Buffer.from('ok'));
-    await fh.sync();
-  } finally {
-    await fh.close();
-    await unlink(probe).catch(() => undefined);
-  }
-  await stat(dir);
 }

@@ -34,3 +34,20 @@ export function storedHeaders(
   for (const f of omit) delete out[f];
   return out;
 }
+
+/**
+ * The most a stored head may hold, as `name: value\r\n` lines: what the gateway accepts from an
+ * origin. 304s merge their fields into the stored head (RFC 9111 §4.3.4), and an origin stamping
+ * new fields on each would otherwise grow it past what clients (Node's own limit is the same
+ * 16 KiB) can read.
+ */
+export const MAX_STORED_HEAD = 16 * 1024;
+
+/** The length of `headers` written as `name: value\r\n` lines. */
+export function headBytes(headers: Record<string, string | string[]>): number {
+  let n = 0;
+  for (const [name, value] of Object.entries(headers)) {
+    for (const v of Array.isArray(value) ? value : [value]) n += name.length + v.length + 4;
+  }
+  return n;
+}

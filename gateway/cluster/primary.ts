@@ -19,7 +19,7 @@ import { Confirmations } from './confirm.ts';
 import { CRASH_LOOP, CrashLoop } from './crash-loop.ts';
 import { Gatherer } from './gather.ts';
 import { Listener } from './listener.ts';
-import { isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
+import { invalidationParts, isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
 import { OUTBOX_MAX_BYTES, Outbox } from './outbox.ts';
 
 interface Claim {
@@ -119,8 +119,12 @@ export async function startCluster(
   const confirmations = new Confirmations({
     serving: () => serving.keys(),
     all: () => workers.keys(),
-    relay: (w, seq, keys) => send(w, { t: 'invalidate', id: seq, keys }),
+    relay: (id, seq, keys) => {
+      const w = workers.get(id);
+      if (w) outbox.sendParts(w, invalidationParts(seq, keys));
+    },
     confirm: (w, id) => send(w, { t: 'invalidated', id }),
+    progress: (w, id) => send(w, { t: 'invalidated', id, more: true }),
     mark: (keys, at) => recordWrites(disk.root, keys, at),
     kill: (w, keys) => {
       log.error({ worker: w, key: keys[0], keys: keys.length }, 'a gateway worker did not confirm an invalidation in time; restarting it');
@@ -167,7 +171,8 @@ export async function startCluster(
         confirmations.start(id, m.id, m.keys);
         return;
       case 'invalidated':
-        confirmations.answered(id, m.id);
+        if (m.more) confirmations.progressed(id, m.id);
+        else confirmations.answered(id, m.id);
         return;
       case 'evicted':
         others(id, { t: 'evicted', key: m.key, path: m.path });
@@ -234,7 +239,12 @@ export async function startCluster(
   /** Forks one worker; one that dies after start-up is replaced at once, so capacity comes back. */
   const fork = (): Promise<number> => {
     const reports = diskReporter === undefined;
-    const w = cluster.fork({ ...env, ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0' });
+    // A replacement serves while its index loads (gateway/server.ts); the first workers read it first.
+    const w = cluster.fork({
+      ...env,
+      ESTUARY_GATEWAY_WORKER_DISK_METRICS: reports ? '1' : '0',
+      ESTUARY_GATEWAY_WORKER_REPLACEMENT: started ? '1' : '0',
+    });
     if (reports) diskReporter = w.id;
     workers.set(w.id, w);
     // A message to a worker that is exiting fails with EPIPE; unheard, that error would end the

@@ -53,7 +53,12 @@ async function stop(): Promise<void> {
   flushLogs();
   process.exit(0);
 }
-const link: WorkerLink = { send, diskMetrics: process.env.ESTUARY_GATEWAY_WORKER_DISK_METRICS === '1', early: [] };
+const link: WorkerLink = {
+  send,
+  diskMetrics: process.env.ESTUARY_GATEWAY_WORKER_DISK_METRICS === '1',
+  replacement: process.env.ESTUARY_GATEWAY_WORKER_REPLACEMENT === '1',
+  early: [],
+};
 process.on('message', (m: unknown) => {
   const t = typeof m === 'object' && m !== null ? (m as { t?: unknown }).t : undefined;
   // Until the gateway listens itself, removals wait here (a missed stored entry only costs a miss).

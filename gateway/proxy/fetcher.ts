@@ -7,13 +7,14 @@ import { open } from 'node:fs/promises';
 import type { Logger } from '../../lib/log.ts';
 import { isBlockOf } from '../cache/block.ts';
 import type { Cache } from '../cache/cache.ts';
-import { isDiskFull, type TempFile } from '../cache/disk-store.ts';
+import type { Reservation, TempFile } from '../cache/disk-store.ts';
+import { commitOrKeep, writeAt } from './disk-write.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
 import { mayStore, mergeNotModified, notModifiedSelects, staleOnErrorLimit } from '../cache/freshness.ts';
 import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
 import { varyValues } from '../cache/key.ts';
-import { storedHeaders } from '../cache/stored-headers.ts';
+import { headBytes, MAX_STORED_HEAD, storedHeaders } from '../cache/stored-headers.ts';
 import { newHasher } from '../cvmfs.ts';
 import { requestNoCache } from '../http/cache-control.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
@@ -35,9 +36,6 @@ function s3Decision(status: number, headers: Record<string, string | string[]>):
   if (/(^|,)\s*no-store\b/i.test(String(headers['cache-control'] ?? ''))) return { store: false, reason: 'no-store' };
   return { store: true };
 }
-
-/** Bytes of old entries a write that hit a full disk evicts before it tries once more. */
-const EVICT_ON_FULL = 64 * 1024 * 1024;
 
 export interface FetchDeps {
   readonly cache: Cache;
@@ -110,6 +108,12 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     drainBody(res.body);
     // A 304 for another version than ours: fetch the object itself, unconditionally.
     if (!notModifiedSelects(stale.headers, resHeaders)) return runFill(deps, fill, { ...req, stale: undefined });
+    // Merged, the head would outgrow what an origin may send: the object is fetched whole again,
+    // and its new head replaces the stored one.
+    if (headBytes(mergeNotModified(stale.headers, resHeaders)) > MAX_STORED_HEAD) {
+      deps.log.info({ url: target.url }, 'a 304 would grow the stored head past 16 KiB; fetching the object again');
+      return runFill(deps, fill, { ...req, stale: undefined });
+    }
     return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime);
   }
   // A no-cache request revalidates its stale copy but may never be answered with it (RFC 9111
@@ -146,6 +150,38 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     decision = { store: false, reason: 'too-large' };
   }
   if (decision.store && deps.cache.unstorable.has(target.key)) decision = { store: false, reason: 'too-large' };
+  // An announced length holds its room against --disk-cache while it is written; one that can
+  // never fit is not copied to disk only to be dropped at the end.
+  const room = decision.store && length !== undefined ? deps.cache.disk.reserve(length) : undefined;
+  if (decision.store && length !== undefined && !room) decision = { store: false, reason: 'too-large' };
+  try {
+    await storeOrPass(deps, fill, req, res, decision, { directives, requestTime, responseTime, isData, length, resHeaders }, room);
+  } finally {
+    room?.release();
+  }
+}
+
+interface Fetched {
+  readonly directives: string | undefined;
+  readonly requestTime: number;
+  readonly responseTime: number;
+  readonly isData: boolean;
+  readonly length: number | undefined;
+  readonly resHeaders: Record<string, string | string[]>;
+}
+
+async function storeOrPass(
+  deps: FetchDeps,
+  fill: Fill,
+  req: FillRequest,
+  res: UpstreamResponse,
+  given: { store: boolean; reason?: string },
+  f: Fetched,
+  room: Reservation | undefined,
+): Promise<void> {
+  const { target } = req;
+  const { directives, requestTime, responseTime, isData, length, resHeaders } = f;
+  let decision = given;
   if (decision.store && !(await deps.cache.disk.ensureRoom(length ?? 0))) {
     deps.log.warn({ url: target.url }, 'cache disk full; passing through unstored');
     decision = { store: false, reason: 'disk-full' };
@@ -183,7 +219,7 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     deps.cache.endFill(fill);
     return;
   }
-  await streamToDisk(deps, fill, req, res, meta, temp, length);
+  await streamToDisk(deps, fill, req, res, meta, temp, length, room);
 }
 
 async function streamToDisk(
@@ -194,6 +230,7 @@ async function streamToDisk(
   meta: EntryMeta,
   temp: TempFile,
   length: number | undefined,
+  room: Reservation | undefined,
 ): Promise<void> {
   const hash = req.target.cvmfs?.kind === 'data' ? req.target.cvmfs.hash : undefined;
   const hasher = hash && meta.status === 200 ? newHasher(hash.algorithm) : undefined;
@@ -238,7 +275,10 @@ async function streamToDisk(
       await deps.cache.disk.abort(temp);
       return;
     }
-    const entry = await deps.cache.disk.commit(temp, final);
+    // The entry's own charge replaces the room held for it.
+    room?.release();
+    const entry = await commitOrKeep(deps, fill, temp, final);
+    if (!entry) return;
     fill.path = entry.path;
     // A write acknowledged meanwhile found nothing to remove yet: the old bytes must not stay
     // behind it, and the other workers are not told of them (the done event says not stored).
@@ -260,26 +300,6 @@ async function streamToDisk(
       'fill failed; nothing stored',
     );
     failFill(deps, fill, failure);
-  }
-}
-
-/** Writes a whole chunk at `at`. A full disk first costs our own oldest entries, then the fill. */
-async function writeAt(deps: FetchDeps, temp: TempFile, chunk: Buffer, at: number): Promise<void> {
-  let off = 0;
-  let evicted = false;
-  while (off < chunk.length) {
-    try {
-      const { bytesWritten } = await temp.fh.write(chunk, off, chunk.length - off, at + off);
-      off += bytesWritten;
-    } catch (err) {
-      if (!isDiskFull(err)) throw err;
-      if (!evicted && (await deps.cache.disk.evictBytes(EVICT_ON_FULL + chunk.length)) > 0) {
-        evicted = true;
-        continue;
-      }
-      deps.cache.disk.markFull();
-      throw new UpstreamFailure('proxy_internal_error', 502, 'cache disk full; not stored', true);
-    }
   }
 }
 

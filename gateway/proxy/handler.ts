@@ -347,7 +347,9 @@ export class ProxyHandler {
         found = { tier: 'memory', meta: copy.meta, body: copy.body };
       }
     }
-    if (!(await serveStored(req, res, found, this.#serveOptions(found.meta, cacheStatus, target)))) {
+    // A file cut short under a hit is dropped, so only that one answer is cut.
+    const onDamaged = () => void d.cache.invalidate(stored.meta.key);
+    if (!(await serveStored(req, res, found, { ...this.#serveOptions(found.meta, cacheStatus, target), onDamaged }))) {
       return this.#gone(req, res, target, found);
     }
     if (!quiet) d.metrics.diskHit.inc();

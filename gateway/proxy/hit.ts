@@ -17,6 +17,8 @@ export interface ServeOptions {
   readonly onBytes: (n: number) => void;
   /** An S3 object: errors the gateway answers itself get S3's XML error document. */
   readonly s3?: boolean;
+  /** The entry's file turned out shorter than its body while being sent (the answer was cut). */
+  readonly onDamaged?: () => void;
 }
 
 function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
@@ -97,7 +99,8 @@ export function serveMemory(
 
 /**
  * Answers from a stored response. Resolves false, having sent nothing, when a disk entry's file
- * vanished (evicted by another worker, removed by hand): the caller then treats it as a miss.
+ * vanished (evicted by another worker, removed by hand) or is shorter than its body: the caller
+ * then drops the entry and treats the request as a miss.
  */
 export async function serveStored(
   req: IncomingMessage,
@@ -122,23 +125,33 @@ export async function serveStored(
   } catch {
     return false;
   }
+  // Cut short by another program: the entry is damaged, and is dropped like a vanished one
+  // rather than cut at the same byte on every hit.
+  const size = await fh.stat().then((st) => st.size, () => -1);
+  if (size < found.meta.size) {
+    await fh.close().catch(() => undefined);
+    return false;
+  }
   if (res.destroyed) {
     await fh.close();
     return true;
   }
   res.writeHead(p.status, p.headers as string[]);
-  await streamFile(fh, res, p.start, p.end, opts.onBytes);
+  if (!(await streamFile(fh, res, p.start, p.end, opts.onBytes))) opts.onDamaged?.();
   return true;
 }
 
-/** Copies bytes [start, end] of an open file to `res` in adaptive slices; closes the file. */
+/**
+ * Copies bytes [start, end] of an open file to `res` in adaptive slices; closes the file. False
+ * when the file ended before `end` (the response is cut).
+ */
 async function streamFile(
   fh: FileHandle,
   res: ServerResponse,
   start: number,
   end: number,
   onBytes: (n: number) => void,
-): Promise<void> {
+): Promise<boolean> {
   const slicer = new Slicer();
   let pos = start;
   try {
@@ -148,7 +161,11 @@ async function streamFile(
       // once written.
       const buf = takeSlice(n);
       const { bytesRead } = await fh.read(buf, 0, n, pos);
-      if (bytesRead === 0) throw new Error('cache file shorter than its entry');
+      if (bytesRead === 0) {
+        releaseSlice(buf);
+        cutResponse(res);
+        return false;
+      }
       pos += bytesRead;
       onBytes(bytesRead);
       const chunk = buf.subarray(0, bytesRead);
@@ -161,4 +178,5 @@ async function streamFile(
   } finally {
     await fh.close().catch(() => undefined);
   }
+  return true;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { credentialSource, type ExpiringCredentials, REFRESH_BEFORE_MS, refreshing } from '../../../fuse/s3/credentials.ts';
+import { CredentialsError, credentialSource, type ExpiringCredentials, REFRESH_BEFORE_MS, refreshing } from '../../../fuse/s3/credentials.ts';
 
 /** A chain that counts how often it is loaded and asked, handing out what `next` gives. */
 function fakeChain(next: (n: number) => ExpiringCredentials) {
@@ -28,6 +28,22 @@ describe('credentialSource', () => {
     expect((await source()).accessKeyId).toBe('chain');
     await source();
     expect(chain.seen).toEqual({ loads: 1, asks: 1 });
+  });
+});
+
+describe('keys from the environment', () => {
+  it('are refused, by name, when they hold a line break, a control character or white space at an end', () => {
+    const load = fakeChain(() => ({ accessKeyId: 'chain', secretAccessKey: 's' })).load;
+    const keys = { AWS_ACCESS_KEY_ID: 'AK', AWS_SECRET_ACCESS_KEY: 'SK', AWS_SESSION_TOKEN: 'T' };
+    for (const [name, value, what] of [
+      ['AWS_ACCESS_KEY_ID', 'AK\r', 'a line break'],
+      ['AWS_SECRET_ACCESS_KEY', 'S\x01K', 'a control character'],
+      ['AWS_SESSION_TOKEN', ' T', 'white space'],
+    ] as const) {
+      const source = () => credentialSource(undefined, { ...keys, [name]: value }, load);
+      expect(source).toThrow(CredentialsError);
+      expect(source).toThrow(new RegExp(`^${name} holds ${what}`));
+    }
   });
 });
 

@@ -39,6 +39,12 @@ describe('the shared config file', () => {
     expect(profileSettings(c, 'nobody')).toEqual({});
     expect(profileSettings(parseSharedConfig('[dev]\nregion = x\n'), 'dev')).toEqual({});
   });
+
+  it('lets a [profile default] with settings replace [default] whole, as the SDK does', () => {
+    const both = parseSharedConfig('[default]\nregion = a\nendpoint_url = http://x\n[profile default]\nregion = b\n');
+    expect(profileSettings(both, 'default')).toEqual({ region: 'b' });
+    expect(profileSettings(parseSharedConfig('[default]\nregion = a\n[profile default]\n'), 'default')).toEqual({ region: 'a' });
+  });
 });
 
 describe('the endpoint', () => {

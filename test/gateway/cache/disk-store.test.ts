@@ -2,7 +2,7 @@
 // metadata updates, files with a damaged trailer discarded instead of served, and what entries
 // count against the bound and hold in memory.
 
-import { readdir, stat, truncate } from 'node:fs/promises';
+import { mkdir, readdir, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DiskStore } from '../../../gateway/cache/disk-store.ts';
@@ -95,6 +95,33 @@ describe('DiskStore', () => {
     expect((await readdir(join(store.root, 'written'))).length).toBe(1);
   });
 
+  it('records a write of many keys in one file, and still reads a record of one key per file', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 1e9, silent);
+    await store.open();
+    const now = Date.now();
+    const keys = Array.from({ length: 5000 }, (_, i) => `/cvmfs/repo/data/${i}`);
+    await recordWrites(store.root, keys, now - 2000);
+    await recordWrites(store.root, ['/cvmfs/repo/data/7'], now - 1000);
+    expect((await readdir(join(store.root, 'written'))).length).toBe(2);
+    await writeFile(join(store.root, 'written', 'a'.repeat(64)), JSON.stringify({ key: 'single', at: now - 500 }));
+    const marks = await readWrites(store.root, now);
+    expect(marks.size).toBe(5001);
+    expect(marks.get('/cvmfs/repo/data/0')).toBe(now - 2000);
+    expect(marks.get('/cvmfs/repo/data/7')).toBe(now - 1000);
+    expect(marks.get('single')).toBe(now - 500);
+  });
+
+  it('removes a record that is not one', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 1e9, silent);
+    await store.open();
+    await mkdir(join(store.root, 'written'), { recursive: true });
+    await writeFile(join(store.root, 'written', 'junk'), '{"at": 1, "keys": [1, 2]}');
+    expect((await readWrites(store.root, Date.now())).size).toBe(0);
+    expect(await readdir(join(store.root, 'written'))).toEqual([]);
+  });
+
   it('replaces an entry without touching the file a reader still holds', async () => {
     const dir = await tempDir();
     const store = new DiskStore(dir, 1e9, silent);
@@ -159,5 +186,42 @@ describe('DiskStore', () => {
     first.delete('b');
     expect(first.indexBytes).toBe(0);
     expect(first.bytes).toBe(0);
+  });
+});
+
+describe('DiskStore bodies being written', () => {
+  it('reserves announced lengths against the bound, evicting old entries, and refuses what cannot fit', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 4 * 4096, silent);
+    await store.open();
+    await put(store, 'a', 1000);
+    await put(store, 'b', 1000);
+    // Larger than the whole bound: never written.
+    expect(store.reserve(4 * 4096 + 1)).toBeUndefined();
+    const one = store.reserve(3 * 4096);
+    expect(one).toBeDefined();
+    // The oldest entry made room for it; a second body of that size does not fit beside it.
+    expect(store.get('a')).toBeUndefined();
+    expect(store.get('b')).toBeDefined();
+    expect(store.reserve(2 * 4096)).toBeUndefined();
+    one!.release();
+    one!.release();
+    expect(store.reserve(2 * 4096)).toBeDefined();
+  });
+
+  it('a scan that runs while the store is in use keeps the newer entry of a key', async () => {
+    const dir = await tempDir();
+    const first = new DiskStore(dir, 1 << 20, silent);
+    await first.open();
+    const old = await put(first, 'k', 10, Date.now() - 60_000);
+    const second = new DiskStore(dir, 1 << 20, silent);
+    await second.prepare(false);
+    // Stored (by a request the replacement served) before its scan reached the key's old file.
+    const fresh = await put(second, 'k', 20);
+    await second.load();
+    expect(second.get('k')?.path).toBe(fresh.path);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await stat(fresh.path)).size).toBeGreaterThan(20);
+    await expect(stat(old.path)).rejects.toThrow();
   });
 });
