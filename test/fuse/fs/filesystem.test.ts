@@ -233,6 +233,22 @@ describe('files', () => {
     expect(mem.objects.get('big')?.body.equals(data)).toBe(true);
   });
 
+  it('goes on appending past the staging limit after a flush, from the bytes just published', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem, { stagingLimit: 6 * MiB });
+    const data = randomBytes(24 * MiB);
+    const fh = await fs.create('/big', 0o644);
+    await fs.write(fh, data.subarray(0, 21 * MiB), 0);
+    // A child's copy of the descriptor closing: the file is published as it stands, uncopied.
+    await fs.flush(fh);
+    expect(mem.objects.get('big')?.body.equals(data.subarray(0, 21 * MiB))).toBe(true);
+    await fs.write(fh, data.subarray(21 * MiB), 21 * MiB);
+    expect(await errnoOf(fs.write(fh, Buffer.from('x'), 0))).toBe('EFBIG');
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect(mem.objects.get('big')?.body.equals(data)).toBe(true);
+  });
+
   it('refuses to stage an object over the staging limit with EFBIG', async () => {
     const mem = new MemoryObjectClient();
     const fs = await makeFs(mem, { stagingLimit: MiB });
