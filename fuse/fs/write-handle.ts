@@ -9,9 +9,10 @@ import { Spool } from './spool.ts';
 import { StagingFile } from './staging-file.ts';
 import { MemoryPressure, StreamingUpload } from './streaming-upload.ts';
 
-/** A failure of the cache disk itself, not of the bucket nor a refusal of this filesystem's. */
+/** A failure of the cache disk itself (a system call's code), not of the bucket nor a refusal of ours. */
+const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
 const isDiskError = (err: unknown) =>
-  !(err instanceof FsError) && !isObjectError(err) && ['ENOSPC', 'EDQUOT', 'EROFS', 'EIO'].includes(toErrno(err));
+  !(err instanceof FsError) && !isObjectError(err) && DISK_ERRORS.has(String((err as { code?: unknown })?.code));
 
 export class WriteHandle {
   readonly kind = 'write';
