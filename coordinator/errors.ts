@@ -52,8 +52,8 @@ export const COORDINATOR_CODES = {
     fix: '`history: auto` or `accounting` on a cluster with slurmdbd; else `JobCompType=jobcomp/filetxt` with `JobCompLoc` in slurm.conf; or `history: off`',
   },
   ESTUARY_CO_COMPLETION_LOG: {
-    meaning: "the job completion log (`JobCompLoc`) cannot be read on the coordinator's host: it is not there (slurmctld writes it on its own host), cannot be opened, is larger than the coordinator reads, or slurm.conf cannot be read to find it",
-    fix: "run the coordinator where the log is, or share it read-only at the same path; rotate a log past 500 MiB; or learn from slurmdbd (`history: accounting`), the trustworthy source",
+    meaning: "the job completion log (`JobCompLoc`) cannot be read on the coordinator's host: it is not there (slurmctld writes it on its own host), cannot be opened, is not a regular file (a directory, FIFO or device), is larger than the coordinator reads, or slurm.conf cannot be read to find it",
+    fix: "run the coordinator where the log is, or share it read-only at the same path; point `JobCompLoc` at the log file itself; rotate a log past 500 MiB; or learn from slurmdbd (`history: accounting`), the trustworthy source",
   },
   ESTUARY_CO_DATA: {
     meaning: "a site's gateway did not answer what it holds, how big an input is, or a pre-warm (unreachable, wrong admin token, refused)",

@@ -88,7 +88,7 @@ export function createMetrics(view: () => StatusView): CoordinatorMetrics {
   gauge(COORDINATOR_METRICS.historyJobs, 'Finished jobs the run times are learned from.', [], (g, v) => {
     if (v.history) g.set(v.history.jobs);
   });
-  gauge(COORDINATOR_METRICS.historyCovered, 'How far back the finished jobs read reach (604800, a week, once whole; less while reads narrowed after a timeout make it up).', [], (g, v) => {
+  gauge(COORDINATOR_METRICS.historyCovered, 'How far back the reads of finished jobs that answered reach (604800, a week, once whole; less while narrowed reads make it up).', [], (g, v) => {
     if (v.history) g.set(v.history.coveredS);
   });
   const transitions = new Counter({

@@ -109,6 +109,9 @@ class Kept {
 /** Whether `err` says a program gave no answer within its timeout (runProgram's, carried by callers). */
 export const timedOut = (err: unknown): boolean => (err as { timedOut?: boolean } | undefined)?.timedOut === true;
 
+/** Whether `err` says a program's output was more than the caller reads (its `maxOutputBytes`). */
+export const tooLarge = (err: unknown): boolean => (err as { tooLarge?: boolean } | undefined)?.tooLarge === true;
+
 export function runProgram(file: string, args: readonly string[], o: ProcOptions = {}): Promise<ProcResult> {
   return new Promise((resolve, reject) => {
     // Its own process group, so a timeout ends everything it started (an admin's script runs
@@ -129,7 +132,7 @@ export function runProgram(file: string, args: readonly string[], o: ProcOptions
     };
     const watch = (): void => {
       const limit = o.maxOutputBytes;
-      if (limit !== undefined && stdout.total > limit) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${limit} bytes)`));
+      if (limit !== undefined && stdout.total > limit) fail(Object.assign(new Error(`${file} ${args.join(' ')}: output too large (over ${limit} bytes)`), { tooLarge: true }));
       else if ((limit === undefined ? stdout.total : 0) + stderr.total > RUNAWAY_BYTES) fail(new Error(`${file} ${args.join(' ')}: output too large (over ${RUNAWAY_BYTES} bytes)`));
     };
     child.stdout.on('data', (c: Buffer) => (stdout.add(c), watch()));

@@ -1,8 +1,8 @@
 // Keeping the run times of finished jobs: the batch system's accounting is read, in the
 // background (the loop never waits for it, and a big answer is parsed and added in slices that
 // give the event loop back), every `history-every` (the first time over the last
-// HISTORY_WINDOW_MS, in the batch system's clock, narrower when that times out:
-// history-window.ts), its jobs go into a RunTimeHistory
+// HISTORY_WINDOW_MS, in the batch system's clock, narrower when that times out or answers more
+// than is read: history-window.ts), its jobs go into a RunTimeHistory
 // (run-times.ts), and the policy reads the medians from each snapshot. A read that fails keeps
 // what was learned and says why — on the status page, in the API and in a metric — and, where
 // nothing was learned, decisions fall back to time limits and `runtime` (each decision's reason
@@ -13,7 +13,7 @@ import type { Clock } from './clock.ts';
 import type { Logger } from '../lib/log.ts';
 import { eachSliced } from '../lib/slices.ts';
 import { answered, coveredMs, failed, FIRST_WINDOW, HISTORY_WINDOW_MS, nextRead, type HistoryWindow } from './history-window.ts';
-import { timedOut } from './proc.ts';
+import { timedOut, tooLarge } from './proc.ts';
 import { RunTimeHistory, type RunTimes } from './run-times.ts';
 
 /** What the status shows of the run-time history. */
@@ -27,11 +27,14 @@ export interface HistoryStatus {
   /** Why the last read failed (the batch system's words); null when it answered. */
   readonly error: string | null;
   readonly readAt: number | null;
-  /** How far back the reads that answered reach, in seconds (a week once whole; 0 before one answered). */
+  /**
+   * How far back the reads that answered reach from the last that read the new jobs, in seconds,
+   * less what is not read in between (a week once whole; 0 before one answered).
+   */
   readonly coveredS: number;
   /**
-   * After a read timed out: the span, in seconds, each read reaching back asks for until the week
-   * is covered; null while reads are not narrowed.
+   * After a read timed out or answered more than is read: the span, in seconds, each read reaching
+   * back asks for until the week is covered; null while reads are not narrowed.
    */
   readonly narrowedS: number | null;
 }
@@ -94,21 +97,25 @@ export class RunHistory {
       const read = await this.batch.finished(ask.since, ask.until);
       // In slices: a week of a busy site is hundreds of thousands of jobs, and the loop goes on.
       await eachSliced(read.jobs, (j) => this.history.add([j]));
+      // Jobs learned from an earlier read that a record read now disqualifies (followed log).
+      if (read.takenBack?.length) this.history.remove(read.takenBack);
       this.window = answered(this.window, ask, now, accountingAt);
       if (read.skipped && read.skipped !== this.state.skipped) this.log.warn({ skipped: read.skipped, source: read.source }, 'finished-job records that could not be read were skipped');
       if (this.state.error || this.state.source === null) this.log.info({ source: read.source, jobs: this.history.size }, 'learning run times from finished jobs');
-      this.state = { source: read.source, jobs: this.history.size, skipped: read.skipped, error: null, readAt: now, ...this.reach(accountingAt) };
+      this.state = { source: read.source, jobs: this.history.size, skipped: read.skipped, error: null, readAt: now, ...this.reach() };
     } catch (err) {
-      const slow = timedOut(err);
-      this.window = failed(this.window, ask, slow);
-      if (slow && ask.kind !== 'new') this.log.warn({ spanS: this.window.spanMs / 1000 }, 'reading finished jobs timed out: the next read reaches back less far');
-      this.fail((err as Error).message, this.reach(accountingAt));
+      const narrow = timedOut(err) || tooLarge(err);
+      const before = this.window.spanMs;
+      this.window = failed(this.window, ask, narrow, accountingAt);
+      if (this.window.spanMs < before)
+        this.log.warn({ spanS: this.window.spanMs / 1000 }, `reading finished jobs ${timedOut(err) ? 'timed out' : 'answered more than is read'}: the next reads ask for less`);
+      this.fail((err as Error).message, this.reach());
     }
   }
 
   /** How far back the reads reach, and how far each reaching back asks while narrowed. */
-  private reach(accountingAt: number): Pick<HistoryStatus, 'coveredS' | 'narrowedS'> {
-    const covered = coveredMs(this.window, accountingAt);
+  private reach(): Pick<HistoryStatus, 'coveredS' | 'narrowedS'> {
+    const covered = coveredMs(this.window);
     const narrowed = covered < HISTORY_WINDOW_MS && (this.window.spanMs < HISTORY_WINDOW_MS || covered > 0);
     return { coveredS: Math.round(covered / 1000), narrowedS: narrowed ? this.window.spanMs / 1000 : null };
   }

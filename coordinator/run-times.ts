@@ -66,10 +66,16 @@ export const nameKey = (user: string, partition: string, name: string): string =
  */
 export const userKey = (user: string, partition: string): string => `${user}\n${partition}`;
 
+/** A run kept under a key: its job's id, so that a record read later can take it back out. */
+interface Run {
+  readonly id: string;
+  readonly ms: number;
+}
+
 /** Finished jobs' run times, the last KEPT per key, each job counted once however often read. */
 export class RunTimeHistory {
   /** Per user, their keys in least-recently-seen order (a Map iterates in insertion order). */
-  private readonly runs = new Map<string, Map<string, number[]>>();
+  private readonly runs = new Map<string, Map<string, Run[]>>();
   private readonly seen = new Set<string>();
   /** The remembered ids as a ring: the next slot to fill is the oldest, forgotten then (O(1)). */
   private readonly seenOrder: string[] = [];
@@ -82,12 +88,40 @@ export class RunTimeHistory {
     for (const j of jobs) {
       if (this.seen.has(j.id)) continue;
       this.remember(j.id);
-      this.push(j.user, nameKey(j.user, j.partition, j.name), j.elapsedMs);
-      this.push(j.user, userKey(j.user, j.partition), j.elapsedMs);
+      const run = { id: j.id, ms: j.elapsedMs };
+      this.push(j.user, nameKey(j.user, j.partition, j.name), run);
+      this.push(j.user, userKey(j.user, j.partition), run);
       added++;
     }
     if (added) this.cached = undefined;
     return added;
+  }
+
+  /**
+   * Takes jobs learned before back out (a record read later showed they cannot be read as
+   * written: a second record of the id, a second uid of the user): their runs and their ids, as
+   * if they had never been added. A key left with no run is gone. A key that had dropped older
+   * runs past KEPT does not get them back: it holds one run fewer until its next job.
+   */
+  remove(jobs: readonly { readonly id: string; readonly user: string }[]): void {
+    const byUser = new Map<string, Set<string>>();
+    for (const j of jobs) {
+      if (!this.seen.delete(j.id)) continue;
+      let ids = byUser.get(j.user);
+      if (!ids) byUser.set(j.user, (ids = new Set()));
+      ids.add(j.id);
+    }
+    for (const [user, ids] of byUser) {
+      const keys = this.runs.get(user);
+      if (!keys) continue;
+      for (const [key, runs] of keys) {
+        const kept = runs.filter((r) => !ids.has(r.id));
+        if (kept.length === 0) keys.delete(key);
+        else if (kept.length < runs.length) keys.set(key, kept);
+      }
+      if (keys.size === 0) this.runs.delete(user);
+    }
+    if (byUser.size) this.cached = undefined;
   }
 
   /** Jobs remembered (as ids, so that a re-read does not count them twice). */
@@ -99,18 +133,18 @@ export class RunTimeHistory {
   summary(): RunTimes {
     if (this.cached) return this.cached;
     const out = new Map<string, { ms: number; jobs: number }>();
-    for (const keys of this.runs.values()) for (const [key, runs] of keys) out.set(key, { ms: Math.max(MIN_LEARNED_MS, quantile(runs, QUANTILE)), jobs: runs.length });
+    for (const keys of this.runs.values()) for (const [key, runs] of keys) out.set(key, { ms: Math.max(MIN_LEARNED_MS, quantile(runs.map((r) => r.ms), QUANTILE)), jobs: runs.length });
     this.cached = out;
     return out;
   }
 
-  private push(user: string, key: string, ms: number): void {
+  private push(user: string, key: string, run: Run): void {
     let keys = this.runs.get(user);
     if (!keys) this.runs.set(user, (keys = new Map()));
     let runs = keys.get(key);
     if (runs) keys.delete(key);
     else runs = [];
-    runs.push(ms);
+    runs.push(run);
     if (runs.length > KEPT) runs.shift();
     // Re-inserted: the first key is then the user's least recent.
     keys.set(key, runs);

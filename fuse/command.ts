@@ -24,6 +24,7 @@ import { userinfoError } from './endpoint-address.ts';
 import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
 import { FS_LOG_CODES, fsErrors } from './errors.ts';
 import { Filesystem } from './fs/filesystem.ts';
+import { keepYoungGenerationSmall } from './heap.ts';
 import { storeIdentity } from './fs/journal-record.ts';
 import { FIRST_PART_SIZE, PARTS_IN_FLIGHT } from './fs/part-sizes.ts';
 import { warnOfJournalLeft, warnOfJournalSpelledApart } from './journal-notices.ts';
@@ -67,7 +68,7 @@ export const mountOptions = {
     str('DIR'),
     'where staging files (and the --write-back journal) go, made if missing (mode 0700; a path that cannot be made, such as one under /proc, is refused); default: TMPDIR/estuary-UID, or ~/.cache/estuary/BUCKET[-PREFIX]-HASH of endpoint, bucket and prefix with --write-back',
   ),
-  memoryLimit: option(size(64 * MiB), 1024 * MiB, 'hard budget for readahead and write buffers'),
+  memoryLimit: option(size(64 * MiB), 1024 * MiB, 'hard budget for readahead, reads and write buffers (docs/SEMANTICS.md, "Memory")'),
   cacheTtl: option(duration(0), 60_000, 'how long names and attributes are trusted before asking again'),
   stagingLimit: option(
     size(0),
@@ -249,6 +250,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
   ],
   options: mountOptions,
   async run({ config, args, log }) {
+    keepYoungGenerationSmall();
     const { bucket, prefix } = parseSource(args[0]!);
     const userinfo = config.endpoint === undefined ? undefined : userinfoError(config.endpoint);
     if (userinfo) throw userinfo;

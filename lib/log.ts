@@ -5,9 +5,17 @@
 // spreads objects and errors over several lines, which scrolls the event that matters away.
 
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type PinoPretty from 'pino-pretty';
 import { terminalSafe } from './terminal-text.ts';
+
+/**
+ * pino-pretty and its dependencies hold about 2.7 MB once loaded: only a terminal needs them, so
+ * daemons logging JSON (a mount on a worker node) never load them.
+ */
+const require = createRequire(import.meta.url);
+const loadPretty = (): typeof PinoPretty => require('pino-pretty') as typeof PinoPretty;
 
 export type { Logger } from 'pino';
 export type LogFormat = 'json' | 'pretty' | 'auto';
@@ -52,6 +60,7 @@ export function createLogger(options: LogOptions): Logger {
   if (options.stream) {
     root = pino({ level: options.level }, options.stream);
   } else if (usePretty) {
+    const pretty = loadPretty();
     root = pino(
       { level: options.level },
       pretty({

@@ -24,8 +24,13 @@ export class LogTooLarge extends Error {
   }
 }
 
+/** The path is not a regular file (a directory, a FIFO, a device). */
+export class LogNotAFile extends Error {}
+
 export interface LogRead {
   readonly jobs: FinishedJob[];
+  /** Jobs given by an earlier read that a record read now disqualifies: to be taken back out. */
+  readonly takenBack: { id: string; user: string }[];
   /** Records skipped in the whole file so far (as one read of all of it counts them). */
   readonly skipped: number;
   /** Where this read started: the last one's end (`continue`), or the file's start and why. */
@@ -62,42 +67,55 @@ export class CompletionLogFile {
     const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
     try {
       const st = await fh.stat();
-      if (!st.isFile()) throw new Error(`${path} is not a regular file`);
+      if (!st.isFile()) throw new LogNotAFile(`${path} is not a regular file`);
       if (st.size > this.maxBytes) throw new LogTooLarge(st.size);
       let start = startOf(this.place, path, st);
       if (start.why === 'continue' && !(await bytesAre(fh, start.from - start.expect.length, start.expect))) start = { from: 0, why: 'truncated' };
       if (start.from === 0) this.records = new JobCompRecords(this.partitions);
       const before = start.why === 'continue' ? start.expect : Buffer.alloc(0);
-      const end = await this.feed(fh, start.from, st.size, before);
-      this.place = placeAfter(path, st, end.offset, end.before);
-      return { jobs: this.records.take(), skipped: this.records.skipped, start: start.why, bytes: end.offset - start.from };
+      const end = await this.feed(fh, start.from, start.why === 'continue' ? start.scanned : start.from, st.size, before);
+      this.place = placeAfter(path, st, end.offset, end.before, end.scanned);
+      return { jobs: this.records.take(), takenBack: this.records.takeBack(), skipped: this.records.skipped, start: start.why, bytes: end.offset - start.from };
     } finally {
       await fh.close();
     }
   }
 
-  /** Feeds the whole lines from `from` up to `size`; returns where they end and the bytes before that. */
-  private async feed(fh: FileHandle, from: number, size: number, before: Buffer): Promise<{ offset: number; before: Buffer }> {
-    let carry = Buffer.alloc(0);
+  /**
+   * Feeds the whole lines from `from` up to `size`, searching for newlines from `scanFrom` (the
+   * bytes between held none when last searched); returns where the lines end, the bytes before
+   * that, and how far the search got. Each byte is searched once: a piece with no newline is not
+   * joined to the next, and the bytes of an unfinished line are read again only once its newline
+   * came, to be fed.
+   */
+  private async feed(fh: FileHandle, from: number, scanFrom: number, size: number, before: Buffer): Promise<{ offset: number; before: Buffer; scanned: number }> {
     let offset = from;
-    let pos = from;
+    let pos = Math.max(from, scanFrom);
     while (pos < size) {
       const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - pos));
       const { bytesRead } = await fh.read(chunk, 0, chunk.length, pos);
       if (bytesRead === 0) break; // cut shorter while being read: the rest is read next time
-      pos += bytesRead;
-      const buf = carry.length ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead);
-      const whole = wholeLines(buf);
+      const whole = wholeLines(chunk.subarray(0, bytesRead));
       if (whole > 0) {
-        await eachSliced(linesOf(buf.toString('utf8', 0, whole)), (line) => this.records.read(line));
-        offset += whole;
-        before = Buffer.concat([before, buf.subarray(Math.max(0, whole - TAIL_BYTES), whole)]);
+        const head = offset < pos ? await readRange(fh, offset, pos - offset) : Buffer.alloc(0);
+        if (head.length < pos - offset) return { offset, before, scanned: offset }; // cut shorter meanwhile
+        const buf = head.length ? Buffer.concat([head, chunk.subarray(0, whole)]) : chunk.subarray(0, whole);
+        await eachSliced(linesOf(buf.toString('utf8')), (line) => this.records.read(line));
+        offset += buf.length;
+        before = Buffer.concat([before, buf.subarray(Math.max(0, buf.length - TAIL_BYTES))]);
         before = before.subarray(Math.max(0, before.length - TAIL_BYTES));
       }
-      carry = Buffer.from(buf.subarray(whole));
+      pos += bytesRead;
     }
-    return { offset, before };
+    return { offset, before, scanned: pos };
   }
+}
+
+/** `length` bytes at `at` (fewer when the file is shorter now). */
+async function readRange(fh: FileHandle, at: number, length: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(length);
+  const { bytesRead } = await fh.read(buf, 0, length, at);
+  return buf.subarray(0, bytesRead);
 }
 
 /** Whether the file holds `expect` at `at`. */

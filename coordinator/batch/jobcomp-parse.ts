@@ -56,13 +56,18 @@ type Candidate = FinishedJob & { readonly key: number | string };
  * jobs of the lines read since the last take(), and `skipped` counts as a read of every line so
  * far would. What carries over between pieces is what a later line can change: whether a record
  * was cut (every line after it is skipped), each finished job id seen (a second record of it
- * skips both, also when the first came in an earlier piece) and each user's uids.
+ * skips both, also when the first came in an earlier piece) and each user's uids. A job taken
+ * in an earlier piece that a later line disqualifies (a second record of its id, a second uid of
+ * its user) is handed back by takeBack(), so that what was learned from it is taken back out.
  */
 export class JobCompRecords {
   /** Per finished job id: its first record's user (index) × 2, plus 1 once a second record came. */
   private readonly ids = new Map<number | string, number>();
   /** Per user: its uids, and how many of its job ids have one record only. */
-  private readonly users: { uids: Set<string>; singles: number }[] = [];
+  private readonly users: { name: string; uids: Set<string>; singles: number }[] = [];
+  /** Jobs to take back: ids written twice, and (by index) users found with a second uid, since the last takeBack(). */
+  private back: { id: string; user: string }[] = [];
+  private readonly usersBack = new Set<number>();
   private readonly userIndex = new Map<string, number>();
   private fresh: Candidate[] = [];
   private lineSkipped = 0;
@@ -107,11 +112,14 @@ export class JobCompRecords {
     let u = this.userIndex.get(job.user);
     if (u === undefined) {
       u = this.users.length;
-      this.users.push({ uids: new Set(), singles: 0 });
       // A copy: the name read is a slice of the text read, which a kept slice would keep whole.
-      this.userIndex.set(Array.from(job.user).join(''), u);
+      const name = Array.from(job.user).join('');
+      this.users.push({ name, uids: new Set(), singles: 0 });
+      this.userIndex.set(name, u);
     }
-    this.users[u]!.uids.add(uid);
+    const user = this.users[u]!;
+    user.uids.add(uid);
+    if (user.uids.size === 2) this.usersBack.add(u);
     // Ids as numbers take a third of the memory of strings; one with a leading zero (never
     // slurmctld's) stays a string, so that `07` and `7` remain two ids as written.
     const key = job.id.length > 1 && job.id.startsWith('0') ? job.id : Number(job.id);
@@ -124,6 +132,7 @@ export class JobCompRecords {
       this.ids.set(key, seen + 1);
       this.users[seen / 2]!.singles--;
       this.dupRecords += 2;
+      this.back.push({ id: String(key), user: this.users[seen / 2]!.name });
     } else this.dupRecords++;
   }
 
@@ -135,6 +144,22 @@ export class JobCompRecords {
       if (seen % 2 === 0 && this.users[seen / 2]!.uids.size === 1) out.push(job);
     }
     this.fresh = [];
+    return out;
+  }
+
+  /**
+   * The jobs that lines read since the last takeBack() disqualified: every job of an id now
+   * written twice and of a user now written with two uids, whether or not take() gave it before
+   * (one it did not give is learned nowhere, and taking it back changes nothing).
+   */
+  takeBack(): { id: string; user: string }[] {
+    if (this.usersBack.size) {
+      // One pass over the ids for all the users disqualified since: their jobs are that rare.
+      for (const [key, seen] of this.ids) if (seen % 2 === 0 && this.usersBack.has(seen / 2)) this.back.push({ id: String(key), user: this.users[seen / 2]!.name });
+      this.usersBack.clear();
+    }
+    const out = this.back;
+    this.back = [];
     return out;
   }
 

@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import type { BatchSystemConfig } from '../config.ts';
 import { coordinatorErrors } from '../errors.ts';
 import type { NodeView } from '../model.ts';
-import { complaint, MAX_JSON_BYTES, runProgram, timedOut } from '../proc.ts';
-import { CompletionLogFile, LogTooLarge } from './jobcomp-file.ts';
+import { complaint, MAX_JSON_BYTES, runProgram, timedOut, tooLarge } from '../proc.ts';
+import { CompletionLogFile, LogNotAFile, LogTooLarge } from './jobcomp-file.ts';
 import { parseSacctSliced, SACCT_FORMAT } from './sacct-parse.ts';
 import { DEFAULT_JOBCOMP_LOC, DEFAULT_SLURM_CONF, readSlurmConf } from './slurm-conf.ts';
 import { homeFeatures, homeView, nodeFeatures, parseNodes, parseQueue, SlurmReadError } from './slurm-parse.ts';
@@ -50,7 +50,8 @@ export class SlurmBatch implements BatchSystem {
       const message = (err as Error).message;
       const commandLine = `${file} ${args.join(' ')}: `;
       const e = coordinatorErrors.batchFailed(o.op ?? `${program} ${args[0] ?? ''}`, message.startsWith(commandLine) ? `${program}: ${message.slice(commandLine.length)}` : message);
-      throw timedOut(err) ? Object.assign(e, { timedOut: true }) : e;
+      if (timedOut(err)) throw Object.assign(e, { timedOut: true });
+      throw tooLarge(err) ? Object.assign(e, { tooLarge: true }) : e;
     }
     if (r.code !== 0) {
       const e = coordinatorErrors.batchFailed(o.op ?? `${program} ${args.join(' ')}`, complaint(r));
@@ -112,6 +113,10 @@ export class SlurmBatch implements BatchSystem {
     const args = ['--allusers', '--allocations', '--parsable2', '--noheader', `--delimiter=${delimiter}`, `--format=${SACCT_FORMAT}`];
     args.push(`--partition=${this.c.partitions.join(',')}`, `--starttime=${localTime(sinceMs)}`, `--endtime=${untilMs === undefined ? 'now' : localTime(untilMs)}`);
     const text = await this.run('sacct', args, { whole: true, op: 'sacct' });
+    // sacct writes every record with the delimiter asked for: an answer where no line holds it is
+    // not records (a wrapper or a sacct that ignores --delimiter), not a week without jobs.
+    if (/\S/.test(text) && !text.includes(delimiter))
+      throw coordinatorErrors.batchFailed('sacct', 'no line of its answer is split by the --delimiter asked for: it is not Slurm\'s sacct --parsable2 (check `batch-system.bin-dir` and PATH)');
     return { ...(await parseSacctSliced(text, this.c.partitions, delimiter)), source: 'Slurm accounting (sacct)' };
   }
 
@@ -133,11 +138,13 @@ export class SlurmBatch implements BatchSystem {
     const read = await this.log.read(log).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT')
         throw coordinatorErrors.completionLog(`${where} is not on this host: slurmctld writes it on its own host`, 'run the coordinator there or share the file at that path, or learn from slurmdbd with `history: accounting`');
+      if (err instanceof LogNotAFile)
+        throw coordinatorErrors.completionLog(`${where} is not a regular file`, 'set JobCompLoc to the file slurmctld writes finished jobs to (JobCompType=jobcomp/filetxt), e.g. /var/log/slurm/jobcomp.log')
       if (err instanceof LogTooLarge)
         throw coordinatorErrors.completionLog(`${where} is ${err.size} bytes, more than the ${MAX_JSON_BYTES} read`, 'rotate it (logrotate), or learn from slurmdbd with `history: accounting`');
       throw coordinatorErrors.completionLog(`cannot read ${where}: ${err.message}`, 'let the coordinator\'s user read it');
     });
-    return { jobs: read.jobs, skipped: read.skipped, source: `Slurm job completion log (${log})` };
+    return { jobs: read.jobs, takenBack: read.takenBack, skipped: read.skipped, source: `Slurm job completion log (${log})` };
   }
 
   /** Features every home node carries, as the last nodes() read found them. */

@@ -27,6 +27,12 @@ export interface FinishedRead {
   readonly source: string;
   /** Records that could not be read (hostile or broken lines), skipped. */
   readonly skipped: number;
+  /**
+   * Jobs an earlier read gave that a record read now disqualifies (the completion log, followed:
+   * a second record of the job id, a second uid of the user): what was learned from them is taken
+   * back, as a read of the whole source would never have given them.
+   */
+  readonly takenBack?: readonly { readonly id: string; readonly user: string }[];
 }
 
 export interface LimitedJob {

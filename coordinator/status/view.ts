@@ -150,11 +150,11 @@ export function historyText(h: HistoryStatus): string {
   return h.jobs ? `${learned}; the last read FAILED: ${h.error}${narrowed}` : `NOT LEARNED: ${h.error}; time limits and the configured runtime are used${narrowed}`;
 }
 
-/** While reads are narrowed after one timed out: how far they ask, and how much of the week is read. */
+/** While reads are narrowed after one timed out or answered too much: how far they ask, and how much of the week is read. */
 function narrowedText(h: HistoryStatus): string {
   if (h.narrowedS === null) return '';
   const read = h.coveredS ? `, ${spanText(h.coveredS)} of 7 days read so far` : '';
-  return `; a read of finished jobs timed out: asking ${spanText(h.narrowedS)} at a time${read}`;
+  return `; a read of finished jobs timed out or answered too much: asking ${spanText(h.narrowedS)} at a time${read}`;
 }
 
 function spanText(s: number): string {

@@ -11,7 +11,11 @@
 // pool, so the budget still bounds every byte the mount holds. When someone needs budget that
 // idle buffers hold, the budget asks the pool to drop them (MemoryBudget.setReclaimer); an
 // idle-time timer drops them too, so a quiet mount gives its memory back.
+//
+// Buffers start on a page boundary where they can (aligned-buffer.ts), so that the local copy of a
+// sent part can be written to disk with direct I/O.
 
+import { alignedBuffer } from './aligned-buffer.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 
 /**
@@ -54,12 +58,12 @@ export class BufferPool {
    * `waitMs` for room; undefined when none came in time.
    */
   async take(size: number, waitMs = Number.POSITIVE_INFINITY): Promise<Buffer | undefined> {
-    return this.reuse(size) ?? ((await this.budget.acquire(size, waitMs)) ? Buffer.allocUnsafeSlow(size) : undefined);
+    return this.reuse(size) ?? ((await this.budget.acquire(size, waitMs)) ? alignedBuffer(size) : undefined);
   }
 
   /** As take(), but only if room is there now, below `ceiling` bytes of the budget in use. */
   tryTake(size: number, ceiling?: number): Buffer | undefined {
-    return this.reuse(size) ?? (this.budget.tryAcquire(size, ceiling) ? Buffer.allocUnsafeSlow(size) : undefined);
+    return this.reuse(size) ?? (this.budget.tryAcquire(size, ceiling) ? alignedBuffer(size) : undefined);
   }
 
   /**

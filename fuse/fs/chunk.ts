@@ -1,7 +1,29 @@
 // One ranged GET of readahead, its bytes kept in the pieces they arrived in (see prefetcher.ts
 // for how chunks make up a reader's window).
 
-import type { ObjectClient } from '../s3/object-client.ts';
+import { isObjectError, ObjectError, type ObjectClient } from '../s3/object-client.ts';
+import type { ReadVersion } from '../s3/read-version.ts';
+
+/**
+ * What a GET no read wants any more may still bring before it is stopped: bodies up to this much
+ * are read to their end and the connection kept, as undici does with a body nobody consumes; a
+ * longer one is cut by closing its connection, which costs the next GET a new connection but
+ * stops the transfer (and its memory) at once.
+ */
+const DRAIN_LIMIT = 128 * 1024;
+
+/** The error of a read whose bytes end at `at`, before `end`, inside the size the file was opened with. */
+export function shorter(key: string, at: number, end: number): ObjectError {
+  return new ObjectError('changed', `${key} ends at byte ${at}, before ${end}: it is no longer the object that was opened`, key);
+}
+
+/**
+ * A GET's error, where a range that starts inside the size the file was opened with but past the
+ * object's end (416) says the object is shorter now, as a GET that ends short does.
+ */
+export function notInRange(err: unknown, key: string, start: number, end: number): unknown {
+  return isObjectError(err, 'invalid-range') ? shorter(key, start, end) : err;
+}
 
 /**
  * One ranged GET of readahead. Its bytes are usable as they arrive: a read waits only for the
@@ -30,6 +52,11 @@ export class Chunk {
   /** Gives a piece let go back to the client whose GET filled it (ObjectClient.releasePiece). */
   private release: ((piece: Buffer) => void) | undefined;
   private waiters: { need: number; resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** Set by drop(): called once the chunk holds no memory and its GET is over. */
+  private dropped: (() => void) | undefined;
+  private freed = false;
+  /** Bytes a dropped chunk's GET brought and gave back at once. */
+  private drained = 0;
 
   private constructor(start: number, end: number) {
     this.start = start;
@@ -44,15 +71,40 @@ export class Chunk {
     return c;
   }
 
-  /** Starts the GET of bytes [start, end) of `key` (of its version `ifMatch`, when given). */
-  static fetch(client: ObjectClient, key: string, start: number, end: number, ifMatch?: string): Chunk {
+  /** Starts the GET of bytes [start, end) of `key` (of `version`, when given). */
+  static fetch(client: ObjectClient, key: string, start: number, end: number, version?: ReadVersion): Chunk {
     const c = new Chunk(start, end);
     c.release = client.releasePiece?.bind(client);
-    client.getPieces(key, { start, end, ifMatch }, (piece) => c.add(piece)).then(
-      () => c.finish(),
-      (err: unknown) => c.fail(err),
+    client.getPieces(key, { start, end, ifMatch: version?.etag, version }, (piece) => c.add(piece)).then(
+      () => {
+        // The client asks again for bytes an answer left out unless the object ends before them:
+        // a GET that ends short says the object is shorter than the size the file was opened with.
+        if (c.filled + c.drained >= end - start) return c.finish();
+        c.fail(shorter(key, start + c.filled, end));
+      },
+      (err: unknown) => c.fail(notInRange(err, key, start, end)),
     );
     return c;
+  }
+
+  /**
+   * No read will ask this chunk for more: its pieces go back once no read waits in slice() any
+   * more, its GET is stopped (see DRAIN_LIMIT), and `free` is called once both are done, so the
+   * memory budget counts the chunk until its memory is really free.
+   */
+  drop(free: () => void): void {
+    if (this.dropped) return;
+    this.dropped = free;
+    this.settle();
+  }
+
+  /** For a dropped chunk: lets its pieces go once no read waits, and frees it once its GET is over. */
+  private settle(): void {
+    if (!this.dropped || this.pending.length > 0) return;
+    this.forget(this.end);
+    if (this.freed || !(this.done || this.failure)) return;
+    this.freed = true;
+    this.dropped();
   }
 
   /** True once the GET delivered a byte, ended or failed: a read of it no longer waits on latency. */
@@ -83,6 +135,8 @@ export class Chunk {
       return this.view(from - this.start, Math.min(to - this.start, this.filled), into);
     } finally {
       this.pending.splice(this.pending.indexOf(from - this.start), 1);
+      // The caller copies the view out before any socket can refill a piece given back here.
+      this.settle();
     }
   }
 
@@ -145,6 +199,13 @@ export class Chunk {
   }
 
   private add(piece: Buffer): void {
+    if (this.dropped && this.pending.length === 0) {
+      this.release?.(piece);
+      this.drained += piece.length;
+      if (this.end - this.start - this.filled - this.drained <= DRAIN_LIMIT) return;
+      // Thrown into the data path's socket reader, which closes the connection.
+      throw new ObjectError('other', 'readahead no longer wanted: GET stopped');
+    }
     if (piece.length === 0) return;
     this.pieces.push(piece);
     this.offsets.push(this.filled);
@@ -155,6 +216,7 @@ export class Chunk {
   private finish(): void {
     this.done = true;
     this.wake();
+    this.settle();
   }
 
   private wake(): void {
@@ -171,6 +233,7 @@ export class Chunk {
     this.failure = { err };
     for (const w of this.waiters) w.reject(err);
     this.waiters = [];
+    this.settle();
   }
 }
 

@@ -23,6 +23,8 @@ import { inParallel } from './staging-file.ts';
 import { Writes } from './writes.ts';
 import type { Owner } from './fs-types.ts';
 
+/** Linux's PATH_MAX: a symlink's target, with its terminating NUL, fits in it. */
+const PATH_MAX = 4096;
 /** Parallel copies during a directory rename. */
 const RENAME_PARALLEL = 8;
 
@@ -118,7 +120,14 @@ export class Namespace extends Writes {
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind !== 'symlink') throw new FsError('EINVAL');
-    return (await this.client.get(this.key(path))).toString();
+    // A target is shorter than PATH_MAX, as symlink(2) has it: a bigger body is no link target,
+    // and reading it whole would cost the mount its size in memory. Only PATH_MAX bytes are asked
+    // for, since the object may have grown since it was listed.
+    const tooLong = () => new FsError('ENAMETOOLONG', `${path}: a symlink object of more than ${PATH_MAX - 1} bytes`);
+    if (attr.size >= PATH_MAX) throw tooLong();
+    const got = await this.client.getWithHead(this.key(path), { start: 0, end: PATH_MAX });
+    if (got.head.size >= PATH_MAX) throw tooLong();
+    return got.body.toString();
   }
 
   async chmod(path: string, mode: number): Promise<void> {

@@ -19,7 +19,7 @@
 import type { ObjectClient, ObjectHead } from '../s3/object-client.ts';
 import { entriesAfter } from './entry-cache.ts';
 import type { MemoryBudget } from './memory-budget.ts';
-import { askFor, type Chunk, dropChunks, INITIAL_WINDOW, pieceSize } from './prefetcher.ts';
+import { askFor, type Chunk, dropChunks, INITIAL_WINDOW, pieceSize, READAHEAD_SHARE } from './prefetcher.ts';
 import { ReadWindow } from './read-window.ts';
 
 /** A guess the reader has not moved towards for this long is given up: it went elsewhere. */
@@ -82,7 +82,7 @@ export class NextFilePrefetch {
     if (this.guesses.has(path)) return;
     const oldest = this.guesses.keys().next().value;
     if (this.guesses.size >= MAX_GUESSES && oldest !== undefined) this.drop(oldest, true);
-    if (!this.budget.tryAcquire(INITIAL_WINDOW, this.budget.limit * 0.75)) return;
+    if (!this.budget.tryAcquire(INITIAL_WINDOW, this.budget.limit * READAHEAD_SHARE)) return;
     const first = this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
     first.then(
       (got) => this.budget.release(INITIAL_WINDOW - got.body.length),

@@ -20,7 +20,8 @@
 // read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
 
 import type { ObjectClient } from '../s3/object-client.ts';
-import { Chunk } from './chunk.ts';
+import { ReadVersion } from '../s3/read-version.ts';
+import { Chunk, notInRange, shorter } from './chunk.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { ReadWindow } from './read-window.ts';
 
@@ -58,10 +59,17 @@ export function pieceSize(span: number, budgetLimit: number): number {
 const BEHIND_SLACK = 4 * 2 ** 20;
 
 /**
+ * How long a read outside readahead waits for room in the budget before it fetches its bytes
+ * uncounted (see Prefetcher.fetchInto): long enough for readers that move on to free what it
+ * needs (a read is at most 128 KiB), short enough that a read never stalls for long.
+ */
+const DIRECT_WAIT_MS = 500;
+
+/**
  * Asks at once for up to `maxWindow` bytes after the first window of a `size`-byte object (or for
  * those of them from `from` on), in at least two pieces so they travel in parallel; memory comes
  * from the budget without waiting, and what the budget cannot hold is left to ordinary readahead.
- * Hand the chunks to a Prefetcher, or give them back with `releaseChunks`.
+ * Hand the chunks to a Prefetcher, or give them back with `dropChunks`.
  */
 export function requestAhead(
   client: ObjectClient,
@@ -73,10 +81,11 @@ export function requestAhead(
   ifMatch?: string,
 ): Chunk[] {
   const chunks: Chunk[] = [];
+  const version = new ReadVersion({ etag: ifMatch, size });
   const end = Math.min(size, INITIAL_WINDOW + maxWindow);
   const piece = pieceSize(end - from, budget.limit);
   for (let start = from; start < end; ) {
-    const chunk = askFor(client, key, budget, start, Math.min(end, start + piece), ifMatch);
+    const chunk = askFor(client, key, budget, start, Math.min(end, start + piece), version);
     if (!chunk) break;
     chunks.push(chunk);
     start = chunk.end;
@@ -85,9 +94,15 @@ export function requestAhead(
 }
 
 /**
+ * The share of the budget readahead (and the first bytes open() fetches) may hold: the rest stays
+ * free for writers and for reads outside readahead, which are answered only when memory is there.
+ */
+export const READAHEAD_SHARE = 0.75;
+
+/**
  * One ranged GET for readahead, or undefined when the budget has no room. Readahead stops at
- * three quarters of the budget, so readers that hold chunks and then go idle can never starve
- * writers, which must wait for memory rather than skip it.
+ * READAHEAD_SHARE of the budget, so readers that hold chunks and then go idle can never starve
+ * writers and reads outside readahead, which must wait for memory rather than skip it.
  */
 export function askFor(
   client: ObjectClient,
@@ -95,24 +110,19 @@ export function askFor(
   budget: MemoryBudget,
   start: number,
   end: number,
-  ifMatch?: string,
+  version?: ReadVersion,
 ) {
-  if (!budget.tryAcquire(end - start, budget.limit * 0.75)) return undefined;
-  return Chunk.fetch(client, key, start, end, ifMatch);
-}
-
-export function releaseChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
-  for (const c of chunks) budget.release(c.end - c.start);
+  if (!budget.tryAcquire(end - start, budget.limit * READAHEAD_SHARE)) return undefined;
+  return Chunk.fetch(client, key, start, end, version);
 }
 
 /**
- * releaseChunks for chunks no read is using or will use (never handed to a reader, or of a
- * prefetcher whose file is closed): their pieces also go back to the client for other GETs.
- * Chunks a read may still be waiting on must not come here: their memory could be overwritten.
+ * Gives back chunks no read will ask anything more of (never handed to a reader, left behind, or
+ * of a prefetcher that seeks or closes): their GETs stop, and the budget counts each until its
+ * memory is really free (see Chunk.drop). Reads already waiting on them are still answered.
  */
 export function dropChunks(chunks: readonly Chunk[], budget: MemoryBudget): void {
-  for (const c of chunks) c.forget(c.end);
-  releaseChunks(chunks, budget);
+  for (const c of chunks) c.drop(() => budget.release(c.end - c.start));
 }
 
 export class Prefetcher {
@@ -129,8 +139,11 @@ export class Prefetcher {
   private rampEnd = 0;
   /** The last chunk checkPace judged: each GET counts once. */
   private paced: Chunk | undefined;
-  /** The ETag seen at open: every GET asks for that version (If-Match), never a newer one. */
-  private readonly etag: string | undefined;
+  /**
+   * The version open() saw (its ETag, or its first answer's Last-Modified where the store sends
+   * none, and its size): every GET asks for that version, never a newer one.
+   */
+  private readonly version: ReadVersion;
   private chunks: Chunk[] = [];
   /** Where the current sequential run began. */
   private runStart = 0;
@@ -163,7 +176,7 @@ export class Prefetcher {
     ahead: readonly Chunk[] = [],
     etag?: string,
   ) {
-    this.etag = etag || undefined;
+    this.version = new ReadVersion({ etag, size });
     this.client = client;
     this.key = key;
     this.size = size;
@@ -239,8 +252,10 @@ export class Prefetcher {
       // The common case, a read inside one chunk, is answered without a copy.
       const home = straggler ? undefined : this.chunks.find((c) => c.from <= offset && end <= c.end);
       if (!straggler) this.checkPace(home ?? this.chunks.find((c) => c.end > offset), fresh);
-      if (home) return await home.slice(offset, end, into);
-      return await this.gather(offset, end, straggler, into);
+      const got = home ? await home.slice(offset, end, into) : await this.gather(offset, end, straggler, into);
+      // Never a short read inside the file: the kernel would take it for the file's end.
+      if (got.length < end - offset) throw shorter(this.key, offset + got.length, end);
+      return got;
     } catch (err) {
       this.reset();
       throw err;
@@ -294,18 +309,38 @@ export class Prefetcher {
       if (chunk.from > at) break;
       const upto = Math.min(end, chunk.end);
       const part = await chunk.slice(at, upto, out.subarray(at - offset));
+      if (part.length < upto - at) throw shorter(this.key, at + part.length, upto);
       if (part.buffer !== out.buffer || part.byteOffset !== out.byteOffset + (at - offset)) part.copy(out, at - offset);
       at = upto;
       if (at >= end) break;
     }
-    if (at < end) {
-      // A straggler, or the budget had no room for a chunk: fetch exactly what is missing,
-      // outside the budget.
-      this.requests++;
-      const rest = await this.client.get(this.key, { start: at, end, ifMatch: this.etag });
-      rest.copy(out, at - offset);
-    }
+    // A straggler, or the budget had no room for a chunk: fetch exactly what is missing.
+    if (at < end) await this.fetchInto(out.subarray(at - offset), at);
     return out;
+  }
+
+  /**
+   * Bytes from file offset `start` straight into `dest` (the reply), by a GET of their own. Their
+   * memory is counted in the budget while the GET lasts: the read waits for room, as writers do,
+   * but at most DIRECT_WAIT_MS, so that a budget held by idle writers and by the readahead of
+   * readers that wait here themselves cannot stop every reader; then it goes ahead uncounted.
+   */
+  private async fetchInto(dest: Buffer, start: number): Promise<void> {
+    this.requests++;
+    const counted = await this.budget.acquire(dest.length, DIRECT_WAIT_MS);
+    let got = 0;
+    try {
+      const range = { start, end: start + dest.length, ifMatch: this.version.etag, version: this.version };
+      await this.client.getPieces(this.key, range, (piece) => {
+        got += piece.copy(dest, got);
+        this.client.releasePiece?.(piece);
+      });
+    } catch (err) {
+      throw notInRange(err, this.key, start, start + dest.length);
+    } finally {
+      if (counted) this.budget.release(dest.length);
+    }
+    if (got < dest.length) throw shorter(this.key, start + got, start + dest.length);
   }
 
   /** Releases every chunk; call on close, once no read is running on this prefetcher. */
@@ -315,7 +350,7 @@ export class Prefetcher {
   }
 
   private reset(): void {
-    releaseChunks(this.chunks, this.budget);
+    dropChunks(this.chunks, this.budget);
     this.chunks = [];
   }
 
@@ -328,9 +363,7 @@ export class Prefetcher {
 
   private dropBehind(offset: number): void {
     while (this.chunks.length > 0 && this.chunks[0]!.end + BEHIND_SLACK <= offset) {
-      const c = this.chunks.shift()!;
-      c.forget(c.end);
-      this.budget.release(c.end - c.start);
+      dropChunks([this.chunks.shift()!], this.budget);
     }
     this.chunks[0]?.forget(offset - BEHIND_SLACK);
   }
@@ -345,7 +378,7 @@ export class Prefetcher {
     let added = 0;
     while (start < target) {
       const end = Math.min(this.size, start + piece);
-      const chunk = askFor(this.client, this.key, this.budget, start, end, this.etag);
+      const chunk = askFor(this.client, this.key, this.budget, start, end, this.version);
       if (!chunk) break;
       this.requests++;
       this.chunks.push(chunk);

@@ -8,7 +8,7 @@ import { type Handle, LocalReadHandle, ReadHandle, WriteHandle, WriterView } fro
 import { baseName, joinPath, parentOf } from './keys.ts';
 import { attrFromHead } from './metadata.ts';
 import { nextFileIn } from './next-file.ts';
-import { type Chunk, dropChunks, INITIAL_WINDOW, requestAhead } from './prefetcher.ts';
+import { type Chunk, dropChunks, INITIAL_WINDOW, READAHEAD_SHARE, requestAhead } from './prefetcher.ts';
 import { Attributes } from './attributes.ts';
 
 const O_ACCMODE = 3;
@@ -108,7 +108,7 @@ export class Reads extends Attributes {
       if (guessed) return this.readHandleFrom(path, key, guessed, guessed.ahead);
     }
     if (known?.kind !== 'file' || known.size === 0) return undefined;
-    if (!this.budget.tryAcquire(INITIAL_WINDOW)) return undefined;
+    if (!this.budget.tryAcquire(INITIAL_WINDOW, this.budget.limit * READAHEAD_SHARE)) return undefined;
     // After whole-file reads, the rest of the file is asked for alongside its first bytes.
     let ahead =
       this.wholeFileReads >= WHOLE_FILE_STREAK && known.size > INITIAL_WINDOW

@@ -59,6 +59,25 @@ export function isStagingFileName(name: string): boolean {
 
 const NEW_FILE = constants.O_RDWR | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
+/**
+ * What direct I/O asks of a write's offset, length and memory address: the device's logical block
+ * size, 512 bytes or 4 KiB; 4 KiB satisfies both.
+ */
+const DIRECT_ALIGN = 4096;
+
+/** How many leading bytes of `data` direct I/O could write at `offset` (whole blocks only). */
+const alignedHead = (data: Buffer, offset: number) =>
+  offset % DIRECT_ALIGN === 0 ? data.length - (data.length % DIRECT_ALIGN) : 0;
+
+/** Writes all of `data` at `offset`. */
+async function writeAll(fh: FileHandle, data: Buffer, offset: number): Promise<void> {
+  let at = 0;
+  while (at < data.length) {
+    const { bytesWritten } = await fh.write(data, at, data.length - at, offset + at);
+    at += bytesWritten;
+  }
+}
+
 const mine = (err: NodeJS.ErrnoException) => {
   if (err.code !== 'EEXIST') throw err;
 };
@@ -110,6 +129,8 @@ export class StagingFile {
   private readonly s: StagingSettings;
   private readonly path: string;
   private readonly fh: FileHandle;
+  /** A second handle on the file, opened with O_DIRECT, once writeThrough() asked for one. */
+  private direct: Promise<FileHandle | undefined> | undefined;
   /** Set once the file has been handed to the journal: close() must not delete it then. */
   private handedOver = false;
   size: number;
@@ -176,12 +197,49 @@ export class StagingFile {
   }
 
   async write(data: Buffer, offset: number): Promise<void> {
-    let at = 0;
-    while (at < data.length) {
-      const { bytesWritten } = await this.fh.write(data, at, data.length - at, offset + at);
-      at += bytesWritten;
-    }
+    await writeAll(this.fh, data, offset);
     this.size = Math.max(this.size, offset + data.length);
+  }
+
+  /**
+   * As write(), but past the page cache (O_DIRECT) when the kernel takes it: a whole part from a
+   * page-aligned buffer (aligned-buffer.ts) on a file system with direct I/O. Writing through the
+   * page cache into new blocks costs ext4 1.5 s of system CPU per GB, direct I/O 0.04 s. The rest
+   * (the last block of a file's last part, a plain buffer, a file system without direct I/O) goes
+   * through the page cache; a refusal stops the tries for this file, and a write that meets the
+   * handle closing goes through the page cache too. The two handles write disjoint ranges, and
+   * the kernel drops cached pages of a range written directly, so reads see every byte.
+   */
+  async writeThrough(data: Buffer, offset: number): Promise<void> {
+    const head = alignedHead(data, offset);
+    const direct = head > 0 ? await this.directHandle() : undefined;
+    if (direct) {
+      try {
+        await writeAll(direct, data.subarray(0, head), offset);
+        if (head < data.length) await writeAll(this.fh, data.subarray(head), offset + head);
+        this.size = Math.max(this.size, offset + data.length);
+        return;
+      } catch {
+        // EINVAL for memory or a file system direct I/O cannot serve; anything else (a full disk)
+        // comes back from the write through the page cache, which says it as well.
+        await this.closeDirect();
+      }
+    }
+    await this.write(data, offset);
+  }
+
+  /** The O_DIRECT handle, opened through /proc on this very file (no path to race for). */
+  private directHandle(): Promise<FileHandle | undefined> {
+    this.direct ??= open(`/proc/self/fd/${this.fh.fd}`, constants.O_WRONLY | constants.O_DIRECT).catch(
+      () => undefined,
+    );
+    return this.direct;
+  }
+
+  private async closeDirect(): Promise<void> {
+    const direct = this.direct;
+    this.direct = Promise.resolve(undefined);
+    await (await direct)?.close().catch(() => undefined);
   }
 
   async truncate(size: number): Promise<void> {
@@ -196,6 +254,7 @@ export class StagingFile {
 
   /** Makes the content durable on disk and moves the file to `target`; the handle lets go of it. */
   async handOver(target: string): Promise<void> {
+    await this.closeDirect();
     await this.fh.sync();
     await rename(this.path, target);
     this.handedOver = true;
@@ -204,6 +263,7 @@ export class StagingFile {
 
   async close(): Promise<void> {
     if (this.handedOver) return;
+    await this.closeDirect();
     await this.fh.close().catch(() => undefined);
     await unlink(this.path).catch(() => undefined);
   }

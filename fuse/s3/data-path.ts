@@ -11,16 +11,21 @@
 // while a body streams is retried too, and a retried GET asks only for the bytes it does not have
 // yet.
 //
-// What an answer carries is taken from its own headers, not assumed to be the range asked for: a
-// 206 must start at the byte asked for, bytes past the range are dropped, an answer that ends
-// inside both the range and the object is followed by a GET for the rest, and a body without a
-// Content-Length (chunked, as any HTTP/1.1 proxy may send) is read to its end.
+// What an answer carries is taken from its own headers, not assumed to be the range asked for
+// (get-answer.ts): a 206 must start at the byte asked for, a 200 is the whole object only where its
+// length shows it, bytes past the range are dropped (a 200's rest is paused for the object's next
+// GET, whole-bodies.ts), an answer that ends inside both the range and the object is followed by a
+// GET for the rest, and a body without a Content-Length (chunked, as any HTTP/1.1 proxy may send)
+// is read to its end. Each answer is held to the version the reader reads (read-version.ts).
 
-import { contentLength, type Credentials, header, HttpExchange, type Reply, type ReplyHeaders } from './http-exchange.ts';
+import { type Credentials, header, HttpExchange, type Reply, type ReplyHeaders } from './http-exchange.ts';
+import { type Answer, answerOf, sizeOf200 } from './get-answer.ts';
+import type { Parked } from './http1-pool.ts';
 import { type ByteRange, ObjectError, type ObjectHead, type OnPiece, type WriteOptions } from './object-client.ts';
 import { withRetries } from './s3-errors.ts';
 import { stripQuotes } from './s3-replies.ts';
 import type { SlabPool } from './slab-pool.ts';
+import { type WholeBody, WholeBodies } from './whole-bodies.ts';
 
 export interface DataPathOptions {
   readonly bucketUrl: URL;
@@ -52,54 +57,20 @@ export function headOf(key: string, headers: ReplyHeaders, size: number): Object
   };
 }
 
+const EMPTY = Buffer.alloc(0);
+
+/** The ETag and Last-Modified of an answer, for read-version.ts. */
+function factsOf(r: Reply): { etag: string | undefined; lastModified: number | undefined } {
+  const etag = header(r.headers, 'etag');
+  const ms = Date.parse(header(r.headers, 'last-modified') ?? '');
+  return { etag: etag === undefined ? undefined : stripQuotes(etag), lastModified: Number.isNaN(ms) ? undefined : ms };
+}
+
 export function metadataHeaders(options: WriteOptions): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.metadata ?? {})) out[`x-amz-meta-${k.toLowerCase()}`] = v;
   if (options.contentType !== undefined) out['content-type'] = options.contentType;
   return out;
-}
-
-/** `bytes 0-99/5000`: the first and last byte, and the object's size. */
-function contentRange(reply: Reply): { first: number; last: number; total: number } | undefined {
-  const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(header(reply.headers, 'content-range') ?? '');
-  if (!m) return undefined;
-  const [first, last, total] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  return first <= last && last < total ? { first, last, total } : undefined;
-}
-
-/** What one answer to a GET carries, from its headers. */
-interface Answer {
-  /** Body bytes to skip before the range (a 200 to a ranged GET). */
-  skip: number;
-  /** Bytes of the range the body carries; Infinity when a body without a length decides. */
-  want: number;
-  /** The body's length, when the headers tell it. */
-  length: number | undefined;
-  /** The object's size, when the headers tell it. */
-  size: number | undefined;
-}
-
-/**
- * Reads a success's headers: which bytes of `range` its body carries. A 206 must start at the
- * byte asked for (Content-Range), and what it carries past the range is skipped; its body may be
- * sent without a Content-Length (chunked), as any HTTP/1.1 answer may.
- */
-function answerOf(key: string, r: Reply, range: ByteRange | undefined): Answer {
-  const declared = header(r.headers, 'content-length') === undefined ? undefined : contentLength(r, key);
-  if (r.status === 206) {
-    const cr = contentRange(r);
-    if (!range || !cr)
-      throw new ObjectError('other', `answer for ${key} is partial without a valid Content-Range`, key);
-    if (cr.first !== range.start)
-      throw new ObjectError('other', `answer for ${key} starts at byte ${cr.first}, not at ${range.start} as asked`, key);
-    const length = cr.last + 1 - cr.first;
-    if (declared !== undefined && declared !== length)
-      throw new ObjectError('other', `answer for ${key}: Content-Length ${declared} but Content-Range of ${length}`, key);
-    return { skip: 0, want: Math.min(cr.last + 1, range.end) - range.start, length, size: cr.total };
-  }
-  if (!range) return { skip: 0, want: declared ?? Infinity, length: declared, size: declared };
-  const end = Math.min(range.end, declared ?? Infinity);
-  return { skip: range.start, want: Math.max(0, end - range.start), length: declared, size: declared };
 }
 
 /**
@@ -127,6 +98,7 @@ export class DataPath {
   private readonly http: HttpExchange;
   private readonly maxAttempts: number;
   private readonly slabs: SlabPool;
+  private readonly wholes = new WholeBodies();
 
   constructor(options: DataPathOptions) {
     this.maxAttempts = options.maxAttempts;
@@ -141,9 +113,11 @@ export class DataPath {
   /**
    * One GET of `range` whose bytes of the range go to `onBytes`, with how many the answer still
    * carries for it (Infinity when unknown); resolves with its headers and the object's size when
-   * it told it. Skips what a server that ignored the range sent outside it. Servers that ignore
-   * If-Match (s3rver does) still name the version they answer with: one that is not the version
-   * asked for is refused before its body is read.
+   * it told it. Skips what a server that ignored the range sent outside it; once the range is in,
+   * such a body is paused for the next GET of the object (whole-bodies.ts) or its connection
+   * closed, never read to its end. Every answer is checked against the version asked for
+   * (read-version.ts) before its body is read: servers that ignore If-Match (s3rver does) still
+   * name the version they answer with.
    */
   private async getOnce(
     key: string,
@@ -151,37 +125,115 @@ export class DataPath {
     onBytes: (view: Buffer, left: number) => void,
     onReply?: (reply: Reply, size: number | undefined) => void,
   ): Promise<{ reply: Reply; size: number | undefined }> {
-    const headers: Record<string, string> = {};
+    const whole = range && (await this.wholes.take(key, range.start, range.end));
+    if (whole) return this.readOn(key, range, whole, onBytes, onReply);
+    const version = range?.version;
+    const headers: Record<string, string> = version ? version.conditions() : {};
     if (range) headers.range = `bytes=${range.start}-${range.end - 1}`;
-    if (range?.ifMatch !== undefined) headers['if-match'] = `"${range.ifMatch}"`;
+    if (!version && range?.ifMatch) headers['if-match'] = `"${range.ifMatch}"`;
     let answer: Answer = { skip: 0, want: 0, length: 0, size: undefined };
     let got = 0;
-    const reply = await this.http.send({
-      method: 'GET',
-      key,
-      headers,
-      onStart: (r) => {
-        const etag = header(r.headers, 'etag');
-        if (range?.ifMatch !== undefined && etag !== undefined && stripQuotes(etag) !== range.ifMatch)
-          throw new ObjectError('changed', `${key} was replaced: ETag ${stripQuotes(etag)}, not ${range.ifMatch}`, key);
-        answer = answerOf(key, r, range);
-        onReply?.(r, answer.size);
-      },
-      onBytes: (view) => {
-        got += view.length;
-        if (answer.length !== undefined && got > answer.length)
-          throw new ObjectError('other', 'response body longer than its Content-Length', key);
-        const from = Math.min(answer.skip, view.length);
-        answer.skip -= from;
-        const v = view.subarray(from, from + Math.min(answer.want, view.length));
-        answer.want -= v.length;
-        if (v.length > 0) onBytes(v, v.length + answer.want);
-      },
-    });
-    if (answer.length !== undefined && got !== answer.length)
-      throw new ObjectError('unavailable', `response body cut short at ${got} of ${answer.length} bytes`, key);
-    // A whole object sent without a length ends where its body does.
-    return { reply, size: answer.size ?? (reply.status === 200 ? got : undefined) };
+    let cut = false;
+    /** True while this body is the one later GETs of `key` wait for (whole-bodies.ts). */
+    let shared = false;
+    let carry = EMPTY;
+    try {
+      const { parked, ...reply } = await this.http.send({
+        method: 'GET',
+        key,
+        headers,
+        onStart: (r) => {
+          const etag = header(r.headers, 'etag');
+          if (!version && range?.ifMatch && etag !== undefined && stripQuotes(etag) !== range.ifMatch)
+            throw new ObjectError('changed', `${key} was replaced: ETag ${stripQuotes(etag)}, not ${range.ifMatch}`, key);
+          version?.check(key, factsOf(r));
+          answer = answerOf(key, r, range);
+          if (answer.size !== undefined) version?.check(key, { size: answer.size });
+          if (r.status === 200 && range && answer.length !== undefined && answer.length > range.end)
+            shared = this.wholes.streaming(key, range.end);
+          onReply?.(r, answer.size);
+        },
+        onBytes: (view) => {
+          got += view.length;
+          if (answer.length !== undefined && got > answer.length)
+            throw new ObjectError('other', 'response body longer than its Content-Length', key);
+          const from = Math.min(answer.skip, view.length);
+          answer.skip -= from;
+          const v = view.subarray(from, from + Math.min(answer.want, view.length));
+          answer.want -= v.length;
+          if (v.length > 0) onBytes(v, v.length + answer.want);
+          if (answer.want > 0 || answer.length === undefined || got >= answer.length) return undefined;
+          if (shared) {
+            carry = Buffer.from(view.subarray(from + v.length));
+            return 'pause';
+          }
+          cut = true;
+          return 'enough';
+        },
+      });
+      if (parked) {
+        const facts = { ...factsOf(reply), size: answer.length! };
+        this.wholes.park(key, { parked, reply, facts, length: answer.length!, next: got - carry.length, carry });
+        shared = false;
+        return { reply, size: answer.size };
+      }
+      if (cut) return { reply, size: answer.size };
+      if (answer.length !== undefined && got !== answer.length)
+        throw new ObjectError('unavailable', `response body cut short at ${got} of ${answer.length} bytes`, key);
+      if (reply.status !== 200 || answer.size !== undefined) return { reply, size: answer.size };
+      // A whole object sent without a length ends where its body does.
+      if (range && version?.size !== undefined && got !== version.size)
+        throw new ObjectError('other', `a 200 of ${got} bytes answered a ranged GET of ${key} (${version.size} bytes)`, key);
+      return { reply, size: sizeOf200(range, got) };
+    } finally {
+      if (shared) this.wholes.done(key);
+    }
+  }
+
+  /** getOnce() from a whole body an earlier GET of `key` paused ahead of `range` (whole-bodies.ts). */
+  private async readOn(
+    key: string,
+    range: ByteRange,
+    whole: WholeBody,
+    onBytes: (view: Buffer, left: number) => void,
+    onReply?: (reply: Reply, size: number | undefined) => void,
+  ): Promise<{ reply: Reply; size: number | undefined }> {
+    try {
+      if (range.ifMatch && !range.version && whole.facts.etag !== undefined && whole.facts.etag !== range.ifMatch)
+        throw new ObjectError('changed', `${key}: ETag ${whole.facts.etag}, not ${range.ifMatch}`, key);
+      range.version?.check(key, whole.facts);
+    } catch {
+      // Another version than this reader's: it asks for its own.
+      whole.parked.close();
+      this.wholes.done(key);
+      return this.getOnce(key, range, onBytes, onReply);
+    }
+    const end = Math.min(range.end, whole.length);
+    onReply?.(whole.reply, whole.length);
+    let at = whole.next;
+    let carry = EMPTY;
+    const take = (view: Buffer): 'pause' | undefined => {
+      const from = Math.min(Math.max(0, range.start - at), view.length);
+      const to = Math.min(view.length, Math.max(from, end - at));
+      if (to > from) onBytes(view.subarray(from, to), end - at - from);
+      at += view.length;
+      if (at < end || at >= whole.length) return undefined;
+      carry = Buffer.from(view.subarray(to));
+      at -= carry.length;
+      return 'pause';
+    };
+    let shared = true;
+    try {
+      let parked: Parked | undefined = whole.parked;
+      if (take(whole.carry) !== 'pause') parked = await whole.parked.resume({ onHead: () => undefined, onBody: take });
+      if (parked) {
+        this.wholes.park(key, { ...whole, parked, next: at, carry });
+        shared = false;
+      }
+      return { reply: whole.reply, size: whole.length };
+    } finally {
+      if (shared) this.wholes.done(key);
+    }
   }
 
   /**
@@ -250,7 +302,7 @@ export class DataPath {
   }
 
   /** The bytes of `range` (or the whole object) in one buffer, with the answer's headers. */
-  async getBuffer(key: string, range?: ByteRange): Promise<{ body: Buffer; reply: Reply; size: number }> {
+  async getBuffer(key: string, range?: ByteRange): Promise<{ body: Buffer; reply: Reply; size: number | undefined }> {
     if (!range) {
       return this.attempts(key, async () => {
         const into = collector();
@@ -261,7 +313,7 @@ export class DataPath {
     const into = collector();
     const got = await this.getRange(key, range, into.add);
     if (!got.reply) throw new ObjectError('other', `empty range asked of ${key}`, key);
-    return { body: into.body(), reply: got.reply, size: got.size ?? range.start + got.got };
+    return { body: into.body(), reply: got.reply, size: got.size };
   }
 
   /** The object's facts from a GET's answer (see ObjectClient.getWithHead). */
@@ -289,6 +341,7 @@ export class DataPath {
   }
 
   close(): Promise<void> {
+    this.wholes.close();
     return this.http.close();
   }
 }

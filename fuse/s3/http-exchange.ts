@@ -4,7 +4,7 @@
 // (s3-errors.ts) understands.
 
 import { sign, UNSIGNED_PAYLOAD, uriEncode } from '../../lib/sigv4.ts';
-import { Http1Pool } from './http1-pool.ts';
+import { Http1Pool, type Parked } from './http1-pool.ts';
 import type { ResponseEvents, ResponseHeaders } from './http1-response.ts';
 import { ObjectError } from './object-client.ts';
 import { errorOf } from './s3-replies.ts';
@@ -38,8 +38,12 @@ export interface ExchangeRequest {
    * that error).
    */
   readonly onStart?: (reply: Reply) => void;
-  /** A success's body, piece by piece: a view that is valid only during the call. */
-  readonly onBytes?: (view: Buffer) => void;
+  /**
+   * A success's body, piece by piece: a view that is valid only during the call. 'enough' ends
+   * the answer there and closes its connection, 'pause' stops reading it for now (see
+   * http1-response.ts).
+   */
+  readonly onBytes?: (view: Buffer) => unknown;
 }
 
 export interface ExchangeOptions {
@@ -79,7 +83,8 @@ export class HttpExchange {
     return `${this.basePath}/${key.split('/').map(uriEncode).join('/')}`;
   }
 
-  async send(req: ExchangeRequest): Promise<Reply> {
+  /** The answer's status and headers, and its handle when onBytes paused it ('pause'). */
+  async send(req: ExchangeRequest): Promise<Reply & { readonly parked?: Parked }> {
     const path = this.path(req.key);
     const query = Object.entries(req.query ?? {})
       .map(([k, v]) => `${uriEncode(k)}=${uriEncode(v)}`)
@@ -96,11 +101,12 @@ export class HttpExchange {
     // The pool writes Host and Content-Length itself.
     delete headers.host;
     const answer = new Answer(req);
-    await this.pool.request(
+    const parked = await this.pool.request(
       { method: req.method, path: query ? `${path}?${query}` : path, headers, body: req.body },
       answer,
     );
-    return answer.result();
+    const reply = answer.result();
+    return parked ? { ...reply, parked } : reply;
   }
 
   async close(): Promise<void> {
@@ -123,9 +129,9 @@ class Answer implements ResponseEvents {
     if (status < 300) this.req.onStart?.(this.reply);
   }
 
-  onBody(view: Buffer): void {
-    if (this.reply!.status < 300) this.req.onBytes?.(view);
-    else if (this.errorBody.length < ERROR_BODY_LIMIT) this.errorBody += view.toString('utf8');
+  onBody(view: Buffer): unknown {
+    if (this.reply!.status < 300) return this.req.onBytes?.(view);
+    if (this.errorBody.length < ERROR_BODY_LIMIT) this.errorBody += view.toString('utf8');
   }
 
   /** The reply once the answer was read whole; an error answer is thrown. */

@@ -15,7 +15,8 @@
 // (ETIMEDOUT), or an answer framed wrongly (EPROTO, never retried). A request that fails on a
 // kept-alive connection before any byte of answer came back — the server closed it while idle —
 // is sent once more on a new connection, as browsers and undici do; every other retry is the
-// data path's.
+// data path's. An answer its reader paused mid-body waits on its connection, unread, until it is
+// resumed or closed (Parked).
 
 import { isIP, connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -35,6 +36,17 @@ export interface PoolOptions {
   readonly connectTimeoutMs: number;
   /** A connection that sends and receives nothing this long while a request is on it is dead. */
   readonly idleTimeoutMs: number;
+}
+
+/**
+ * An answer whose reader paused it mid-body ('pause', see http1-response.ts): its connection waits,
+ * unread, holding what it had received past the pause, until it is resumed or closed.
+ */
+export interface Parked {
+  /** Goes on reading the body into `events`; settles as Http1Pool.request does. */
+  resume(events: ResponseEvents): Promise<Parked | undefined>;
+  /** Gives the answer up: its connection is closed. */
+  close(): void;
 }
 
 export interface PoolRequest {
@@ -116,7 +128,7 @@ class Connection {
       this.reader = new ResponseReader(events, req.method === 'HEAD');
       this.settle = (err) => {
         this.settle = undefined;
-        this.reader = undefined;
+        if (!this.reader?.paused) this.reader = undefined;
         if (err) reject(err);
         else resolve();
       };
@@ -131,9 +143,42 @@ class Connection {
     });
   }
 
+  /** Bytes received past where the reader paused, kept for resume(). */
+  private leftover: Buffer | undefined;
+
+  /** True while the answer on this connection is paused mid-body. */
+  get parked(): boolean {
+    return this.reader?.paused === true && !this.removed;
+  }
+
+  /** Goes on with a paused answer (see Parked.resume). */
+  resume(events: ResponseEvents): Promise<void> {
+    const reader = this.reader;
+    if (!reader?.paused || this.removed)
+      return Promise.reject(netError(`connection to ${this.options.url.host} closed inside an answer`, 'ECONNRESET'));
+    return new Promise((resolve, reject) => {
+      this.settle = (err) => {
+        this.settle = undefined;
+        if (!this.reader?.paused) this.reader = undefined;
+        if (err) reject(err);
+        else resolve();
+      };
+      this.socket.setTimeout(this.options.idleTimeoutMs);
+      reader.resume(events);
+      const left = this.leftover;
+      this.leftover = undefined;
+      if (!left || this.bytes(left, left.length)) this.socket.resume();
+    });
+  }
+
   /** Where a read lands (its first `n` bytes); never throws into the socket. */
   private bytes(buf: Buffer, n: number): boolean {
     const reader = this.reader;
+    if (this.leftover) {
+      // A read that was under way when the answer paused.
+      this.leftover = Buffer.concat([this.leftover, buf.subarray(0, n)]);
+      return false;
+    }
     if (!reader) {
       // Bytes nobody asked for: whatever they are, this connection cannot be trusted again.
       this.socket.destroy();
@@ -147,7 +192,23 @@ class Connection {
       this.finish(err as Error);
       return false;
     }
+    if (reader.paused) {
+      // Waits unread: the socket's buffer is read into again, so what came past the pause is kept.
+      this.leftover = Buffer.from(buf.subarray(ended, n));
+      this.socket.pause();
+      this.socket.setTimeout(0);
+      this.settle?.();
+      return false;
+    }
     if (!reader.done) return true;
+    if (reader.cut) {
+      // The caller has its bytes; the rest of the body is not worth reading (a server that
+      // ignored Range sends all of the object): closing costs a new connection, draining it the
+      // object's size.
+      this.socket.destroy();
+      this.finish();
+      return false;
+    }
     if (ended < n) {
       this.socket.destroy();
       this.finish(new HttpFramingError(`${n - ended} bytes after the end of the answer`));
@@ -163,7 +224,7 @@ class Connection {
   }
 
   private finish(err?: Error): void {
-    if (err) this.dead = true;
+    if (err || this.reader?.cut) this.dead = true;
     this.socket.setTimeout(0);
     this.settle?.(err);
   }
@@ -191,6 +252,8 @@ class Connection {
   }
 
   private removed = false;
+  /** Its slot in the pool went to the request that failed on it (see Http1Pool.request). */
+  handedOn = false;
 
   /** Waits idle in the pool; closes after the keep-alive time. */
   idle(): void {
@@ -215,14 +278,19 @@ export class Http1Pool {
     this.options = options;
   }
 
-  /** Sends `req`; resolves when its answer was read whole, rejects with what broke it. */
-  async request(req: PoolRequest, events: ResponseEvents): Promise<void> {
+  /**
+   * Sends `req`; resolves when its answer was read whole (or paused: with its handle), rejects
+   * with what broke it.
+   */
+  async request(req: PoolRequest, events: ResponseEvents): Promise<Parked | undefined> {
     // A line break or a character beyond Latin-1 in a header would end it early or be mangled.
     for (const [name, value] of Object.entries(req.headers))
       if (!/^[!#-'*+.^-z|~0-9A-Za-z-]+$/.test(name) || !/^[\t\x20-\x7e\x80-\xff]*$/.test(value))
         throw netError(`request header ${JSON.stringify(name)} holds a character HTTP cannot carry`, 'EINVAL');
     for (let tries = 0; ; tries++) {
-      const c = await this.take();
+      // The one resend goes on a new connection: the other idle ones are as old as the one that
+      // failed, and after a failover of the store's address every one of them is dead.
+      const c = tries === 0 ? await this.take() : await this.fresh();
       const reused = c.served > 0;
       let started = false;
       const watched: ResponseEvents = {
@@ -231,19 +299,43 @@ export class Http1Pool {
           events.onHead(status, headers);
         },
         onBody: (view) => events.onBody(view),
+        onInterim: () => (started = true),
       };
       try {
         await c.send(req, watched);
       } catch (err) {
-        this.put(c);
         const code = (err as { code?: string }).code;
         // A kept-alive connection the server had closed: nothing was answered, send it again.
-        if (reused && !started && tries === 0 && code !== 'ETIMEDOUT' && !(err instanceof HttpFramingError)) continue;
+        const resend = reused && !started && tries === 0 && code !== 'ETIMEDOUT' && !(err instanceof HttpFramingError);
+        // Its slot goes to the resend, not to a request waiting for one.
+        if (resend) c.handedOn = true;
+        this.put(c);
+        if (resend) continue;
         throw err;
       }
+      if (c.parked) return this.parked(c);
       this.put(c);
-      return;
+      return undefined;
     }
+  }
+
+  /** A paused answer's handle: the connection comes back to the pool once the answer is over. */
+  private parked(c: Connection): Parked {
+    const handle: Parked = {
+      resume: async (events) => {
+        try {
+          await c.resume(events);
+        } catch (err) {
+          this.put(c);
+          throw err;
+        }
+        if (c.parked) return handle;
+        this.put(c);
+        return undefined;
+      },
+      close: () => c.close(),
+    };
+    return handle;
   }
 
   /** Closes every connection; requests under way fail with ECONNRESET. */
@@ -261,6 +353,12 @@ export class Http1Pool {
     return new Promise((resolve, reject) => {
       this.waiting.push((got) => (got instanceof Error ? reject(got) : resolve(got)));
     });
+  }
+
+  /** A new connection outside the count: it takes the slot of one that failed (`handedOn`). */
+  private fresh(): Promise<Connection> {
+    if (this.closed) return Promise.reject(netError('data path closed', 'ECONNRESET'));
+    return this.connect();
   }
 
   private connect(): Promise<Connection> {
@@ -286,6 +384,7 @@ export class Http1Pool {
     const i = this.idle.indexOf(c);
     if (i >= 0) this.idle.splice(i, 1);
     this.all.delete(c);
+    if (c.handedOn) return;
     // A slot is free: the next waiting request opens a connection of its own.
     const next = this.waiting.shift();
     if (next && !this.closed) this.connect().then(next, next);

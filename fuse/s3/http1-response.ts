@@ -2,11 +2,17 @@
 // headers, and the body as the framing says — Content-Length, chunked, or (neither) up to the
 // connection's end. Pure: bytes in, callbacks out, no I/O; the pool feeds it each socket read.
 //
-// Strict, because a body that is framed wrongly must never become file data: a 1xx answer (the
-// data path never sends Expect: 100-continue), a Transfer-Encoding other than chunked, one sent
-// together with a Content-Length, Content-Lengths that disagree, a chunk not followed by CRLF and a
-// folded or malformed header line are all errors. A body cut short is the caller's to detect
-// (`end()` says whether the answer was complete); bytes after the answer are returned, not eaten.
+// Interim answers (1xx: 100 Continue, 102 Processing, 103 Early Hints from a CDN or proxy in
+// front of the store) are skipped, as RFC 9110 §15.2 requires of every client, even one that asked
+// for none; 101 Switching Protocols is not interim here (nothing asked to switch) but an error.
+//
+// Strict, because a body that is framed wrongly must never become file data: a 101, a
+// Transfer-Encoding other than chunked, one sent together with a Content-Length, Content-Lengths
+// that disagree, a chunk not followed by CRLF and a folded or malformed header line are all
+// errors. A body cut short is the caller's to detect (`end()` says whether the answer was
+// complete); bytes after the answer are returned, not eaten. A caller that has all it wants of a
+// body says so (`onBody` returns 'enough'): the answer ends there, and the connection with it; or
+// it stops reading it for now ('pause': `feed` returns where it stopped, `resume` goes on).
 
 /** A response the reader refused: the connection is unusable, the request failed. */
 export class HttpFramingError extends Error {
@@ -23,11 +29,17 @@ export type ResponseHeaders = Record<string, string | string[]>;
 export interface ResponseEvents {
   /** Status and headers (names lower-case); throwing refuses the body. */
   onHead(status: number, headers: ResponseHeaders): void;
-  /** A piece of the body: a view of the socket's buffer, valid only during the call. */
-  onBody(view: Buffer): void;
+  /**
+   * A piece of the body: a view of the socket's buffer, valid only during the call. Returning
+   * 'enough' ends the answer here, the rest unread: its connection cannot carry another request
+   * (see `cut`); 'pause' stops reading after this piece until `resume`.
+   */
+  onBody(view: Buffer): unknown;
+  /** An interim (1xx) answer was skipped: the server has the request. */
+  onInterim?(status: number): void;
 }
 
-/** Headers beyond this are not an S3 answer. */
+/** Headers beyond this (interim answers' included) are not an S3 answer. */
 const MAX_HEAD = 64 * 1024;
 /** A chunk-size line with extensions; more is not an answer either. */
 const MAX_SIZE_LINE = 4096;
@@ -36,11 +48,16 @@ type State = 'head' | 'length' | 'size-line' | 'data' | 'data-crlf' | 'trailers'
 
 const CR = 13;
 const LF = 10;
+const HEAD_END = Buffer.from('\r\n\r\n');
 
 export class ResponseReader {
   private state: State = 'head';
   /** Head (or size line, or trailers) bytes seen so far when they span reads. */
   private pending = '';
+  /** Bytes of interim answers' heads skipped so far: they count towards MAX_HEAD. */
+  private interimBytes = 0;
+  /** True when the caller ended the answer before its body did ('enough'). */
+  cut = false;
   /** Body bytes still due: the Content-Length left, or the current chunk's. */
   private left = 0;
   /** True when the answer lets the connection carry another request. */
@@ -48,7 +65,9 @@ export class ResponseReader {
   /** Seconds the server keeps an idle connection (Keep-Alive: timeout=N), when it says. */
   keepAliveSeconds: number | undefined;
   status = 0;
-  private readonly events: ResponseEvents;
+  /** True after onBody said 'pause', until resume(). */
+  paused = false;
+  private events: ResponseEvents;
 
   /** An answer to HEAD: its headers describe a body it does not carry. */
   private readonly headOnly: boolean;
@@ -73,7 +92,7 @@ export class ResponseReader {
    */
   feed(buf: Buffer, from: number, to: number): number {
     let at = from;
-    while (at < to && this.state !== 'done') {
+    while (at < to && this.state !== 'done' && !this.paused) {
       switch (this.state) {
         case 'head':
           at = this.readHead(buf, at, to);
@@ -85,11 +104,11 @@ export class ResponseReader {
           const view = buf.subarray(at, at + n);
           at += n;
           if (this.left === 0) this.state = this.state === 'length' ? 'done' : 'data-crlf';
-          this.events.onBody(view);
+          this.said(this.events.onBody(view));
           break;
         }
         case 'to-close':
-          this.events.onBody(buf.subarray(at, to));
+          this.said(this.events.onBody(buf.subarray(at, to)));
           at = to;
           break;
         case 'size-line':
@@ -102,6 +121,22 @@ export class ResponseReader {
     return at;
   }
 
+  /** What onBody answered: 'enough' (the rest of the body is never read) or 'pause'. */
+  private said(what: unknown): void {
+    if (this.state === 'done') return;
+    if (what === 'pause') this.paused = true;
+    if (what !== 'enough') return;
+    this.state = 'done';
+    this.cut = true;
+    this.keepAlive = false;
+  }
+
+  /** Goes on after a 'pause', with the body's next pieces to `events`. */
+  resume(events: ResponseEvents): void {
+    this.events = events;
+    this.paused = false;
+  }
+
   /** The connection ended: true when that completes the answer (a body framed by the close). */
   end(): boolean {
     if (this.state === 'to-close') this.state = 'done';
@@ -109,11 +144,14 @@ export class ResponseReader {
   }
 
   private readHead(buf: Buffer, from: number, to: number): number {
-    const text = buf.toString('latin1', from, to);
+    // Only the head becomes a string: the body bytes read with it (up to a whole socket read) made
+    // a string of their own per answer, and header values sliced from it kept it alive.
+    const blankAt = buf.indexOf(HEAD_END, from);
+    const text = buf.toString('latin1', from, blankAt >= 0 && blankAt + 4 <= to ? blankAt + 4 : to);
     const whole = this.pending + text;
     const blank = whole.indexOf('\r\n\r\n');
     if (blank < 0) {
-      if (whole.length > MAX_HEAD) throw new HttpFramingError(`headers longer than ${MAX_HEAD} bytes`);
+      if (this.interimBytes + whole.length > MAX_HEAD) throw new HttpFramingError(`headers longer than ${MAX_HEAD} bytes`);
       this.pending = whole;
       return to;
     }
@@ -128,7 +166,14 @@ export class ResponseReader {
     const m = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(lines[0]!);
     if (!m) throw new HttpFramingError(`status line ${JSON.stringify(lines[0]!.slice(0, 80))}`);
     const status = Number(m[2]);
-    if (status < 200) throw new HttpFramingError(`an interim ${status} answer to a request that asked for none`);
+    if (status >= 100 && status < 200 && status !== 101) {
+      // Interim: the final answer follows on the same connection.
+      this.interimBytes += head.length + 4;
+      if (this.interimBytes > MAX_HEAD) throw new HttpFramingError(`interim answers longer than ${MAX_HEAD} bytes`);
+      this.events.onInterim?.(status);
+      return;
+    }
+    if (status < 200) throw new HttpFramingError(`a ${status} answer to a request that asked for no protocol switch`);
     const headers: ResponseHeaders = {};
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;

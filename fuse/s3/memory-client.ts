@@ -89,6 +89,7 @@ export class MemoryObjectClient implements ObjectClient {
   private mustMatch(key: string, o: Stored, range: ByteRange | undefined): void {
     if (range?.ifMatch !== undefined && range.ifMatch !== o.etag)
       throw new ObjectError('changed', `${key} is no longer version ${range.ifMatch}`, key);
+    range?.version?.check(key, { etag: o.etag || undefined, lastModified: o.lastModified.getTime(), size: o.body.length });
   }
 
   async head(key: string): Promise<ObjectHead | undefined> {

@@ -4,6 +4,8 @@
 // passes the same contract suite (test/fuse/s3/contract.ts), so the filesystem layer can be tested
 // without a network.
 
+import type { ReadVersion } from './read-version.ts';
+
 /** What a listing says about one object: enough for `ls -l` without a HEAD per entry. */
 export interface ObjectInfo {
   readonly key: string;
@@ -47,6 +49,12 @@ export interface ByteRange {
    * another. Otherwise the read fails with `changed`.
    */
   readonly ifMatch?: string;
+  /**
+   * The version the reader reads, checked against every answer and completed from the first
+   * (read-version.ts): its ETag, or where the store sends none its Last-Modified, and its size.
+   * Given, it stands in for `ifMatch`. Otherwise the read fails with `changed`.
+   */
+  readonly version?: ReadVersion;
 }
 
 /** See ObjectClient.getPieces: the next bytes of a body, in order. */

@@ -119,7 +119,14 @@ export class S3ObjectClient implements ObjectClient {
   async getWithHead(key: string, range: ByteRange): Promise<{ body: Buffer; head: ObjectHead }> {
     try {
       const got = await this.dataPath.getBuffer(key, range);
-      return { body: got.body, head: this.dataPath.headOf(key, got) };
+      if (got.size !== undefined) return { body: got.body, head: this.dataPath.headOf(key, { reply: got.reply, size: got.size }) };
+      // A 200 as long as the range (the range alone, or an object that size): a HEAD tells which.
+      const head = await this.head(key);
+      const said = this.dataPath.headOf(key, { reply: got.reply, size: got.body.length });
+      const differ = <T>(x: T, y: T, none: T) => x !== none && y !== none && x !== y;
+      if (!head || differ(head.etag, said.etag, '') || differ(head.lastModified.getTime(), said.lastModified.getTime(), 0))
+        throw new ObjectError('changed', `${key} was replaced while it was opened`, key);
+      return { body: got.body, head: { ...said, size: head.size } };
     } catch (err) {
       if (!isObjectError(err, 'invalid-range')) throw err;
       // A range of an empty object is unsatisfiable: ask for the facts alone.

@@ -16,6 +16,18 @@
 export const SLAB_SIZE = 2 ** 20;
 /** Free slabs kept for the next GETs; more would only raise the idle mount's footprint. */
 const MAX_FREE = 16;
+/**
+ * Smaller slabs, for GETs (or the ends of GETs) of less than a slab, come in powers of two from
+ * this size, so that one freed is the right size for the next such GET: a read outside readahead
+ * (at most 128 KiB) took fresh memory per GET before, a hundred readers' worth of garbage at once.
+ * A GET's last slab then holds at most twice the bytes it carries.
+ */
+const MIN_CLASS = 16 * 1024;
+
+/** The size of the slab taken for `size` bytes: SLAB_SIZE, or a smaller power of two. */
+function classOf(size: number): number {
+  return size >= SLAB_SIZE ? SLAB_SIZE : Math.max(MIN_CLASS, 2 ** Math.ceil(Math.log2(size)));
+}
 
 interface SlabState {
   readonly slab: Buffer;
@@ -27,7 +39,9 @@ interface SlabState {
 }
 
 export class SlabPool {
-  private readonly free: Buffer[] = [];
+  /** Free slabs by size, and their bytes in all (at most MAX_FREE slabs' worth). */
+  private readonly free = new Map<number, Buffer[]>();
+  private freeBytes = 0;
   /**
    * Each piece cut and not given back yet, with its slab. Keyed by the piece, not its memory, so
    * a piece given back twice, or late from a slab's earlier use, cannot free the slab's new
@@ -75,18 +89,27 @@ export class SlabPool {
 
   /** Slabs on the free list, for tests. */
   get freeCount(): number {
-    return this.free.length;
+    let n = 0;
+    for (const list of this.free.values()) n += list.length;
+    return n;
   }
 
   private take(size: number): SlabState {
-    const slab = size === SLAB_SIZE ? this.free.pop() : undefined;
+    const cls = classOf(size);
+    const slab = this.free.get(cls)?.pop();
+    if (slab) this.freeBytes -= slab.length;
     // allocUnsafeSlow: memory of its own, never a slice of Node's shared 8 KiB pool.
-    return { slab: slab ?? Buffer.allocUnsafeSlow(size), out: 0, sealed: false, freed: false };
+    return { slab: slab ?? Buffer.allocUnsafeSlow(cls), out: 0, sealed: false, freed: false };
   }
 
   private maybeFree(state: SlabState): void {
     if (!state.sealed || state.out > 0 || state.freed) return;
     state.freed = true;
-    if (state.slab.length === SLAB_SIZE && this.free.length < MAX_FREE) this.free.push(state.slab);
+    const size = state.slab.length;
+    if (this.freeBytes + size > MAX_FREE * SLAB_SIZE) return;
+    this.freeBytes += size;
+    const list = this.free.get(size);
+    if (list) list.push(state.slab);
+    else this.free.set(size, [state.slab]);
   }
 }

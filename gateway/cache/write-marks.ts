@@ -4,11 +4,14 @@
 // write, a fill that began before it; the next index scan (its replacement's, or the whole
 // gateway's after a restart) must not take that file back.
 //
-// A mark is one small file, <cache-dir>/v1/written/<sha256 of the key>, holding the key and the
-// time of the write. Marks are written only on those timeouts, never for every write, so no
-// volume of writes can make the set grow; they are kept for MARK_TTL_MS.
+// A record is one file per write, <cache-dir>/v1/written/<time>-<pid>-<random>, holding the time
+// of the write and every key it dropped ({"at": ms, "keys": [...]}), written to a temporary name,
+// flushed to disk once and renamed: a purge of 100,000 keys costs one fsync, not 100,000. Records
+// are written only on those timeouts, never for every write, so no volume of writes can make the
+// set grow; they are kept for MARK_TTL_MS. A record of the earlier form (one file per key,
+// {"key", "at"}) is still read.
 
-import { createHash } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -21,19 +24,30 @@ function dirOf(root: string): string {
 
 /** Records that `keys` were written at `at` (ms); durable once the promise resolves. */
 export async function recordWrites(root: string, keys: readonly string[], at: number): Promise<void> {
-  await mkdir(dirOf(root), { recursive: true });
-  for (const key of keys) await recordWrite(root, key, at);
-}
-
-async function recordWrite(root: string, key: string, at: number): Promise<void> {
+  if (keys.length === 0) return;
   const dir = dirOf(root);
-  const name = createHash('sha256').update(key).digest('hex');
-  const temp = join(dir, `.${name}.${process.pid}`);
-  await writeFile(temp, JSON.stringify({ key, at }), { flush: true });
+  await mkdir(dir, { recursive: true });
+  const name = `${at}-${process.pid}-${randomBytes(6).toString('hex')}`;
+  const temp = join(dir, `.${name}`);
+  await writeFile(temp, JSON.stringify({ at, keys }), { flush: true });
   await rename(temp, join(dir, name));
 }
 
-/** The marks younger than MARK_TTL_MS, key -> time of the write; older ones are removed. */
+/** The keys a record names and when they were written; undefined for a file that is no record. */
+function parseRecord(text: string): { keys: readonly string[]; at: number } | undefined {
+  let r: { key?: unknown; keys?: unknown; at?: unknown };
+  try {
+    r = JSON.parse(text) as typeof r;
+  } catch {
+    return undefined;
+  }
+  if (typeof r !== 'object' || r === null || typeof r.at !== 'number') return undefined;
+  if (typeof r.key === 'string') return { keys: [r.key], at: r.at };
+  if (!Array.isArray(r.keys) || !r.keys.every((k) => typeof k === 'string')) return undefined;
+  return { keys: r.keys as string[], at: r.at };
+}
+
+/** The recorded writes younger than MARK_TTL_MS, key -> time of its latest write; older records are removed. */
 export async function readWrites(root: string, now: number): Promise<Map<string, number>> {
   const marks = new Map<string, number>();
   const dir = dirOf(root);
@@ -44,19 +58,17 @@ export async function readWrites(root: string, now: number): Promise<Map<string,
     return marks;
   }
   for (const name of names) {
-    // A mark being written (or left half-written by a crash: it never named anything).
+    // A record being written (or left half-written by a crash: it never named anything).
     if (name.startsWith('.')) continue;
     const path = join(dir, name);
-    const mark = await readFile(path, 'utf8')
-      .then((text) => JSON.parse(text) as { key?: unknown; at?: unknown })
+    const record = await readFile(path, 'utf8')
+      .then(parseRecord)
       .catch(() => undefined);
-    const valid = mark && typeof mark.key === 'string' && typeof mark.at === 'number';
-    if (!valid || now - (mark.at as number) > MARK_TTL_MS) {
+    if (!record || now - record.at > MARK_TTL_MS) {
       await unlink(path).catch(() => undefined);
       continue;
     }
-    const key = mark.key as string;
-    marks.set(key, Math.max(marks.get(key) ?? 0, mark.at as number));
+    for (const key of record.keys) marks.set(key, Math.max(marks.get(key) ?? 0, record.at));
   }
   return marks;
 }

@@ -3,11 +3,18 @@
 // counts the confirmations of those past start-up (one still starting hears it before it serves:
 // node queues the message until it listens), and then confirms to the writer.
 //
-// A serving worker that does not confirm within INVALIDATE_CONFIRM_MS is stuck: it is killed and
-// replaced, as a supervisor does with a kid that stopped answering, and the write is first
-// recorded on disk (cache/write-marks.ts), because the stuck worker may have stored the replaced
-// version and its replacement's index scan would take it back. A worker that dies before it
-// confirmed gets the same record.
+// A serving worker that says nothing for INVALIDATE_CONFIRM_MS is stuck: it is killed and
+// replaced, as a supervisor does with a kid that stopped answering, and the write is recorded on
+// disk (cache/write-marks.ts), because the stuck worker may have stored the replaced version and
+// its replacement's index scan would take it back. The kill does not wait for the record: a dead
+// worker stores nothing more, its replacement scans only once every record begun is on disk
+// (marksWritten), and the writer is confirmed only once both the worker is gone and the record is
+// written. A worker that dies before it confirmed gets the same record.
+//
+// Silence, not the total time, is what makes a worker stuck: a purge of 100,000 keys takes a
+// healthy worker seconds (every file is unlinked before it answers), and it reports each part of
+// the invalidation as it finishes it. Those reports re-arm its 5 s and are passed on to the
+// writer, whose own guard (7 s) is about the primary's silence too.
 
 import { INVALIDATE_CONFIRM_MS } from './messages.ts';
 
@@ -18,6 +25,8 @@ export interface ConfirmLinks {
   all(): Iterable<number>;
   relay(worker: number, seq: number, keys: readonly string[]): void;
   confirm(worker: number, id: number): void;
+  /** Tells the writer that its invalidation `id` is progressing (a worker finished a part). */
+  progress(worker: number, id: number): void;
   /** Records the write on disk (write-marks.ts). */
   mark(keys: readonly string[], at: number): Promise<void>;
   /** Kills a worker that did not confirm in time; its exit comes back as `gone`. */
@@ -29,7 +38,8 @@ interface Pending {
   readonly id: number;
   readonly keys: readonly string[];
   readonly at: number;
-  readonly waiting: Set<number>;
+  /** Workers that must still confirm, with when each was last heard (Infinity: killed, awaiting its exit). */
+  readonly waiting: Map<number, number>;
   timer?: NodeJS.Timeout;
   marked?: Promise<void>;
 }
@@ -47,18 +57,22 @@ export class Confirmations {
   /** Worker `from` invalidated `keys` (its message id `id`). */
   start(from: number, id: number, keys: readonly string[]): void {
     const seq = this.#seq++;
-    const waiting = new Set([...this.#links.serving()].filter((w) => w !== from));
-    const p: Pending = { from, id, keys, at: Date.now(), waiting };
+    const at = Date.now();
+    const waiting = new Map([...this.#links.serving()].filter((w) => w !== from).map((w) => [w, at]));
+    const p: Pending = { from, id, keys, at, waiting };
     this.#pending.set(seq, p);
     for (const w of this.#links.all()) if (w !== from) this.#links.relay(w, seq, keys);
     if (waiting.size === 0) return this.#finish(seq, p);
-    p.timer = setTimeout(() => {
-      const stuck = [...p.waiting];
-      void this.#mark(p).then(() => {
-        for (const w of stuck) if (p.waiting.has(w)) this.#links.kill(w, keys);
-      });
-    }, INVALIDATE_CONFIRM_MS);
-    p.timer.unref();
+    this.#arm(p, INVALIDATE_CONFIRM_MS);
+  }
+
+  /** Worker `worker` finished a part of invalidation `seq`: it is alive, and the writer hears so. */
+  progressed(worker: number, seq: number): void {
+    const p = this.#pending.get(seq);
+    const heard = p?.waiting.get(worker);
+    if (!p || heard === undefined || heard === Infinity) return;
+    p.waiting.set(worker, Date.now());
+    this.#links.progress(p.from, p.id);
   }
 
   answered(worker: number, seq: number): void {
@@ -79,6 +93,27 @@ export class Confirmations {
   /** Resolves once every record begun so far is on disk: a replacement worker scans after that. */
   async marksWritten(): Promise<void> {
     await Promise.all(this.#marks);
+  }
+
+  #arm(p: Pending, delay: number): void {
+    p.timer = setTimeout(() => this.#expire(p), delay);
+    p.timer.unref();
+  }
+
+  /** Kills the workers silent for INVALIDATE_CONFIRM_MS, and waits on for the others. */
+  #expire(p: Pending): void {
+    const now = Date.now();
+    const stuck = [...p.waiting].filter(([, heard]) => now - heard >= INVALIDATE_CONFIRM_MS).map(([w]) => w);
+    if (stuck.length > 0) {
+      // Begun before the kill, so the replacement (which waits for marksWritten) scans after it.
+      void this.#mark(p);
+      for (const w of stuck) {
+        p.waiting.set(w, Infinity);
+        this.#links.kill(w, p.keys);
+      }
+    }
+    const next = Math.min(...p.waiting.values());
+    if (Number.isFinite(next)) this.#arm(p, next + INVALIDATE_CONFIRM_MS - now);
   }
 
   #mark(p: Pending): Promise<void> {

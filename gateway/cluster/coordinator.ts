@@ -50,8 +50,13 @@ export class WorkerCoordinator implements Coordinator {
   /** Fills led by other workers that this one follows, by the name the primary gave them. */
   readonly #follows = new Map<string, Follow>();
   /** This worker's invalidations the primary has not confirmed yet, by id. */
-  readonly #unconfirmed = new Map<number, { readonly keys: ReadonlySet<string>; readonly confirmed: () => void }>();
+  readonly #unconfirmed = new Map<
+    number,
+    { readonly keys: ReadonlySet<string>; readonly confirmed: () => void; readonly progressed: () => void }
+  >();
   readonly #views = new Map<number, (view: GatewayView) => void>();
+  /** Invalidations from the primary whose last part has not come yet: the files being removed. */
+  readonly #dropping = new Map<number, Promise<void>>();
   readonly #limits: CoordinatorLimits;
   #nextId = 1;
 
@@ -115,26 +120,37 @@ export class WorkerCoordinator implements Coordinator {
 
   /**
    * Tells every other worker to drop `keys` and resolves once the primary confirms they did. If
-   * it does not answer in time (stuck, or stopped), the write is recorded on disk so no index
+   * it says nothing for too long (stuck, or stopped), the write is recorded on disk so no index
    * scan takes the replaced version back, and the caller goes on: a write is not held for ever.
+   * Word that a long invalidation progresses (a worker finished a part) restarts that wait.
    */
   invalidated(keys: readonly string[]): Promise<void> {
     const id = this.#nextId++;
     const at = Date.now();
     return new Promise((resolve) => {
-      const late = setTimeout(() => {
-        this.#limits.onStall?.('invalidate', keys[0]!);
-        recordWrites(this.#cache.disk.root, keys, at)
-          .catch(() => undefined)
-          .finally(resolve);
-      }, INVALIDATE_PRIMARY_WAIT_MS);
-      late.unref();
+      let late: NodeJS.Timeout | undefined;
+      const arm = () => {
+        clearTimeout(late);
+        late = setTimeout(() => {
+          late = undefined;
+          this.#limits.onStall?.('invalidate', keys[0]!);
+          recordWrites(this.#cache.disk.root, keys, at)
+            .catch(() => undefined)
+            .finally(resolve);
+        }, INVALIDATE_PRIMARY_WAIT_MS);
+        late.unref();
+      };
+      arm();
       // Kept after the deadline, so a stored version relayed until the answer is still refused.
       this.#unconfirmed.set(id, {
         keys: new Set(keys),
         confirmed: () => {
           clearTimeout(late);
           resolve();
+        },
+        // Once the guard fired the write is answered: later word changes nothing.
+        progressed: () => {
+          if (late) arm();
         },
       });
       this.#send({ t: 'invalidate', id, keys });
@@ -196,18 +212,30 @@ export class WorkerCoordinator implements Coordinator {
       }
       case 'invalidate': {
         // Confirmed once the files are gone too: a kill -9 right after must not leave them to be indexed.
-        const files: Promise<void>[] = [];
+        const files: (Promise<unknown> | undefined)[] = [this.#dropping.get(m.id)];
         for (const key of m.keys) {
           const entry = this.#cache.disk.peek(key);
+          // Forgotten first, so the index does not unlink the file a second time on its own.
+          if (entry) this.#cache.disk.forget(key, entry.path);
           this.#cache.invalidateHere(key);
           if (entry) files.push(unlink(entry.path).catch(() => undefined));
         }
         const id = m.id;
-        void Promise.all(files).then(() => this.#send({ t: 'invalidated', id }));
+        // A long invalidation comes in parts (messages.ts invalidationParts): each part done is
+        // reported (the primary then knows this worker is alive), and the answer follows the last.
+        const done = Promise.all(files).then(() => undefined);
+        if (m.more) {
+          this.#dropping.set(id, done);
+          void done.then(() => this.#send({ t: 'invalidated', id, more: true }));
+        } else {
+          this.#dropping.delete(id);
+          void done.then(() => this.#send({ t: 'invalidated', id }));
+        }
         return;
       }
       case 'invalidated': {
         const u = this.#unconfirmed.get(m.id);
+        if (m.more) return u?.progressed();
         this.#unconfirmed.delete(m.id);
         u?.confirmed();
         return;

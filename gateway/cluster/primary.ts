@@ -19,7 +19,7 @@ import { Confirmations } from './confirm.ts';
 import { CRASH_LOOP, CrashLoop } from './crash-loop.ts';
 import { Gatherer } from './gather.ts';
 import { Listener } from './listener.ts';
-import { isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
+import { invalidationParts, isToPrimary, type ToPrimary, type ToWorker } from './messages.ts';
 import { OUTBOX_MAX_BYTES, Outbox } from './outbox.ts';
 
 interface Claim {
@@ -119,8 +119,12 @@ export async function startCluster(
   const confirmations = new Confirmations({
     serving: () => serving.keys(),
     all: () => workers.keys(),
-    relay: (w, seq, keys) => send(w, { t: 'invalidate', id: seq, keys }),
+    relay: (id, seq, keys) => {
+      const w = workers.get(id);
+      if (w) outbox.sendParts(w, invalidationParts(seq, keys));
+    },
     confirm: (w, id) => send(w, { t: 'invalidated', id }),
+    progress: (w, id) => send(w, { t: 'invalidated', id, more: true }),
     mark: (keys, at) => recordWrites(disk.root, keys, at),
     kill: (w, keys) => {
       log.error({ worker: w, key: keys[0], keys: keys.length }, 'a gateway worker did not confirm an invalidation in time; restarting it');
@@ -167,7 +171,8 @@ export async function startCluster(
         confirmations.start(id, m.id, m.keys);
         return;
       case 'invalidated':
-        confirmations.answered(id, m.id);
+        if (m.more) confirmations.progressed(id, m.id);
+        else confirmations.answered(id, m.id);
         return;
       case 'evicted':
         others(id, { t: 'evicted', key: m.key, path: m.path });

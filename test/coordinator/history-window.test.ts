@@ -1,7 +1,10 @@
 // How far back each read of finished jobs reaches (coordinator/history-window.ts): a first read of
 // a week that times out is asked again over half the span, down to an hour; once one answers, the
 // rest of the week is read in older slices, each twice the last that answered, every other read,
-// with the new jobs read in between; a read of the new jobs that times out narrows nothing.
+// with the new jobs read in between; a read of the new jobs of an hour or less that times out
+// narrows nothing, a longer one (after an outage) is asked again over its most recent half and
+// what lies before becomes a gap filled by the older slices; what is covered counts only what
+// reads answered for.
 
 import { describe, expect, it } from 'vitest';
 import { answered, coveredMs, failed, FIRST_WINDOW, HISTORY_WINDOW_MS, MIN_SPAN_MS, nextRead, OVERLAP_MS, type HistoryWindow } from '../../coordinator/history-window.ts';
@@ -14,7 +17,7 @@ describe('the window of the reads of finished jobs', () => {
     const first = nextRead(FIRST_WINDOW, 0, T0);
     expect(first).toEqual({ kind: 'first', since: T0 - HISTORY_WINDOW_MS });
     const w = answered(FIRST_WINDOW, first, 0, T0);
-    expect(coveredMs(w, T0)).toBe(HISTORY_WINDOW_MS);
+    expect(coveredMs(w)).toBe(HISTORY_WINDOW_MS);
     expect(nextRead(w, 300_000, T0 + 300_000)).toEqual({ kind: 'new', since: T0 - OVERLAP_MS });
   });
 
@@ -46,7 +49,7 @@ describe('the window of the reads of finished jobs', () => {
       t += 1000;
     };
     // Slurm answers up to 2 days at a time.
-    for (let i = 0; i < 10 && coveredMs(w, T0 + t) < HISTORY_WINDOW_MS; i++) step((span) => span > 2);
+    for (let i = 0; i < 10 && coveredMs(w) < HISTORY_WINDOW_MS; i++) step((span) => span > 2);
     expect(reads).toEqual([
       'first 1.75',
       'back 5.25-1.75 timed out',
@@ -59,7 +62,7 @@ describe('the window of the reads of finished jobs', () => {
       'new 0.01',
       'back 7.00-5.25',
     ]);
-    expect(coveredMs(w, T0 + t)).toBe(HISTORY_WINDOW_MS);
+    expect(coveredMs(w)).toBe(HISTORY_WINDOW_MS);
     // Covered: only the new jobs from now on.
     expect(nextRead(w, t, T0 + t).kind).toBe('new');
     expect(nextRead(answered(w, nextRead(w, t, T0 + t), t, T0 + t), t + 1, T0 + t + 1).kind).toBe('new');
@@ -74,5 +77,45 @@ describe('the window of the reads of finished jobs', () => {
     const after = failed(w, fresh, true);
     expect(after.spanMs).toBe(w.spanMs);
     expect(nextRead(after, 3000, T0 + 3000)).toMatchObject({ kind: 'back', until: T0 - 3.5 * DAY, since: T0 + 3000 - HISTORY_WINDOW_MS });
+  });
+
+  it('after an outage, a read of the new jobs that fails for its length reads the most recent part, then fills the gap going back', () => {
+    let w = answered(FIRST_WINDOW, nextRead(FIRST_WINDOW, 0, T0), 0, T0); // the week answered
+    expect(coveredMs(w)).toBe(HISTORY_WINDOW_MS);
+    const t = 3 * DAY; // slurmdbd was down for three days
+    const all = nextRead(w, t, T0 + t);
+    expect(all).toEqual({ kind: 'new', since: T0 - OVERLAP_MS });
+    w = failed(w, all, true, T0 + t);
+    expect(coveredMs(w)).toBe(HISTORY_WINDOW_MS); // from the last read that answered: unchanged
+    const recent = nextRead(w, t, T0 + t);
+    const half = Math.floor((3 * DAY + OVERLAP_MS) / 2);
+    expect(recent).toEqual({ kind: 'new', since: T0 + t - half, after: T0 - OVERLAP_MS });
+    w = answered(w, recent, t, T0 + t);
+    // The recent part is read; between it and the last read before the outage is a gap.
+    expect(coveredMs(w)).toBe(HISTORY_WINDOW_MS - (recent.since - (T0 - OVERLAP_MS)));
+    const fill = nextRead(w, t + 2, T0 + t + 2);
+    expect(fill).toEqual({ kind: 'back', since: T0 - OVERLAP_MS, until: recent.since });
+    w = answered(w, fill, t + 2, T0 + t + 2);
+    expect(w.gap).toBeUndefined();
+    expect(coveredMs(w)).toBe(HISTORY_WINDOW_MS);
+    expect(nextRead(w, t + 3, T0 + t + 3)).toEqual({ kind: 'new', since: T0 + t - OVERLAP_MS });
+  });
+
+  it('a failed read of the new jobs of an hour or less is asked again as it was', () => {
+    const w = answered(FIRST_WINDOW, nextRead(FIRST_WINDOW, 0, T0), 0, T0);
+    const r = nextRead(w, 50 * 60_000, T0 + 50 * 60_000);
+    const after = failed(w, r, true, T0 + 50 * 60_000);
+    expect(after.newSpanMs).toBeUndefined();
+    expect(nextRead(after, 51 * 60_000, T0 + 51 * 60_000)).toEqual({ kind: 'new', since: T0 - OVERLAP_MS });
+  });
+
+  it('counts as covered only what reads answered for: days in which every read failed are not', () => {
+    let w = failed(FIRST_WINDOW, nextRead(FIRST_WINDOW, 0, T0), true);
+    w = failed(w, nextRead(w, 0, T0), true);
+    w = answered(w, nextRead(w, 0, T0), 0, T0); // 1.75 days
+    expect(coveredMs(w)).toBe(1.75 * DAY);
+    const later = 5.5 * DAY;
+    w = failed(w, nextRead(w, later, T0 + later), false);
+    expect(coveredMs(w)).toBe(1.75 * DAY);
   });
 });

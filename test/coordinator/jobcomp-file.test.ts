@@ -38,8 +38,13 @@ describe('where the next read of the completion log starts (pure)', () => {
   const place = placeAfter('/l', st, 8000, Buffer.alloc(8000, 'x'));
   it('continues at the last read\'s end in the same file, checking the bytes before it', () => {
     expect(place.tail).toHaveLength(TAIL_BYTES);
-    expect(startOf(place, '/l', { ...st, size: 9000 })).toEqual({ from: 8000, why: 'continue', expect: place.tail });
+    expect(startOf(place, '/l', { ...st, size: 9000 })).toEqual({ from: 8000, why: 'continue', expect: place.tail, scanned: 8000 });
     expect(startOf(place, '/l', { ...st, size: 8000 })).toMatchObject({ from: 8000, why: 'continue' });
+  });
+  it('searches on for a newline from where the last search got, unless the file is shorter now', () => {
+    const searched = placeAfter('/l', st, 8000, Buffer.alloc(8000, 'x'), 8500);
+    expect(startOf(searched, '/l', { ...st, size: 9000 })).toMatchObject({ from: 8000, why: 'continue', scanned: 8500 });
+    expect(startOf(searched, '/l', { ...st, size: 8200 })).toMatchObject({ from: 8000, why: 'continue', scanned: 8000 });
   });
   it('reads from the start: first read, another path, another inode or device, a file shorter than the offset', () => {
     expect(startOf(undefined, '/l', st)).toEqual({ from: 0, why: 'first' });
@@ -144,6 +149,7 @@ describe('the completion log read from where the last read stopped', () => {
       at += size;
       const r = await log.read(path);
       followed.add(r.jobs);
+      followed.remove(r.takenBack);
       skipped = r.skipped;
     }
     const whole = parseJobComp(text, ['hybrid']);
@@ -152,6 +158,44 @@ describe('the completion log read from where the last read stopped', () => {
     expect(followed.size).toBe(once.size);
     expect(followed.summary()).toEqual(once.summary());
     expect(skipped).toBe(whole.skipped);
+  });
+
+  it('a job learned in an earlier read is taken back when a later read brings a second record of its id or a second uid of its user', async () => {
+    const text = [
+      record(1, 'alice', 'a', { seconds: 10 }),
+      record(2, 'alice', 'a', { seconds: 3000 }),
+      record(3, 'bob', 'b', { uid: 1002 }),
+      record(2, 'alice', 'a', { seconds: 20 }),
+      record(4, 'bob', 'b', { uid: 1009 }),
+      record(5, 'carol', 'c', { uid: 1003 }),
+    ].join('');
+    const whole = parseJobComp(text, ['hybrid']);
+    const once = new RunTimeHistory();
+    once.add(whole.jobs);
+    // Every split of the log in two reads, then in three at every 61st pair of bytes.
+    const splits: number[][] = [];
+    for (let i = 1; i < text.length; i++) splits.push([i]);
+    for (let i = 1; i < text.length; i += 61) for (let j = i + 1; j < text.length; j += 61) splits.push([i, j]);
+    const { path } = await logFile();
+    const differ: number[][] = [];
+    for (const cuts of splits) {
+      writeFileSync(path, '');
+      const log = new CompletionLogFile(['hybrid'], 1024 ** 3);
+      const followed = new RunTimeHistory();
+      let at = 0;
+      let skipped = 0;
+      for (const end of [...cuts, text.length]) {
+        appendFileSync(path, text.slice(at, end));
+        at = end;
+        const r = await log.read(path);
+        followed.add(r.jobs);
+        followed.remove(r.takenBack);
+        skipped = r.skipped;
+      }
+      if (followed.size !== once.size || skipped !== whole.skipped || JSON.stringify([...followed.summary()]) !== JSON.stringify([...once.summary()])) differ.push(cuts);
+    }
+    expect(differ).toEqual([]);
+    expect([...once.summary().keys()]).toEqual(['alice\nhybrid\na', 'alice\nhybrid', 'carol\nhybrid\nc', 'carol\nhybrid']);
   });
 
   it('a read that fails forgets where it was: the next one reads the file from its start', async () => {

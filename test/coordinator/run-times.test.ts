@@ -48,6 +48,24 @@ describe('run-time estimates', () => {
   });
 });
 
+describe('taking jobs back', () => {
+  it('removes a job\'s runs and id as if it had never been added, and a key left empty', () => {
+    const h = new RunTimeHistory();
+    const jobs = [done('ana', 'reco', 10), done('ana', 'reco', 12), done('ana', 'reco', 59), done('ana', 'reco', 11), done('bob', 'x', 5)];
+    h.add(jobs);
+    const once = new RunTimeHistory();
+    once.add(jobs.filter((j) => j !== jobs[2] && j !== jobs[4]));
+    // One id that is not there and one of another user's name change nothing.
+    h.remove([{ id: jobs[2]!.id, user: 'ana' }, { id: jobs[4]!.id, user: 'bob' }, { id: 'nope', user: 'ana' }]);
+    expect(h.size).toBe(once.size);
+    expect(h.summary()).toEqual(once.summary());
+    expect(h.summary().get('ana\nhybrid\nreco')).toEqual({ ms: 12 * MIN, jobs: 3 });
+    expect([...h.summary().keys()].some((k) => k.startsWith('bob\n'))).toBe(false);
+    // Taken back, an id may come again (a whole read gives it once).
+    expect(h.add([jobs[2]!])).toBe(1);
+  });
+});
+
 describe('sacct --parsable2 as hostile input', () => {
   it('reads the database and the completion log forms, the job name last', () => {
     const text = [

@@ -187,6 +187,11 @@ describe.runIf(fuseAvailable().ok && swift.ok)('a mount killed with -9 mid-uploa
       fs.writeSync(fd, fs.readFileSync('big.bin')); console.log('written'); setTimeout(() => {}, 60000);`;
     const w = startChild(NODE, ['-e', script], { cwd: local });
     await w.waitFor(/written/, 30_000);
+    // The upload starts as the first part leaves, in the background of the writes: on a busy
+    // machine the writer can be done before its request has reached the store.
+    for (let i = 0; i < 100 && (await client.listUploads('run/')).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
     await m.child.stop('SIGKILL');
     await w.stop('SIGKILL');
     await sh(`fusermount -uz '${m.dir}'`);

@@ -58,3 +58,23 @@ describe('log lines', () => {
     expect(line).toBe('gateway: upstream failed {"err":"Error: boom","url":"/a"}');
   });
 });
+
+describe('what logging loads', () => {
+  const loaded = (format: string) =>
+    new Promise<string[]>((resolve, reject) => {
+      const script = [
+        "const { createLogger } = await import('./lib/log.ts');",
+        `createLogger({ level: 'info', format: '${format}', role: 't' }).info('x');`,
+        "const { createRequire } = await import('node:module');",
+        "console.log(JSON.stringify(Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes('pino-pretty'))));",
+      ].join('\n');
+      execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('../../', import.meta.url).pathname }, (e, out) =>
+        e ? reject(e) : resolve(JSON.parse(out.trim().split('\n').at(-1)!) as string[]),
+      );
+    });
+
+  it('JSON lines never load pino-pretty; the pretty format does', async () => {
+    expect(await loaded('json')).toEqual([]);
+    expect((await loaded('pretty')).length).toBeGreaterThan(0);
+  });
+});

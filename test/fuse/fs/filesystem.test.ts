@@ -6,6 +6,7 @@ import { standInName } from '../../../fuse/fs/keys.ts';
 import { S_IFLNK } from '../../../fuse/fs/metadata.ts';
 import { FaultInjectingClient } from '../../../fuse/s3/fault-client.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
+import type { ByteRange } from '../../../fuse/s3/object-client.ts';
 import { MiB, makeFs, readFile, readOpened, writeFile } from './make-fs.ts';
 
 async function errnoOf(p: Promise<unknown>): Promise<string | undefined> {
@@ -634,6 +635,24 @@ describe('names and directories', () => {
     expect(await errnoOf(fs.getattr('/src'))).toBe('ENOENT');
     for (let i = 0; i < 6; i++) await writeFile(fs, `/dst/n${i}`, Buffer.from('n'));
     expect(await errnoOf(fs.rename('/dst', '/elsewhere'))).toBe('EXDEV');
+  });
+
+  it('refuses a symlink object of PATH_MAX bytes or more with ENAMETOOLONG, reading at most 4096 bytes', async () => {
+    const mem = new MemoryObjectClient();
+    const link = { metadata: { mode: String(S_IFLNK | 0o777) } };
+    await mem.put('longest', Buffer.alloc(4095, 'a'), link);
+    await mem.put('huge', Buffer.alloc(8 * MiB, 'a'), link);
+    const fs = await makeFs(mem);
+    expect(await fs.readlink('/longest')).toBe('a'.repeat(4095));
+    expect(await errnoOf(fs.readlink('/huge'))).toBe('ENAMETOOLONG');
+    // Listed small, grown since: the GET asks for 4096 bytes and sees the object's size.
+    await fs.getattr('/longest');
+    await mem.put('longest', Buffer.alloc(8 * MiB, 'a'), link);
+    const asked: (ByteRange | undefined)[] = [];
+    const getWithHead = mem.getWithHead.bind(mem);
+    mem.getWithHead = (key, range) => (asked.push(range), getWithHead(key, range));
+    expect(await errnoOf(fs.readlink('/longest'))).toBe('ENAMETOOLONG');
+    expect(asked).toEqual([{ start: 0, end: 4096 }]);
   });
 
   it('keeps symlinks, modes, owners and times in s3fs metadata', async () => {

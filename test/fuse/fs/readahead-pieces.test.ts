@@ -129,3 +129,74 @@ describe('readahead in pieces', () => {
     p.close();
   });
 });
+
+describe('readahead no read wants any more', () => {
+  /** A client whose GETs deliver one 64 KiB piece per call of `next()`, and say how they ended. */
+  async function stepped(size: number) {
+    const mem = new MemoryObjectClient();
+    const data = randomBytes(size);
+    await mem.put('f', data);
+    const steps: (() => void)[] = [];
+    const ended: string[] = [];
+    const client = Object.create(mem) as ObjectClient;
+    client.getPieces = async (k: string, range: ByteRange, onPiece: OnPiece) => {
+      const body = await mem.get(k, range);
+      try {
+        for (let at = 0; at < body.length; at += 64 * KiB) {
+          await new Promise<void>((r) => steps.push(r));
+          onPiece(body.subarray(at, at + 64 * KiB));
+        }
+      } catch (err) {
+        ended.push('stopped');
+        throw err;
+      }
+      ended.push('whole');
+      return body.length;
+    };
+    const next = async () => {
+      for (let i = 0; i < 20 && steps.length === 0; i++) await new Promise((r) => setImmediate(r));
+      steps.shift()?.();
+      await new Promise((r) => setImmediate(r));
+    };
+    return { data, client, next, ended };
+  }
+
+  it('stops the GET of a dropped chunk and counts its memory until the GET has ended', async () => {
+    const { client, next, ended } = await stepped(4 * MiB);
+    const budget = new MemoryBudget(64 * MiB);
+    expect(budget.tryAcquire(4 * MiB)).toBe(true);
+    const chunk = Chunk.fetch(client, 'f', 0, 4 * MiB);
+    await next();
+    chunk.drop(() => budget.release(4 * MiB));
+    expect(budget.used).toBe(4 * MiB);
+    await next();
+    expect(ended).toEqual(['stopped']);
+    await new Promise((r) => setImmediate(r));
+    expect(budget.used).toBe(0);
+  });
+
+  it('still answers a read that waits on a dropped chunk, and stops the GET after it', async () => {
+    const { data, client, next, ended } = await stepped(1 * MiB);
+    const chunk = Chunk.fetch(client, 'f', 0, 1 * MiB);
+    const waiting = chunk.slice(0, 128 * KiB);
+    let freed = false;
+    chunk.drop(() => (freed = true));
+    await next();
+    await next();
+    expect((await waiting).equals(data.subarray(0, 128 * KiB))).toBe(true);
+    await next();
+    expect(ended).toEqual(['stopped']);
+    await new Promise((r) => setImmediate(r));
+    expect(freed).toBe(true);
+  });
+
+  it('fails a read of a GET that ended before the size the file was opened with', async () => {
+    const mem = new MemoryObjectClient();
+    await mem.put('f', randomBytes(1 * MiB));
+    // Opened as 2 MiB: the store's object is shorter now.
+    const p = new Prefetcher(mem, 'f', 2 * MiB, new MemoryBudget(64 * MiB), 4 * MiB);
+    const into = Buffer.alloc(128 * KiB, 0xee);
+    await expect(p.read(1 * MiB - 64 * KiB, 128 * KiB, into)).rejects.toMatchObject({ kind: 'changed' });
+    await expect(p.read(1.5 * MiB, 128 * KiB)).rejects.toMatchObject({ kind: 'changed' });
+  });
+});

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { isObjectError, type ObjectClient } from '../../../fuse/s3/object-client.ts';
+import { ReadVersion } from '../../../fuse/s3/read-version.ts';
 
 export interface ContractTarget {
   /** A client for a bucket that exists and starts empty. */
@@ -85,6 +86,20 @@ export function objectClientContract(name: string, make: () => Promise<ContractT
       await c.put('range.bin', body);
       expect((await c.get('range.bin', { start: 100, end: 300 })).equals(body.subarray(100, 300))).toBe(true);
       expect((await c.get('range.bin', { start: 4000, end: 9000 })).equals(body.subarray(4000))).toBe(true);
+    });
+
+    it('reads only the version asked for, and takes the size for part of it', async () => {
+      const v1 = randomBytes(5000);
+      await c.put('version.bin', v1);
+      const head = (await c.head('version.bin'))!;
+      const version = new ReadVersion({ etag: head.etag, lastModified: head.lastModified, size: v1.length });
+      expect((await c.get('version.bin', { start: 10, end: 20, version })).equals(v1.subarray(10, 20))).toBe(true);
+      await expectKind(c.get('version.bin', { start: 10, end: 20, version: new ReadVersion({ etag: head.etag, size: 4999 }) }), 'changed');
+      await c.put('version.bin', randomBytes(5000));
+      await expectKind(c.get('version.bin', { start: 10, end: 20, ifMatch: version.etag, version }), 'changed');
+      const pieces: Buffer[] = [];
+      await expectKind(c.getPieces('version.bin', { start: 0, end: 100, ifMatch: version.etag, version }, (p) => pieces.push(p)), 'changed');
+      expect(pieces).toEqual([]);
     });
 
     it('hands over the bytes of a GET as they arrive, in order, and keeps its hands off them', async () => {

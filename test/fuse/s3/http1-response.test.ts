@@ -68,8 +68,36 @@ describe('HTTP/1.1 response reader', () => {
     expect([timed.keepAlive, timed.keepAliveSeconds]).toEqual([true, 3]);
   });
 
+  it('skips interim (1xx) answers, split anywhere, and reads the final one', () => {
+    const wire =
+      'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n' +
+      'HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n' +
+      'HTTP/1.1 206 Partial Content\r\nContent-Length: 3\r\nETag: "e"\r\n\r\nabc';
+    for (const step of steps) {
+      const r = read(wire, step);
+      expect(r).toMatchObject({ status: 206, body: 'abc', done: true, rest: 0 });
+      expect(r.headers).toEqual({ 'content-length': '3', etag: '"e"' });
+    }
+  });
+
+  it("ends an answer whose caller said 'enough', the rest unread and the connection not reusable", () => {
+    let body = '';
+    const reader = new ResponseReader({
+      onHead: () => undefined,
+      onBody: (view) => {
+        body += view.toString('latin1');
+        return body.length >= 4 ? 'enough' : undefined;
+      },
+    });
+    const wire = Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789', 'latin1');
+    let at = 0;
+    while (at < wire.length && !reader.done) at = reader.feed(wire, at, at + 1);
+    expect({ body, done: reader.done, cut: reader.cut, keepAlive: reader.keepAlive }).toEqual({ body: '0123', done: true, cut: true, keepAlive: false });
+  });
+
   it.each([
-    ['a 100 Continue nobody asked for', 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx'],
+    ['a 101 Switching Protocols nobody asked for', 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx'],
+    ['interim answers past 64 KiB of headers', `${'HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n'.repeat(2000)}HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx`],
     ['Transfer-Encoding and Content-Length together', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n3\r\nabc\r\n0\r\n\r\n'],
     ['a Transfer-Encoding other than chunked', 'HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n'],
     ['Content-Lengths that disagree', 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd'],

@@ -56,14 +56,18 @@ describe('SlabPool', () => {
     expect(pool.freeCount).toBe(1);
   });
 
-  it('sizes the last slab of a short GET to what is left, and does not keep it', () => {
+  it('sizes the slab of a short GET to a power of two of what is left, and uses it for the next one', () => {
     const pool = new SlabPool();
     const get = pool.cutter();
-    const p = get.cut(view(1000, 1), 1000);
+    const p = get.cut(view(100 * 1024, 1), 100 * 1024);
     get.done();
-    expect(p.buffer.byteLength).toBe(1000);
+    expect(p.buffer.byteLength).toBe(128 * 1024);
     pool.release(p);
-    expect(pool.freeCount).toBe(0);
+    expect(pool.freeCount).toBe(1);
+    // A read of 128 KiB outside readahead takes it again instead of new memory; a 1 MiB GET does not.
+    const next = pool.cutter();
+    expect(next.cut(view(1000, 2), 128 * 1024).buffer).toBe(p.buffer);
+    expect(pool.cutter().cut(view(1000, 3), SLAB_SIZE).buffer.byteLength).toBe(SLAB_SIZE);
   });
 
   it('keeps no hold on a slab whose pieces were dropped instead of given back', () => {

@@ -2,7 +2,7 @@
 // metadata updates, files with a damaged trailer discarded instead of served, and what entries
 // count against the bound and hold in memory.
 
-import { readdir, stat, truncate } from 'node:fs/promises';
+import { mkdir, readdir, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DiskStore } from '../../../gateway/cache/disk-store.ts';
@@ -93,6 +93,33 @@ describe('DiskStore', () => {
     await recordWrites(store.root, ['aged'], now - MARK_TTL_MS - 1000);
     expect([...(await readWrites(store.root, now)).keys()]).toEqual(['young']);
     expect((await readdir(join(store.root, 'written'))).length).toBe(1);
+  });
+
+  it('records a write of many keys in one file, and still reads a record of one key per file', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 1e9, silent);
+    await store.open();
+    const now = Date.now();
+    const keys = Array.from({ length: 5000 }, (_, i) => `/cvmfs/repo/data/${i}`);
+    await recordWrites(store.root, keys, now - 2000);
+    await recordWrites(store.root, ['/cvmfs/repo/data/7'], now - 1000);
+    expect((await readdir(join(store.root, 'written'))).length).toBe(2);
+    await writeFile(join(store.root, 'written', 'a'.repeat(64)), JSON.stringify({ key: 'single', at: now - 500 }));
+    const marks = await readWrites(store.root, now);
+    expect(marks.size).toBe(5001);
+    expect(marks.get('/cvmfs/repo/data/0')).toBe(now - 2000);
+    expect(marks.get('/cvmfs/repo/data/7')).toBe(now - 1000);
+    expect(marks.get('single')).toBe(now - 500);
+  });
+
+  it('removes a record that is not one', async () => {
+    const dir = await tempDir();
+    const store = new DiskStore(dir, 1e9, silent);
+    await store.open();
+    await mkdir(join(store.root, 'written'), { recursive: true });
+    await writeFile(join(store.root, 'written', 'junk'), '{"at": 1, "keys": [1, 2]}');
+    expect((await readWrites(store.root, Date.now())).size).toBe(0);
+    expect(await readdir(join(store.root, 'written'))).toEqual([]);
   });
 
   it('replaces an entry without touching the file a reader still holds', async () => {
