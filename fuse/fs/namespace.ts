@@ -3,6 +3,7 @@
 // rmdir", "rename" and "chmod, chown, utimens" in docs/SEMANTICS.md.
 
 import { S3_LIMITS, type WriteOptions } from '../s3/object-client.ts';
+import { ListingProgress } from '../s3/listing-progress.ts';
 import { copyObject } from './copy.ts';
 import { FsError } from './errno.ts';
 import { checkNewPath, parentOf } from './keys.ts';
@@ -252,6 +253,7 @@ export class Namespace extends Writes {
     const fromPrefix = this.dirKey(from);
     const toPrefix = this.dirKey(to);
     const objects: { key: string; size: number }[] = [];
+    const progress = new ListingProgress(fromPrefix);
     let token: string | undefined;
     do {
       const page = await this.client.list(fromPrefix, { continuationToken: token });
@@ -259,7 +261,7 @@ export class Namespace extends Writes {
       if (objects.length > this.o.renameDirLimit) {
         throw new FsError('EXDEV', `${from} holds more than ${this.o.renameDirLimit} objects`);
       }
-      token = page.nextToken;
+      token = page.nextToken === undefined ? undefined : progress.next(page.nextToken);
     } while (token);
     // Every key must fit under the new name before anything is copied.
     const longest = Math.max(0, ...objects.map((o) => Buffer.byteLength(o.key) - Buffer.byteLength(fromPrefix)));

@@ -29,6 +29,7 @@ import {
 import { outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
 import { completeBody, deleteBody, etagOf, firstDeleteError, listPage, uploadIdOf, uploadsPage } from './s3-replies.ts';
 import { XML_LIMITS } from './xml.ts';
+import { ListingProgress } from './listing-progress.ts';
 
 export interface ControlPathOptions extends ExchangeOptions {
   readonly bucket: string;
@@ -126,6 +127,7 @@ export class ControlPath {
 
   async listUploads(prefix: string): Promise<PendingUpload[]> {
     const out: PendingUpload[] = [];
+    const progress = new ListingProgress(prefix);
     let next: { keyMarker?: string; uploadIdMarker?: string } = {};
     for (;;) {
       const q = query({
@@ -138,6 +140,7 @@ export class ControlPath {
       const page = await this.sendAndRead({ method: 'GET', key: undefined, query: q, about: prefix }, uploadsPage);
       out.push(...page.uploads);
       if (!page.next) return out;
+      progress.next(`${page.next.keyMarker}\n${page.next.uploadIdMarker ?? ''}`);
       next = page.next;
     }
   }

@@ -47,8 +47,10 @@ export function replyRoot(body: string, root: string): XmlElement {
   return el;
 }
 
+/** A size the answer must carry: a missing one is refused, not read as 0 (an empty file). */
 function count(el: XmlElement, name: string): number {
-  const text = childText(el, name) ?? '0';
+  const text = childText(el, name);
+  if (text === undefined) throw new ObjectError('other', `a listing entry without <${name}>`);
   const n = Number(text);
   if (!/^\s*\d{1,16}\s*$/.test(text) || !Number.isSafeInteger(n))
     throw new ObjectError('other', `<${name}> in the answer is ${JSON.stringify(text.slice(0, 40))}, not a size`);
@@ -60,7 +62,18 @@ function date(el: XmlElement, name: string): Date {
   return Number.isNaN(d.getTime()) ? new Date(0) : d;
 }
 
-const isTrue = (el: XmlElement, name: string): boolean => childText(el, name)?.trim() === 'true';
+/**
+ * IsTruncated: `true` or `false` in any case (around white space), undefined when absent; anything
+ * else is refused, as the AWS SDK's parseBoolean refuses it, rather than read as false (a listing
+ * that silently ends after its first page).
+ */
+function truncatedFlag(el: XmlElement): boolean | undefined {
+  const text = childText(el, 'IsTruncated');
+  if (text === undefined) return undefined;
+  const word = text.trim().toLowerCase();
+  if (word === 'true' || word === 'false') return word === 'true';
+  throw new ObjectError('other', `<IsTruncated> in the answer is ${JSON.stringify(text.slice(0, 40))}, not true or false`);
+}
 
 /** ListObjectsV2's page; keys decoded when the server says it encoded them (url-keys.ts). */
 export function listPage(body: string): ListPage {
@@ -68,7 +81,8 @@ export function listPage(body: string): ListPage {
   const encoding = childText(root, 'EncodingType');
   const decode = (k: string | undefined) => listedKey(k ?? '', encoding);
   const next = childText(root, 'NextContinuationToken');
-  const truncated = isTrue(root, 'IsTruncated');
+  // Without IsTruncated, a token means more pages: the SDK's paginator goes on while there is one.
+  const truncated = truncatedFlag(root) ?? Boolean(next);
   if (truncated && !next) throw new ObjectError('other', 'a truncated listing without a continuation token');
   return {
     objects: childrenNamed(root, 'Contents').map((o) => ({
@@ -85,7 +99,7 @@ export function listPage(body: string): ListPage {
 export interface UploadsPage {
   readonly uploads: PendingUpload[];
   /** Where the next page starts, when there is one. */
-  readonly next?: { keyMarker: string | undefined; uploadIdMarker: string | undefined };
+  readonly next?: { keyMarker: string; uploadIdMarker: string | undefined };
 }
 
 export function uploadsPage(body: string): UploadsPage {
@@ -97,12 +111,14 @@ export function uploadsPage(body: string): UploadsPage {
     const uploadId = childText(u, 'UploadId');
     if (key && uploadId) uploads.push({ key: listedKey(key, encoding), uploadId, initiated: date(u, 'Initiated') });
   }
-  if (!isTrue(root, 'IsTruncated')) return { uploads };
   const keyMarker = childText(root, 'NextKeyMarker');
+  if (!(truncatedFlag(root) ?? Boolean(keyMarker))) return { uploads };
+  // The next page starts after NextKeyMarker: without one it would be this page again.
+  if (!keyMarker) throw new ObjectError('other', 'a truncated upload listing without a NextKeyMarker');
   return {
     uploads,
     next: {
-      keyMarker: keyMarker === undefined ? undefined : listedKey(keyMarker, encoding),
+      keyMarker: listedKey(keyMarker, encoding),
       uploadIdMarker: childText(root, 'NextUploadIdMarker'),
     },
   };
