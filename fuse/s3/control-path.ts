@@ -30,6 +30,7 @@ import { outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
 import { completeBody, deleteBody, etagOf, firstDeleteError, listPage, uploadIdOf, uploadsPage } from './s3-replies.ts';
 import { XML_LIMITS } from './xml.ts';
 import { ListingProgress } from './listing-progress.ts';
+import { utf8Marked } from './url-keys.ts';
 
 export interface ControlPathOptions extends ExchangeOptions {
   readonly bucket: string;
@@ -67,7 +68,10 @@ export class ControlPath {
     this.maxAttempts = options.maxAttempts;
   }
 
-  /** One attempt: the reply and its body as text (S3's XML is UTF-8), at most XML_LIMITS.maxChars. */
+  /**
+   * One attempt: the reply and its body as text (S3's XML is UTF-8; bytes that are not, as
+   * url-keys.ts marks them), at most XML_LIMITS.maxChars.
+   */
   private async once(call: Call): Promise<{ reply: Reply; body: string }> {
     const body = call.body === undefined ? undefined : Buffer.from(call.body, 'utf8');
     const pieces: Buffer[] = [];
@@ -87,7 +91,7 @@ export class ControlPath {
         pieces.push(Buffer.from(view));
       },
     });
-    return { reply, body: Buffer.concat(pieces).toString('utf8') };
+    return { reply, body: utf8Marked(Buffer.concat(pieces)) };
   }
 
   private send(call: Call) {
