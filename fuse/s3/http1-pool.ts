@@ -20,8 +20,10 @@
 
 import { isIP, connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { HttpFramingError, type ResponseEvents, ResponseReader } from './http1-response.ts';
+import { HttpFramingError, lineEndsOnly, type ResponseEvents, ResponseReader } from './http1-response.ts';
 
+/** A stray CRLF or two after an answer is tolerated (see bytes()); a stream of them is not. */
+const MAX_STRAY_LINE_ENDS = 16;
 /** One socket read at most; S3 servers write their bodies in pieces of 16–64 KiB. */
 const READ_SIZE = 128 * 1024;
 /**
@@ -180,7 +182,9 @@ class Connection {
       return false;
     }
     if (!reader) {
-      // Bytes nobody asked for: whatever they are, this connection cannot be trusted again.
+      // Empty lines between answers are skipped (RFC 9112 §2.2); other bytes nobody asked for,
+      // whatever they are, mean this connection cannot be trusted again.
+      if (lineEndsOnly(buf, 0, n) && n <= MAX_STRAY_LINE_ENDS) return true;
       this.socket.destroy();
       return false;
     }
@@ -209,7 +213,7 @@ class Connection {
       this.finish();
       return false;
     }
-    if (ended < n) {
+    if (ended < n && !(lineEndsOnly(buf, ended, n) && n - ended <= MAX_STRAY_LINE_ENDS)) {
       this.socket.destroy();
       this.finish(new HttpFramingError(`${n - ended} bytes after the end of the answer`));
       return false;
