@@ -9,8 +9,10 @@
 // Every call is retried by the rules of the AWS SDK that made them before. Two are not
 // idempotent: a CreateMultipartUpload whose answer was lost and is sent again leaves an upload
 // nobody completes, which --abort-uploads-after removes; a CompleteMultipartUpload whose answer
-// was lost may have completed the object, so a retry told the upload is gone says so instead of
-// reporting the object missing.
+// was lost may have completed the object, so when a retry is told the upload is gone, the key is
+// asked (HEAD): the object these parts make (their multipart ETag) means it was stored; anything
+// else is an error that says so, never "no such object". The pool never resends a POST itself
+// (http1-pool.ts), so every resend goes through these rules.
 
 import { createHash } from 'node:crypto';
 import { EMPTY_SHA256 } from '../../lib/sigv4.ts';
@@ -27,7 +29,7 @@ import {
   type WriteOptions,
 } from './object-client.ts';
 import { outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
-import { completeBody, deleteBody, etagOf, firstDeleteError, listPage, uploadIdOf, uploadsPage } from './s3-replies.ts';
+import { completeBody, deleteBody, etagOf, firstDeleteError, listPage, multipartEtag, uploadIdOf, uploadsPage } from './s3-replies.ts';
 import { XML_LIMITS } from './xml.ts';
 import { ListingProgress } from './listing-progress.ts';
 import { utf8Marked } from './url-keys.ts';
@@ -209,10 +211,22 @@ export class ControlPath {
       return { etag: await this.sendAndRead(call, (b) => etagOf(b, 'CompleteMultipartUploadResult'), (e) => (lost ||= outcomeUnknown(e))) };
     } catch (err) {
       const e = toObjectError(err, key);
-      if (lost && e.kind === 'not-found')
-        throw new ObjectError('other', `completing the upload of ${key}: an earlier attempt's answer was lost and the upload is gone, so that attempt may have stored the object; read it back to know`, key, e);
-      throw e;
+      if (!lost || e.kind !== 'not-found') throw e;
+      const stored = await this.completedEarlier(key, parts);
+      if (stored) return { etag: stored };
+      throw new ObjectError('other', `completing the upload of ${key}: an earlier attempt's answer was lost and the upload is gone, and the bucket does not hold the object those parts make`, key, e);
     }
+  }
+
+  /**
+   * After an attempt whose answer was lost, the upload is gone: that attempt completed it if the
+   * key now holds the object these parts make (its ETag is theirs). Its ETag, or undefined.
+   */
+  private async completedEarlier(key: string, parts: readonly CompletedPart[]): Promise<string | undefined> {
+    const expected = multipartEtag(parts);
+    if (expected === undefined) return undefined;
+    const head = await this.head(key);
+    return head?.etag.toLowerCase() === expected.toLowerCase() ? head.etag : undefined;
   }
 
   async abortMultipart(key: string, uploadId: string): Promise<void> {

@@ -14,8 +14,10 @@
 // before or inside an answer (ECONNRESET), silent for `idleTimeoutMs` while a request is on it
 // (ETIMEDOUT), or an answer framed wrongly (EPROTO, never retried). A request that fails on a
 // kept-alive connection before any byte of answer came back — the server closed it while idle —
-// is sent once more on a new connection, as browsers and undici do; every other retry is the
-// data path's. An answer its reader paused mid-body waits on its connection, unread, until it is
+// is sent once more on a new connection, as browsers and undici do, unless it is a POST: the
+// server may have carried one out before the connection closed (a CompleteMultipartUpload, a
+// CreateMultipartUpload), so it fails here and only the caller's retry rules, which know what a
+// lost answer means for it, send it again. Every other retry is the caller's. An answer its reader paused mid-body waits on its connection, unread, until it is
 // resumed or closed (Parked).
 
 import { isIP, connect as tcpConnect, type Socket } from 'node:net';
@@ -309,8 +311,10 @@ export class Http1Pool {
         await c.send(req, watched);
       } catch (err) {
         const code = (err as { code?: string }).code;
-        // A kept-alive connection the server had closed: nothing was answered, send it again.
-        const resend = reused && !started && tries === 0 && code !== 'ETIMEDOUT' && !(err instanceof HttpFramingError);
+        // A kept-alive connection the server had closed: nothing was answered, send it again —
+        // unless it is not idempotent (RFC 9110 §9.2.2), which only the caller may resend.
+        const resend =
+          reused && !started && tries === 0 && req.method !== 'POST' && code !== 'ETIMEDOUT' && !(err instanceof HttpFramingError);
         // Its slot goes to the resend, not to a request waiting for one.
         if (resend) c.handedOn = true;
         this.put(c);

@@ -3,6 +3,7 @@
 // and so are numbers that are not numbers: a listing that cannot be read whole is an error, never
 // a shorter listing.
 
+import { createHash } from 'node:crypto';
 import { type CompletedPart, type ListPage, ObjectError, type PendingUpload } from './object-client.ts';
 import { childrenNamed, childText, escapeText, parseXml, type XmlElement } from './xml.ts';
 import { listedKey } from './url-keys.ts';
@@ -140,6 +141,17 @@ export function uploadIdOf(body: string): string {
   const id = childText(replyRoot(body, 'InitiateMultipartUploadResult'), 'UploadId');
   if (!id) throw new ObjectError('other', 'CreateMultipartUpload returned no UploadId');
   return id;
+}
+
+/**
+ * The ETag S3 gives the object these parts complete: the MD5 of the parts' MD5s, then `-` and
+ * their count. Undefined when a part's ETag is not an MD5 (SSE-KMS, some compatible servers).
+ */
+export function multipartEtag(parts: readonly CompletedPart[]): string | undefined {
+  if (parts.length === 0 || !parts.every((p) => /^[0-9a-f]{32}$/i.test(p.etag))) return undefined;
+  const md5 = createHash('md5');
+  for (const p of [...parts].sort((a, b) => a.partNumber - b.partNumber)) md5.update(Buffer.from(p.etag, 'hex'));
+  return `${md5.digest('hex')}-${parts.length}`;
 }
 
 const NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
