@@ -275,7 +275,16 @@ export class Namespace extends Writes {
     if (!objects.some((o) => o.key === fromPrefix)) {
       await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));
     }
-    await this.client.deleteMany(objects.map((o) => o.key));
+    try {
+      await this.client.deleteMany(objects.map((o) => o.key));
+    } catch (err) {
+      // Every object is under the new name by now; the old names that were not deleted stay too.
+      const why = err instanceof Error ? err.message : String(err);
+      this.o.log.warn({ from: fromPrefix, to: toPrefix, err: why }, 'directory copied, but its originals were not all deleted: both names hold it');
+      this.cache.forgetTree(from);
+      this.cache.forgetTree(to);
+      throw new FsError('EIO', `${from} was copied to ${to} but not all of its originals could be deleted (${why}): both hold it`);
+    }
     this.inodes.renameTree(fromPrefix, toPrefix);
     // Open files go with their directory; what they hold is published at their close.
     for (const w of this.writersUnder(from)) {

@@ -29,7 +29,7 @@ import {
   type WriteOptions,
 } from './object-client.ts';
 import { outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
-import { completeBody, deleteBody, etagOf, firstDeleteError, listPage, multipartEtag, uploadIdOf, uploadsPage } from './s3-replies.ts';
+import { completeBody, deleteBody, xmlCanCarry, etagOf, firstDeleteError, listPage, multipartEtag, uploadIdOf, uploadsPage } from './s3-replies.ts';
 import { XML_LIMITS } from './xml.ts';
 import { ListingProgress } from './listing-progress.ts';
 import { utf8Marked } from './url-keys.ts';
@@ -156,14 +156,18 @@ export class ControlPath {
   }
 
   async deleteMany(keys: readonly string[]): Promise<void> {
+    // A key XML 1.0 cannot carry (most control characters, not even as &#x1;) would make the
+    // whole batch malformed (MinIO and Swift refuse it): such keys go one by one.
+    const carried = keys.filter(xmlCanCarry);
+    for (const key of keys) if (!xmlCanCarry(key)) await this.delete(key);
     // One request takes at most 1000 keys.
-    for (let i = 0; i < keys.length; i += 1000) {
-      const body = deleteBody(keys.slice(i, i + 1000));
+    for (let i = 0; i < carried.length; i += 1000) {
+      const body = deleteBody(carried.slice(i, i + 1000));
       const headers = {
         'content-md5': createHash('md5').update(body, 'utf8').digest('base64'),
         'content-type': 'application/xml',
       };
-      const call: Call = { method: 'POST', key: undefined, query: { delete: '' }, headers, body, about: keys[i] };
+      const call: Call = { method: 'POST', key: undefined, query: { delete: '' }, headers, body, about: carried[i] };
       const failed = await this.sendAndRead(call, firstDeleteError);
       if (failed) throw new ObjectError('other', `could not delete ${failed.key}: ${failed.message}`, failed.key);
     }

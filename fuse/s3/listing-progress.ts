@@ -14,17 +14,20 @@ export const MAX_LISTING_PAGES = 100_000;
 
 export class ListingProgress {
   readonly #seen = new Set<string>();
+  readonly #about: string;
 
   /** `about`: what is listed, for the error (a prefix). */
-  constructor(private readonly about: string) {}
+  constructor(about: string) {
+    this.#about = about;
+  }
 
   /** Takes the cursor the next page starts from; throws if the listing gave it before. */
   next(cursor: string): string {
     const id = createHash('sha256').update(cursor).digest('base64');
     if (this.#seen.has(id))
-      throw new ObjectError('other', `the store handed back a continuation token it gave before (listing ${JSON.stringify(this.about)} would loop)`, this.about);
+      throw new ObjectError('other', `the store handed back a continuation token it gave before (listing ${JSON.stringify(this.#about)} would loop)`, this.#about);
     if (this.#seen.size >= MAX_LISTING_PAGES)
-      throw new ObjectError('other', `listing ${JSON.stringify(this.about)} goes on past ${MAX_LISTING_PAGES} pages`, this.about);
+      throw new ObjectError('other', `listing ${JSON.stringify(this.#about)} goes on past ${MAX_LISTING_PAGES} pages`, this.#about);
     this.#seen.add(id);
     return cursor;
   }

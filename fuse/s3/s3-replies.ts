@@ -156,6 +156,14 @@ export function multipartEtag(parts: readonly CompletedPart[]): string | undefin
 
 const NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 
+/**
+ * Whether XML 1.0 can carry the text (its Char production): not C0 controls but tab, LF and CR,
+ * not U+FFFE/U+FFFF, not lone surrogates. References do not help: `&#x1;` is malformed too.
+ */
+export const xmlCanCarry = (text: string): boolean =>
+  !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|\p{Cs}/u.test(text);
+
+/** DeleteObjects' body; every key must pass xmlCanCarry. */
 export function deleteBody(keys: readonly string[]): string {
   const objects = keys.map((k) => `<Object><Key>${escapeText(k)}</Key></Object>`).join('');
   return `<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="${NS}">${objects}<Quiet>true</Quiet></Delete>`;
