@@ -216,21 +216,15 @@ export class ControlPath {
     } catch (err) {
       const e = toObjectError(err, key);
       if (!lost || e.kind !== 'not-found') throw e;
-      const stored = await this.completedEarlier(key, parts);
-      if (stored) return { etag: stored };
-      throw new ObjectError('other', `completing the upload of ${key}: an earlier attempt's answer was lost and the upload is gone, and the bucket does not hold the object those parts make`, key, e);
+      const why = `completing the upload of ${key}: an earlier attempt's answer was lost and the upload is gone`;
+      // That attempt completed it if the key now holds the object these parts make.
+      const expected = multipartEtag(parts);
+      if (expected === undefined)
+        throw new ObjectError('other', `${why}, so that attempt may have stored the object; read it back to know`, key, e);
+      const head = await this.head(key);
+      if (head?.etag.toLowerCase() === expected) return { etag: head.etag };
+      throw new ObjectError('other', `${why}, and the bucket does not hold the object those parts make`, key, e);
     }
-  }
-
-  /**
-   * After an attempt whose answer was lost, the upload is gone: that attempt completed it if the
-   * key now holds the object these parts make (its ETag is theirs). Its ETag, or undefined.
-   */
-  private async completedEarlier(key: string, parts: readonly CompletedPart[]): Promise<string | undefined> {
-    const expected = multipartEtag(parts);
-    if (expected === undefined) return undefined;
-    const head = await this.head(key);
-    return head?.etag.toLowerCase() === expected.toLowerCase() ? head.etag : undefined;
   }
 
   async abortMultipart(key: string, uploadId: string): Promise<void> {
