@@ -637,6 +637,19 @@ describe('names and directories', () => {
     expect(await errnoOf(fs.rename('/dst', '/elsewhere'))).toBe('EXDEV');
   });
 
+  it('says a directory rename left both names when its originals could not be deleted', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    await fs.mkdir('/src', 0o755);
+    await writeFile(fs, '/src/a', Buffer.from('a'));
+    faults.fail('deleteMany', 'other');
+    const err = await fs.rename('/src', '/dst').then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ errno: 'EIO', message: expect.stringMatching(/\/src was copied to \/dst .* both hold it/) });
+    expect([...mem.objects.keys()].sort()).toEqual(['dst/', 'dst/a', 'src/', 'src/a']);
+    expect((await readFile(fs, '/dst/a')).toString()).toBe('a');
+  });
+
   it('refuses a symlink object of PATH_MAX bytes or more with ENAMETOOLONG, reading at most 4096 bytes', async () => {
     const mem = new MemoryObjectClient();
     const link = { metadata: { mode: String(S_IFLNK | 0o777) } };
