@@ -14,14 +14,18 @@
 // before or inside an answer (ECONNRESET), silent for `idleTimeoutMs` while a request is on it
 // (ETIMEDOUT), or an answer framed wrongly (EPROTO, never retried). A request that fails on a
 // kept-alive connection before any byte of answer came back — the server closed it while idle —
-// is sent once more on a new connection, as browsers and undici do; every other retry is the
-// data path's. An answer its reader paused mid-body waits on its connection, unread, until it is
+// is sent once more on a new connection, as browsers and undici do, unless it is a POST: the
+// server may have carried one out before the connection closed (a CompleteMultipartUpload, a
+// CreateMultipartUpload), so it fails here and only the caller's retry rules, which know what a
+// lost answer means for it, send it again. Every other retry is the caller's. An answer its reader paused mid-body waits on its connection, unread, until it is
 // resumed or closed (Parked).
 
 import { isIP, connect as tcpConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { HttpFramingError, type ResponseEvents, ResponseReader } from './http1-response.ts';
+import { HttpFramingError, lineEndsOnly, type ResponseEvents, ResponseReader } from './http1-response.ts';
 
+/** A stray CRLF or two after an answer is tolerated (see bytes()); a stream of them is not. */
+const MAX_STRAY_LINE_ENDS = 16;
 /** One socket read at most; S3 servers write their bodies in pieces of 16–64 KiB. */
 const READ_SIZE = 128 * 1024;
 /**
@@ -192,7 +196,9 @@ class Connection {
       return false;
     }
     if (!reader) {
-      // Bytes nobody asked for: whatever they are, this connection cannot be trusted again.
+      // Empty lines between answers are skipped (RFC 9112 §2.2); other bytes nobody asked for,
+      // whatever they are, mean this connection cannot be trusted again.
+      if (lineEndsOnly(buf, 0, n) && n <= MAX_STRAY_LINE_ENDS) return true;
       this.socket.destroy();
       return false;
     }
@@ -221,7 +227,7 @@ class Connection {
       this.finish();
       return false;
     }
-    if (ended < n) {
+    if (ended < n && !(lineEndsOnly(buf, ended, n) && n - ended <= MAX_STRAY_LINE_ENDS)) {
       this.socket.destroy();
       this.finish(new HttpFramingError(`${n - ended} bytes after the end of the answer`));
       return false;
@@ -324,8 +330,10 @@ export class Http1Pool {
         await c.send(sent, watched);
       } catch (err) {
         const code = (err as { code?: string }).code;
-        // A kept-alive connection the server had closed: nothing was answered, send it again.
-        const resend = reused && !started && tries === 0 && code !== 'ETIMEDOUT' && !(err instanceof HttpFramingError);
+        // A kept-alive connection the server had closed: nothing was answered, send it again —
+        // unless it is not idempotent (RFC 9110 §9.2.2), which only the caller may resend.
+        const resend =
+          reused && !started && tries === 0 && req.method !== 'POST' && code !== 'ETIMEDOUT' && !(err instanceof HttpFramingError);
         // Its slot goes to the resend, not to a request waiting for one.
         if (resend) c.handedOn = true;
         this.put(c);
