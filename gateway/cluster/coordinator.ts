@@ -268,7 +268,15 @@ export class WorkerCoordinator implements Coordinator {
         return;
       case 'done': {
         if (!f.opened) {
-          const fh: FileHandle = await open(ev.path, 'r');
+          const fh: FileHandle | undefined = await open(ev.path, 'r').catch(() => undefined);
+          if (!fh) {
+            // The file is gone already: a write overtook the fill and dropped it, or a newer
+            // version replaced it. Nothing reached the readers yet, so they fetch for themselves.
+            this.#end(f, () =>
+              fill.finish('failed', new UpstreamFailure('proxy_internal_error', 502, 'the followed fill was dropped', true)),
+            );
+            return;
+          }
           fill.startStreaming(ev.meta, ev.meta.size, fh, ev.path);
           f.opened = true;
         }
