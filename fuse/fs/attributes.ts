@@ -4,6 +4,7 @@
 // "readdir" in docs/SEMANTICS.md.
 
 import { S3_LIMITS } from '../s3/object-client.ts';
+import { ListingProgress } from '../s3/listing-progress.ts';
 import { entriesAfter } from './entry-cache.ts';
 import { FsError } from './errno.ts';
 import { baseName, entryName, joinPath, NAME_MAX, parentOf, reachableKey, STAND_IN, standInName } from './keys.ts';
@@ -175,6 +176,7 @@ export class Attributes extends FsCore {
       if (name === undefined) skipped++;
       return name;
     };
+    const progress = new ListingProgress(prefix);
     let token: string | undefined;
     do {
       const page = await this.client.list(prefix, { delimiter: '/', continuationToken: token });
@@ -202,7 +204,7 @@ export class Attributes extends FsCore {
         const known = this.known.object(joinPath(path, name), o.etag);
         names.set(name, known ? { ...known, fromListing: true } : attrFromListing(o, this.defaults));
       }
-      token = page.nextToken;
+      token = page.nextToken === undefined ? undefined : progress.next(page.nextToken);
     } while (token);
     if (skipped > 0) this.o.log.debug({ prefix, skipped }, 'keys that are not UTF-8 left out of a listing');
     return names;

@@ -4,6 +4,7 @@
 
 import { createHash } from 'node:crypto';
 import { S3_LIMITS } from '../s3/object-client.ts';
+import { notUtf8 } from '../s3/url-keys.ts';
 import { FsError } from './errno.ts';
 
 /** Linux's NAME_MAX: longer names cannot be created through the kernel anyway. */
@@ -59,14 +60,14 @@ export const STAND_IN = /^unnamable-[0-9a-f]{12}$/;
 /**
  * The directory-entry name a listed key or common prefix stands for, or undefined for keys that
  * no POSIX name can show: empty components (`a//b`), `.` and `..`, names with NUL, names longer
- * than NAME_MAX, the U+FFFD put where a key held bytes that were not UTF-8, and names of the
+ * than NAME_MAX, keys holding bytes that are not UTF-8 (url-keys.ts marks them), and names of the
  * stand-in form, which would be taken for another key's stand-in (they get one of their own).
  */
 export function entryName(listedPrefix: string, key: string): string | undefined {
   if (!key.startsWith(listedPrefix)) return undefined;
   const rest = key.slice(listedPrefix.length).replace(/\/$/, '');
   if (rest === '' || rest.includes('/')) return undefined;
-  if (rest === '.' || rest === '..' || rest.includes('\0') || rest.includes('\uFFFD')) return undefined;
+  if (rest === '.' || rest === '..' || rest.includes('\0') || notUtf8(rest)) return undefined;
   if (Buffer.byteLength(rest) > NAME_MAX || STAND_IN.test(rest)) return undefined;
   return rest;
 }
@@ -82,7 +83,7 @@ export function standInName(key: string): string {
   return `unnamable-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
 }
 
-/** A key the listing gave with U+FFFD for bytes that were not UTF-8: its real bytes are unknown. */
+/** A key that is not UTF-8 (url-keys.ts marks its bytes): no request can name it. */
 export function reachableKey(key: string): boolean {
-  return !key.includes('\uFFFD');
+  return !notUtf8(key);
 }

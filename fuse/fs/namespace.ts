@@ -3,6 +3,7 @@
 // rmdir", "rename" and "chmod, chown, utimens" in docs/SEMANTICS.md.
 
 import { S3_LIMITS, type WriteOptions } from '../s3/object-client.ts';
+import { ListingProgress } from '../s3/listing-progress.ts';
 import { copyObject } from './copy.ts';
 import { FsError } from './errno.ts';
 import { checkNewPath, parentOf } from './keys.ts';
@@ -252,6 +253,7 @@ export class Namespace extends Writes {
     const fromPrefix = this.dirKey(from);
     const toPrefix = this.dirKey(to);
     const objects: { key: string; size: number }[] = [];
+    const progress = new ListingProgress(fromPrefix);
     let token: string | undefined;
     do {
       const page = await this.client.list(fromPrefix, { continuationToken: token });
@@ -259,7 +261,7 @@ export class Namespace extends Writes {
       if (objects.length > this.o.renameDirLimit) {
         throw new FsError('EXDEV', `${from} holds more than ${this.o.renameDirLimit} objects`);
       }
-      token = page.nextToken;
+      token = page.nextToken === undefined ? undefined : progress.next(page.nextToken);
     } while (token);
     // Every key must fit under the new name before anything is copied.
     const longest = Math.max(0, ...objects.map((o) => Buffer.byteLength(o.key) - Buffer.byteLength(fromPrefix)));
@@ -273,7 +275,16 @@ export class Namespace extends Writes {
     if (!objects.some((o) => o.key === fromPrefix)) {
       await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));
     }
-    await this.client.deleteMany(objects.map((o) => o.key));
+    try {
+      await this.client.deleteMany(objects.map((o) => o.key));
+    } catch (err) {
+      // Every object is under the new name by now; the old names that were not deleted stay too.
+      const why = err instanceof Error ? err.message : String(err);
+      this.o.log.warn({ from: fromPrefix, to: toPrefix, err: why }, 'directory copied, but its originals were not all deleted: both names hold it');
+      this.cache.forgetTree(from);
+      this.cache.forgetTree(to);
+      throw new FsError('EIO', `${from} was copied to ${to} but not all of its originals could be deleted (${why}): both hold it`);
+    }
     this.inodes.renameTree(fromPrefix, toPrefix);
     // Open files go with their directory; what they hold is published at their close.
     for (const w of this.writersUnder(from)) {

@@ -9,8 +9,10 @@
 // Every call is retried by the rules of the AWS SDK that made them before. Two are not
 // idempotent: a CreateMultipartUpload whose answer was lost and is sent again leaves an upload
 // nobody completes, which --abort-uploads-after removes; a CompleteMultipartUpload whose answer
-// was lost may have completed the object, so a retry told the upload is gone says so instead of
-// reporting the object missing.
+// was lost may have completed the object, so when a retry is told the upload is gone, the key is
+// asked (HEAD): the object these parts make (their multipart ETag) means it was stored; anything
+// else is an error that says so, never "no such object". The pool never resends a POST itself
+// (http1-pool.ts), so every resend goes through these rules.
 
 import { createHash } from 'node:crypto';
 import { EMPTY_SHA256 } from '../../lib/sigv4.ts';
@@ -27,8 +29,10 @@ import {
   type WriteOptions,
 } from './object-client.ts';
 import { outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
-import { completeBody, deleteBody, etagOf, firstDeleteError, listPage, uploadIdOf, uploadsPage } from './s3-replies.ts';
+import { completeBody, deleteBody, xmlCanCarry, etagOf, firstDeleteError, listPage, multipartEtag, uploadIdOf, uploadsPage } from './s3-replies.ts';
 import { XML_LIMITS } from './xml.ts';
+import { ListingProgress } from './listing-progress.ts';
+import { utf8Marked } from './url-keys.ts';
 
 export interface ControlPathOptions extends ExchangeOptions {
   readonly bucket: string;
@@ -66,7 +70,10 @@ export class ControlPath {
     this.maxAttempts = options.maxAttempts;
   }
 
-  /** One attempt: the reply and its body as text (S3's XML is UTF-8), at most XML_LIMITS.maxChars. */
+  /**
+   * One attempt: the reply and its body as text (S3's XML is UTF-8; bytes that are not, as
+   * url-keys.ts marks them), at most XML_LIMITS.maxChars.
+   */
   private async once(call: Call): Promise<{ reply: Reply; body: string }> {
     const body = call.body === undefined ? undefined : Buffer.from(call.body, 'utf8');
     const pieces: Buffer[] = [];
@@ -86,7 +93,7 @@ export class ControlPath {
         pieces.push(Buffer.from(view));
       },
     });
-    return { reply, body: Buffer.concat(pieces).toString('utf8') };
+    return { reply, body: utf8Marked(Buffer.concat(pieces)) };
   }
 
   private send(call: Call) {
@@ -126,6 +133,7 @@ export class ControlPath {
 
   async listUploads(prefix: string): Promise<PendingUpload[]> {
     const out: PendingUpload[] = [];
+    const progress = new ListingProgress(prefix);
     let next: { keyMarker?: string; uploadIdMarker?: string } = {};
     for (;;) {
       const q = query({
@@ -138,6 +146,7 @@ export class ControlPath {
       const page = await this.sendAndRead({ method: 'GET', key: undefined, query: q, about: prefix }, uploadsPage);
       out.push(...page.uploads);
       if (!page.next) return out;
+      progress.next(`${page.next.keyMarker}\n${page.next.uploadIdMarker ?? ''}`);
       next = page.next;
     }
   }
@@ -147,14 +156,18 @@ export class ControlPath {
   }
 
   async deleteMany(keys: readonly string[]): Promise<void> {
+    // A key XML 1.0 cannot carry (most control characters, not even as &#x1;) would make the
+    // whole batch malformed (MinIO and Swift refuse it): such keys go one by one.
+    const carried = keys.filter(xmlCanCarry);
+    for (const key of keys) if (!xmlCanCarry(key)) await this.delete(key);
     // One request takes at most 1000 keys.
-    for (let i = 0; i < keys.length; i += 1000) {
-      const body = deleteBody(keys.slice(i, i + 1000));
+    for (let i = 0; i < carried.length; i += 1000) {
+      const body = deleteBody(carried.slice(i, i + 1000));
       const headers = {
         'content-md5': createHash('md5').update(body, 'utf8').digest('base64'),
         'content-type': 'application/xml',
       };
-      const call: Call = { method: 'POST', key: undefined, query: { delete: '' }, headers, body, about: keys[i] };
+      const call: Call = { method: 'POST', key: undefined, query: { delete: '' }, headers, body, about: carried[i] };
       const failed = await this.sendAndRead(call, firstDeleteError);
       if (failed) throw new ObjectError('other', `could not delete ${failed.key}: ${failed.message}`, failed.key);
     }
@@ -202,9 +215,15 @@ export class ControlPath {
       return { etag: await this.sendAndRead(call, (b) => etagOf(b, 'CompleteMultipartUploadResult'), (e) => (lost ||= outcomeUnknown(e))) };
     } catch (err) {
       const e = toObjectError(err, key);
-      if (lost && e.kind === 'not-found')
-        throw new ObjectError('other', `completing the upload of ${key}: an earlier attempt's answer was lost and the upload is gone, so that attempt may have stored the object; read it back to know`, key, e);
-      throw e;
+      if (!lost || e.kind !== 'not-found') throw e;
+      const why = `completing the upload of ${key}: an earlier attempt's answer was lost and the upload is gone`;
+      // That attempt completed it if the key now holds the object these parts make.
+      const expected = multipartEtag(parts);
+      if (expected === undefined)
+        throw new ObjectError('other', `${why}, so that attempt may have stored the object; read it back to know`, key, e);
+      const head = await this.head(key);
+      if (head?.etag.toLowerCase() === expected) return { etag: head.etag };
+      throw new ObjectError('other', `${why}, and the bucket does not hold the object those parts make`, key, e);
     }
   }
 

@@ -58,7 +58,7 @@ export interface ExchangeOptions {
 /** The SDK's threshold: a store whose clock is this far from ours is said to be skewed. */
 const CLOCK_SKEW_MS = 240_000;
 
-/** An error answer: at most this much of its XML is kept, enough for Code and Message. */
+/** An error answer: at most this much of its XML is read, enough for Code and Message. */
 const ERROR_BODY_LIMIT = 16 * 1024;
 
 export class HttpExchange {
@@ -167,7 +167,11 @@ class Answer implements ResponseEvents {
 
   onBody(view: Buffer): unknown {
     if (this.reply!.status < 300) return this.req.onBytes?.(view);
-    if (this.errorBody.length < ERROR_BODY_LIMIT) this.errorBody += view.toString('utf8');
+    this.errorBody += view.toString('utf8', 0, Math.min(view.length, ERROR_BODY_LIMIT - this.errorBody.length));
+    // Past the limit the rest is not read: an error body that never ends (bytes trickling in, so
+    // the idle timeout never fires) would hold the call forever. The connection goes with it.
+    if (this.errorBody.length >= ERROR_BODY_LIMIT) return 'enough';
+    return undefined;
   }
 
   head(): Reply {

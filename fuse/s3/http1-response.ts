@@ -24,6 +24,12 @@ export class HttpFramingError extends Error {
   }
 }
 
+/** Whether `buf[from, to)` holds only CR and LF: empty lines a reader skips between answers. */
+export function lineEndsOnly(buf: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (buf[i] !== 13 && buf[i] !== 10) return false;
+  return true;
+}
+
 export type ResponseHeaders = Record<string, string | string[]>;
 
 export interface ResponseEvents {
@@ -144,6 +150,15 @@ export class ResponseReader {
   }
 
   private readHead(buf: Buffer, from: number, to: number): number {
+    if (this.pending === '') {
+      // Empty lines before the status line (a server's stray CRLF after its previous answer) are
+      // ignored, as RFC 9112 §2.2 asks and Node's client does; they count towards MAX_HEAD.
+      const start = from;
+      while (from < to && (buf[from] === CR || buf[from] === LF)) from++;
+      this.interimBytes += from - start;
+      if (this.interimBytes > MAX_HEAD) throw new HttpFramingError(`headers longer than ${MAX_HEAD} bytes`);
+      if (from === to) return to;
+    }
     // Only the head becomes a string: the body bytes read with it (up to a whole socket read) made
     // a string of their own per answer, and header values sliced from it kept it alive.
     const blankAt = buf.indexOf(HEAD_END, from);

@@ -3,6 +3,7 @@
 // and so are numbers that are not numbers: a listing that cannot be read whole is an error, never
 // a shorter listing.
 
+import { createHash } from 'node:crypto';
 import { type CompletedPart, type ListPage, ObjectError, type PendingUpload } from './object-client.ts';
 import { childrenNamed, childText, escapeText, parseXml, type XmlElement } from './xml.ts';
 import { listedKey } from './url-keys.ts';
@@ -51,8 +52,10 @@ export function replyRoot(body: string, root: string): XmlElement {
   return el;
 }
 
+/** A size the answer must carry: a missing one is refused, not read as 0 (an empty file). */
 function count(el: XmlElement, name: string): number {
-  const text = childText(el, name) ?? '0';
+  const text = childText(el, name);
+  if (text === undefined) throw new ObjectError('other', `a listing entry without <${name}>`);
   const n = Number(text);
   if (!/^\s*\d{1,16}\s*$/.test(text) || !Number.isSafeInteger(n))
     throw new ObjectError('other', `<${name}> in the answer is ${JSON.stringify(text.slice(0, 40))}, not a size`);
@@ -64,7 +67,18 @@ function date(el: XmlElement, name: string): Date {
   return Number.isNaN(d.getTime()) ? new Date(0) : d;
 }
 
-const isTrue = (el: XmlElement, name: string): boolean => childText(el, name)?.trim() === 'true';
+/**
+ * IsTruncated: `true` or `false` in any case (around white space), undefined when absent; anything
+ * else is refused, as the AWS SDK's parseBoolean refuses it, rather than read as false (a listing
+ * that silently ends after its first page).
+ */
+function truncatedFlag(el: XmlElement): boolean | undefined {
+  const text = childText(el, 'IsTruncated');
+  if (text === undefined) return undefined;
+  const word = text.trim().toLowerCase();
+  if (word === 'true' || word === 'false') return word === 'true';
+  throw new ObjectError('other', `<IsTruncated> in the answer is ${JSON.stringify(text.slice(0, 40))}, not true or false`);
+}
 
 /** ListObjectsV2's page; keys decoded when the server says it encoded them (url-keys.ts). */
 export function listPage(body: string): ListPage {
@@ -72,7 +86,8 @@ export function listPage(body: string): ListPage {
   const encoding = childText(root, 'EncodingType');
   const decode = (k: string | undefined) => listedKey(k ?? '', encoding);
   const next = childText(root, 'NextContinuationToken');
-  const truncated = isTrue(root, 'IsTruncated');
+  // Without IsTruncated, a token means more pages: the SDK's paginator goes on while there is one.
+  const truncated = truncatedFlag(root) ?? Boolean(next);
   if (truncated && !next) throw new ObjectError('other', 'a truncated listing without a continuation token');
   return {
     objects: childrenNamed(root, 'Contents').map((o) => ({
@@ -89,7 +104,7 @@ export function listPage(body: string): ListPage {
 export interface UploadsPage {
   readonly uploads: PendingUpload[];
   /** Where the next page starts, when there is one. */
-  readonly next?: { keyMarker: string | undefined; uploadIdMarker: string | undefined };
+  readonly next?: { keyMarker: string; uploadIdMarker: string | undefined };
 }
 
 export function uploadsPage(body: string): UploadsPage {
@@ -101,12 +116,14 @@ export function uploadsPage(body: string): UploadsPage {
     const uploadId = childText(u, 'UploadId');
     if (key && uploadId) uploads.push({ key: listedKey(key, encoding), uploadId, initiated: date(u, 'Initiated') });
   }
-  if (!isTrue(root, 'IsTruncated')) return { uploads };
   const keyMarker = childText(root, 'NextKeyMarker');
+  if (!(truncatedFlag(root) ?? Boolean(keyMarker))) return { uploads };
+  // The next page starts after NextKeyMarker: without one it would be this page again.
+  if (!keyMarker) throw new ObjectError('other', 'a truncated upload listing without a NextKeyMarker');
   return {
     uploads,
     next: {
-      keyMarker: keyMarker === undefined ? undefined : listedKey(keyMarker, encoding),
+      keyMarker: listedKey(keyMarker, encoding),
       uploadIdMarker: childText(root, 'NextUploadIdMarker'),
     },
   };
@@ -130,8 +147,27 @@ export function uploadIdOf(body: string): string {
   return id;
 }
 
+/**
+ * The ETag S3 gives the object these parts complete: the MD5 of the parts' MD5s, then `-` and
+ * their count. Undefined when a part's ETag is not an MD5 (SSE-KMS, some compatible servers).
+ */
+export function multipartEtag(parts: readonly CompletedPart[]): string | undefined {
+  if (parts.length === 0 || !parts.every((p) => /^[0-9a-f]{32}$/i.test(p.etag))) return undefined;
+  const md5 = createHash('md5');
+  for (const p of [...parts].sort((a, b) => a.partNumber - b.partNumber)) md5.update(Buffer.from(p.etag, 'hex'));
+  return `${md5.digest('hex')}-${parts.length}`;
+}
+
 const NS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 
+/**
+ * Whether XML 1.0 can carry the text (its Char production): not C0 controls but tab, LF and CR,
+ * not U+FFFE/U+FFFF, not lone surrogates. References do not help: `&#x1;` is malformed too.
+ */
+export const xmlCanCarry = (text: string): boolean =>
+  !/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|\p{Cs}/u.test(text);
+
+/** DeleteObjects' body; every key must pass xmlCanCarry. */
 export function deleteBody(keys: readonly string[]): string {
   const objects = keys.map((k) => `<Object><Key>${escapeText(k)}</Key></Object>`).join('');
   return `<?xml version="1.0" encoding="UTF-8"?><Delete xmlns="${NS}">${objects}<Quiet>true</Quiet></Delete>`;

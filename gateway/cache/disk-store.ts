@@ -9,7 +9,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
-import { type FileHandle, mkdir, open, rename, rm, statfs, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rename, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
@@ -25,9 +25,11 @@ import {
 } from './format.ts';
 import { CacheTotals } from './totals.ts';
 import { scanEntries } from './disk-files.ts';
+import { EVICT_ON_FULL, FreeSpace, isDiskFull, RESERVE_BYTES } from './free-space.ts';
 import { readWrites } from './write-marks.ts';
 
 export { probeWritable } from './disk-files.ts';
+export { EVICT_ON_FULL, isDiskFull } from './free-space.ts';
 
 export interface DiskEntry {
   readonly meta: EntryMeta;
@@ -48,22 +50,12 @@ export interface TempFile {
 }
 
 /**
- * After the file system said it is full, fills pass through unstored for this long before the
- * next try: long enough that a burst of misses does not each fail a write, short enough that the
- * cache is back soon after an operator frees space.
+ * A lookup that finds nothing while the index is still being read (a replacement worker serves
+ * meanwhile) waits for the read, until this long after the read began: a small cache is read
+ * well within it and answers every request as before the restart; a large one is not held up
+ * longer, and its misses meanwhile go upstream.
  */
-const FULL_BACKOFF_MS = 10_000;
-/** How long one statfs reading of free space is trusted; a miss costs no extra syscall within it. */
-const STATFS_TTL_MS = 1000;
-/** Room kept free beyond a body's length: its trailer, and other writers on the same disk. */
-const RESERVE_BYTES = 1024 * 1024;
-/** Bytes of old entries a write that hit a full disk evicts before it tries once more. */
-export const EVICT_ON_FULL = 64 * 1024 * 1024;
-
-export function isDiskFull(err: unknown): boolean {
-  const code = (err as { code?: string }).code;
-  return code === 'ENOSPC' || code === 'EDQUOT';
-}
+export const INDEX_WAIT_MS = 1000;
 
 export class DiskStore {
   readonly root: string;
@@ -76,19 +68,21 @@ export class DiskStore {
   #keepFiles = false;
   /** Called when LRU eviction removed an entry (other processes then forget it too). */
   onEvict?: (key: string, path: string) => void;
-  #fullUntil = 0;
   /** Entries removed to make room since start, by this process. */
   evictions = 0;
   /** What the index holds in memory in this process (format.ts, footprintOf), summed. */
   #indexBytes = 0;
-  #free?: { readonly at: number; readonly bytes: number };
+  readonly #space: FreeSpace;
   /** Blocks that fills of announced length in this process are writing to tmp/ (reserve). */
   #reserved = 0;
+  /** While the index is being read: resolves when it is read, or at INDEX_WAIT_MS, whichever is first. */
+  #reading?: Promise<void>;
 
   constructor(dir: string, maxBytes: number, log: Logger) {
     this.root = join(dir, `v${FORMAT_VERSION}`);
     this.#tmp = join(this.root, 'tmp');
     this.#log = log;
+    this.#space = new FreeSpace(this.#tmp);
     this.#index = new LRUCache<string, DiskEntry>({
       maxSize: Math.max(1, maxBytes),
       // The file in whole blocks, trailer included, so --disk-cache bounds what the disk holds,
@@ -136,6 +130,24 @@ export class DiskStore {
    * the scan found for it, and keeps its entry.
    */
   async load(): Promise<{ entries: number; bytes: number; discarded: number }> {
+    const read = this.#read();
+    const waited = new Promise<void>((resolve) => setTimeout(resolve, INDEX_WAIT_MS).unref());
+    const reading = Promise.race([read.catch(() => undefined), waited]).then(() => {
+      if (this.#reading === reading) this.#reading = undefined;
+    });
+    this.#reading = reading;
+    return read;
+  }
+
+  /**
+   * Undefined once the index is read (or no longer waited for); until then, what a lookup that
+   * found nothing awaits before it looks again.
+   */
+  indexRead(): Promise<void> | undefined {
+    return this.#reading;
+  }
+
+  async #read(): Promise<{ entries: number; bytes: number; discarded: number }> {
     const written = await readWrites(this.root, Date.now());
     const { found, discarded } = await scanEntries(this.root, written, (path) =>
       this.#log.warn({ path }, 'not a directory where the cache keeps entries; skipped (remove it)'),
@@ -258,12 +270,11 @@ export class DiskStore {
 
   /** True while writes are not tried because the file system recently said it was full. */
   get full(): boolean {
-    return Date.now() < this.#fullUntil;
+    return this.#space.full;
   }
 
   markFull(): void {
-    this.#fullUntil = Date.now() + FULL_BACKOFF_MS;
-    this.#free = undefined;
+    this.#space.markFull();
   }
 
   /**
@@ -287,7 +298,7 @@ export class DiskStore {
     await Promise.all(gone.map((e) => unlink(e.path).catch(() => undefined)));
     this.evictions += gone.length;
     for (const e of gone) this.onEvict?.(e.meta.key, e.path);
-    this.#free = undefined;
+    this.#space.changed();
     return freed;
   }
 
@@ -299,27 +310,18 @@ export class DiskStore {
     if (this.full) return false;
     let free: number;
     try {
-      free = await this.#freeBytes();
+      free = await this.#space.bytes();
     } catch {
       return true; // cannot tell: let the write itself find out
     }
     const need = length + RESERVE_BYTES;
     if (free >= need) {
-      this.#free = { at: this.#free?.at ?? Date.now(), bytes: free - length };
+      this.#space.take(free, length);
       return true;
     }
     if (free + (await this.evictBytes(need - free)) >= need) return true;
     this.markFull();
     return false;
-  }
-
-  async #freeBytes(): Promise<number> {
-    const now = Date.now();
-    if (this.#free && now - this.#free.at < STATFS_TTL_MS) return this.#free.bytes;
-    const st = await statfs(this.#tmp);
-    const bytes = Number(st.bavail) * Number(st.bsize);
-    this.#free = { at: now, bytes };
-    return bytes;
   }
 
   /** Indexes an entry another process stored. */

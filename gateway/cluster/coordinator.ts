@@ -47,8 +47,13 @@ export class WorkerCoordinator implements Coordinator {
   readonly #cache: Cache;
   readonly #send: (m: ToPrimary) => void;
   readonly #claims = new Map<number, (m: Extract<ToWorker, { t: 'claimed' }>) => void>();
-  /** Fills led by other workers that this one follows, by the name the primary gave them. */
-  readonly #follows = new Map<string, Follow>();
+  /**
+   * Fills led by other workers that this one follows, by the name the primary gave them. One
+   * name can have several local fills: an invalidation relayed from an older write takes the
+   * first out of this worker's table while the primary still lets new requests join the fill
+   * (a write's claim came after it), so the next request here joins the same fill again.
+   */
+  readonly #follows = new Map<string, Follow[]>();
   /** This worker's invalidations the primary has not confirmed yet, by id. */
   readonly #unconfirmed = new Map<
     number,
@@ -112,7 +117,9 @@ export class WorkerCoordinator implements Coordinator {
   follow(fill: Fill, snapshot: unknown): void {
     const snap = snapshot as Extract<ToWorker, { t: 'claimed' }> | undefined;
     const f: Follow = { name: snap?.fill ?? fill.key, fill, chain: Promise.resolve(), opened: false, written: 0 };
-    this.#follows.set(f.name, f);
+    const same = this.#follows.get(f.name);
+    if (same) same.push(f);
+    else this.#follows.set(f.name, [f]);
     this.#watch(f);
     if (snap?.streaming) this.#apply(f, snap.streaming);
     if (snap?.written) this.#apply(f, { type: 'progress', written: snap.written });
@@ -191,8 +198,7 @@ export class WorkerCoordinator implements Coordinator {
         return;
       }
       case 'fill': {
-        const f = this.#follows.get(m.fill);
-        if (f) this.#apply(f, m.ev);
+        for (const f of this.#follows.get(m.fill) ?? []) this.#apply(f, m.ev);
         return;
       }
       case 'put':
@@ -256,7 +262,7 @@ export class WorkerCoordinator implements Coordinator {
   #watch(f: Follow): void {
     clearTimeout(f.watchdog);
     f.watchdog = setTimeout(() => {
-      if (this.#follows.get(f.name) !== f) return;
+      if (!this.#follows.get(f.name)?.includes(f)) return;
       this.#limits.onStall?.('follow', f.fill.key);
       this.#end(f, () =>
         f.fill.finish(
@@ -296,7 +302,15 @@ export class WorkerCoordinator implements Coordinator {
         return;
       case 'done': {
         if (!f.opened) {
-          const fh: FileHandle = await open(ev.path, 'r');
+          const fh: FileHandle | undefined = await open(ev.path, 'r').catch(() => undefined);
+          if (!fh) {
+            // The file is gone already: a write overtook the fill and dropped it, or a newer
+            // version replaced it. Nothing reached the readers yet, so they fetch for themselves.
+            this.#end(f, () =>
+              fill.finish('failed', new UpstreamFailure('proxy_internal_error', 502, 'the followed fill was dropped', true)),
+            );
+            return;
+          }
           fill.startStreaming(ev.meta, ev.meta.size, fh, ev.path);
           f.opened = true;
         }
@@ -325,7 +339,10 @@ export class WorkerCoordinator implements Coordinator {
 
   #end(f: Follow, finish: () => void): void {
     clearTimeout(f.watchdog);
-    if (this.#follows.get(f.name) === f) this.#follows.delete(f.name);
+    const same = this.#follows.get(f.name);
+    const i = same?.indexOf(f) ?? -1;
+    if (i >= 0) same!.splice(i, 1);
+    if (same?.length === 0) this.#follows.delete(f.name);
     finish();
     this.#cache.endFill(f.fill);
   }

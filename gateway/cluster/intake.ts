@@ -37,7 +37,7 @@ export class Intake {
         const socket = late.get(m.id);
         late.delete(m.id);
         // Closing this copy of the descriptor leaves the others open.
-        if (socket && m.keep === true) serve(socket);
+        if (socket && m.keep === true) serve(unhold(socket));
         else socket?.destroy();
         return;
       }
@@ -45,7 +45,7 @@ export class Intake {
       if (typeof m.at === 'number' && Date.now() - m.at > HAND_OVER_FRESH_MS) {
         // This worker was stalled (frozen, or its event loop blocked): the primary may have given
         // the connection to another worker by now. It says which (HAND_OVER_VERDICT).
-        late.set(m.id, handle);
+        late.set(m.id, hold(handle));
         if (process.connected) process.send?.({ t: HAND_OVER_LATE, id: m.id });
         else handle.destroy();
         return;
@@ -70,3 +70,38 @@ export class Intake {
     if (this.#dir) await rm(this.#dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
+
+/** The part of a socket's native handle that starts and stops reading from the descriptor. */
+interface ReadSwitch {
+  reading: boolean;
+  readStart(): number;
+  readStop(): number;
+}
+
+/**
+ * Stops `socket` reading until the primary's verdict. Node starts reading a socket received over
+ * IPC at once, and every copy of a handed-over connection reads the same kernel buffer: a copy
+ * that is then destroyed on the verdict would take the request's bytes with it, and the copy that
+ * serves the connection (another worker's, or a later hand-over to this one) would wait for ever
+ * on a request that never comes. The message is emitted on process.nextTick after the socket was
+ * made, before the event loop polls, so no byte has been read yet.
+ */
+function hold(socket: Socket): Socket {
+  const h = (socket as unknown as { _handle?: ReadSwitch | null })._handle;
+  if (h?.reading) {
+    h.reading = false;
+    h.readStop();
+  }
+  return socket;
+}
+
+/** Lets a held socket read again, before the server is given it. */
+function unhold(socket: Socket): Socket {
+  const h = (socket as unknown as { _handle?: ReadSwitch | null })._handle;
+  if (h && !h.reading && !socket.destroyed) {
+    h.reading = true;
+    if (h.readStart() !== 0) socket.destroy();
+  }
+  return socket;
+}
+

@@ -184,6 +184,8 @@ function storedBlock(cache: Cache, key: string, v: ObjectVersion, r: { start: nu
 async function acquire(d: FetchDeps, target: Target, v: ObjectVersion, i: number, blockSize: number): Promise<Source> {
   const r = blockRange(i, blockSize, v.size);
   const key = blockKey(target.key, v.etag, i);
+  const indexRead = d.cache.disk.indexRead();
+  if (indexRead && !d.cache.lookup(key)) await indexRead;
   const stored = storedBlock(d.cache, key, v, r);
   if (stored) return { found: stored };
   const { fill, leader } = await d.cache.claim(key);

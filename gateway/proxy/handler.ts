@@ -143,6 +143,8 @@ export class ProxyHandler {
 
   #cached(req: IncomingMessage, res: ServerResponse, requested: Target): Promise<void> | void {
     const d = this.#d;
+    const indexRead = d.cache.disk.indexRead();
+    if (indexRead && !d.cache.lookup(requested.key)) return indexRead.then(() => this.#cached(req, res, requested));
     const reqCc = parseCacheControl(req.headers['cache-control']);
     const pragma = req.headers.pragma;
     const noCache =

@@ -68,6 +68,29 @@ describe('WorkerCoordinator limits', () => {
     expect(stalls).toEqual([]);
   });
 
+  it('finishes every local fill that follows one fill of another worker, not only the last', async () => {
+    const { c, stalls } = setup();
+    const first = new Fill('k7');
+    const second = new Fill('k7');
+    c.follow(first, { t: 'claimed', id: 1, role: 'join', fill: '2/7' });
+    c.follow(second, { t: 'claimed', id: 2, role: 'join', fill: '2/7' });
+    c.onMessage({ t: 'fill', fill: '2/7', ev: { type: 'pass' } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect([first.state, second.state]).toEqual(['pass', 'pass']);
+    expect(stalls).toEqual([]);
+  });
+
+  it('a followed fill whose final file is already gone fails as passable, so its readers fetch themselves', async () => {
+    const { c } = setup();
+    const fill = new Fill('k8');
+    c.follow(fill, { t: 'claimed', id: 1, role: 'join', fill: '2/8' });
+    const meta = { key: 'k8', size: 3 } as unknown as Extract<FillEvent, { type: 'done' }>['meta'];
+    c.onMessage({ t: 'fill', fill: '2/8', ev: { type: 'done', meta, path: '/nonexistent/estuary-gone', stored: false } });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fill.state).toBe('failed');
+    expect((fill.error as UpstreamFailure).passable).toBe(true);
+  });
+
   it('a leader reports progress at least every second while bytes arrive, however few', () => {
     vi.useFakeTimers();
     try {

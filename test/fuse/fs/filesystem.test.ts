@@ -607,7 +607,7 @@ describe('names and directories', () => {
     await mem.put('x', Buffer.from('file'));
     await mem.put('x/y', Buffer.from('y'));
     await mem.put('w//z', Buffer.from('z'));
-    await mem.put('bad\uFFFDname', Buffer.from('z'));
+    await mem.put('bad\uDCFFname', Buffer.from('z'));
     const fs = await makeFs(mem);
     expect((await fs.getattr('/a/b')).kind).toBe('dir');
     expect((await fs.getattr('/x')).kind).toBe('dir');
@@ -651,6 +651,19 @@ describe('names and directories', () => {
     expect(await errnoOf(fs.getattr('/src'))).toBe('ENOENT');
     for (let i = 0; i < 6; i++) await writeFile(fs, `/dst/n${i}`, Buffer.from('n'));
     expect(await errnoOf(fs.rename('/dst', '/elsewhere'))).toBe('EXDEV');
+  });
+
+  it('says a directory rename left both names when its originals could not be deleted', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    await fs.mkdir('/src', 0o755);
+    await writeFile(fs, '/src/a', Buffer.from('a'));
+    faults.fail('deleteMany', 'other');
+    const err = await fs.rename('/src', '/dst').then(() => undefined, (e: unknown) => e);
+    expect(err).toMatchObject({ errno: 'EIO', message: expect.stringMatching(/\/src was copied to \/dst .* both hold it/) });
+    expect([...mem.objects.keys()].sort()).toEqual(['dst/', 'dst/a', 'src/', 'src/a']);
+    expect((await readFile(fs, '/dst/a')).toString()).toBe('a');
   });
 
   it('refuses a symlink object of PATH_MAX bytes or more with ENAMETOOLONG, reading at most 4096 bytes', async () => {

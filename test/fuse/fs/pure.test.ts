@@ -75,7 +75,7 @@ describe('keys', () => {
   it('leave out keys no POSIX name can show', () => {
     expect(entryName('d/', 'd/x')).toBe('x');
     expect(entryName('d/', 'd/sub/')).toBe('sub');
-    for (const bad of ['d//', 'd/./', 'd/../', 'd/a\uFFFDb', `d/${'n'.repeat(256)}`]) {
+    for (const bad of ['d//', 'd/./', 'd/../', 'd/a\uDCFFb', `d/${'n'.repeat(256)}`]) {
       expect(entryName('d/', bad)).toBeUndefined();
     }
   });
@@ -189,11 +189,13 @@ describe('inode numbers', () => {
 });
 
 describe('keys from URL-encoded listings', () => {
-  it('decode percent escapes and plus signs to the stored key, U+FFFD for bytes that are not UTF-8', () => {
+  it('decode percent escapes and plus signs to the stored key, bytes that are not UTF-8 marked, a real U+FFFD kept', () => {
     expect(decodeListedKey('a/ctl%01x%1B%5B0m')).toBe('a/ctl\x01x\x1b[0m');
     expect(decodeListedKey('sp+ace%2Bplus%2525')).toBe('sp ace+plus%25');
     expect(decodeListedKey('%C3%BCn%C3%AF/€')).toBe('ünï/€');
-    expect(decodeListedKey('bad%FFbyte')).toBe('bad\uFFFDbyte');
+    expect(decodeListedKey('bad%FFbyte')).toBe('bad\uDCFFbyte');
+    expect(decodeListedKey('real%EF%BF%BD')).toBe('real\uFFFD');
+    expect(decodeListedKey('cut%E2%82')).toBe('cut\uDCE2\uDC82');
     expect(decodeListedKey('100%')).toBe('100%');
     expect(listedKey('a+b', undefined)).toBe('a+b');
     expect(listedKey('a+b', 'url')).toBe('a b');

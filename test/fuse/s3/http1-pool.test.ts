@@ -102,6 +102,29 @@ describe('data path connections', () => {
     expect(connections()).toBe(2);
   });
 
+  it('leaves a POST whose kept-alive connection closed unanswered to the caller, not sending it again', async () => {
+    const { url, connections } = await rawServer((socket, head, conn) => {
+      if (conn === 0 && head.startsWith('POST')) return void socket.destroy();
+      socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+    });
+    const p = pool(url);
+    expect(await get(p)).toEqual({ status: 200, body: 'ok' });
+    const post = await p.request({ method: 'POST', path: '/b/k?uploadId=u', headers: {}, body: Buffer.alloc(0) }, { onHead: () => {}, onBody: () => {} }).then(
+      () => 'sent',
+      (err: { code?: string }) => err.code,
+    );
+    expect(post).toBe('ECONNRESET');
+    expect(connections()).toBe(1);
+  });
+
+  it('skips a stray CRLF after an answer on a kept-alive connection', async () => {
+    const { url, connections } = await rawServer((socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok\r\n'));
+    const p = pool(url);
+    expect(await get(p)).toEqual({ status: 200, body: 'ok' });
+    expect(await get(p)).toEqual({ status: 200, body: 'ok' });
+    expect(connections()).toBe(1);
+  });
+
   it('gives up on a connection that goes silent while a request is on it', async () => {
     const { url } = await rawServer((socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab'));
     expect(await get(pool(url, 300))).toEqual({ code: 'ETIMEDOUT' });

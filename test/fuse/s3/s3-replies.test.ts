@@ -9,10 +9,13 @@ import {
   etagOf,
   firstDeleteError,
   listPage,
+  multipartEtag,
   S3ReplyError,
   uploadIdOf,
   uploadsPage,
+  xmlCanCarry,
 } from '../../../fuse/s3/s3-replies.ts';
+import { ListingProgress, MAX_LISTING_PAGES } from '../../../fuse/s3/listing-progress.ts';
 import { parseXml } from '../../../fuse/s3/xml.ts';
 
 const NS = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"';
@@ -115,5 +118,43 @@ describe('request bodies', () => {
   it('CompleteMultipartUpload lists the parts with quoted ETags', () => {
     const el = parseXml(completeBody([{ partNumber: 1, etag: 'e1' }, { partNumber: 2, etag: 'e2' }]));
     expect(el.children.map((p) => p.children.map((c) => c.text))).toEqual([['"e1"', '1'], ['"e2"', '2']]);
+  });
+});
+
+describe('listings that must move on', () => {
+  it('read IsTruncated as true or false in any case, follow a token without it, refuse anything else', () => {
+    const page = (flag: string) => `<ListBucketResult>${flag}<NextContinuationToken>t</NextContinuationToken></ListBucketResult>`;
+    expect(listPage(page('<IsTruncated> TRUE </IsTruncated>')).nextToken).toBe('t');
+    expect(listPage(page('<IsTruncated>False</IsTruncated>')).nextToken).toBeUndefined();
+    expect(listPage(page('')).nextToken).toBe('t');
+    expect(() => listPage(page('<IsTruncated>1</IsTruncated>'))).toThrow(/IsTruncated/);
+  });
+
+  it('refuse a truncated upload listing without a NextKeyMarker', () => {
+    const body = '<ListMultipartUploadsResult><IsTruncated>true</IsTruncated><NextUploadIdMarker>u</NextUploadIdMarker></ListMultipartUploadsResult>';
+    expect(() => uploadsPage(body)).toThrow(/NextKeyMarker/);
+  });
+
+  it('refuse a cursor given before', () => {
+    const progress = new ListingProgress('p/');
+    expect(progress.next('a')).toBe('a');
+    expect(progress.next('b')).toBe('b');
+    expect(() => progress.next('a')).toThrow(/gave before/);
+    expect(MAX_LISTING_PAGES).toBeGreaterThanOrEqual(10_000);
+  });
+});
+
+describe('what XML and ETags can say', () => {
+  it('tell keys XML 1.0 cannot carry', () => {
+    for (const ok of ['plain', 'tab\tlf\ncr\r', 'ünï€😀']) expect(xmlCanCarry(ok)).toBe(true);
+    for (const bad of ['ctl\u0001x', 'nul\u0000', 'esc\u001b[', 'x\uffff', 'lone\udcff']) expect(xmlCanCarry(bad)).toBe(false);
+  });
+
+  it('make the multipart ETag from the parts MD5s, in part order', () => {
+    const a = createHash('md5').update('a').digest('hex');
+    const b = createHash('md5').update('b').digest('hex');
+    const want = `${createHash('md5').update(Buffer.concat([Buffer.from(a, 'hex'), Buffer.from(b, 'hex')])).digest('hex')}-2`;
+    expect(multipartEtag([{ partNumber: 2, etag: b }, { partNumber: 1, etag: a }])).toBe(want);
+    expect(multipartEtag([{ partNumber: 1, etag: 'not-an-md5' }])).toBeUndefined();
   });
 });

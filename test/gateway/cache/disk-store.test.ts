@@ -224,4 +224,22 @@ describe('DiskStore bodies being written', () => {
     expect((await stat(fresh.path)).size).toBeGreaterThan(20);
     await expect(stat(old.path)).rejects.toThrow();
   });
+
+  it('while its index is read, a lookup that found nothing can wait for the read, and only then', async () => {
+    const dir = await tempDir();
+    const first = new DiskStore(dir, 1 << 20, silent);
+    await first.open();
+    expect(first.indexRead()).toBeUndefined();
+    await put(first, 'k', 10);
+    const second = new DiskStore(dir, 1 << 20, silent);
+    await second.prepare(false);
+    const loading = second.load();
+    const wait = second.indexRead();
+    expect(wait).toBeDefined();
+    expect(second.get('k')).toBeUndefined();
+    await wait;
+    expect(second.get('k')).toBeDefined();
+    expect(second.indexRead()).toBeUndefined();
+    await loading;
+  });
 });
