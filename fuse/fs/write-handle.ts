@@ -276,7 +276,7 @@ export class WriteHandle {
   private streamOn(why: FsError): StreamingUpload | undefined {
     this.copyLost = undefined;
     this.spool = new Spool(this.s.staging, this.key, why);
-    this.stream = StreamingUpload.after(this.s.upload, this.key, this.base, this.spool.keep);
+    this.stream = StreamingUpload.after(this.s.upload, this.key, this.base, this.attr.etag, this.spool.keep);
     if (!this.stream) this.spool = undefined;
     return this.stream;
   }

@@ -249,6 +249,21 @@ describe('files', () => {
     expect(mem.objects.get('big')?.body.equals(data)).toBe(true);
   });
 
+  it('does not go on from bytes another client replaced after the flush: the append fails, theirs stay', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem, { stagingLimit: 6 * MiB });
+    const data = randomBytes(24 * MiB);
+    const fh = await fs.create('/big', 0o644);
+    await fs.write(fh, data.subarray(0, 21 * MiB), 0);
+    await fs.flush(fh);
+    const theirs = randomBytes(21 * MiB);
+    await mem.put('big', theirs);
+    const appended = fs.write(fh, data.subarray(21 * MiB), 21 * MiB).then(() => fs.flush(fh));
+    expect(await errnoOf(appended)).toBeDefined();
+    await fs.release(fh).catch(() => undefined);
+    expect(mem.objects.get('big')?.body.equals(theirs)).toBe(true);
+  });
+
   it('refuses to stage an object over the staging limit with EFBIG', async () => {
     const mem = new MemoryObjectClient();
     const fs = await makeFs(mem, { stagingLimit: MiB });
