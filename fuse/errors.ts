@@ -117,6 +117,10 @@ export const FS_CODES = {
     meaning: 'log only: a mount without `--write-back` found files in the `--write-back` journal of its `--cache-dir` (closed on an earlier mount and not yet uploaded); it neither shows nor uploads them',
     fix: 'mount the store they were written for with `--write-back` and the same `--cache-dir`: the journal uploads them at start; until then the bucket (and this mount) shows what it held before',
   },
+  ESTUARY_FS_COPY_DROPPED: {
+    meaning: 'log only: the cache disk failed (full, read-only, an I/O error) while a streamed file\'s sent parts were copied to it; the copy is dropped, the stream goes on and is published at `close()`, and a later write out of order, truncate or read of sent bytes of that file gets the disk\'s errno',
+    fix: 'look at the logged cause and the cache disk (`dmesg`, free space); point `--cache-dir` at a healthy disk and restart the mount',
+  },
   ESTUARY_FS_UPLOAD_FAILED: {
     meaning: 'log only: an upload failed after retries; the application got `EIO` from `close()`/`fsync()` and the object was not written',
     fix: 'look at the logged cause (endpoint down, throttling, permissions) and write the file again',
@@ -339,6 +343,8 @@ export const FS_LOG_CODES = {
   journalKept: 'ESTUARY_FS_JOURNAL_KEPT',
   /** A mount without --write-back found files the journal of its --cache-dir has not uploaded. */
   journalLeft: 'ESTUARY_FS_JOURNAL_LEFT',
+  /** The cache disk could not take a stream's local copy: the copy is dropped, the stream goes on. */
+  copyDropped: 'ESTUARY_FS_COPY_DROPPED',
 } as const satisfies Record<string, keyof typeof FS_CODES>;
 
 /** This role's part of docs/ERRORS.md. */

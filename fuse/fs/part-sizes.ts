@@ -52,3 +52,21 @@ export function partRanges(size: number, first = FIRST_PART_SIZE): { start: numb
   }
   return ranges;
 }
+
+/**
+ * Parts for copying the first `size` bytes of an object into a multipart upload that goes on
+ * after them: the upload's schedule, with a short last range joined to the one before it (S3
+ * takes a part under 5 MiB only as the last one) and split in two halves if that passes 5 GiB.
+ * Empty when `size` is under 5 MiB: then no part can be followed by more.
+ */
+export function leadingCopyRanges(size: number, first = FIRST_PART_SIZE): { start: number; end: number }[] {
+  if (size < S3_LIMITS.minPartSize) return [];
+  const ranges = partRanges(size, first);
+  const last = ranges.at(-1)!;
+  if (ranges.length < 2 || last.end - last.start >= S3_LIMITS.minPartSize) return ranges;
+  ranges.pop();
+  const prev = ranges.pop()!;
+  if (last.end - prev.start <= S3_LIMITS.maxPartSize) return [...ranges, { start: prev.start, end: last.end }];
+  const mid = prev.start + Math.floor((last.end - prev.start) / 2);
+  return [...ranges, { start: prev.start, end: mid }, { start: mid, end: last.end }];
+}

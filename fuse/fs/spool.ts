@@ -6,7 +6,8 @@
 // as it leaves, and such a write moves the handle to that file instead: the upload is aborted and
 // the file goes up whole at close, as any staged file does. Small files, which never leave their
 // first part buffer, never touch the disk. Past --staging-limit the copy is dropped, and a write
-// out of order is refused with EFBIG, as for any object that large. The copy is written with direct
+// out of order is refused with EFBIG, as for any object that large; a cache disk that fails drops
+// it too (logged once), and that write gets the disk's errno. The copy is written with direct
 // I/O where it can (StagingFile.writeThrough): through the page cache it cost more CPU than the
 // upload itself.
 
@@ -21,9 +22,11 @@ export class Spool {
   /** Why the copy is incomplete, once it is. */
   private lost: FsError | undefined;
 
-  constructor(s: StagingSettings, key: string) {
+  /** `lost`: the copy is known to be incomplete from the start (a stream that goes on after close). */
+  constructor(s: StagingSettings, key: string, lost?: FsError) {
     this.s = s;
     this.key = key;
+    this.lost = lost;
   }
 
   readonly keep: KeepPart = async (body, offset) => {
@@ -36,7 +39,10 @@ export class Spool {
       this.file ??= StagingFile.create(this.s);
       await (await this.file).writeThrough(body, offset);
     } catch (err) {
-      // A full cache disk stays ENOSPC for the write that needed the copy.
+      // Any failure of the cache disk (full, turned read-only by a file-system error, an I/O
+      // error) drops the copy as the limit does: the stream does not need it, only a later write
+      // out of order does, and that write gets the disk's errno (ENOSPC, EROFS, EIO).
+      if (!this.lost) this.s.copyDropped?.(this.key, err);
       this.lose(err instanceof FsError ? err : new FsError(toErrno(err), `${this.key}: local copy failed: ${String(err)}`));
     }
   };

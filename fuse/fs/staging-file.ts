@@ -35,6 +35,8 @@ export interface StagingSettings {
    */
   readonly hasLocal?: (key: string) => boolean;
   readonly copyLocal?: (key: string, dest: string) => Promise<number | undefined>;
+  /** Told once per stream when the cache disk could not take its local copy (spool.ts). */
+  readonly copyDropped?: (key: string, err: unknown) => void;
 }
 
 /** Runs `fn` over `items` with at most `limit` running at once. */

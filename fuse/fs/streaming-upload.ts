@@ -14,10 +14,10 @@
 // and starts the upload at the first write, in parallel with filling the first part; a file that
 // then stays small goes up in one PUT as always, and the unused upload is aborted.
 
-import type { CompletedPart, ObjectClient, WriteOptions } from '../s3/object-client.ts';
+import { type CompletedPart, isObjectError, type ObjectClient, type WriteOptions } from '../s3/object-client.ts';
 import { copyObject } from './copy.ts';
 import type { BufferPool } from './buffer-pool.ts';
-import { partSize, SINGLE_PUT_LIMIT } from './part-sizes.ts';
+import { leadingCopyRanges, partSize, SINGLE_PUT_LIMIT } from './part-sizes.ts';
 
 export interface UploadSettings {
   readonly client: ObjectClient;
@@ -87,11 +87,40 @@ export class StreamingUpload {
   /** Bytes handed to parts so far: the part being filled starts here. */
   private shipped = 0;
   private readonly keep: KeepPart | undefined;
+  /** Ranges of the published object the upload starts with, and its ETag (see after()). */
+  private leading: readonly { start: number; end: number }[] = [];
+  private leadingEtag: string | undefined;
 
   constructor(settings: UploadSettings, key: string, keep?: KeepPart) {
     this.s = settings;
     this.key = key;
     this.keep = keep;
+  }
+
+  /**
+   * A stream that goes on after the first `size` bytes of `key`, just published without a local
+   * copy (write-handle.ts): its multipart upload starts with those bytes copied within the bucket
+   * (UploadPartCopy), so appending needs neither a download nor the cache disk. Given `etag`, the
+   * copy is of that version only: an object another client replaced meanwhile fails the upload
+   * with `changed` instead of mixing its bytes with ours. Undefined when the object is too small
+   * to be followed by more parts.
+   */
+  static after(
+    settings: UploadSettings,
+    key: string,
+    size: number,
+    etag: string | undefined,
+    keep?: KeepPart,
+  ): StreamingUpload | undefined {
+    const leading = leadingCopyRanges(size, settings.firstPartSize);
+    if (leading.length === 0) return undefined;
+    const stream = new StreamingUpload(settings, key, keep);
+    stream.leading = leading;
+    stream.leadingEtag = etag === '' ? undefined : etag;
+    stream.partNumber = leading.length + 1;
+    stream.size = size;
+    stream.shipped = size;
+    return stream;
   }
 
   /** Where the bytes of bufferedBytes() start in the file. */
@@ -143,6 +172,7 @@ export class StreamingUpload {
     try {
       this.throwIfFailed();
       if ((this.buffer?.length ?? 0) > 0) await this.ship(() => options);
+      void this.startMultipart(() => options);
       await Promise.all(this.inFlight);
       this.throwIfFailed();
       const id = await this.uploadId!;
@@ -198,8 +228,47 @@ export class StreamingUpload {
       this.startedWith = options();
       this.uploadId = this.s.client.createMultipart(this.key, this.startedWith);
       this.uploadId.catch(() => undefined);
+      this.copyLeading(this.uploadId);
     }
     return this.uploadId;
+  }
+
+  private copyLeading(uploadId: Promise<string>): void {
+    this.leading.forEach((range, i) => {
+      const task = uploadId
+        .then((id) => this.copyPart(id, i + 1, range))
+        .then((etag) => {
+          this.parts.push({ partNumber: i + 1, etag });
+        })
+        .catch((err: unknown) => {
+          this.failure ??= err;
+        })
+        .finally(() => this.inFlight.delete(task));
+      this.inFlight.add(task);
+    });
+  }
+
+  /**
+   * One leading part, copied within the bucket; through this host where the server has no
+   * UploadPartCopy (s3rver), with its bytes drawn on the memory budget.
+   */
+  private async copyPart(id: string, partNumber: number, bytes: { start: number; end: number }): Promise<string> {
+    const client = this.s.client;
+    const range = { ...bytes, ifMatch: this.leadingEtag };
+    try {
+      return await client.uploadPartCopy(this.key, id, partNumber, this.key, range);
+    } catch (err) {
+      // Gone since it was published: the append cannot go on from it. A `changed` is checked by
+      // the GET below, whose If-Match holds where the copy's does not (Swift, objects in parts).
+      if (isObjectError(err, 'not-found')) throw err;
+      const n = range.end - range.start;
+      await this.s.pool.budget.acquire(n);
+      try {
+        return await client.uploadPart(this.key, id, partNumber, await client.get(this.key, range));
+      } finally {
+        this.s.pool.budget.release(n);
+      }
+    }
   }
 
   private async ship(options: () => WriteOptions): Promise<void> {

@@ -1,13 +1,18 @@
 // A writable open file (see file-handle.ts for what it is while open): a stream that uploads as
 // it is written, or a staging file on local disk, published only at flush (close or fsync).
 
-import type { WriteOptions } from '../s3/object-client.ts';
-import { FsError } from './errno.ts';
+import { isObjectError, type WriteOptions } from '../s3/object-client.ts';
+import { FsError, toErrno } from './errno.ts';
 import type { HandleSettings } from './file-handle.ts';
 import { type Attr, writeOptionsOf } from './metadata.ts';
 import { Spool } from './spool.ts';
 import { StagingFile } from './staging-file.ts';
 import { MemoryPressure, StreamingUpload } from './streaming-upload.ts';
+
+/** A failure of the cache disk itself (a system call's code), not of the bucket nor a refusal of ours. */
+const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
+const isDiskError = (err: unknown) =>
+  !(err instanceof FsError) && !isObjectError(err) && DISK_ERRORS.has(String((err as { code?: unknown })?.code));
 
 export class WriteHandle {
   readonly kind = 'write';
@@ -22,6 +27,11 @@ export class WriteHandle {
   /** The local copy of what `stream` has sent (see spool.ts). */
   private spool: Spool | undefined;
   private staging: StagingFile | undefined;
+  /**
+   * Why the stream published at the last flush had no local copy: an append then goes on as a
+   * stream that starts with the published bytes copied in the bucket (StreamingUpload.after).
+   */
+  private copyLost: FsError | undefined;
   dirty: boolean;
   /** Set when bytes were lost in a failed upload: every later write and flush fails. */
   private broken: unknown;
@@ -94,6 +104,7 @@ export class WriteHandle {
       if (!this.stream && !this.staging && offset === 0 && this.base === 0 && !this.s.journal) {
         this.stream = this.newStream();
       }
+      if (this.copyLost && !this.stream && !this.staging && offset === this.base) this.streamOn(this.copyLost);
       if (this.stream && offset === this.stream.size) {
         try {
           await this.stream.write(data, this.options);
@@ -103,8 +114,12 @@ export class WriteHandle {
           await this.staging!.write(data, offset);
         }
       } else {
-        await this.toStaging();
-        await this.staging!.write(data, offset);
+        try {
+          await this.toStaging();
+          await this.staging!.write(data, offset);
+        } catch (err) {
+          if (!(await this.appendDespiteDisk(err, data, offset))) throw err;
+        }
       }
       this.dirty = true;
       this.flushFailed = false;
@@ -147,6 +162,8 @@ export class WriteHandle {
   moveTo(path: string, key: string): Promise<void> {
     return this.serial(async () => {
       if (this.stream) await this.toStaging();
+      // The published bytes to go on from are under the old name.
+      this.copyLost = undefined;
       this.path = path;
       this.key = key;
     });
@@ -216,8 +233,13 @@ export class WriteHandle {
         // Later writes change the local copy instead of downloading what was just sent.
         const spool = this.spool;
         this.spool = undefined;
-        if (multipart) this.staging = await spool?.take(Buffer.alloc(0), 0).catch(() => undefined);
-        else await spool?.close();
+        this.copyLost = undefined;
+        if (multipart) {
+          this.staging = await spool?.take(Buffer.alloc(0), 0).catch((err: unknown) => {
+            this.copyLost = err instanceof FsError ? err : new FsError(toErrno(err), String(err));
+            return undefined;
+          });
+        } else await spool?.close();
       }
       this.base = this.size;
       this.dirty = false;
@@ -231,6 +253,32 @@ export class WriteHandle {
       this.closed = true;
       return this.discard();
     });
+  }
+
+  /**
+   * An append to the object as published (nothing changed since) whose local copy the cache disk
+   * failed to make or take (full, read-only, an I/O error): sent as a stream that goes on after the
+   * published bytes, as the stream that wrote them would have. False when it cannot be.
+   */
+  private async appendDespiteDisk(err: unknown, data: Buffer, offset: number): Promise<boolean> {
+    if (this.dirty || this.stream || offset !== this.base || this.s.journal || !isDiskError(err)) return false;
+    await this.staging?.close();
+    this.staging = undefined;
+    const why = new FsError(toErrno(err), `${this.key}: local copy failed: ${String(err)}`);
+    const stream = this.streamOn(why);
+    if (!stream) return false;
+    this.s.staging.copyDropped?.(this.key, err);
+    await stream.write(data, this.options);
+    return true;
+  }
+
+  /** Goes on streaming after the object just published, whose copy was lost for `why`. */
+  private streamOn(why: FsError): StreamingUpload | undefined {
+    this.copyLost = undefined;
+    this.spool = new Spool(this.s.staging, this.key, why);
+    this.stream = StreamingUpload.after(this.s.upload, this.key, this.base, this.attr.etag, this.spool.keep);
+    if (!this.stream) this.spool = undefined;
+    return this.stream;
   }
 
   private async finishStream(stream: StreamingUpload): Promise<string> {

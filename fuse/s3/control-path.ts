@@ -197,6 +197,7 @@ export class ControlPath {
     const headers = {
       'x-amz-copy-source': this.copySource(source),
       'x-amz-copy-source-range': `bytes=${range.start}-${range.end - 1}`,
+      ...(range.ifMatch ? { 'x-amz-copy-source-if-match': `"${range.ifMatch}"` } : {}),
     };
     const call: Call = { method: 'PUT', key, query: { partNumber: String(partNumber), uploadId }, headers };
     return this.sendAndRead(call, (b) => etagOf(b, 'CopyPartResult'));

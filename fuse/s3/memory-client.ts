@@ -220,6 +220,8 @@ export class MemoryObjectClient implements ObjectClient {
     this.count('uploadPartCopy');
     const u = this.upload(key, uploadId);
     const o = this.must(source);
+    if (range.ifMatch !== undefined && range.ifMatch !== o.etag)
+      throw new ObjectError('changed', `${source} is no longer version ${range.ifMatch}`, source);
     const body = Buffer.from(o.body.subarray(range.start, range.end));
     const etag = md5(body);
     u.parts.set(partNumber, { body, etag });

@@ -233,6 +233,37 @@ describe('files', () => {
     expect(mem.objects.get('big')?.body.equals(data)).toBe(true);
   });
 
+  it('goes on appending past the staging limit after a flush, from the bytes just published', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem, { stagingLimit: 6 * MiB });
+    const data = randomBytes(24 * MiB);
+    const fh = await fs.create('/big', 0o644);
+    await fs.write(fh, data.subarray(0, 21 * MiB), 0);
+    // A child's copy of the descriptor closing: the file is published as it stands, uncopied.
+    await fs.flush(fh);
+    expect(mem.objects.get('big')?.body.equals(data.subarray(0, 21 * MiB))).toBe(true);
+    await fs.write(fh, data.subarray(21 * MiB), 21 * MiB);
+    expect(await errnoOf(fs.write(fh, Buffer.from('x'), 0))).toBe('EFBIG');
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect(mem.objects.get('big')?.body.equals(data)).toBe(true);
+  });
+
+  it('does not go on from bytes another client replaced after the flush: the append fails, theirs stay', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem, { stagingLimit: 6 * MiB });
+    const data = randomBytes(24 * MiB);
+    const fh = await fs.create('/big', 0o644);
+    await fs.write(fh, data.subarray(0, 21 * MiB), 0);
+    await fs.flush(fh);
+    const theirs = randomBytes(21 * MiB);
+    await mem.put('big', theirs);
+    const appended = fs.write(fh, data.subarray(21 * MiB), 21 * MiB).then(() => fs.flush(fh));
+    expect(await errnoOf(appended)).toBeDefined();
+    await fs.release(fh).catch(() => undefined);
+    expect(mem.objects.get('big')?.body.equals(theirs)).toBe(true);
+  });
+
   it('refuses to stage an object over the staging limit with EFBIG', async () => {
     const mem = new MemoryObjectClient();
     const fs = await makeFs(mem, { stagingLimit: MiB });

@@ -12,7 +12,7 @@ import { InodeTable, inodeHash } from '../../../fuse/fs/inodes.ts';
 import { decodeListedKey, listedKey } from '../../../fuse/s3/url-keys.ts';
 import { MemoryBudget } from '../../../fuse/fs/memory-budget.ts';
 import { attrFromHead, metadataOf, S_IFLNK } from '../../../fuse/fs/metadata.ts';
-import { FIRST_PART_SIZE, maxStreamedSize, partRanges, partSize } from '../../../fuse/fs/part-sizes.ts';
+import { FIRST_PART_SIZE, leadingCopyRanges, maxStreamedSize, partRanges, partSize } from '../../../fuse/fs/part-sizes.ts';
 import { INITIAL_WINDOW, MAX_CHUNK, pieceSize } from '../../../fuse/fs/prefetcher.ts';
 import { ObjectError, S3_LIMITS } from '../../../fuse/s3/object-client.ts';
 
@@ -47,6 +47,18 @@ describe('part sizes', () => {
     const r = partRanges(36 * 2 ** 20);
     expect(r.map((x) => x.end - x.start)).toEqual([16, 16, 4].map((m) => m * 2 ** 20));
     expect(partRanges(0)).toEqual([]);
+  });
+  it('copy the leading bytes of an object in parts that more parts may follow', () => {
+    const MiB = 2 ** 20;
+    const sizes = (size: number, first?: number) => leadingCopyRanges(size, first).map((x) => x.end - x.start);
+    expect(sizes(36 * MiB)).toEqual([16, 20].map((m) => m * MiB));
+    expect(sizes(32 * MiB)).toEqual([16, 16].map((m) => m * MiB));
+    expect(sizes(12 * MiB, 5 * MiB)).toEqual([5, 7].map((m) => m * MiB));
+    expect(sizes(6 * MiB)).toEqual([6 * MiB]);
+    expect(sizes(5 * MiB - 1)).toEqual([]);
+    // Joined parts above 5 GiB are split in two halves, each within S3's part sizes.
+    const big = leadingCopyRanges(S3_LIMITS.maxPartSize + 1, S3_LIMITS.maxPartSize);
+    expect(big.map((x) => x.end - x.start)).toEqual([S3_LIMITS.maxPartSize / 2, S3_LIMITS.maxPartSize / 2 + 1]);
   });
 });
 
