@@ -111,6 +111,21 @@ describe('append after a flush without a local copy (memory client, full cache d
     expect(got!.equals(expected(21 * MiB))).toBe(true);
   });
 
+  // chmod of the flushed file while still open copies the object onto itself to change its
+  // metadata, which gives it a new ETag; our own chmod is not "another client replaced it".
+  it('flush, chmod, append: every byte and close succeeds', async () => {
+    const client = new MemoryObjectClient();
+    const { fs } = await fsOnFullDisk(client, { firstPartSize: 5 * MiB });
+    const fh = await fs.create('/moded', 0o644);
+    await writeRange(fs, fh, 0, 20 * MiB);
+    await fs.flush(fh);
+    await fs.chmod('/moded', 0o600);
+    await writeRange(fs, fh, 20 * MiB, 21 * MiB);
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect((await published(client, 'moded'))!.equals(expected(21 * MiB))).toBe(true);
+  });
+
   // POSIX: an unlinked file stays writable through descriptors still open; its bytes are simply
   // dropped at close. Writing a few parts past the end after the unlink must not fail because
   // the published bytes the stream meant to go on from are gone.

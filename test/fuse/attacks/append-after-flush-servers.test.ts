@@ -107,6 +107,22 @@ function attacks(name: string, start: () => Promise<S3Server>) {
       const got = await client.get('d2');
       expect(got.equals(bytesAt(0, 21 * MiB))).toBe(true);
     }, 60_000);
+
+    // chmod (or touch) of the flushed file while it is still open copies the object onto itself
+    // (new metadata, and on a real server a new ETag); the handle must go on from that version,
+    // not refuse the append as if another client had replaced the object.
+    it('flush, chmod, append: every byte, the new mode, and close succeeds', async () => {
+      const { fs } = await fsOnFullDisk(client, { firstPartSize: 5 * MiB });
+      const fh = await fs.create('/e', 0o644);
+      await writeRange(fs, fh, 0, 20 * MiB);
+      await fs.flush(fh);
+      await fs.chmod('/e', 0o600);
+      await writeRange(fs, fh, 20 * MiB, 21 * MiB);
+      await fs.flush(fh);
+      await fs.release(fh);
+      expect((await client.get('e')).equals(bytesAt(0, 21 * MiB))).toBe(true);
+      expect((await fs.getattr('/e')).perm).toBe(0o600);
+    }, 60_000);
   });
 }
 
