@@ -5,6 +5,7 @@
 // condition for objects uploaded in parts). The cache directory is a 256 KiB tmpfs, so no local
 // copy of a part fits and every flush publishes without one.
 
+import { constants } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { S3ObjectClient } from '../../../fuse/s3/s3-client.ts';
 import { runTeardowns } from '../../helpers/cleanup.ts';
@@ -17,6 +18,7 @@ import { bytesAt, fsOnFullDisk, MiB, writeRange } from './append-after-flush-fs.
 afterAll(runTeardowns);
 
 const BUCKET = 'append';
+const O_WRONLY = constants.O_WRONLY;
 const swift = await swiftAvailable();
 const minio = await minioAvailable();
 
@@ -123,6 +125,25 @@ function attacks(name: string, start: () => Promise<S3Server>) {
       expect((await client.get('e')).equals(bytesAt(0, 21 * MiB))).toBe(true);
       expect((await fs.getattr('/e')).perm).toBe(0o600);
     }, 60_000);
+
+    // "The same holds for an append to an existing object opened for writing when the cache disk
+    // fails to take its copy" (docs/SEMANTICS.md): an object another client uploaded in parts,
+    // found by a lookup or by a listing (ls before the append), opened without O_TRUNC.
+    for (const via of ['lookup', 'listing']) {
+      it(`append to an existing object in parts found by ${via}: every byte`, async () => {
+        const key = `existing-${via}`;
+        const theirs = await theirMultipart(client, key, 20 * MiB, 3);
+        const { fs } = await fsOnFullDisk(client, { firstPartSize: 5 * MiB });
+        if (via === 'listing') await fs.readdir('/');
+        else await fs.getattr(`/${key}`);
+        const fh = await fs.open(`/${key}`, O_WRONLY);
+        const more = bytesAt(20 * MiB, MiB, 3);
+        await fs.write(fh, more, 20 * MiB);
+        await fs.flush(fh);
+        await fs.release(fh);
+        expect((await client.get(key)).equals(Buffer.concat([theirs, more]))).toBe(true);
+      }, 60_000);
+    }
   });
 }
 
