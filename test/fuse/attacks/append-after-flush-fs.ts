@@ -4,6 +4,7 @@
 // ESTUARY_FS_COPY_DROPPED). Root only (mounts a tmpfs).
 
 import { execFileSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Filesystem } from '../../../fuse/fs/filesystem.ts';
@@ -33,13 +34,32 @@ export async function tinyDisk(bytes: number): Promise<string> {
 export interface FsOnFullDisk {
   readonly fs: Filesystem;
   readonly warned: Warned[];
+  /** The tmpfs the cache directory is on. */
+  readonly disk: string;
+}
+
+/**
+ * Makes the running filesystem's staging directories read-only (as ext4 turns itself read-only
+ * after an error): a read-only tmpfs mounted over each, so every new staging file gets EROFS.
+ * (A remount of the tmpfs itself is refused while the staging lock is held open for writing.)
+ */
+export function turnReadOnly(disk: string): void {
+  const cache = join(disk, 'cache');
+  for (const name of readdirSync(cache).filter((n) => n.startsWith('staging-'))) {
+    const dir = join(cache, name);
+    if (!statSync(dir).isDirectory()) continue;
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', dir]);
+    onTeardown(() => {
+      execFileSync('umount', ['-l', dir]);
+    });
+  }
 }
 
 export async function fsOnFullDisk(
   client: ObjectClient,
-  o: { firstPartSize?: number; maxInFlight?: number; memoryLimit?: number; stagingLimit?: number } = {},
+  o: { firstPartSize?: number; maxInFlight?: number; memoryLimit?: number; stagingLimit?: number; diskBytes?: number } = {},
 ): Promise<FsOnFullDisk> {
-  const disk = await tinyDisk(256 * 1024);
+  const disk = await tinyDisk(o.diskBytes ?? 256 * 1024);
   const warned: Warned[] = [];
   const log = {
     error: (obj: object, msg: string) => warned.push({ obj: obj as Record<string, unknown>, msg }),
@@ -64,7 +84,7 @@ export async function fsOnFullDisk(
   } as ConstructorParameters<typeof Filesystem>[0]);
   await fs.start();
   onTeardown(() => fs.stop());
-  return { fs, warned };
+  return { fs, warned, disk };
 }
 
 /** Deterministic bytes for [start, start+n): each byte tells where it belongs. */

@@ -6,7 +6,7 @@ import { constants } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
 import { runTeardowns } from '../../helpers/cleanup.ts';
-import { bytesAt, fsOnFullDisk, MiB, writeRange } from './append-after-flush-fs.ts';
+import { bytesAt, fsOnFullDisk, MiB, turnReadOnly, writeRange } from './append-after-flush-fs.ts';
 
 afterAll(runTeardowns);
 
@@ -124,6 +124,32 @@ describe('append after a flush without a local copy (memory client, full cache d
     await fs.flush(fh);
     await fs.release(fh);
     expect((await published(client, 'moded'))!.equals(expected(21 * MiB))).toBe(true);
+  });
+
+  it('a cache disk turned read-only under the stream: the append after a flush goes on', async () => {
+    const client = new MemoryObjectClient();
+    const { fs, disk, warned } = await fsOnFullDisk(client, { firstPartSize: 5 * MiB, diskBytes: 256 * MiB });
+    turnReadOnly(disk);
+    const fh = await fs.create('/ro', 0o644);
+    await writeRange(fs, fh, 0, 20 * MiB);
+    await fs.flush(fh);
+    await writeRange(fs, fh, 20 * MiB, 26 * MiB + 1);
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect((await published(client, 'ro'))!.equals(expected(26 * MiB + 1))).toBe(true);
+    expect(warned.some((w) => w.obj.code === 'ESTUARY_FS_COPY_DROPPED' && String(w.obj.err).includes('EROFS'))).toBe(true);
+  });
+
+  it('past --staging-limit on a healthy disk: the append after a flush goes on', async () => {
+    const client = new MemoryObjectClient();
+    const { fs } = await fsOnFullDisk(client, { firstPartSize: 5 * MiB, diskBytes: 256 * MiB, stagingLimit: 8 * MiB });
+    const fh = await fs.create('/limited', 0o644);
+    await writeRange(fs, fh, 0, 20 * MiB);
+    await fs.flush(fh);
+    await writeRange(fs, fh, 20 * MiB, 21 * MiB);
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect((await published(client, 'limited'))!.equals(expected(21 * MiB))).toBe(true);
   });
 
   // POSIX: an unlinked file stays writable through descriptors still open; its bytes are simply
