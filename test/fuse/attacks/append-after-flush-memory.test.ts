@@ -230,11 +230,11 @@ describe('append after a flush without a local copy (memory client, full cache d
     expect((await published(client, 'small.log'))!.equals(expected(2 * MiB))).toBe(true);
   });
 
-  // Same without any disk trouble: a file published by a one-PUT flush, then unlinked, then
+  // Not only on a failed disk: a file published by a one-PUT flush, then unlinked, then
   // written at its end through the still-open descriptor. POSIX keeps the file writable.
-  it('flush of a small file, unlink, append: the write succeeds', async () => {
+  it('flush of a small file, unlink, append (healthy disk): the write succeeds', async () => {
     const client = new MemoryObjectClient();
-    const { fs } = await fsOnFullDisk(client);
+    const { fs } = await fsOnFullDisk(client, { diskBytes: 256 * MiB });
     const fh = await fs.create('/small-gone', 0o644);
     await writeRange(fs, fh, 0, 64 * 1024);
     await fs.flush(fh);

@@ -50,6 +50,8 @@ def put(a, b):
 put(0, first)
 os.close(os.dup(fd))          # a child's copy of the descriptor closing: the file is published
 print('published', flush=True)
+if 'unlink' in flags:
+    os.unlink(path)
 put(first, first + more)
 print('appended', flush=True)
 if 'hold' in flags:
@@ -88,6 +90,23 @@ function attacks(name: string, start: () => Promise<S3Server>) {
         expect(got.length).toBe(21 * MiB + 3);
         expect(got.equals(data.subarray(0, 21 * MiB + 3))).toBe(true);
         expect(m.child.output()).toContain('ESTUARY_FS_COPY_DROPPED');
+        await sh(`fusermount -u '${m.dir}'`);
+      }, 60_000);
+    }
+
+    // POSIX: a file unlinked while open stays writable through its descriptor (docs/SEMANTICS.md,
+    // "unlink": it is only not recreated at close). A writer that publishes, unlinks its file
+    // (a temporary file, as mkstemp users do) and goes on writing must not get an error.
+    for (const first of [MiB, 20 * MiB]) {
+      it(`publish ${first / MiB} MiB, unlink, write on, close: no error, nothing in the bucket`, async () => {
+        const disk = await tinyDisk(first > MiB ? 256 * 1024 : 64 * MiB);
+        const m = await mountBucket(server, BUCKET, ['--cache-dir', disk, '--part-size', '5MiB']);
+        const key = `u-${first}`;
+        const r = await sh(`python3 '${script}' '${m.dir}/${key}' '${src}' ${first} ${12 * MiB} unlink`);
+        if (!r.out.includes('closed')) console.log(m.child.output().split('\n').filter((l) => /warn|error|"level":[45]/.test(l)).join('\n').slice(0, 3000));
+        expect(r.out).toContain('closed');
+        expect(r.code).toBe(0);
+        expect(await client.head(key)).toBeUndefined();
         await sh(`fusermount -u '${m.dir}'`);
       }, 60_000);
     }
