@@ -5,6 +5,7 @@
 import { constants } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
+import { ObjectError } from '../../../fuse/s3/object-client.ts';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { bytesAt, fsOnFullDisk, MiB, turnReadOnly, writeRange } from './append-after-flush-fs.ts';
 
@@ -90,6 +91,47 @@ describe('append after a flush without a local copy (memory client, full cache d
     expect(got!.equals(expected(60 * MiB + 1))).toBe(true);
     expect(client.calls.get('uploadPartCopy')).toBe(12);
     expect(peak, 'UploadPartCopy requests at once with --upload-concurrency 2').toBeLessThanOrEqual(2);
+  });
+
+  // Where the server has no UploadPartCopy (s3rver), the leading parts come through this host:
+  // "--memory-limit: hard budget for readahead, reads and write buffers" (docs/CONFIGURATION.md).
+  // The ranged GETs held at once, with the writer's part buffers, stay within it.
+  it('through this host (no UploadPartCopy), the leading parts stay within --memory-limit', async () => {
+    const client = new MemoryObjectClient();
+    client.uploadPartCopy = async () => {
+      throw new ObjectError('other', 'NotImplemented (HTTP 501)');
+    };
+    let held = 0;
+    let peak = 0;
+    const bodies = new WeakSet<Buffer>();
+    const get = client.get.bind(client);
+    client.get = async (key, range) => {
+      const n = range ? range.end - range.start : 0;
+      held += n;
+      peak = Math.max(peak, held);
+      await new Promise((r) => setTimeout(r, 10));
+      const body = await get(key, range);
+      bodies.add(body);
+      return body;
+    };
+    const uploadPart = client.uploadPart.bind(client);
+    client.uploadPart = async (key, id, n, body) => {
+      try {
+        return await uploadPart(key, id, n, body);
+      } finally {
+        if (bodies.has(body)) held -= body.length; // the GET's body is let go once its part is up
+      }
+    };
+    const limit = 48 * MiB;
+    const { fs } = await fsOnFullDisk(client, { memoryLimit: limit });
+    const fh = await fs.create('/big', 0o644);
+    await writeRange(fs, fh, 0, 160 * MiB);
+    await fs.flush(fh);
+    await writeRange(fs, fh, 160 * MiB, 161 * MiB);
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect((await published(client, 'big'))!.equals(expected(161 * MiB))).toBe(true);
+    expect(peak, 'bytes of ranged GETs held at once').toBeLessThanOrEqual(limit);
   });
 
   // A flushed file renamed while still open (nothing unsaved: a server-side copy), then appended
