@@ -52,7 +52,17 @@ os.close(os.dup(fd))          # a child's copy of the descriptor closing: the fi
 print('published', flush=True)
 if 'unlink' in flags:
     os.unlink(path)
-put(first, first + more)
+if 'two' in flags:
+    # A second writer (another process's >>) opens the published file and appends; the first
+    # descriptor stays open and writes nothing more.
+    fd2 = os.open(path, os.O_WRONLY | os.O_APPEND)
+    print('opened second', flush=True)
+    at = first
+    while at < first + more:
+        at += os.write(fd2, data[at:min(first + more, at + 1048576)])
+    os.close(fd2)
+else:
+    put(first, first + more)
 print('appended', flush=True)
 if 'hold' in flags:
     time.sleep(60)
@@ -93,6 +103,21 @@ function attacks(name: string, start: () => Promise<S3Server>) {
         await sh(`fusermount -u '${m.dir}'`);
       }, 60_000);
     }
+
+    // Two descriptors: the first publishes 20 MiB (a duplicate closed) and stays open; a second
+    // open with O_APPEND (another process's `>>`) adds 1 MiB and closes. The first closes last
+    // with nothing new: the bucket holds all 21 MiB.
+    it('publish 20 MiB, a second descriptor opened with O_APPEND adds 1 MiB: every byte', async () => {
+      const disk = await tinyDisk(256 * 1024);
+      const m = await mountBucket(server, BUCKET, ['--cache-dir', disk, '--part-size', '5MiB']);
+      const r = await sh(`python3 '${script}' '${m.dir}/two' '${src}' ${20 * MiB} ${MiB} two`);
+      expect(r.out).toContain('closed');
+      expect(r.code).toBe(0);
+      const got = await client.get('two');
+      expect(got.length).toBe(21 * MiB);
+      expect(got.equals(data.subarray(0, 21 * MiB))).toBe(true);
+      await sh(`fusermount -u '${m.dir}'`);
+    }, 60_000);
 
     // POSIX: a file unlinked while open stays writable through its descriptor (docs/SEMANTICS.md,
     // "unlink": it is only not recreated at close). A writer that publishes, unlinks its file
