@@ -9,12 +9,10 @@
 // A TREE is a checkout with node_modules (`git archive main | tar -x -C /tmp/main` and a link to
 // this tree's node_modules will do). Needs root or FUSE, and s3rver.
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startS3rver } from '../bench/backends/s3rver.ts';
-import { type BenchChild, startProcess } from '../bench/proc.ts';
+import { loadavg, median, mountBench } from './mount-trees.ts';
 
 const { values, positionals } = parseArgs({
   options: { runs: { type: 'string', default: '3' }, settle: { type: 'string', default: '3' } },
@@ -25,39 +23,24 @@ const SETTLE_MS = Number(values.settle) * 1000;
 const TREES = positionals.length > 0 ? positionals.map((t) => resolve(t)) : [resolve(import.meta.dirname, '..')];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 
 function vm(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m![1]) / 1000;
 }
 
-const work = mkdtempSync(join(tmpdir(), 'estuary-idle-memory-'));
-const dataDir = join(work, 's3rver');
-mkdirSync(join(dataDir, 'idle'), { recursive: true });
-const server = await startS3rver({ host: '127.0.0.1', execPrefix: [], dataDir });
-const endpoint = `http://127.0.0.1:${server.port}`;
-const env = { ...process.env, AWS_ACCESS_KEY_ID: server.accessKeyId, AWS_SECRET_ACCESS_KEY: server.secretAccessKey };
-const mnt = join(work, 'mnt');
-mkdirSync(mnt);
-
-async function mount(tree: string): Promise<BenchChild> {
-  const args = [join(tree, 'bin', 'estuary.js'), 'mount', 'idle', mnt, '--endpoint', endpoint, '--cache-dir', join(work, 'cache')];
-  const child = startProcess('estuary', process.execPath, args, { env, cwd: tree });
-  await child.waitFor(/mounted/, 30_000);
-  return child;
-}
+const bench = await mountBench('idle-memory', 'idle');
+const { mnt } = bench;
 
 const samples = new Map<string, { rss: number[]; hwm: number[] }>(TREES.map((t) => [t, { rss: [], hwm: [] }]));
 console.log(`load average at the start: ${loadavg()}`);
 try {
-  const first = await mount(TREES[0]!);
+  const first = await bench.mount(TREES[0]!);
   writeFileSync(join(mnt, 'small'), Buffer.alloc(4096, 7));
   await first.stop('SIGTERM', 20_000);
   for (let run = 1; run <= RUNS; run++) {
     for (const tree of TREES) {
-      const child = await mount(tree);
+      const child = await bench.mount(tree);
       readFileSync(join(mnt, 'small'));
       await sleep(SETTLE_MS);
       const s = samples.get(tree)!;
@@ -68,8 +51,7 @@ try {
     }
   }
 } finally {
-  await server.stop();
-  rmSync(work, { recursive: true, force: true });
+  await bench.close();
 }
 for (const [tree, s] of samples)
   console.log(`${tree}: median VmRSS ${median(s.rss).toFixed(1)} MB (${s.rss.map((x) => x.toFixed(1)).join(', ')}), median VmHWM ${median(s.hwm).toFixed(1)} MB`);

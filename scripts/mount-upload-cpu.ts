@@ -13,12 +13,10 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startS3rver } from '../bench/backends/s3rver.ts';
-import { type BenchChild, startProcess } from '../bench/proc.ts';
+import { loadavg, median, mountBench } from './mount-trees.ts';
 
 const { values, positionals } = parseArgs({
   options: {
@@ -33,8 +31,7 @@ const FILES = Number(values.files);
 const BYTES = Number(values.mb) * 1e6;
 const TREES = positionals.length > 0 ? positionals.map((t) => resolve(t)) : [resolve(import.meta.dirname, '..')];
 
-const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0]!;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+const load1 = () => loadavg().split(' ')[0]!;
 const TICK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
 /** CPU seconds of the process's main thread (and FUSE's, which bears its name) and of the others. */
@@ -55,31 +52,19 @@ function cpu(pid: number): { main: number; workers: number } {
 
 const hwm = (pid: number) => Number(/^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1000;
 
-const work = mkdtempSync(join(tmpdir(), 'estuary-upload-cpu-'));
-const dataDir = join(work, 's3rver');
-mkdirSync(join(dataDir, 'up'), { recursive: true });
-const src = join(work, 'src');
-mkdirSync(src);
-for (let i = 0; i < FILES; i++) {
-  const piece = randomBytes(2 ** 20);
-  const file = Buffer.allocUnsafe(BYTES);
-  for (let at = 0; at < BYTES; at += piece.length) piece.copy(file, at, 0, Math.min(piece.length, BYTES - at));
-  file.writeUInt32LE(i, 0);
-  writeFileSync(join(src, `f${i}`), file);
-}
-const server = await startS3rver({ host: '127.0.0.1', execPrefix: [], dataDir });
-const endpoint = `http://127.0.0.1:${server.port}`;
-const env = { ...process.env, AWS_ACCESS_KEY_ID: server.accessKeyId, AWS_SECRET_ACCESS_KEY: server.secretAccessKey };
-const mnt = join(work, 'mnt');
-mkdirSync(mnt);
-
-async function mount(tree: string): Promise<BenchChild> {
-  rmSync(join(work, 'cache'), { recursive: true, force: true });
-  const args = [join(tree, 'bin', 'estuary.js'), 'mount', 'up', mnt, '--endpoint', endpoint, '--cache-dir', join(work, 'cache')];
-  const child = startProcess('estuary', process.execPath, args, { env, cwd: tree });
-  await child.waitFor(/mounted/, 30_000);
-  return child;
-}
+const bench = await mountBench('upload-cpu', 'up', (work) => {
+  const src = join(work, 'src');
+  mkdirSync(src);
+  for (let i = 0; i < FILES; i++) {
+    const piece = randomBytes(2 ** 20);
+    const file = Buffer.allocUnsafe(BYTES);
+    for (let at = 0; at < BYTES; at += piece.length) piece.copy(file, at, 0, Math.min(piece.length, BYTES - at));
+    file.writeUInt32LE(i, 0);
+    writeFileSync(join(src, `f${i}`), file);
+  }
+});
+const { mnt, dataDir } = bench;
+const src = join(bench.work, 'src');
 
 type Sample = { mbs: number; main: number; workers: number; gb: number; peak: number };
 const samples = new Map<string, Sample[]>(TREES.map((t) => [t, []]));
@@ -87,8 +72,8 @@ const GB = (FILES * BYTES) / 1e9;
 try {
   for (let run = 1; run <= RUNS; run++) {
     for (const tree of TREES) {
-      const child = await mount(tree);
-      const load = loadavg();
+      const child = await bench.mount(tree, true);
+      const load = load1();
       const t0 = performance.now();
       execFileSync('cp', ['-r', src, join(mnt, `run-${run}`)]);
       const secs = (performance.now() - t0) / 1000;
@@ -97,15 +82,14 @@ try {
       samples.get(tree)!.push(s);
       console.log(
         `run ${run} ${tree}: ${s.mbs.toFixed(1)} MB/s, CPU s main ${s.main.toFixed(2)} workers ${s.workers.toFixed(2)}, ` +
-          `${s.gb.toFixed(2)} CPU s/GB, peak ${s.peak.toFixed(0)} MB, load ${load}-${loadavg()}`,
+          `${s.gb.toFixed(2)} CPU s/GB, peak ${s.peak.toFixed(0)} MB, load ${load}-${load1()}`,
       );
       await child.stop('SIGTERM', 60_000);
       rmSync(join(dataDir, 'up', `run-${run}`), { recursive: true, force: true });
     }
   }
 } finally {
-  await server.stop();
-  rmSync(work, { recursive: true, force: true });
+  await bench.close();
 }
 for (const [tree, s] of samples) {
   const m = (f: (x: Sample) => number) => median(s.map(f)).toFixed(2);

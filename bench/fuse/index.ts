@@ -122,7 +122,7 @@ async function probeAll(run: Run, wanted?: readonly string[]): Promise<MountPeer
   }
   const usable: MountPeer[] = [];
   for (const peer of MOUNT_PEERS) {
-    if (!want(peer.name)) continue;
+    if (!want(peer.name) || (peer.onRequest && !wanted?.includes(peer.name))) continue;
     const p = await peer.probe();
     const hint = INSTALL_HINTS[peer.name] ?? '';
     run.statuses.set(

@@ -6,10 +6,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../lib/log.ts';
 import type { AccessLogger } from '../access-log.ts';
 import type { DestAcl } from '../acl.ts';
-import type { Found } from '../cache/cache.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import type { Fill } from '../cache/fill.ts';
-import { ageNow, usability } from '../cache/freshness.ts';
+import { usability } from '../cache/freshness.ts';
 import { varyMatches } from '../cache/key.ts';
 import { findVariant } from '../cache/variants.ts';
 import { parseCacheControl } from '../http/cache-control.ts';
@@ -19,9 +18,9 @@ import { classifyError, UpstreamFailure } from '../upstream.ts';
 import { accessRecord } from './access-record.ts';
 import { serveBlocks } from './blocks.ts';
 import { prefetch, type PrefetchResult, revalidateInBackground, runFill, staleUsable } from './fetcher.ts';
-import { type ServeOptions, serveMemory, serveStored } from './hit.ts';
 import { hitStatus } from './heads.ts';
 import { forwardInterim } from './interim.ts';
+import { HitServer } from './hit-server.ts';
 import { pass, type PassDeps, relayUpstream, viaPeer } from './pass.ts';
 import { upstreamHeaders } from './relay.ts';
 import { fillHeaders, NAME, noteCacheStatus, sendError, sendUnsatisfiable, streamFill } from './respond.ts';
@@ -41,13 +40,6 @@ const FILL_DROPPED = [
   'expect',
 ];
 
-/**
- * Up to this size a disk entry that earns a place in memory is read whole first and served from
- * that copy (one read instead of two); a larger one streams at once while its copy is read, so its
- * first byte does not wait for the whole read. CVMFS chunks are at most 16 MiB by default.
- */
-const PROMOTE_INLINE_MAX = 16 * 1024 * 1024;
-
 export interface HandlerDeps extends PassDeps {
   readonly destAcl: DestAcl;
   readonly rings: readonly Ring[];
@@ -61,6 +53,7 @@ export class ProxyHandler {
   readonly #d: HandlerDeps;
   readonly #log: Logger;
   readonly #targets: TargetCache;
+  readonly #hits: HitServer;
   /** Counts an answered request; `this` is the response (node:http keeps its request as `req`). */
   readonly #counted: (this: ServerResponse) => void;
 
@@ -68,6 +61,7 @@ export class ProxyHandler {
     this.#d = deps;
     this.#log = deps.log;
     this.#targets = new TargetCache(deps.rings, deps.destAcl);
+    this.#hits = new HitServer(deps);
     const metrics = deps.metrics;
     this.#counted = function counted(this: ServerResponse): void {
       metrics.request(this.req.method ?? '?', this.statusCode);
@@ -166,11 +160,11 @@ export class ProxyHandler {
           const headers = upstreamHeaders(req, FILL_DROPPED, target, 'GET');
           revalidateInBackground(d, { target, headers, clientHeaders: req.headers, stale: found.meta });
           const status = `${NAME}; hit; ttl=${u.ttl}; detail=stale-while-revalidate`;
-          return this.#serveHit(req, res, target, found, status);
+          return this.#hits.serve(req, res, target, found, status);
         }
         if (u.use !== 'revalidate') {
           const status = hitStatus(found.meta, NAME, u.ttl, found.tier, u.use === 'stale-ok');
-          return this.#serveHit(req, res, target, found, status);
+          return this.#hits.serve(req, res, target, found, status);
         }
         stale = found.meta;
       }
@@ -239,7 +233,7 @@ export class ProxyHandler {
       const fh = fill.acquire();
       if (!fh) {
         const found = d.cache.lookup(target.key);
-        if (found) return this.#serveHit(req, res, target, found, `${NAME}; fwd=${fwd}${collapsed}; stored`);
+        if (found) return this.#hits.serve(req, res, target, found, `${NAME}; fwd=${fwd}${collapsed}; stored`);
         return pass(this.#d, req, res, target, fwd, false);
       }
       // Only a body of known length within the limits is sure to be stored once complete; one of
@@ -266,7 +260,7 @@ export class ProxyHandler {
     if (state === 'revalidated') {
       const found = d.cache.lookup(target.key);
       if (found)
-        return this.#serveHit(
+        return this.#hits.serve(
           req,
           res,
           target,
@@ -289,7 +283,7 @@ export class ProxyHandler {
       if (found) {
         const { ttl } = usability(found.meta, new Map(), Date.now(), d.heuristicMaxS);
         this.#log.warn({ url: target.url, reason: failure.proxyError }, 'upstream failed; serving stale');
-        return this.#serveHit(
+        return this.#hits.serve(
           req,
           res,
           target,
@@ -300,67 +294,6 @@ export class ProxyHandler {
     }
     this.#log.warn({ url: target.url, reason: failure.proxyError, err: failure.message }, 'upstream failed');
     return sendError(res, failure.status, failure.proxyError, failure.message);
-  }
-
-  /**
-   * Serves a stored entry: from memory within this call; from disk (or read into memory first,
-   * when it earns a place there) once read. A vanished file is forgotten and goes upstream.
-   */
-  #serveHit(
-    req: IncomingMessage,
-    res: ServerResponse,
-    target: Target,
-    found: Found,
-    cacheStatus: string,
-    quiet = false,
-  ): Promise<void> | void {
-    const d = this.#d;
-    if (found.tier === 'memory') {
-      serveMemory(req, res, found, this.#serveOptions(found.meta, cacheStatus, target));
-      if (!quiet) d.metrics.memoryHit.inc();
-      return;
-    }
-    return this.#serveDisk(req, res, target, found, cacheStatus, quiet);
-  }
-
-  #serveOptions(meta: EntryMeta, cacheStatus: string, target: Target): ServeOptions {
-    const age = ageNow(meta, Date.now(), this.#d.heuristicMaxS);
-    return { age, cacheStatus, onBytes: this.#onBytes, s3: target.sign !== undefined };
-  }
-
-  readonly #onBytes = (n: number): void => this.#d.metrics.bytesOut.inc(n);
-
-  async #serveDisk(
-    req: IncomingMessage,
-    res: ServerResponse,
-    target: Target,
-    stored: Found & { tier: 'disk' },
-    cacheStatus: string,
-    quiet: boolean,
-  ): Promise<void> {
-    const d = this.#d;
-    let found: Found = stored;
-    if (d.cache.admits(stored.meta.key, stored.meta.size)) {
-      const promoted = d.cache.promoteFromDisk(stored.meta.key, stored.path);
-      if (stored.meta.size > PROMOTE_INLINE_MAX) promoted.catch(() => undefined);
-      else {
-        const copy = await promoted;
-        if (!copy) return this.#gone(req, res, target, stored);
-        found = { tier: 'memory', meta: copy.meta, body: copy.body };
-      }
-    }
-    // A file cut short under a hit is dropped, so only that one answer is cut.
-    const onDamaged = () => void d.cache.invalidate(stored.meta.key);
-    if (!(await serveStored(req, res, found, { ...this.#serveOptions(found.meta, cacheStatus, target), onDamaged }))) {
-      return this.#gone(req, res, target, found);
-    }
-    if (!quiet) d.metrics.diskHit.inc();
-  }
-
-  /** A stored entry whose file vanished: forgotten, and the request goes upstream instead. */
-  #gone(req: IncomingMessage, res: ServerResponse, target: Target, found: Found): Promise<void> {
-    void this.#d.cache.invalidate(found.meta.key);
-    return pass(this.#d, req, res, target, 'miss', false);
   }
 
   /**

@@ -68,7 +68,7 @@ describe.runIf(s3fs.ok)('trouble while measuring', () => {
     const work = await tempDir('estuary-bench-work-');
     const env = { ...process.env, PATH: `${fake}:${process.env.PATH}` };
     const r = await runBench(
-      ['fuse', '--quick', '--peers', 's3fs,rclone', '--out', out, '--work-dir', work],
+      ['fuse', '--quick', '--peers', 's3fs,rclone,estuary-rclone-buffers', '--out', out, '--work-dir', work],
       env,
     );
     expect(r.code, r.output).toBe(0);
@@ -78,6 +78,8 @@ describe.runIf(s3fs.ok)('trouble while measuring', () => {
     expect(rclone.reason).toContain('fake rclone: mount refused');
     // Four datasets, each way, as speed, CPU and memory; and the metadata suite's six operations.
     expect(fuse.measurements.filter((m) => m.peer === 's3fs')).toHaveLength(4 * 2 * 3 + 6);
+    // Named in --peers, the variant that runs only on request is measured like any peer.
+    expect(fuse.measurements.filter((m) => m.peer === 'estuary-rclone-buffers')).toHaveLength(4 * 2 * 3 + 6);
     expect(await mountsUnder(work)).toEqual([]);
   }, 120_000);
 

@@ -34,6 +34,8 @@ describe.runIf(peers.ok)('estuary bench all --quick', () => {
       'sdk-alone': 'ok',
     });
     for (const p of fuse.peers.filter((x) => x.status === 'skipped')) expect(p.reason).toBeTruthy();
+    // A variant for one question runs only when --peers names it.
+    expect(status['estuary-rclone-buffers']).toBeUndefined();
     for (const peer of ['estuary', 'estuary-write-back', 's3fs', 'rclone', 'sdk-alone']) {
       const mine = fuse.measurements.filter((m) => m.peer === peer);
       // Four datasets up and down; each mount also reports its CPU and memory per copy, and runs

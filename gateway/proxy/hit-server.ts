@@ -1,0 +1,87 @@
+// Serving a stored entry: from memory within the call, or from its disk file (read whole into
+// memory first when it earns a place there). An entry whose file vanished is forgotten and the
+// request goes upstream instead.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Found } from '../cache/cache.ts';
+import type { EntryMeta } from '../cache/entry.ts';
+import { ageNow } from '../cache/freshness.ts';
+import { type ServeOptions, serveMemory, serveStored } from './hit.ts';
+import { pass, type PassDeps } from './pass.ts';
+import type { Target } from './target.ts';
+
+/**
+ * Up to this size a disk entry that earns a place in memory is read whole first and served from
+ * that copy (one read instead of two); a larger one streams at once while its copy is read, so its
+ * first byte does not wait for the whole read. CVMFS chunks are at most 16 MiB by default.
+ */
+const PROMOTE_INLINE_MAX = 16 * 1024 * 1024;
+
+export class HitServer {
+  readonly #d: PassDeps;
+
+  constructor(deps: PassDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * Serves a stored entry: from memory within this call; from disk (or read into memory first,
+   * when it earns a place there) once read. A vanished file is forgotten and goes upstream.
+   */
+  serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    found: Found,
+    cacheStatus: string,
+    quiet = false,
+  ): Promise<void> | void {
+    const d = this.#d;
+    if (found.tier === 'memory') {
+      serveMemory(req, res, found, this.#options(found.meta, cacheStatus, target));
+      if (!quiet) d.metrics.memoryHit.inc();
+      return;
+    }
+    return this.#disk(req, res, target, found, cacheStatus, quiet);
+  }
+
+  #options(meta: EntryMeta, cacheStatus: string, target: Target): ServeOptions {
+    const age = ageNow(meta, Date.now(), this.#d.heuristicMaxS);
+    return { age, cacheStatus, onBytes: this.#onBytes, s3: target.sign !== undefined };
+  }
+
+  readonly #onBytes = (n: number): void => this.#d.metrics.bytesOut.inc(n);
+
+  async #disk(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    stored: Found & { tier: 'disk' },
+    cacheStatus: string,
+    quiet: boolean,
+  ): Promise<void> {
+    const d = this.#d;
+    let found: Found = stored;
+    if (d.cache.admits(stored.meta.key, stored.meta.size)) {
+      const promoted = d.cache.promoteFromDisk(stored.meta.key, stored.path);
+      if (stored.meta.size > PROMOTE_INLINE_MAX) promoted.catch(() => undefined);
+      else {
+        const copy = await promoted;
+        if (!copy) return this.#gone(req, res, target, stored);
+        found = { tier: 'memory', meta: copy.meta, body: copy.body };
+      }
+    }
+    // A file cut short under a hit is dropped, so only that one answer is cut.
+    const onDamaged = () => void d.cache.invalidate(stored.meta.key);
+    if (!(await serveStored(req, res, found, { ...this.#options(found.meta, cacheStatus, target), onDamaged }))) {
+      return this.#gone(req, res, target, found);
+    }
+    if (!quiet) d.metrics.diskHit.inc();
+  }
+
+  /** A stored entry whose file vanished: forgotten, and the request goes upstream instead. */
+  #gone(req: IncomingMessage, res: ServerResponse, target: Target, found: Found): Promise<void> {
+    void this.#d.cache.invalidate(found.meta.key);
+    return pass(this.#d, req, res, target, 'miss', false);
+  }
+}
