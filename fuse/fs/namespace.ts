@@ -64,7 +64,10 @@ export class Namespace extends Writes {
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind === 'dir') throw new FsError('EISDIR');
-    for (const w of this.writersOf(path)) w.unlinked = true;
+    for (const w of this.writersOf(path)) {
+      const lost = await w.unlink();
+      if (lost) this.o.log.warn({ path, err: String(lost) }, 'an open writer of a removed file cannot read back what it had published');
+    }
     await this.keepReaders(path);
     await this.client.delete(this.key(path));
     this.forget(path);
@@ -169,7 +172,7 @@ export class Namespace extends Writes {
     const key = attr.kind === 'dir' ? `${this.key(path)}/` : this.key(path);
     const head = await this.client.head(key);
     const current = head ? attrFromHead(head, this.defaults, attr.kind === 'dir') : attr;
-    const next = { ...change(current), ctimeMs: Date.now() };
+    let next: Attr = { ...change(current), ctimeMs: Date.now() };
     if (head && sameMetadata(current, next)) return;
     if (!head && attr.kind === 'dir') {
       await this.client.put(key, Buffer.alloc(0), writeOptionsOf(next));
@@ -177,7 +180,8 @@ export class Namespace extends Writes {
       throw new FsError('ENOENT');
     } else {
       const options = { metadata: { ...withoutCtime(head.metadata), ...metadataOf(next) }, contentType: head.contentType };
-      await copyObject(this.client, key, key, head.size, options, RENAME_PARALLEL);
+      // The copy is a new version (a new ETag on most servers): a writer goes on from it.
+      next = { ...next, etag: await copyObject(this.client, key, key, head.size, options, RENAME_PARALLEL) };
     }
     // The marker holds the directory's times from now on.
     this.dirTimes.delete(path);
@@ -218,12 +222,14 @@ export class Namespace extends Writes {
     if (dst) await this.keepReaders(to);
     const ctimeMs = Date.now();
     const options = await this.keepingMtime(this.key(from), ctimeMs);
-    await copyObject(this.client, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
+    const etag = await copyObject(this.client, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
     await this.client.delete(this.key(from));
     this.inodes.rename(this.key(from), this.key(to));
     for (const w of this.writersOf(from)) {
       w.path = to;
       w.key = this.key(to);
+      // What it goes on from is now the copy under the new name.
+      w.attr = { ...w.attr, etag };
     }
     this.forget(from);
     this.remember(to, { ...src, ctimeMs });

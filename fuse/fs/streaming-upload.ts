@@ -18,6 +18,7 @@ import { type CompletedPart, isObjectError, type ObjectClient, type WriteOptions
 import { copyObject } from './copy.ts';
 import type { BufferPool } from './buffer-pool.ts';
 import { leadingCopyRanges, partSize, SINGLE_PUT_LIMIT } from './part-sizes.ts';
+import { inParallel } from './staging-file.ts';
 
 export interface UploadSettings {
   readonly client: ObjectClient;
@@ -90,6 +91,8 @@ export class StreamingUpload {
   /** Ranges of the published object the upload starts with, and its ETag (see after()). */
   private leading: readonly { start: number; end: number }[] = [];
   private leadingEtag: string | undefined;
+  /** Settles once the leading parts are copied (or failed). */
+  private leadingDone: Promise<void> | undefined;
 
   constructor(settings: UploadSettings, key: string, keep?: KeepPart) {
     this.s = settings;
@@ -233,19 +236,26 @@ export class StreamingUpload {
     return this.uploadId;
   }
 
+  /**
+   * The leading parts, --upload-concurrency at a time, as one task in flight; the parts of the
+   * new bytes go out after them (see ship), so the upload never has more requests at once.
+   */
   private copyLeading(uploadId: Promise<string>): void {
-    this.leading.forEach((range, i) => {
-      const task = uploadId
-        .then((id) => this.copyPart(id, i + 1, range))
-        .then((etag) => {
-          this.parts.push({ partNumber: i + 1, etag });
-        })
-        .catch((err: unknown) => {
-          this.failure ??= err;
-        })
-        .finally(() => this.inFlight.delete(task));
-      this.inFlight.add(task);
-    });
+    if (this.leading.length === 0) return;
+    const ranges = this.leading.map((r, i) => ({ ...r, partNumber: i + 1 }));
+    const task = uploadId
+      .then((id) =>
+        inParallel(ranges, this.s.maxInFlight, async (r) => {
+          if (this.failure !== undefined) return;
+          this.parts.push({ partNumber: r.partNumber, etag: await this.copyPart(id, r.partNumber, r) });
+        }),
+      )
+      .catch((err: unknown) => {
+        this.failure ??= err;
+      })
+      .finally(() => this.inFlight.delete(task));
+    this.inFlight.add(task);
+    this.leadingDone = task;
   }
 
   /**
@@ -279,8 +289,8 @@ export class StreamingUpload {
     const offset = this.shipped;
     this.shipped += body.length;
     const uploadId = this.startMultipart(options);
-    const upload = uploadId
-      .then((id) => this.s.client.uploadPart(this.key, id, partNumber, body))
+    const upload = Promise.all([uploadId, this.leadingDone])
+      .then(([id]) => this.s.client.uploadPart(this.key, id, partNumber, body))
       .then((etag) => {
         this.parts.push({ partNumber, etag });
       })

@@ -42,6 +42,11 @@ export class WriteHandle {
   flushFailed = false;
   /** Set by unlink: the data is dropped at flush instead of recreating the file. */
   unlinked = false;
+  /**
+   * The size of an unlinked file whose bytes could not be kept on the cache disk: writes to it
+   * are taken and dropped (as its close would drop them), reads fail.
+   */
+  private dropping: number | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
   /** Set by close(): nothing is read or written through this handle any more. */
@@ -69,7 +74,28 @@ export class WriteHandle {
   }
 
   get size(): number {
-    return this.stream?.size ?? this.staging?.size ?? this.base;
+    return this.stream?.size ?? this.staging?.size ?? this.dropping ?? this.base;
+  }
+
+  /**
+   * The file was unlinked while open: nothing of it is published any more, but the descriptor
+   * stays readable and writable, as POSIX keeps an unlinked file's. What was published is kept in
+   * a staging file before the object goes; resolves the cache disk's error when that failed (then
+   * later writes are dropped at once and reads fail).
+   */
+  unlink(): Promise<unknown> {
+    return this.serial(async () => {
+      this.unlinked = true;
+      this.copyLost = undefined;
+      if (this.stream || this.staging || this.base === 0) return undefined;
+      try {
+        await this.toStaging();
+        return undefined;
+      } catch (err) {
+        this.dropping = this.base;
+        return err;
+      }
+    });
   }
 
   /** Operations on one handle run one at a time, in the order the kernel sent them. */
@@ -101,10 +127,15 @@ export class WriteHandle {
   write(data: Buffer, offset: number): Promise<void> {
     return this.serial(async () => {
       if (this.broken !== undefined) throw this.broken;
+      if (this.dropping !== undefined && !this.stream && !this.staging) {
+        this.dropping = Math.max(this.dropping, offset + data.length);
+        this.dirty = true;
+        return;
+      }
       if (!this.stream && !this.staging && offset === 0 && this.base === 0 && !this.s.journal) {
         this.stream = this.newStream();
       }
-      if (this.copyLost && !this.stream && !this.staging && offset === this.base) this.streamOn(this.copyLost);
+      if (this.copyLost && !this.stream && !this.staging && offset === this.base) await this.streamOn(this.copyLost);
       if (this.stream && offset === this.stream.size) {
         try {
           await this.stream.write(data, this.options);
@@ -130,6 +161,9 @@ export class WriteHandle {
 
   read(offset: number, length: number): Promise<Buffer> {
     return this.serial(async () => {
+      if (this.dropping !== undefined && !this.stream && !this.staging) {
+        throw new FsError('EIO', `${this.path}: removed while open, and the cache disk could not keep its bytes`);
+      }
       if (this.stream?.unsent) {
         const buf = this.stream.bufferedBytes();
         return Buffer.from(buf.subarray(Math.min(offset, buf.length), Math.min(offset + length, buf.length)));
@@ -209,7 +243,7 @@ export class WriteHandle {
     return this.serial(async () => {
       if (!this.dirty) return undefined;
       if (this.unlinked) {
-        await this.discard();
+        // Nothing to publish; what it holds stays readable through the descriptor until close.
         this.dirty = false;
         return undefined;
       }
@@ -265,20 +299,36 @@ export class WriteHandle {
     await this.staging?.close();
     this.staging = undefined;
     const why = new FsError(toErrno(err), `${this.key}: local copy failed: ${String(err)}`);
-    const stream = this.streamOn(why);
+    const stream = await this.streamOn(why);
     if (!stream) return false;
     this.s.staging.copyDropped?.(this.key, err);
     await stream.write(data, this.options);
     return true;
   }
 
-  /** Goes on streaming after the object just published, whose copy was lost for `why`. */
-  private streamOn(why: FsError): StreamingUpload | undefined {
+  /**
+   * Goes on streaming after the object just published, whose copy was lost for `why`. Under the
+   * smallest part (5 MiB) its bytes are read back into the new stream's first part instead: they
+   * cannot be a part followed by more. Undefined when there is nothing to go on from.
+   */
+  private async streamOn(why: FsError): Promise<StreamingUpload | undefined> {
     this.copyLost = undefined;
-    this.spool = new Spool(this.s.staging, this.key, why);
-    this.stream = StreamingUpload.after(this.s.upload, this.key, this.base, this.attr.etag, this.spool.keep);
-    if (!this.stream) this.spool = undefined;
-    return this.stream;
+    if (this.base === 0 || this.unlinked) return undefined;
+    const spool = new Spool(this.s.staging, this.key, why);
+    const after = StreamingUpload.after(this.s.upload, this.key, this.base, this.attr.etag, spool.keep);
+    if (after) {
+      this.spool = spool;
+      this.stream = after;
+      return after;
+    }
+    const etag = this.attr.etag === '' ? undefined : this.attr.etag;
+    const published = await this.s.client.get(this.key, { start: 0, end: this.base, ifMatch: etag });
+    if (published.length !== this.base) throw new FsError('ESTALE', `${this.key} is no longer ${this.base} bytes long`);
+    const stream = new StreamingUpload(this.s.upload, this.key, spool.keep);
+    await stream.write(published, this.options);
+    this.spool = spool;
+    this.stream = stream;
+    return stream;
   }
 
   private async finishStream(stream: StreamingUpload): Promise<string> {

@@ -264,6 +264,23 @@ describe('files', () => {
     expect(mem.objects.get('big')?.body.equals(theirs)).toBe(true);
   });
 
+  it('keeps a file unlinked after a flush readable and writable through its descriptor, and drops it at close', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    const data = randomBytes(64 * 1024);
+    const fh = await fs.create('/tmp-file', 0o600);
+    await fs.write(fh, data, 0);
+    await fs.flush(fh);
+    await fs.unlink('/tmp-file');
+    expect(mem.objects.has('tmp-file')).toBe(false);
+    expect((await fs.read(fh, 0, data.length)).equals(data)).toBe(true);
+    await fs.write(fh, Buffer.from('tail'), data.length);
+    await fs.flush(fh);
+    expect((await fs.read(fh, data.length - 2, 6)).equals(Buffer.concat([data.subarray(-2), Buffer.from('tail')]))).toBe(true);
+    await fs.release(fh);
+    expect(mem.objects.has('tmp-file')).toBe(false);
+  });
+
   it('refuses to stage an object over the staging limit with EFBIG', async () => {
     const mem = new MemoryObjectClient();
     const fs = await makeFs(mem, { stagingLimit: MiB });
