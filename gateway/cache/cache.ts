@@ -186,6 +186,8 @@ export class Cache {
 
   /** Removes every entry whose key starts with `prefix`; resolves how many were removed. */
   async purgePrefix(prefix: string): Promise<number> {
+    // A replacement worker may still be reading its index: what it has not read yet is stored too.
+    await this.disk.whenRead();
     const keys = new Set<string>();
     for (const k of this.disk.keys()) if (k.startsWith(prefix)) keys.add(k);
     for (const k of this.memory.keys()) if (k.startsWith(prefix)) keys.add(k);

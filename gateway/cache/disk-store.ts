@@ -26,6 +26,7 @@ import {
 import { CacheTotals } from './totals.ts';
 import { scanEntries } from './disk-files.ts';
 import { EVICT_ON_FULL, FreeSpace, isDiskFull, RESERVE_BYTES } from './free-space.ts';
+import { IndexReading } from './index-reading.ts';
 import { readWrites } from './write-marks.ts';
 
 export { probeWritable } from './disk-files.ts';
@@ -49,13 +50,14 @@ export interface TempFile {
   readonly fh: FileHandle;
 }
 
-/**
- * A lookup that finds nothing while the index is still being read (a replacement worker serves
- * meanwhile) waits for the read, until this long after the read began: a small cache is read
- * well within it and answers every request as before the restart; a large one is not held up
- * longer, and its misses meanwhile go upstream.
- */
-export const INDEX_WAIT_MS = 1000;
+export { INDEX_WAIT_MS } from './index-reading.ts';
+
+/** What a read of the index found: entries indexed, their bytes, and files discarded. */
+export interface LoadResult {
+  readonly entries: number;
+  readonly bytes: number;
+  readonly discarded: number;
+}
 
 export class DiskStore {
   readonly root: string;
@@ -75,8 +77,8 @@ export class DiskStore {
   readonly #space: FreeSpace;
   /** Blocks that fills of announced length in this process are writing to tmp/ (reserve). */
   #reserved = 0;
-  /** While the index is being read: resolves when it is read, or at INDEX_WAIT_MS, whichever is first. */
-  #reading?: Promise<void>;
+  /** The read of the index under way or last made (index-reading.ts). */
+  #reading?: IndexReading<LoadResult>;
 
   constructor(dir: string, maxBytes: number, log: Logger) {
     this.root = join(dir, `v${FORMAT_VERSION}`);
@@ -113,7 +115,7 @@ export class DiskStore {
   }
 
   /** Creates the directories, removes leftovers of interrupted writes, rebuilds the index. */
-  async open(cleanTemp = true): Promise<{ entries: number; bytes: number; discarded: number }> {
+  async open(cleanTemp = true): Promise<LoadResult> {
     await this.prepare(cleanTemp);
     return this.load();
   }
@@ -127,16 +129,12 @@ export class DiskStore {
   /**
    * Rebuilds the index from the entry files' trailers. The store may be in use meanwhile (a
    * replacement worker serves while it reads): a key stored or adopted since is newer than what
-   * the scan found for it, and keeps its entry.
+   * the scan found for it, and keeps its entry; a key deleted since stays deleted.
    */
-  async load(): Promise<{ entries: number; bytes: number; discarded: number }> {
-    const read = this.#read();
-    const waited = new Promise<void>((resolve) => setTimeout(resolve, INDEX_WAIT_MS).unref());
-    const reading = Promise.race([read.catch(() => undefined), waited]).then(() => {
-      if (this.#reading === reading) this.#reading = undefined;
-    });
+  async load(): Promise<LoadResult> {
+    const reading = new IndexReading<LoadResult>((r) => this.#readIndex(r));
     this.#reading = reading;
-    return read;
+    return reading.result;
   }
 
   /**
@@ -144,10 +142,15 @@ export class DiskStore {
    * found nothing awaits before it looks again.
    */
   indexRead(): Promise<void> | undefined {
-    return this.#reading;
+    return this.#reading?.waited;
   }
 
-  async #read(): Promise<{ entries: number; bytes: number; discarded: number }> {
+  /** Resolves once the index is read whole (at once when no read is under way). */
+  whenRead(): Promise<void> {
+    return this.#reading?.whole ?? Promise.resolve();
+  }
+
+  async #readIndex(reading: IndexReading): Promise<LoadResult> {
     const written = await readWrites(this.root, Date.now());
     const { found, discarded } = await scanEntries(this.root, written, (path) =>
       this.#log.warn({ path }, 'not a directory where the cache keeps entries; skipped (remove it)'),
@@ -155,7 +158,7 @@ export class DiskStore {
     // Oldest first, so the most recently stored end up most recently used; for duplicate keys
     // (a crash between rename and unlink of the old version) the newest wins.
     found.sort((a, b) => a.meta.responseTime - b.meta.responseTime);
-    for (const e of found) this.#putFound(e);
+    for (const e of found) this.#putFound(e, reading);
     if (discarded > 0) this.#log.warn({ discarded }, 'discarded unreadable cache files');
     return { entries: this.#index.size, bytes: this.#index.calculatedSize, discarded };
   }
@@ -265,6 +268,7 @@ export class DiskStore {
   }
 
   delete(key: string): boolean {
+    this.#reading?.deleted(key);
     return this.#index.delete(key);
   }
 
@@ -331,6 +335,7 @@ export class DiskStore {
 
   /** Drops an entry another process removed (its file is already gone or theirs to remove). */
   forget(key: string, path?: string): void {
+    this.#reading?.deleted(key);
     const current = this.#index.peek(key);
     if (!current || (path !== undefined && current.path !== path)) return;
     this.#keepFiles = true;
@@ -348,7 +353,11 @@ export class DiskStore {
   }
 
   /** Indexes an entry the scan found, unless the index holds a newer one for its key by now. */
-  #putFound(e: DiskEntry): void {
+  #putFound(e: DiskEntry, reading: IndexReading): void {
+    if (reading.deletedSince(e.meta.key, e.meta.responseTime)) {
+      unlink(e.path).catch(() => undefined);
+      return;
+    }
     const current = this.#index.peek(e.meta.key);
     if (current && current.path === e.path) return;
     if (current && current.meta.responseTime > e.meta.responseTime) {

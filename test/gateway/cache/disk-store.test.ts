@@ -242,4 +242,24 @@ describe('DiskStore bodies being written', () => {
     expect(second.indexRead()).toBeUndefined();
     await loading;
   });
+
+  it('a key deleted while the index is read stays deleted, and its file goes', async () => {
+    const dir = await tempDir();
+    const first = new DiskStore(dir, 1 << 20, silent);
+    await first.open();
+    const old = await put(first, 'k', 10, Date.now() - 60_000);
+    await put(first, 'other', 10, Date.now() - 60_000);
+    const second = new DiskStore(dir, 1 << 20, silent);
+    await second.prepare(false);
+    const loading = second.load();
+    second.delete('k');
+    let purgeSawOther = false;
+    const purge = second.whenRead().then(() => (purgeSawOther = second.peek('other') !== undefined));
+    await loading;
+    await purge;
+    expect(second.get('k')).toBeUndefined();
+    expect(purgeSawOther).toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(stat(old.path)).rejects.toThrow();
+  });
 });
