@@ -1,0 +1,86 @@
+// Attacks on a file unlinked while open for writing, and on the append that goes on after a flush
+// without a local copy, on the filesystem layer over the in-memory client. docs/SEMANTICS.md,
+// "unlink.": a file unlinked while open for writing stays readable and writable through its
+// descriptors until close, and is not recreated when it is closed.
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { MiB, makeFs, readFile, writeFile } from '../fs/make-fs.ts';
+
+afterAll(runTeardowns);
+
+const pattern = (n: number, seed: number) => {
+  const b = Buffer.alloc(n);
+  for (let i = 0; i < n; i++) b[i] = (i * 31 + seed) & 0xff;
+  return b;
+};
+
+describe('unlinked while open for writing', () => {
+  it('an append streamed after a flush without a local copy stays writable and readable after unlink', async () => {
+    // Past --staging-limit the flush keeps no copy, so the append goes on as a stream whose
+    // leading parts are copied within the bucket. The unlink deletes the object those copies
+    // come from: later writes must still be taken (SEMANTICS "unlink.": "stays readable and
+    // writable through its descriptors until then"), close must not fail, nothing must remain.
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client, { stagingLimit: 6 * MiB });
+    const fh = await fs.create('/tmp.bin', 0o600);
+    const first = pattern(20 * MiB, 1);
+    for (let at = 0; at < first.length; at += MiB) await fs.write(fh, first.subarray(at, at + MiB), at);
+    await fs.flush(fh);
+    expect(client.objects.get('tmp.bin')?.body.length).toBe(20 * MiB);
+    // The append right after the flush: a stream after the published bytes.
+    await fs.write(fh, Buffer.from("more"), 20 * MiB);
+    await fs.unlink('/tmp.bin');
+    let writeErr: unknown;
+    try {
+      for (let i = 0; i < 8; i++) await fs.write(fh, pattern(MiB, i), 20 * MiB + 4 + i * MiB);
+    } catch (err) {
+      writeErr = err;
+    }
+    expect(String(writeErr ?? 'no error')).toBe('no error');
+    await fs.flush(fh);
+    await fs.release(fh);
+    expect([...client.objects.keys()]).toEqual([]);
+    expect(client.uploads.size).toBe(0);
+    await fs.stop();
+  });
+
+  it('mkstemp pattern: write, unlink, seek back and read, ftruncate, write more, close', async () => {
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client);
+    const fh = await fs.create('/tmpXXXXXX', 0o600);
+    const data = pattern(7 * MiB, 3);
+    for (let at = 0; at < data.length; at += 128 * 1024) await fs.write(fh, data.subarray(at, at + 128 * 1024), at);
+    await fs.unlink('/tmpXXXXXX');
+    expect((await fs.read(fh, 6 * MiB, 100)).equals(data.subarray(6 * MiB, 6 * MiB + 100))).toBe(true);
+    await fs.ftruncate(fh, MiB);
+    await fs.write(fh, Buffer.from('tail'), 2 * MiB);
+    const back = await fs.read(fh, MiB - 4, 8 + MiB);
+    expect(back.length).toBe(MiB + 8);
+    expect(back.subarray(0, 4).equals(data.subarray(MiB - 4, MiB))).toBe(true);
+    expect(back.subarray(back.length - 4).toString()).toBe('tail');
+    await fs.fsync(fh);
+    expect([...client.objects.keys()]).toEqual([]);
+    await fs.release(fh);
+    expect([...client.objects.keys()]).toEqual([]);
+    expect(client.uploads.size).toBe(0);
+    await fs.stop();
+  });
+
+  it('the same name recreated while the unlinked file is open is untouched by the old close', async () => {
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client);
+    await writeFile(fs, '/f', pattern(3 * MiB, 5));
+    const old = await fs.open('/f', 2);
+    await fs.write(old, Buffer.from('old'), 3 * MiB);
+    await fs.unlink('/f');
+    await writeFile(fs, '/f', Buffer.from('new content'));
+    await fs.write(old, Buffer.from('still old'), 0);
+    await fs.fsync(old);
+    await fs.release(old);
+    expect((await readFile(fs, '/f')).toString()).toBe('new content');
+    expect(client.objects.get('f')?.body.toString()).toBe('new content');
+    await fs.stop();
+  });
+});
