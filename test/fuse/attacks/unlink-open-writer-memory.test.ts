@@ -84,3 +84,56 @@ describe('unlinked while open for writing', () => {
     await fs.stop();
   });
 });
+
+describe('replaced or renamed while open for writing', () => {
+  it('a rename over a file open for writing is not undone by that writer\'s close', async () => {
+    // POSIX: rename(a, b) unlinks b's old inode; a descriptor still open on it writes into a file
+    // that has no name any more. SEMANTICS "unlink." treats "replaced by a rename over it" as
+    // removed: the writer's close must not put its bytes back under b.
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client);
+    const fhB = await fs.create('/b', 0o644);
+    await fs.write(fhB, Buffer.from('writer of b'), 0);
+    await writeFile(fs, '/a', Buffer.from('renamed a'));
+    await fs.rename('/a', '/b');
+    await fs.write(fhB, Buffer.from(' more'), 11);
+    await fs.flush(fhB);
+    await fs.release(fhB);
+    expect(client.objects.get('b')?.body.toString()).toBe('renamed a');
+    expect((await readFile(fs, '/b')).toString()).toBe('renamed a');
+    await fs.stop();
+  });
+
+  it('a rename over a flushed file still open for writing is not undone by its next append and close', async () => {
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client);
+    const fhB = await fs.create('/b', 0o644);
+    await fs.write(fhB, Buffer.from('writer of b'), 0);
+    await fs.flush(fhB);
+    await writeFile(fs, '/a', Buffer.from('renamed a'));
+    await fs.rename('/a', '/b');
+    await fs.write(fhB, Buffer.from(' more'), 11);
+    await fs.flush(fhB);
+    await fs.release(fhB);
+    expect(client.objects.get('b')?.body.toString()).toBe('renamed a');
+    await fs.stop();
+  });
+});
+
+describe('write-back: unlinked while open for writing', () => {
+  it('an unlinked file whose earlier close went to the journal is not recreated by the journal', async () => {
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client, { writeBack: true });
+    const fh = await fs.create('/j', 0o644);
+    await fs.write(fh, pattern(2 * MiB, 9), 0);
+    await fs.flush(fh);
+    await fs.unlink('/j');
+    await fs.write(fh, Buffer.from('after unlink'), 2 * MiB);
+    expect((await fs.read(fh, 0, 16)).equals(pattern(2 * MiB, 9).subarray(0, 16))).toBe(true);
+    await fs.flush(fh);
+    await fs.release(fh);
+    await fs.journalSettled();
+    expect([...client.objects.keys()]).toEqual([]);
+    await fs.stop();
+  });
+});
