@@ -137,3 +137,71 @@ describe('write-back: unlinked while open for writing', () => {
     await fs.stop();
   });
 });
+
+describe('unlinked mid-upload', () => {
+  it('parts in flight: reads and writes go on, close leaves no object and no multipart upload', async () => {
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client, { stagingLimit: 64 * MiB });
+    const fh = await fs.create('/big', 0o600);
+    const data = pattern(40 * MiB, 11);
+    for (let at = 0; at < data.length; at += MiB) await fs.write(fh, data.subarray(at, at + MiB), at);
+    await fs.unlink('/big');
+    expect(client.objects.has('big')).toBe(false);
+    await fs.fsync(fh);
+    expect(client.objects.has('big')).toBe(false);
+    await fs.write(fh, Buffer.from('end'), 40 * MiB);
+    expect((await fs.read(fh, MiB, 64)).equals(data.subarray(MiB, MiB + 64))).toBe(true);
+    expect((await fs.read(fh, 40 * MiB, 64)).toString()).toBe('end');
+    await fs.release(fh);
+    expect([...client.objects.keys()]).toEqual([]);
+    expect(client.uploads.size).toBe(0);
+    await fs.stop();
+  });
+
+  it('two descriptors and a reader: each keeps the content after unlink, nothing comes back', async () => {
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client);
+    await writeFile(fs, '/two', pattern(MiB, 2));
+    const w1 = await fs.open('/two', 2);
+    const w2 = await fs.open('/two', 2);
+    const r = await fs.open('/two', 0);
+    await fs.write(w1, Buffer.from('w1'), MiB);
+    await fs.unlink('/two');
+    await fs.write(w2, Buffer.from('w2'), MiB + 2);
+    await fs.flush(w1);
+    await fs.release(w1);
+    expect((await fs.read(w2, MiB, 4)).toString()).toBe('w1w2');
+    expect((await fs.read(r, 0, 8)).equals(pattern(MiB, 2).subarray(0, 8))).toBe(true);
+    await fs.flush(w2);
+    await fs.release(w2);
+    await fs.release(r);
+    expect([...client.objects.keys()]).toEqual([]);
+    await fs.stop();
+  });
+});
+
+describe('metadata changes racing the append after a flush without a local copy', () => {
+  it('chmod, touch and rename between the flush and the append keep the append going from their copy', async () => {
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client, { stagingLimit: 6 * MiB });
+    const fh = await fs.create('/m', 0o644);
+    const first = pattern(20 * MiB, 4);
+    for (let at = 0; at < first.length; at += MiB) await fs.write(fh, first.subarray(at, at + MiB), at);
+    await fs.flush(fh);
+    await fs.chmod('/m', 0o600);
+    await fs.utimens('/m', undefined, 1_700_000_000_000);
+    await fs.rename('/m', '/n');
+    await fs.write(fh, Buffer.from('appended'), 20 * MiB);
+    await fs.chmod('/n', 0o640);
+    await fs.write(fh, Buffer.from('!'), 20 * MiB + 8);
+    await fs.flush(fh);
+    await fs.release(fh);
+    const body = client.objects.get('n')?.body;
+    expect(body?.length).toBe(20 * MiB + 9);
+    expect(body?.subarray(20 * MiB).toString()).toBe('appended!');
+    expect(body?.subarray(0, 20 * MiB).equals(first)).toBe(true);
+    expect(client.objects.has('m')).toBe(false);
+    expect(((await fs.getattr('/n')).perm ?? 0) & 0o777).toBe(0o640);
+    await fs.stop();
+  });
+});

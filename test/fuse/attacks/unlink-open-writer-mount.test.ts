@@ -1,0 +1,131 @@
+// Attacks through a real `estuary mount` over s3rver on files removed or replaced while a shell
+// holds them open for writing. docs/SEMANTICS.md, "unlink.": a file unlinked while open for
+// writing is not recreated when it is closed; a rename over a file replaces it, as on a local
+// file system (the old file's descriptors write into a file that has no name any more).
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { startS3rver } from '../../helpers/s3rver.ts';
+import { fuseAvailable, mountBucket, serverEnv, sh } from '../mount-helpers.ts';
+
+afterAll(runTeardowns);
+
+describe.each([[[] as string[]], [['--write-back']]])('mount %j', (extra) => {
+  it('a shell writer of b whose file is replaced by mv a b does not bring its bytes back at close', async () => {
+    if (!fuseAvailable()) return;
+    const server = await startS3rver({ buckets: ['bkt'] });
+    const m = await mountBucket(server, 'bkt', extra);
+    const r = await sh(
+      [
+        'set -e',
+        'exec 3>b',
+        'printf "writer of b" >&3',
+        'printf "renamed a" > a',
+        'mv a b',
+        'printf " more" >&3',
+        'exec 3>&-',
+        'sleep 1',
+        'cat b',
+      ].join('\n'),
+      m.dir,
+    );
+    expect(r).toEqual({ code: 0, out: 'renamed a' });
+    const env = Object.entries(serverEnv(server))
+      .filter(([k]) => k.startsWith('AWS_'))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    await sh('sleep 1');
+    const inBucket = await sh(`${env} aws --endpoint-url ${server.endpoint} s3 cp s3://bkt/b - 2>&1`);
+    expect(inBucket.out).toBe('renamed a');
+  }, 40_000);
+
+  it('mkstemp then unlink: the temp file is readable through its descriptor and gone from the bucket', async () => {
+    if (!fuseAvailable()) return;
+    const server = await startS3rver({ buckets: ['bkt'] });
+    const m = await mountBucket(server, 'bkt', extra);
+    const r = await sh(
+      [
+        'set -e',
+        `python3 - <<'PY'`,
+        'import os, tempfile',
+        'fd, p = tempfile.mkstemp(dir=".")',
+        'os.write(fd, b"x" * 3_000_000)',
+        'os.fsync(fd)',
+        'os.unlink(p)',
+        'os.lseek(fd, 1_000_000, 0)',
+        'os.write(fd, b"hello")',
+        'os.lseek(fd, 999_998, 0)',
+        'print(os.read(fd, 9))',
+        'os.ftruncate(fd, 10)',
+        'os.fsync(fd)',
+        'os.close(fd)',
+        'import time; time.sleep(1)',
+        'print(sorted(os.listdir(".")))',
+        'PY',
+      ].join('\n'),
+      m.dir,
+    );
+    expect(r).toEqual({ code: 0, out: "b'xxhelloxx'\n[]\n" });
+    const env = Object.entries(serverEnv(server))
+      .filter(([k]) => k.startsWith('AWS_'))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    const ls = await sh(`${env} aws --endpoint-url ${server.endpoint} s3 ls s3://bkt/ --recursive 2>&1`);
+    expect(ls.out).toBe('');
+  }, 40_000);
+
+  it('kill -9 of the mount while an unlinked file is open leaves nothing of it in the bucket', async () => {
+    // The kernel (no hard_remove) turns unlink of an open file into a rename to .fuse_hidden*;
+    // SEMANTICS "unlink." promises the object goes at unlink (DeleteObject), so a crash of the
+    // mount meanwhile must not leave the removed file's bytes in the bucket under another name.
+    if (!fuseAvailable()) return;
+    const server = await startS3rver({ buckets: ['bkt'] });
+    const m = await mountBucket(server, 'bkt', extra);
+    const env = Object.entries(serverEnv(server))
+      .filter(([k]) => k.startsWith('AWS_'))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    const r = await sh(
+      [
+        'set -e',
+        'head -c 2000000 /dev/zero > secret',
+        'exec 3<>secret',
+        'rm secret',
+        `${env} aws --endpoint-url ${server.endpoint} s3 ls s3://bkt/ --recursive | awk '{print $4}'`,
+        `kill -9 ${m.child.pid}`,
+        'exec 3>&- || true',
+      ].join('\n'),
+      m.dir,
+    );
+    // While the file is open, the bucket should already be without it.
+    expect.soft(r.out).toBe('');
+    // And at the latest the next start of the mount removes what the crash left.
+    await mountBucket(server, 'bkt', extra);
+    await sh('sleep 1');
+    const ls = await sh(`${env} aws --endpoint-url ${server.endpoint} s3 ls s3://bkt/ --recursive 2>&1`);
+    expect(ls.out).toBe('');
+  }, 40_000);
+
+  it('rm of a large file held open costs a DeleteObject, not a copy of the whole object', async () => {
+    // SEMANTICS "unlink.": DeleteObject. Measured against rm of the same size not held open.
+    if (!fuseAvailable()) return;
+    const server = await startS3rver({ buckets: ['bkt'] });
+    const m = await mountBucket(server, 'bkt', extra);
+    const r = await sh(
+      [
+        'set -e',
+        'head -c 200000000 /dev/urandom > closed',
+        'head -c 200000000 /dev/urandom > held',
+        'sleep 1',
+        's=$(date +%s%N); rm closed; e=$(date +%s%N); echo closed $(( (e - s) / 1000000 ))',
+        'exec 3<held',
+        's=$(date +%s%N); rm held; e=$(date +%s%N); echo held $(( (e - s) / 1000000 ))',
+        'exec 3<&-',
+      ].join('\n'),
+      m.dir,
+    );
+    const ms = Object.fromEntries([...r.out.matchAll(/(closed|held) (\d+)/g)].map((x) => [x[1], Number(x[2])]));
+    expect(r.code, r.out).toBe(0);
+    expect(ms.held, r.out).toBeLessThan(Math.max(500, 3 * ms.closed));
+  }, 60_000);
+});
