@@ -205,3 +205,28 @@ describe('metadata changes racing the append after a flush without a local copy'
     await fs.stop();
   });
 });
+
+describe('rm of an open file as the kernel sends it: a rename to .fuse_hidden, then unlink at release', () => {
+  it('works while the append after a flush without a local copy streams', async () => {
+    // Without hard_remove the kernel answers unlink(2) of an open file with a rename to
+    // .fuse_hidden* and unlinks that at release. rm must succeed, and the writer go on
+    // (SEMANTICS "unlink.": stays writable through its descriptors until close).
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client, { stagingLimit: 6 * MiB });
+    const fh = await fs.create('/log', 0o644);
+    const first = pattern(20 * MiB, 6);
+    for (let at = 0; at < first.length; at += MiB) await fs.write(fh, first.subarray(at, at + MiB), at);
+    await fs.flush(fh);
+    await fs.write(fh, Buffer.from('appended'), 20 * MiB);
+    let renameErr: unknown;
+    await fs.rename('/log', '/.fuse_hidden0000000200000001').catch((err: unknown) => (renameErr = err));
+    expect(String(renameErr ?? 'no error')).toBe('no error');
+    await fs.write(fh, Buffer.from('!'), 20 * MiB + 8);
+    await fs.flush(fh);
+    await fs.release(fh);
+    await fs.unlink('/.fuse_hidden0000000200000001');
+    expect([...client.objects.keys()]).toEqual([]);
+    expect(client.uploads.size).toBe(0);
+    await fs.stop();
+  });
+});

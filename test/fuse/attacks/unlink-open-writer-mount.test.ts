@@ -128,4 +128,24 @@ describe.each([[[] as string[]], [['--write-back']]])('mount %j', (extra) => {
     expect(r.code, r.out).toBe(0);
     expect(ms.held, r.out).toBeLessThan(Math.max(500, 3 * ms.closed));
   }, 60_000);
+
+  it('rm of a file being written past --staging-limit succeeds and the writer goes on', async () => {
+    // The kernel sends rm of an open file as a rename to .fuse_hidden*. A stream past
+    // --staging-limit has no local copy to move, but rm(1) must still work (SEMANTICS "unlink.").
+    if (!fuseAvailable()) return;
+    const server = await startS3rver({ buckets: ['bkt'] });
+    const m = await mountBucket(server, 'bkt', [...extra, '--staging-limit', '6MiB']);
+    const r = await sh(
+      [
+        'exec 3>big',
+        'head -c 40000000 /dev/zero >&3',
+        'rm big; echo rm=$?',
+        'printf more >&3; echo write=$?',
+        'exec 3>&-; echo close=$?',
+        'ls -A',
+      ].join('\n'),
+      m.dir,
+    );
+    expect(r.out).toBe('rm=0\nwrite=0\nclose=0\n');
+  }, 60_000);
 });
