@@ -229,4 +229,23 @@ describe('rm of an open file as the kernel sends it: a rename to .fuse_hidden, t
     expect(client.uploads.size).toBe(0);
     await fs.stop();
   });
+
+  it('mkstemp, rm, write, close: the removed temp file is not uploaded under .fuse_hidden at close', async () => {
+    // SEMANTICS "unlink.": a file unlinked while open for writing is not recreated when closed.
+    // Through the kernel that unlink arrives as a rename to .fuse_hidden*, and its unlink only
+    // after the release: the close in between must not upload the removed file.
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client);
+    const fh = await fs.create('/tmpA1b2C3', 0o600);
+    await fs.write(fh, pattern(3 * MiB, 8), 0);
+    await fs.rename('/tmpA1b2C3', '/.fuse_hidden0000000300000002');
+    await fs.write(fh, pattern(3 * MiB, 9), 3 * MiB);
+    await fs.flush(fh);
+    const uploaded = [...client.objects.keys()];
+    await fs.release(fh);
+    await fs.unlink('/.fuse_hidden0000000300000002');
+    expect(uploaded).toEqual([]);
+    expect(client.calls.get('put') ?? 0).toBe(0);
+    await fs.stop();
+  });
 });
