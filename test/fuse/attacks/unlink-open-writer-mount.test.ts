@@ -148,4 +148,24 @@ describe.each([[[] as string[]], [['--write-back']]])('mount %j', (extra) => {
     );
     expect(r.out).toBe('rm=0\nwrite=0\nclose=0\n');
   }, 60_000);
+
+  it('chmod, touch and mv between the commands of one redirected group past --staging-limit', async () => {
+    // SEMANTICS "UploadPartCopy": a chmod, chown, touch or rename of the file meanwhile is not
+    // another client's change: the append goes on from the copy it made.
+    if (!fuseAvailable()) return;
+    const server = await startS3rver({ buckets: ['bkt'] });
+    const m = await mountBucket(server, 'bkt', [...extra, '--staging-limit', '6MiB']);
+    const r = await sh(
+      [
+        'set -e',
+        '{ head -c 20000000 /dev/zero; chmod 600 f; touch -d @1700000000 f; printf more; mv f g; printf tail; } > f',
+        'sleep 1',
+        'stat -c "%s %a" g',
+        'tail -c 8 g; echo',
+        'ls -A',
+      ].join('\n'),
+      m.dir,
+    );
+    expect(r).toEqual({ code: 0, out: '20000008 600\nmoretail\ng\n' });
+  }, 60_000);
 });
