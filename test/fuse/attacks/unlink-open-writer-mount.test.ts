@@ -168,4 +168,33 @@ describe.each([[[] as string[]], [['--write-back']]])('mount %j', (extra) => {
     );
     expect(r).toEqual({ code: 0, out: '20000008 600\nmoretail\ng\n' });
   }, 60_000);
+
+  it('kill -9 during the append after a flush without a local copy leaves the published object whole', async () => {
+    // SEMANTICS "close": content reaches the bucket only at close or fsync; a crash mid-append
+    // leaves the object as last published, never a partial one.
+    if (!fuseAvailable()) return;
+    const server = await startS3rver({ buckets: ['bkt'] });
+    const m = await mountBucket(server, 'bkt', [...extra, '--staging-limit', '6MiB']);
+    const env = Object.entries(serverEnv(server))
+      .filter(([k]) => k.startsWith('AWS_'))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ');
+    await sh(
+      [
+        'exec 3>f',
+        'head -c 20000000 /dev/zero >&3',
+        'head -c 30000000 /dev/urandom >&3 &',
+        'sleep 0.3',
+        `kill -9 ${m.child.pid}`,
+        'wait',
+        'exec 3>&- || true',
+      ].join('\n'),
+      m.dir,
+    );
+    await sh('sleep 1');
+    const head = await sh(
+      `${env} aws --endpoint-url ${server.endpoint} s3api head-object --bucket bkt --key f --query ContentLength 2>&1`,
+    );
+    expect(head.out.trim(), m.child.output().slice(-3000)).toBe('20000000');
+  }, 60_000);
 });
