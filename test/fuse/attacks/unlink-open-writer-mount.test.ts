@@ -184,7 +184,8 @@ describe.each([[[] as string[]], [['--write-back']]])('mount %j', (extra) => {
         'exec 3>f',
         'head -c 20000000 /dev/zero >&3',
         'head -c 30000000 /dev/urandom >&3 &',
-        'sleep 0.3',
+        // 3>&- : a command that inherits the descriptor publishes the file when it exits (SEMANTICS "close").
+        'sleep 0.3 3>&-',
         `kill -9 ${m.child.pid}`,
         'wait',
         'exec 3>&- || true',
@@ -196,5 +197,18 @@ describe.each([[[] as string[]], [['--write-back']]])('mount %j', (extra) => {
       `${env} aws --endpoint-url ${server.endpoint} s3api head-object --bucket bkt --key f --query ContentLength 2>&1`,
     );
     expect(head.out.trim(), m.child.output().slice(-3000)).toBe('20000000');
+  }, 60_000);
+
+  it('an append a second after a close of a file past --staging-limit goes on, whenever its upload ends', async () => {
+    // SEMANTICS: "an append right after that close() goes on as a stream too"; with --write-back
+    // the same sequence must not turn into EFBIG only because the journal finished the upload.
+    if (!fuseAvailable()) return;
+    const server = await startS3rver({ buckets: ['bkt'] });
+    const m = await mountBucket(server, 'bkt', [...extra, '--staging-limit', '6MiB']);
+    const r = await sh(
+      ['set -e', '{ head -c 20000000 /dev/zero; sleep 1 3>&-; printf more; } > f', 'stat -c %s f'].join('\n'),
+      m.dir,
+    );
+    expect(r).toEqual({ code: 0, out: '20000004\n' });
   }, 60_000);
 });
