@@ -249,3 +249,33 @@ describe('rm of an open file as the kernel sends it: a rename to .fuse_hidden, t
     await fs.stop();
   });
 });
+
+describe('another client between the flush and the append', () => {
+  it.each([
+    ['large (leading copies)', 20 * MiB],
+    ['small (read back)', 2 * MiB],
+  ])('%s: the append fails by close and the other client\'s object stands', async (_name, size) => {
+    // SEMANTICS ("UploadPartCopy"): if another client replaced the object meanwhile, the append
+    // fails (at the latest at the next close() or fsync()) and the other client's object stands.
+    const client = new MemoryObjectClient();
+    const fs = await makeFs(client, { stagingLimit: MiB });
+    const fh = await fs.create('/o', 0o644);
+    const first = pattern(size, 12);
+    for (let at = 0; at < first.length; at += MiB) await fs.write(fh, first.subarray(at, at + MiB), at);
+    await fs.flush(fh);
+    const theirs = pattern(size, 13);
+    await client.put('o', theirs);
+    let failed = false;
+    try {
+      await fs.write(fh, Buffer.from('mine'), size);
+      for (let i = 0; i < 6; i++) await fs.write(fh, pattern(MiB, i), size + 4 + i * MiB);
+      await fs.flush(fh);
+    } catch {
+      failed = true;
+    }
+    await fs.release(fh).catch(() => undefined);
+    expect(failed).toBe(true);
+    expect(client.objects.get('o')?.body.equals(theirs)).toBe(true);
+    await fs.stop();
+  });
+});
