@@ -63,6 +63,11 @@ export class FsCore {
    * crash meanwhile leaves the bucket as it was), and the name is shown as gone until then.
    */
   protected readonly renamedAway = new Map<string, { writer: WriteHandle; key: string }>();
+  /**
+   * Names libfuse gave open files that were removed (see Namespace.hideOpen), to the attributes
+   * they had: they exist only here, for the descriptors still open, until the kernel unlinks them.
+   */
+  protected readonly hidden = new Map<string, Attr>();
 
   constructor(options: FilesystemOptions) {
     this.o = options;
@@ -235,7 +240,7 @@ export class FsCore {
    */
   protected writers(): Set<WriteHandle> {
     const out = new Set<WriteHandle>();
-    for (const h of this.handles.values()) if (h.kind === 'write' && !h.unlinked) out.add(h);
+    for (const h of this.handles.values()) if (h.kind === 'write' && (!h.unlinked || this.hidden.has(h.path))) out.add(h);
     return out;
   }
 
@@ -251,7 +256,8 @@ export class FsCore {
   /** An open writer's view wins over the bucket's: its size is what the writer has written. */
   protected writerAttr(path: string): Attr | undefined {
     const w = this.writersOf(path).at(-1);
-    return w ? { ...w.attr, size: w.size } : undefined;
+    if (w) return { ...w.attr, size: w.size };
+    return this.hidden.get(path);
   }
 
   /**

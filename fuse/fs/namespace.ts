@@ -6,7 +6,7 @@ import { S3_LIMITS, type WriteOptions } from '../s3/object-client.ts';
 import { ListingProgress } from '../s3/listing-progress.ts';
 import { copyObject } from './copy.ts';
 import { FsError } from './errno.ts';
-import { checkNewPath, parentOf } from './keys.ts';
+import { baseName, checkNewPath, parentOf } from './keys.ts';
 import {
   type Attr,
   attrFromHead,
@@ -28,6 +28,10 @@ import type { Owner } from './fs-types.ts';
 const PATH_MAX = 4096;
 /** Parallel copies during a directory rename. */
 const RENAME_PARALLEL = 8;
+/** The name libfuse gives a removed file that is still open: `.fuse_hidden` and 16 hex digits. */
+const HIDDEN_NAME = /^\.fuse_hidden[0-9a-f]{16}$/;
+/** Why a writer's stream could not be moved to a local file: the limit, or the cache disk. */
+const NO_LOCAL_COPY = new Set(['EFBIG', 'ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
 
 export class Namespace extends Writes {
   async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
@@ -61,13 +65,12 @@ export class Namespace extends Writes {
   async unlink(path: string): Promise<void> {
     this.refuseIfReadOnly();
     await this.settled(path);
+    // Its object went when the open file was removed (hideOpen); the kernel now ends the name.
+    if (this.hidden.delete(path)) return;
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind === 'dir') throw new FsError('EISDIR');
-    for (const w of this.writersOf(path)) {
-      const lost = await w.unlink();
-      if (lost) this.o.log.warn({ path, err: String(lost) }, 'an open writer of a removed file cannot read back what it had published');
-    }
+    await this.unlinkWriters(path);
     await this.keepReaders(path);
     await this.client.delete(this.key(path));
     this.forget(path);
@@ -198,6 +201,7 @@ export class Namespace extends Writes {
     await this.settled(from);
     const src = await this.lookup(from);
     if (!src) throw new FsError('ENOENT');
+    if (src.kind !== 'dir' && HIDDEN_NAME.test(baseName(to)) && this.isOpen(from)) return this.hideOpen(from, to, src);
     await this.mustBeDir(parentOf(to));
     const dst = await this.lookup(to);
     if (src.kind === 'dir') {
@@ -208,11 +212,46 @@ export class Namespace extends Writes {
       await this.renameDir(from, to, src);
     } else {
       if (dst?.kind === 'dir') throw new FsError('EISDIR');
-      if (this.writersOf(from).some((w) => w.dirty)) await this.renameWritten(from, to, dst);
+      // The file renamed over is removed: its open writers keep it locally and publish nothing.
+      if (dst) await this.unlinkWriters(to);
+      if (this.writersOf(from).some((w) => w.dirty)) await this.renameWrittenOrPublished(from, to, src, dst);
       else await this.renameObject(from, to, src, dst);
     }
     this.touchDir(parentOf(from));
     this.touchDir(parentOf(to));
+  }
+
+  /**
+   * libfuse does not pass on the removal of a file that is still open (the mount runs without
+   * hard_remove, whose removed files lose their paths): it renames the file to .fuse_hidden<N>
+   * and unlinks that name after the last close. For the bucket that rename is the unlink, and
+   * happens now: the open descriptors keep the content locally (WriteHandle.unlink,
+   * keepReaders), the object is deleted, and the hidden name lives only here. A crash of the mount
+   * then leaves nothing of the file in the bucket, and no close uploads it.
+   */
+  protected async hideOpen(from: string, to: string, src: Attr): Promise<void> {
+    await this.unlinkWriters(from);
+    await this.keepReaders(from);
+    const held = [...this.handles.values()].filter((h) => h.path === from);
+    for (const h of held) h.path = to;
+    this.hidden.set(to, src);
+    await this.client.delete(this.key(from));
+    this.forget(from);
+    this.touchDir(parentOf(from));
+  }
+
+  /** The file at `path` is removed: its open writers keep what they hold locally (WriteHandle.unlink). */
+  protected async unlinkWriters(path: string): Promise<void> {
+    for (const w of this.writersOf(path)) {
+      const lost = await w.unlink();
+      if (lost) this.o.log.warn({ path, err: String(lost) }, 'an open writer of a removed file cannot keep what it holds');
+    }
+  }
+
+  /** Whether a descriptor of the file at `path` is open (a write, a read, or a reader of a writer). */
+  protected isOpen(path: string): boolean {
+    for (const h of this.handles.values()) if (h.path === path) return true;
+    return false;
   }
 
   /** A file with nothing unsaved: server-side copy, then delete. */
@@ -252,6 +291,22 @@ export class Namespace extends Writes {
     this.forget(from);
     this.remember(to, { ...writers[0]!.attr, size: writers[0]!.size, ctimeMs: Date.now() });
     this.renamedAway.set(from, { writer: writers[0]!, key: away });
+  }
+
+  /**
+   * renameWritten, unless a writer's stream has no local copy to move (past --staging-limit, or
+   * a failed cache disk): then its content is published under the old name first and renamed as a
+   * closed file is, and the writer goes on after the copy (WriteHandle.streamOn). A rename never
+   * fails for want of a local copy.
+   */
+  protected async renameWrittenOrPublished(from: string, to: string, src: Attr, dst: Attr | null): Promise<void> {
+    try {
+      await this.renameWritten(from, to, dst);
+    } catch (err) {
+      if (!(err instanceof FsError && NO_LOCAL_COPY.has(err.errno))) throw err;
+      for (const w of this.writersOf(from)) if (w.dirty) await this.flushWriter(w);
+      await this.renameObject(from, to, src, dst);
+    }
   }
 
   /** Copies every object under the directory, then deletes the originals: not atomic. */

@@ -79,20 +79,24 @@ export class WriteHandle {
 
   /**
    * The file was unlinked while open: nothing of it is published any more, but the descriptor
-   * stays readable and writable, as POSIX keeps an unlinked file's. What was published is kept in
-   * a staging file before the object goes; resolves the cache disk's error when that failed (then
-   * later writes are dropped at once and reads fail).
+   * stays readable and writable, as POSIX keeps an unlinked file's. Its content (what was
+   * published, and what a stream holds) is kept in a staging file before the object goes; resolves
+   * the error when that failed (cache disk, --staging-limit): later writes are then dropped at
+   * once and reads fail.
    */
   unlink(): Promise<unknown> {
     return this.serial(async () => {
       this.unlinked = true;
       this.copyLost = undefined;
-      if (this.stream || this.staging || this.base === 0) return undefined;
+      // A stream would only upload parts to be thrown away at close: its bytes go local too.
+      if (this.staging || (this.base === 0 && !this.stream)) return undefined;
       try {
         await this.toStaging();
         return undefined;
       } catch (err) {
-        this.dropping = this.base;
+        const size = this.size;
+        await this.discard();
+        this.dropping = size;
         return err;
       }
     });
