@@ -45,6 +45,9 @@ export class FsError extends Error {
 
 export const fsError = (errno: ErrnoName, message?: string): FsError => new FsError(errno, message);
 
+/** What a failing cache disk answers (full, over quota, turned read-only, an I/O error). */
+export const CACHE_DISK_ERRNOS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
+
 /** Local-disk errors (staging files, the cache directory) that keep their own meaning. */
 const LOCAL_ERRNOS = new Set<string>(['ENOSPC', 'EDQUOT', 'EACCES', 'EROFS']);
 

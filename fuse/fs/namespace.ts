@@ -5,7 +5,7 @@
 import { S3_LIMITS, type WriteOptions } from '../s3/object-client.ts';
 import { ListingProgress } from '../s3/listing-progress.ts';
 import { copyObject } from './copy.ts';
-import { FsError } from './errno.ts';
+import { CACHE_DISK_ERRNOS, FsError } from './errno.ts';
 import { baseName, checkNewPath, parentOf } from './keys.ts';
 import {
   type Attr,
@@ -30,8 +30,6 @@ const PATH_MAX = 4096;
 const RENAME_PARALLEL = 8;
 /** The name libfuse gives a removed file that is still open: `.fuse_hidden` and 16 hex digits. */
 const HIDDEN_NAME = /^\.fuse_hidden[0-9a-f]{16}$/;
-/** Why a writer's stream could not be moved to a local file: the limit, or the cache disk. */
-const NO_LOCAL_COPY = new Set(['EFBIG', 'ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
 
 export class Namespace extends Writes {
   async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
@@ -303,7 +301,8 @@ export class Namespace extends Writes {
     try {
       await this.renameWritten(from, to, dst);
     } catch (err) {
-      if (!(err instanceof FsError && NO_LOCAL_COPY.has(err.errno))) throw err;
+      // No local copy to move: the limit, or the cache disk.
+      if (!(err instanceof FsError && (err.errno === 'EFBIG' || CACHE_DISK_ERRNOS.has(err.errno)))) throw err;
       for (const w of this.writersOf(from)) if (w.dirty) await this.flushWriter(w);
       await this.renameObject(from, to, src, dst);
     }

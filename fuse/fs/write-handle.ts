@@ -2,7 +2,7 @@
 // it is written, or a staging file on local disk, published only at flush (close or fsync).
 
 import { isObjectError, type WriteOptions } from '../s3/object-client.ts';
-import { FsError, toErrno } from './errno.ts';
+import { CACHE_DISK_ERRNOS, FsError, toErrno } from './errno.ts';
 import type { HandleSettings } from './file-handle.ts';
 import { type Attr, writeOptionsOf } from './metadata.ts';
 import { Spool } from './spool.ts';
@@ -10,9 +10,8 @@ import { StagingFile } from './staging-file.ts';
 import { MemoryPressure, StreamingUpload } from './streaming-upload.ts';
 
 /** A failure of the cache disk itself (a system call's code), not of the bucket nor a refusal of ours. */
-const DISK_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
 const isDiskError = (err: unknown) =>
-  !(err instanceof FsError) && !isObjectError(err) && DISK_ERRORS.has(String((err as { code?: unknown })?.code));
+  !(err instanceof FsError) && !isObjectError(err) && CACHE_DISK_ERRNOS.has(String((err as { code?: unknown })?.code));
 
 export class WriteHandle {
   readonly kind = 'write';
