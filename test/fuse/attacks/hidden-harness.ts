@@ -130,8 +130,8 @@ let bucketCounter = 0;
 export async function freshMount(server: S3Server, extra: readonly string[] = []): Promise<{ bucket: Bucket; mnt: Mounted }> {
   const bucket = new Bucket(server, `hid-${process.pid}-${++bucketCounter}`);
   await bucket.create();
-  const cache = await tempDir('estuary-hidcache-');
-  const mnt = await mountBucket(server, bucket.name, ['--cache-dir', cache, '--cache-ttl', '0s', ...extra]);
+  const cache = extra.includes('--cache-dir') ? [] : ['--cache-dir', await tempDir('estuary-hidcache-')];
+  const mnt = await mountBucket(server, bucket.name, [...cache, '--cache-ttl', '0s', ...extra]);
   return { bucket, mnt };
 }
 

@@ -143,11 +143,13 @@ def hold_open(path: str, mode: str) -> dict:
     """Holds `path` open (for reading or writing) until the gate `release` opens."""
     flags = os.O_RDONLY if mode == 'r' else os.O_RDWR
     fd = os.open(path, flags)
-    if mode == 'w':
-        write_all(fd, data(30, 1000), 0)
     step('open')
     step('release')
-    res = {'close_err': errno_of(lambda: os.close(fd))}
+    res = {}
+    if mode == 'w':
+        # Removed while open: writes are taken (SEMANTICS "unlink."), whatever the disk can keep.
+        res['write_err'] = errno_of(lambda: write_all(fd, data(30, 1000), 0))
+    res['close_err'] = errno_of(lambda: os.close(fd))
     return res
 
 
