@@ -222,7 +222,59 @@ def append_existing(path: str, more: int) -> dict:
     return res
 
 
+def two_and_reader(path: str, size: int) -> dict:
+    """Two writable descriptors and a reader of one existing file; the file is removed meanwhile."""
+    res: dict = {}
+    w1 = os.open(path, os.O_RDWR)
+    w2 = os.open(path, os.O_RDWR)
+    rd = os.open(path, os.O_RDONLY)
+    old = pread_all(rd, size)
+    res['old_sha'] = sha(old)
+    patch = data(90, 4096)
+    write_all(w1, patch, 100)
+    step('written')
+    os.unlink(path)
+    res['exists_after_unlink'] = os.path.exists(path)
+    more = data(91, 8192)
+    res['w2_write_err'] = errno_of(lambda: write_all(w2, more, size))
+    expect = bytearray(old)
+    expect[100 : 100 + len(patch)] = patch
+    expect += more
+    try:
+        res['w1_sees_all'] = pread_all(w1, len(expect)) == bytes(expect)
+    except OSError as e:
+        res['w1_sees_all'] = os.strerror(e.errno)
+    try:
+        got = pread_all(rd, len(expect))
+        res['reader_sees'] = 'all' if got == bytes(expect) else 'old' if got == old else 'other'
+    except OSError as e:
+        res['reader_sees'] = os.strerror(e.errno)
+    res['close_errs'] = [errno_of(lambda: os.close(fd)) for fd in (w1, rd, w2)]
+    return res
+
+
+def race(path: str, rounds: int) -> dict:
+    """close() of a fresh file and unlink() of it from another thread at the same moment."""
+    import threading
+
+    res: dict = {'unlink_errs': [], 'close_errs': []}
+    for i in range(rounds):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+        write_all(fd, data(100 + i, 200_000), 0)
+        errs: dict = {}
+        t = threading.Thread(target=lambda: errs.__setitem__('u', errno_of(lambda: os.unlink(path))))
+        t.start()
+        errs['c'] = errno_of(lambda: os.close(fd))
+        t.join()
+        res['unlink_errs'].append(errs['u'])
+        res['close_errs'].append(errs['c'])
+    res['exists'] = os.path.exists(path)
+    return res
+
+
 COMMANDS = {
+    'two-and-reader': lambda a: two_and_reader(a[0], int(a[1])),
+    'race': lambda a: race(a[0], int(a[1])),
     'tmpfile': lambda a: tmpfile(a[0], int(a[1]), int(a[2])),
     'recreate': lambda a: recreate(a[0], int(a[1])),
     'renamed-then-removed': lambda a: renamed_then_removed(a[0], a[1], int(a[2])),
