@@ -68,10 +68,11 @@ export async function opsData(seed: number, n: number): Promise<Buffer> {
 
 export class Bucket {
   readonly s3: S3Client;
-  constructor(
-    readonly server: S3Server,
-    readonly name: string,
-  ) {
+  readonly server: S3Server;
+  readonly name: string;
+  constructor(server: S3Server, name: string) {
+    this.server = server;
+    this.name = name;
     this.s3 = s3Client(server);
   }
 

@@ -216,6 +216,28 @@ export function hiddenSuite(server: () => S3Server): void {
     expect(await bucket.sha('ag')).toBe(r.whole_sha);
   }, 40_000);
 
+  for (const [what, act] of [
+    ['chmod', (dir: string) => `chmod 600 '${join(dir, 'cm')}'`],
+    ['mv', (dir: string) => `mv '${join(dir, 'cm')}' '${join(dir, 'cm-moved')}'`],
+  ] as const) {
+    it(`append after a flush without a local copy, a ${what} of the file meanwhile: the append goes on and the object is whole`, async () => {
+      // SEMANTICS "write, everything else": "A chmod, chown, touch or rename of the file meanwhile
+      // is not another client's change: the append goes on from the copy it made."
+      const { bucket, mnt } = small;
+      const run = await ops(['append-after-flush', join(mnt.dir, 'cm'), String(24 * MiB), String(6 * MiB)]);
+      await run.reached('flushed');
+      expect((await sh(act(mnt.dir))).code).toBe(0);
+      await run.open('flushed');
+      const r = await run.result();
+      expect(r).toMatchObject({ fsync_err: null, append_err: null, fsync2_err: null, close_err: null });
+      const name = what === 'mv' ? 'cm-moved' : 'cm';
+      expect(await bucket.sha(name)).toBe(r.whole_sha);
+      if (what === 'mv') expect(await bucket.keys()).not.toContain('cm');
+      else expect((await sh(`stat -c %a '${join(mnt.dir, 'cm')}'`)).out.trim()).toBe('600');
+      await sh(`rm -f '${join(mnt.dir, name)}'`);
+    }, 40_000);
+  }
+
   it('append after a flush of a one-PUT file past --staging-limit goes on as a stream, not EFBIG', async () => {
     // SEMANTICS "write, everything else": "Without one (past the limit, or a failed cache disk),
     // an append right after that close() goes on as a stream too". 12 MiB fits one PUT (under
