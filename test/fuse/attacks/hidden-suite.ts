@@ -141,6 +141,20 @@ export function hiddenSuite(server: () => S3Server): void {
       expect(await bucket.sha(HIDDEN.replace('0123', '4567'))).toBe(sha256(content));
     }, 20_000);
 
+    it('a file being written, renamed to that name by its writer: the written bytes are published under it', async () => {
+      const { bucket, mnt } = plain;
+      const target = HIDDEN.replace('0123', 'cdef');
+      const script = `import os,sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+os.write(fd, b'report, part one\\n')
+os.rename(sys.argv[1], sys.argv[2])
+os.write(fd, b'report, part two\\n')
+os.close(fd)`;
+      const r = await sh(`python3 -c "${script.replace(/"/g, '\\"')}" '${join(mnt.dir, 'report')}' '${join(mnt.dir, target)}'`);
+      expect(r.code).toBe(0);
+      expect((await bucket.body(target))?.toString()).toBe('report, part one\nreport, part two\n');
+    }, 20_000);
+
     it('a file renamed over an existing object of that name while open replaces it', async () => {
       const { bucket, mnt } = plain;
       const target = HIDDEN.replace('0123', '89ab');
@@ -193,20 +207,38 @@ export function hiddenSuite(server: () => S3Server): void {
     expect(await bucket.keys()).not.toContain('sa');
   }, 40_000);
 
-  it('append after a flush without a local copy, the object replaced meanwhile: never a mixed object', async () => {
-    // SEMANTICS "write, everything else": "if another client replaced the object meanwhile, the
-    // append fails (at the latest at the next close() or fsync()) and the other client's object stands".
+  for (const how of ['in parts', 'in one PUT'] as const) {
+    it(`append after a flush without a local copy, the object replaced ${how} meanwhile: never a mixed object`, async () => {
+      // SEMANTICS "write, everything else": "if another client replaced the object meanwhile, the
+      // append fails (at the latest at the next close() or fsync()) and the other client's object stands".
+      const { bucket, mnt } = small;
+      const name = `af-${how.length}`;
+      const run = await ops(['append-after-flush', join(mnt.dir, name), String(24 * MiB), String(6 * MiB)]);
+      await run.reached('flushed');
+      // Same size; in parts it is an SLO on Swift, on whose copies the condition is refused.
+      const theirs = Buffer.alloc(24 * MiB, 0x5a);
+      if (how === 'in parts') await bucket.putMultipart(name, theirs);
+      else await bucket.put(name, theirs);
+      await run.open('flushed');
+      const r = await run.result();
+      expect(r.fsync_err).toBe(null);
+      expect(await bucket.sha(name)).toBe(sha256(theirs));
+      expect(r.fsync2_err ?? r.close_err ?? r.append_err).not.toBe(null);
+    }, 40_000);
+  }
+
+  it('a stream past --staging-limit renamed while open, the new name replaced by another client before the append: theirs stands', async () => {
     const { bucket, mnt } = small;
-    const run = await ops(['append-after-flush', join(mnt.dir, 'af'), String(24 * MiB), String(6 * MiB)]);
-    await run.reached('flushed');
-    // Same size, multipart: on Swift an SLO, on whose copies the condition is refused.
-    const theirs = Buffer.alloc(24 * MiB, 0x5a);
-    await bucket.putMultipart('af', theirs);
-    await run.open('flushed');
+    const run = await ops(['rename-streaming', join(mnt.dir, 'ta'), join(mnt.dir, 'tb'), String(24 * MiB), String(6 * MiB)]);
+    await run.reached('renamed');
+    const theirs = Buffer.alloc(24 * MiB, 0x33);
+    await bucket.putMultipart('tb', theirs);
+    await run.open('renamed');
     const r = await run.result();
-    expect(r.fsync_err).toBe(null);
-    expect(await bucket.sha('af')).toBe(sha256(theirs));
-    expect(r.fsync2_err ?? r.close_err ?? r.append_err).not.toBe(null);
+    expect(r.rename_err).toBe(null);
+    expect(await bucket.sha('tb')).toBe(sha256(theirs));
+    expect(r.append_err ?? r.close_err).not.toBe(null);
+    expect(await bucket.keys()).not.toContain('ta');
   }, 40_000);
 
   it('append after a flush without a local copy, nothing changed meanwhile: the object is whole', async () => {
