@@ -78,15 +78,22 @@ describe.skipIf(!fuse.ok || !minio.ok)('removed open files, directories and race
     expect(await bucket.keys()).not.toContain('shared');
   }, 20_000);
 
-  it('close() and unlink() of a fresh file at the same moment, 15 times: the file never stays', async () => {
-    const { bucket, mnt } = m;
-    const r = await opsResult(['race', join(mnt.dir, 'racer'), '15']);
-    expect(r.unlink_errs).toEqual(Array(15).fill(null));
-    expect(r.close_errs).toEqual(Array(15).fill(null));
-    expect(r.exists).toBe(false);
-    await new Promise((res) => setTimeout(res, 500));
-    expect((await bucket.keys()).filter((k) => k.includes('racer') || k.includes('fuse_hidden'))).toEqual([]);
-  }, 40_000);
+  for (const [rounds, size] of [
+    [15, 200_000],
+    [3, 24 * MiB],
+  ] as const) {
+    it(`close() and unlink() of a fresh file of ${size} bytes at the same moment, ${rounds} times: the file never stays`, async () => {
+      const { bucket, mnt } = m;
+      const name = `racer-${size}`;
+      const r = await opsResult(['race', join(mnt.dir, name), String(rounds), String(size)]);
+      expect(r.unlink_errs).toEqual(Array(rounds).fill(null));
+      expect(r.close_errs).toEqual(Array(rounds).fill(null));
+      expect(r.exists).toBe(false);
+      await new Promise((res) => setTimeout(res, 500));
+      expect((await bucket.keys()).filter((k) => k.includes('racer') || k.includes('fuse_hidden'))).toEqual([]);
+      expect(await bucket.uploads()).toEqual([]);
+    }, 40_000);
+  }
 });
 
 describe.skipIf(!fuse.ok || !swift.ok)('a reader of an object in parts (Swift)', () => {

@@ -253,14 +253,14 @@ def two_and_reader(path: str, size: int) -> dict:
     return res
 
 
-def race(path: str, rounds: int) -> dict:
+def race(path: str, rounds: int, size: int) -> dict:
     """close() of a fresh file and unlink() of it from another thread at the same moment."""
     import threading
 
     res: dict = {'unlink_errs': [], 'close_errs': []}
     for i in range(rounds):
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
-        write_all(fd, data(100 + i, 200_000), 0)
+        write_all(fd, data(100 + i, size), 0)
         errs: dict = {}
         t = threading.Thread(target=lambda: errs.__setitem__('u', errno_of(lambda: os.unlink(path))))
         t.start()
@@ -274,7 +274,7 @@ def race(path: str, rounds: int) -> dict:
 
 COMMANDS = {
     'two-and-reader': lambda a: two_and_reader(a[0], int(a[1])),
-    'race': lambda a: race(a[0], int(a[1])),
+    'race': lambda a: race(a[0], int(a[1]), int(a[2])),
     'tmpfile': lambda a: tmpfile(a[0], int(a[1]), int(a[2])),
     'recreate': lambda a: recreate(a[0], int(a[1])),
     'renamed-then-removed': lambda a: renamed_then_removed(a[0], a[1], int(a[2])),
