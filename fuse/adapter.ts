@@ -56,6 +56,11 @@ interface Binding {
    * one time is omitted (`touch -m`, `touch -a`), with UTIME_OMIT as OMITTED_MS.
    */
   fuse_native_utime_omit_ok?: () => void;
+  /**
+   * Added by scripts/patch-fuse-native.sh: called before mounting, operations on an open file that
+   * libfuse has no path for reach JavaScript with the path "" instead of being refused (ENOENT).
+   */
+  fuse_native_nullpath_ok?: () => void;
 }
 
 /** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
@@ -137,6 +142,13 @@ const OMITTED_MS = 2 ** 53;
 /** A time utimens was given, or undefined when the caller left it as it is (UTIME_OMIT). */
 const given = (ms: number): number | undefined => (ms >= OMITTED_MS ? undefined : ms);
 
+/**
+ * The path the patched addon passes for an open file or directory libfuse has no path for: a
+ * removed file still open (.fuse_hidden) whose directory was removed too. Operations with a
+ * descriptor find the file by that; a change of its mode, owner or times has nothing to change.
+ */
+const NO_PATH = '';
+
 /** For operations that answer with nothing but success. */
 const nothing = (p: Promise<void>): Promise<unknown[]> => p.then(() => []);
 
@@ -162,13 +174,18 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
   };
   return {
     getattr: (p: string, cb: Cb) => reply('getattr', p, cb, async () => [stat(p, await fs.getattr(p))]),
-    fgetattr: (p: string, _fd: number, cb: Cb) =>
-      reply('fgetattr', p, cb, async () => [stat(p, await fs.getattr(p))]),
+    fgetattr: (p: string, fd: number, cb: Cb) =>
+      reply('fgetattr', p, cb, async () => {
+        if (p !== NO_PATH) return [stat(p, await fs.getattr(p))];
+        const opened = fs.openedAttr(fd);
+        return [toStat(opened.attr, fs.inodeOf(opened.path, opened.attr.kind))];
+      }),
     // Each name goes with its attributes, so the kernel gets every entry's type (d_type) and `find`
     // or `du` need not stat the files they only pass through. Of `.` and `..` only the type is read.
     readdir: (p: string, cb: Cb) =>
       reply('readdir', p, cb, async () => {
-        const entries = await fs.readdir(p);
+        // A directory removed while a listing of it was open holds nothing.
+        const entries = p === NO_PATH ? [] : await fs.readdir(p);
         return [
           ['.', '..', ...entries.map((e) => e.name)],
           [
@@ -222,13 +239,16 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
       reply('symlink', p, cb, () => nothing(fs.symlink(target, p, owner)));
     },
     readlink: (p: string, cb: Cb) => reply('readlink', p, cb, async () => [await fs.readlink(p)]),
-    chmod: (p: string, mode: number, cb: Cb) => reply('chmod', p, cb, () => nothing(fs.chmod(p, mode))),
+    chmod: (p: string, mode: number, cb: Cb) =>
+      reply('chmod', p, cb, () => (p === NO_PATH ? Promise.resolve([]) : nothing(fs.chmod(p, mode)))),
     chown: (p: string, uid: number, gid: number, cb: Cb) =>
-      reply('chown', p, cb, () => nothing(fs.chown(p, uid, gid))),
+      reply('chown', p, cb, () => (p === NO_PATH ? Promise.resolve([]) : nothing(fs.chown(p, uid, gid)))),
     // fuse-native 2.2.6 as published passes the access time in both arguments;
     // scripts/patch-fuse-native.sh (postinstall) corrects its C glue so mtime is mtime.
     utimens: (p: string, atime: number, mtime: number, cb: Cb) =>
-      reply('utimens', p, cb, () => nothing(fs.utimens(p, given(atime), given(mtime)))),
+      reply('utimens', p, cb, () =>
+        p === NO_PATH ? Promise.resolve([]) : nothing(fs.utimens(p, given(atime), given(mtime))),
+      ),
     statfs: (p: string, cb: Cb) => reply('statfs', p, cb, async () => [fs.statfs()]),
     // Hard links cannot be expressed in S3.
     link: (p: string, _to: string, cb: Cb) => reply('link', p, cb, async () => errnoNumber('EPERM')),
@@ -255,6 +275,7 @@ export class FuseMount {
     // kernel drops its caches (see fs/inodes.ts).
     const Fuse = fuseNative();
     binding().fuse_native_utime_omit_ok?.();
+    binding().fuse_native_nullpath_ok?.();
     this.fuse = new Fuse(mountpoint, operations(fs, log, this.inFlight), {
       fsname: `${options.source.replace(/,/g, '_')},big_writes,atomic_o_trunc,use_ino${options.nonEmpty ? ',nonempty' : ''}`,
       subtype: 'estuary',

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Three corrections to fuse-native 2.2.6's C glue, then a rebuild of the addon (N-API, against the
+# Four corrections to fuse-native 2.2.6's C glue, then a rebuild of the addon (N-API, against the
 # libfuse the package bundles). Idempotent; run by npm's postinstall.
 #  1. utimens hands JavaScript the access time twice (tv[0] converted for both arguments), so
 #     every mount would store the access time as the modification time set by cp -p, tar or
@@ -14,13 +14,18 @@
 #     anything. The addon now exports fuse_native_utime_omit_ok(), which a mount calls before
 #     mounting to set that flag; utimens then hands JavaScript UTIME_NOW as the current time and
 #     UTIME_OMIT as 2^64-1 milliseconds. Mounts that do not call it get the old behaviour.
+#  4. libfuse refuses with ENOENT the reads, writes and closes of a file it has no path for (a
+#     removed file still open whose directory was removed too), unless the filesystem sets
+#     flag_nullpath_ok; then it passes a NULL path, which the glue handed napi_create_string_utf8
+#     as is. It now hands JavaScript "" for a missing path, and exports fuse_native_nullpath_ok(),
+#     which a mount calls before mounting to set the flag.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=node_modules/fuse-native
 src=$dir/fuse-native.c
 [ -f "$src" ] || exit 0
 if grep -q 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' "$src" && grep -q 'fuse_native_caller' "$src" &&
-  grep -q 'fuse_native_utime_omit_ok' "$src" &&
+  grep -q 'fuse_native_utime_omit_ok' "$src" && grep -q 'fuse_native_nullpath_ok' "$src" &&
   [ -f "$dir/build/Release/fuse.node" ]; then
   exit 0
 fi
@@ -44,6 +49,15 @@ if ! grep -q 'fuse_native_utime_omit_ok' "$src"; then
     -e 's/^  if (implemented\[op_utimens\]) ops.utimens = fuse_native_utimens;$/&\n  ops.flag_utime_omit_ok = utime_omit_ok;/' \
     -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_utime_omit_ok) {\n  utime_omit_ok = 1;\n  return NULL;\n}\n\n&/' \
     -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_utime_omit_ok)/' \
+    "$src"
+fi
+if ! grep -q 'fuse_native_nullpath_ok' "$src"; then
+  sed -i \
+    -e 's/napi_create_string_utf8(env, l->path, NAPI_AUTO_LENGTH/napi_create_string_utf8(env, l->path ? l->path : "", NAPI_AUTO_LENGTH/' \
+    -e 's/^static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;$/&\nstatic int nullpath_ok = 0;/' \
+    -e 's/^  if (implemented\[op_utimens\]) ops.utimens = fuse_native_utimens;$/&\n  ops.flag_nullpath_ok = nullpath_ok;/' \
+    -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_nullpath_ok) {\n  nullpath_ok = 1;\n  return NULL;\n}\n\n&/' \
+    -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_nullpath_ok)/' \
     "$src"
 fi
 gyp="${npm_config_node_gyp:-$(dirname "$(command -v npm)")/../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js}"

@@ -23,15 +23,17 @@ import {
 import { inParallel } from './staging-file.ts';
 import { Writes } from './writes.ts';
 import type { Owner } from './fs-types.ts';
+import { HiddenNames } from './hidden-names.ts';
 
 /** Linux's PATH_MAX: a symlink's target, with its terminating NUL, fits in it. */
 const PATH_MAX = 4096;
 /** Parallel copies during a directory rename. */
 const RENAME_PARALLEL = 8;
-/** The name libfuse gives a removed file that is still open: `.fuse_hidden` and 16 hex digits. */
-const HIDDEN_NAME = /^\.fuse_hidden[0-9a-f]{16}$/;
 
 export class Namespace extends Writes {
+  /** libfuse's names for removed open files (hidden-names.ts). */
+  private readonly hiddenNames = new HiddenNames();
+
   async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
     this.refuseIfReadOnly();
     checkNewPath(this.prefix, path, true);
@@ -51,7 +53,9 @@ export class Namespace extends Writes {
     await this.settled(path, true);
     const prefix = this.dirKey(path);
     const page = await this.client.list(prefix, { maxKeys: 2 });
-    if (page.objects.some((o) => o.key !== prefix) || this.writersUnder(path).length > 0) {
+    // A removed file still open is no object: only its descriptors know its name (hideOpen).
+    const writing = this.writersUnder(path).filter((w) => !w.unlinked);
+    if (page.objects.some((o) => o.key !== prefix) || writing.length > 0) {
       throw new FsError('ENOTEMPTY');
     }
     await this.client.delete(prefix);
@@ -64,7 +68,7 @@ export class Namespace extends Writes {
     this.refuseIfReadOnly();
     await this.settled(path);
     // Its object went when the open file was removed (hideOpen); the kernel now ends the name.
-    if (this.hidden.delete(path)) return;
+    if (this.hidden.delete(path) || this.endedHidden.delete(path)) return;
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind === 'dir') throw new FsError('EISDIR');
@@ -160,6 +164,14 @@ export class Namespace extends Writes {
     this.refuseIfReadOnly();
     if (path === '/') return;
     await this.settled(path);
+    // A removed file still open (fchmod, futimens): its object is gone; the change is its own.
+    const removed = this.hidden.get(path);
+    if (removed) {
+      const next = { ...change(removed), ctimeMs: Date.now() };
+      this.hidden.set(path, next);
+      for (const w of this.writersOf(path)) w.attr = { ...next, size: w.size };
+      return;
+    }
     const writers = this.writersOf(path);
     if (writers.some((w) => w.dirty)) {
       for (const w of writers) {
@@ -199,7 +211,7 @@ export class Namespace extends Writes {
     await this.settled(from);
     const src = await this.lookup(from);
     if (!src) throw new FsError('ENOENT');
-    if (src.kind !== 'dir' && HIDDEN_NAME.test(baseName(to)) && this.isOpen(from)) return this.hideOpen(from, to, src);
+    if (src.kind !== 'dir' && this.isOpen(from) && this.hiddenNames.take(baseName(to))) return this.hideOpen(from, to, src);
     await this.mustBeDir(parentOf(to));
     const dst = await this.lookup(to);
     if (src.kind === 'dir') {
@@ -238,11 +250,15 @@ export class Namespace extends Writes {
     this.touchDir(parentOf(from));
   }
 
-  /** The file at `path` is removed: its open writers keep what they hold locally (WriteHandle.unlink). */
+  /**
+   * The file at `path` is removed: its open writers keep what they hold locally (WriteHandle.unlink),
+   * and the objects of names it was renamed away from while written go now, not at its close.
+   */
   protected async unlinkWriters(path: string): Promise<void> {
     for (const w of this.writersOf(path)) {
       const lost = await w.unlink();
       if (lost) this.o.log.warn({ path, err: String(lost) }, 'an open writer of a removed file cannot keep what it holds');
+      await this.dropRenamedAway(w);
     }
   }
 

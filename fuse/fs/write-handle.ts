@@ -276,7 +276,14 @@ export class WriteHandle {
             this.copyLost = err instanceof FsError ? err : new FsError(toErrno(err), String(err));
             return undefined;
           });
-        } else await spool?.close();
+        } else {
+          await spool?.close();
+          // Sent in one PUT, past what a local copy may hold: an append goes on as a stream after
+          // the published bytes, as it does after a stream sent in parts.
+          if (stream.size > this.s.staging.limit) {
+            this.copyLost = new FsError('EFBIG', `${this.key}: over the staging limit of ${this.s.staging.limit}`);
+          }
+        }
       }
       this.base = this.size;
       this.dirty = false;

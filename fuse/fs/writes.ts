@@ -115,6 +115,7 @@ export class Writes extends Reads {
       if (h.kind === 'write') await this.publishAtRelease(h);
     } finally {
       this.handles.delete(fh);
+      if (this.hidden.has(h.path) && ![...this.handles.values()].some((o) => o.path === h.path)) this.endHidden(h.path);
       // A WriteHandle shared by several descriptors lives until the last of them is released.
       if (![...this.handles.values()].includes(h)) {
         // Never published: the names it was renamed away from show their objects again.
