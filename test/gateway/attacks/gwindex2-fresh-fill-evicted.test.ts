@@ -42,6 +42,11 @@ describe('replacement index read against the --disk-cache bound', () => {
     expect(during).toBeLessThan(N);
 
     expect(await until(async () => (await metric(gw.port, DISK)) >= N, 40_000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 1000));
+    // One newcomer costs one eviction, and the index counts exactly the files on disk (today:
+    // two evictions, /fresh and /o/0 both gone from disk, yet 30,001 entries and their bytes counted).
+    expect(await metric(gw.port, 'estuary_gateway_disk_evictions_total')).toBe(1);
+    expect(await metric(gw.port, DISK)).toBe(entryFiles(dir).length);
     const again = await get(gw.port, '/fresh');
     expect(sha(again.body)).toBe(sha(bodyOf('/fresh')));
     expect(String(again.headers['cache-status'])).toMatch(/; hit/);
