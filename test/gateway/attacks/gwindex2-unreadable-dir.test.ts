@@ -13,6 +13,7 @@
 import { chmodSync, chownSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { NODE, startChild } from '../../helpers/process.ts';
@@ -25,6 +26,23 @@ afterAll(runTeardowns);
 const ESTUARY = join(import.meta.dirname, '..', '..', '..', 'bin', 'estuary.js');
 const NOBODY = 65534;
 const N = 3000;
+const TOKEN = 'attack-token-0123456789';
+
+function purge(port: number, prefix: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({ prefix });
+    const req = http.request(
+      { host: '127.0.0.1', port, method: 'POST', path: '/estuary/v1/admin/purge', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve(Number((JSON.parse(text) as { purged?: number }).purged ?? -1)));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 async function startAsNobody(args: string[]) {
   const port = await freePort();
@@ -67,6 +85,28 @@ describe('an unreadable cache sub-directory', () => {
     }
     expect(elsewhere.every((p) => o.hits.get(p) === undefined)).toBe(true);
     chmodSync(badSub, 0o755);
+  }, 60_000);
+
+  it('a purge answered by that replacement removes what it stored before the crash, for good', async () => {
+    const { dir, o, badSub, elsewhere } = await setup();
+    const args = ['--upstream', `o=http://127.0.0.1:${o.port}`, '--cache-dir', dir, '--admin-token', TOKEN];
+    const gw = await startAsNobody(args);
+    chownSync(badSub, 0, 0);
+    chmodSync(badSub, 0o000);
+    await killWorker({ child: gw.child, port: gw.port });
+    await sleep(1500);
+    const purged = await purge(gw.port, '/o/');
+    // The disk error is gone by the next start; what the purge answered must still hold then.
+    chmodSync(badSub, 0o755);
+    chownSync(badSub, NOBODY, NOBODY);
+    await gw.child.stop();
+    const again = await startAsNobody(args);
+    const back: string[] = [];
+    for (const p of elsewhere) {
+      const r = await get(again.port, p);
+      if (String(r.headers['cache-status']).includes('; hit')) back.push(p);
+    }
+    expect({ purged: purged >= N - 100, back }).toEqual({ purged: true, back: [] });
   }, 60_000);
 
   it('start-up skips it and serves every other stored object as a hit', async () => {
