@@ -5,6 +5,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { join } from 'node:path';
 import { decodeTail, encodeTrailer, TRAILER_FIXED } from '../../../gateway/cache/format.ts';
 import type { EntryMeta } from '../../../gateway/cache/entry.ts';
@@ -113,3 +114,26 @@ export async function until(probe: () => Promise<boolean> | boolean, ms: number)
 }
 
 export { entryFiles, get };
+
+/** POSTs JSON to the admin API (`/estuary/v1/admin/<path>`) with `token`; resolves the JSON answer. */
+export function adminPost(port: number, token: string, path: string, body: unknown): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const text = JSON.stringify(body);
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: `/estuary/v1/admin/${path}`,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+      },
+      (res) => {
+        let out = '';
+        res.on('data', (d: Buffer) => (out += d.toString()));
+        res.on('end', () => resolve(JSON.parse(out) as unknown));
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
+}

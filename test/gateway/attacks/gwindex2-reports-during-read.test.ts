@@ -14,13 +14,15 @@
 // - /metrics estuary_gateway_cache_objects{tier="disk"} and the admin API's /stats disk.objects:
 //   "objects held in the cache" (lib/metric-names.ts) — 30,001, not 0; a dashboard sees the cache
 //   emptied and refilled on every worker crash otherwise.
+// - The admin API's holdings, which the coordinator asks to place jobs where their inputs are
+//   (docs/COORDINATOR.md): a site holding every input must not answer that it holds none.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { get } from './disk-lib.ts';
 import { startGateway } from './gateway-lib.ts';
-import { killWorker, pathOrigin, seedCache } from './gwindex2-lib.ts';
+import { adminPost, killWorker, pathOrigin, seedCache } from './gwindex2-lib.ts';
 
 afterAll(runTeardowns);
 
@@ -32,19 +34,26 @@ let page = '';
 let metrics = '';
 let stats: { disk: { objects: number } };
 let readStillRunning = false;
+let heldBefore = -1;
+let heldDuring = -1;
+type Holdings = { holdings: { objects: number }[] };
+const HOLDINGS = { urls: ['reverse://o/o/'] };
 
 beforeAll(async () => {
   const dir = await tempDir('gwi2-rep-');
   const o = await pathOrigin();
   await seedCache(dir, o, N);
   const gw = await startGateway(['--upstream', `o=http://127.0.0.1:${o.port}`, '--cache-dir', dir, '--admin-token', TOKEN]);
+  heldBefore = ((await adminPost(gw.port, TOKEN, 'holdings', HOLDINGS)) as Holdings).holdings[0]!.objects;
   await killWorker(gw);
-  const [s, p, m, a] = await Promise.all([
+  const [s, p, m, a, h] = await Promise.all([
     get(gw.port, '/estuary/v1/summary'),
     get(gw.port, '/estuary/v1/status'),
     get(gw.port, '/metrics'),
     get(gw.port, '/estuary/v1/admin/stats', { authorization: `Bearer ${TOKEN}` }),
+    adminPost(gw.port, TOKEN, 'holdings', HOLDINGS),
   ]);
+  heldDuring = (h as Holdings).holdings[0]!.objects;
   summary = JSON.parse(s.body.toString()) as typeof summary;
   page = p.body.toString();
   metrics = m.body.toString();
@@ -73,5 +82,10 @@ describe('reports while a replacement worker reads its index', () => {
     const line = metrics.split('\n').find((l) => l.startsWith('estuary_gateway_cache_objects{tier="disk"}'));
     expect(Number(line?.split(' ').pop())).toBe(N + 1);
     expect(stats.disk.objects).toBe(N + 1);
+  });
+
+  it('admin holdings (what the coordinator places jobs by) still count the stored inputs', () => {
+    expect(heldBefore).toBe(N);
+    expect(heldDuring).toBe(N);
   });
 });

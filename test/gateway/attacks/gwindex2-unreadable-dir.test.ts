@@ -13,13 +13,12 @@
 import { chmodSync, chownSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { NODE, startChild } from '../../helpers/process.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { freePort, sleep } from './gateway-lib.ts';
-import { bodyOf, entryFiles, get, killWorker, pathOrigin, readMeta, seedCache, sha, until } from './gwindex2-lib.ts';
+import { adminPost, bodyOf, entryFiles, get, killWorker, pathOrigin, readMeta, seedCache, sha, until } from './gwindex2-lib.ts';
 
 afterAll(runTeardowns);
 
@@ -28,20 +27,8 @@ const NOBODY = 65534;
 const N = 3000;
 const TOKEN = 'attack-token-0123456789';
 
-function purge(port: number, prefix: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const body = JSON.stringify({ prefix });
-    const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/estuary/v1/admin/purge', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        let text = '';
-        res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve(Number((JSON.parse(text) as { purged?: number }).purged ?? -1)));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+async function purge(port: number, prefix: string): Promise<number> {
+  return Number(((await adminPost(port, TOKEN, 'purge', { prefix })) as { purged?: number }).purged ?? -1);
 }
 
 async function startAsNobody(args: string[]) {
