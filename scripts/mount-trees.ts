@@ -15,6 +15,8 @@ export interface MountBench {
   /** s3rver's data directory: the bucket's objects are under <dataDir>/<bucket>/. */
   readonly dataDir: string;
   readonly mnt: string;
+  /** The s3rver endpoint, for a client of its own. */
+  readonly endpoint: string;
   /** Mounts the bucket at `mnt` with `tree`'s estuary (an empty cache dir when `freshCache`). */
   mount(tree: string, freshCache?: boolean): Promise<BenchChild>;
   /** Stops s3rver and removes everything under `work`. */
@@ -37,6 +39,7 @@ export async function mountBench(name: string, bucket: string, prepare?: (work: 
     work,
     dataDir,
     mnt,
+    endpoint,
     async mount(tree, freshCache = false) {
       if (freshCache) rmSync(cache, { recursive: true, force: true });
       const args = [join(tree, 'bin', 'estuary.js'), 'mount', bucket, mnt, '--endpoint', endpoint, '--cache-dir', cache];

@@ -26,7 +26,7 @@ import { fetchCompare, herd, runWrk, targetFor, type WrkResult } from './load.ts
 import { type BenchOrigin, startBenchOrigin } from './origin.ts';
 import { describeSetup, SETUPS, WORKERS } from './peer-configs.ts';
 import { sameModeLines } from './pairs.ts';
-import { PEERS, REFERENCE_PEER, referencePeer, type PeerSpec, type RunningPeer } from './peers.ts';
+import { chosenPeers, PEERS, REFERENCE_PEER, referencePeer, type PeerSpec, type RunningPeer } from './peers.ts';
 
 interface Plan {
   readonly smallBytes: number;
@@ -292,7 +292,7 @@ export async function measureGateway(
       : undefined;
   // The hostile case starts gateways of its own; the shared proxies run only for the other cases.
   const chosen = [
-    ...specs.filter((s) => anyShared && (!wanted || wanted.includes(s.name))),
+    ...(anyShared ? chosenPeers(specs, wanted) : []),
     ...(reference ? [reference] : []),
   ];
   if (ctx.installPeers) {

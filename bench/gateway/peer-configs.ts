@@ -37,6 +37,13 @@ export function describeSetup(name: string, s: PeerSetup): string {
 }
 
 const ESTUARY_MEMORY = `--mem-cache ${MEM_CACHE_MIB}MiB split between the workers, objects up to --mem-object-max ${MEM_OBJECT_MAX_MIB}MiB`;
+/**
+ * The on-request variant's memory tier: each worker holds as much as the others' whole tier, so
+ * the workers together hold twice the others' memory. Not a fair peer: it shows what one tier of
+ * MEM_CACHE_MIB shared by the workers would serve from memory.
+ */
+export const WHOLE_TIER_PEER = 'estuary-reverse-whole-tier';
+export const WHOLE_TIER_MEM_CACHE_MIB = MEM_CACHE_MIB * WORKERS;
 const ESTUARY_DISK = `--disk-cache ${DISK_CACHE_MIB / 1024}GiB, shared by the workers`;
 
 export const SETUPS: Readonly<Record<string, PeerSetup>> = {
@@ -50,6 +57,12 @@ export const SETUPS: Readonly<Record<string, PeerSetup>> = {
     mode: 'reverse',
     processes: `--workers ${WORKERS} (a primary that serves no requests + ${WORKERS} workers), --upstream default=the origin`,
     memory: ESTUARY_MEMORY,
+    disk: ESTUARY_DISK,
+  },
+  [WHOLE_TIER_PEER]: {
+    mode: 'reverse',
+    processes: `--workers ${WORKERS} (a primary that serves no requests + ${WORKERS} workers), --upstream default=the origin`,
+    memory: `--mem-cache ${WHOLE_TIER_MEM_CACHE_MIB}MiB: ${MEM_CACHE_MIB} MiB in each worker, twice the others' memory (not a fair peer: what one ${MEM_CACHE_MIB} MiB tier shared by the workers would hold), objects up to --mem-object-max ${MEM_OBJECT_MAX_MIB}MiB`,
     disk: ESTUARY_DISK,
   },
   squid: {
@@ -175,15 +188,18 @@ export function varnishVcl(originPort: number): string {
   return `vcl 4.1;\nbackend default { .host = "127.0.0.1"; .port = "${originPort}"; }\n`;
 }
 
-/** The flags both estuary peers share; the reverse one adds --upstream, the forward one --allow-dest. */
-export function estuaryArgs(port: number, cacheDir: string): string[] {
+/**
+ * The flags the estuary peers share; the reverse ones add --upstream, the forward one --allow-dest.
+ * `memCacheMib` is the whole memory tier, split between the workers.
+ */
+export function estuaryArgs(port: number, cacheDir: string, memCacheMib = MEM_CACHE_MIB): string[] {
   return [
     '--listen',
     `127.0.0.1:${port}`,
     '--cache-dir',
     cacheDir,
     '--mem-cache',
-    `${MEM_CACHE_MIB}MiB`,
+    `${memCacheMib}MiB`,
     '--mem-object-max',
     `${MEM_OBJECT_MAX_MIB}MiB`,
     '--disk-cache',

@@ -14,6 +14,8 @@ import {
   squidConf,
   varnishArgs,
   varnishVcl,
+  WHOLE_TIER_MEM_CACHE_MIB,
+  WHOLE_TIER_PEER,
   WORKERS,
 } from './peer-configs.ts';
 
@@ -33,6 +35,8 @@ export interface PeerSpec {
   /** Command that must be on PATH, and the Debian package that provides it. */
   readonly command: string;
   readonly pkg?: string;
+  /** Measured only when --peers names it: a variant for one question, not a peer of every run. */
+  readonly onRequest?: boolean;
   start(dir: string, port: number, originPort: number): Promise<RunningPeer>;
 }
 
@@ -76,12 +80,18 @@ async function estuaryVersion(): Promise<string> {
 /**
  * estuary's gateway in `mode`: forward (clients name the origin) or reverse (--upstream). `bin`
  * is this tree's by default; another tree's (another version, another dependency) can be set
- * beside it.
+ * beside it. `memCacheMib` is its whole memory tier; `onRequest` measures it only when named.
  */
-export function estuaryIn(name: string, mode: ProxyMode, bin = ESTUARY_BIN): PeerSpec {
+export function estuaryIn(
+  name: string,
+  mode: ProxyMode,
+  bin = ESTUARY_BIN,
+  variant: { memCacheMib?: number; onRequest?: boolean } = {},
+): PeerSpec {
   return {
     name,
     command: process.execPath,
+    onRequest: variant.onRequest,
     async start(dir, port, originPort) {
       const route =
         mode === 'forward'
@@ -90,7 +100,7 @@ export function estuaryIn(name: string, mode: ProxyMode, bin = ESTUARY_BIN): Pee
       const child = startProcess(`${name} gateway`, process.execPath, [
         bin,
         'gateway',
-        ...estuaryArgs(port, join(dir, 'cache')),
+        ...estuaryArgs(port, join(dir, 'cache'), variant.memCacheMib),
         ...route,
       ]);
       await waitPort(child, port, 30_000);
@@ -103,6 +113,11 @@ export function estuaryIn(name: string, mode: ProxyMode, bin = ESTUARY_BIN): Pee
 export const estuaryPeer = estuaryIn('estuary', 'forward');
 /** Reverse mode, in front of the origin as nginx and Varnish are. */
 export const estuaryReversePeer = estuaryIn('estuary-reverse', 'reverse');
+/** Reverse mode with each worker holding the others' whole memory tier: measured only when named. */
+export const estuaryWholeTierPeer = estuaryIn(WHOLE_TIER_PEER, 'reverse', ESTUARY_BIN, {
+  memCacheMib: WHOLE_TIER_MEM_CACHE_MIB,
+  onRequest: true,
+});
 
 /**
  * Squid in SMP mode. `--foreground` keeps the master attached and lets it fork its kids (`-N`
@@ -207,4 +222,16 @@ export function referencePeer(sizes: { small: number; big: number; quick: boolea
 }
 
 /** The peers, forward before reverse, so each mode's columns stand together. */
-export const PEERS: readonly PeerSpec[] = [estuaryPeer, squidPeer, estuaryReversePeer, nginxPeer, varnishPeer];
+export const PEERS: readonly PeerSpec[] = [
+  estuaryPeer,
+  squidPeer,
+  estuaryReversePeer,
+  estuaryWholeTierPeer,
+  nginxPeer,
+  varnishPeer,
+];
+
+/** The peers a run measures: those --peers names, or (without it) all but the on-request ones. */
+export function chosenPeers(specs: readonly PeerSpec[], wanted: readonly string[] | undefined): PeerSpec[] {
+  return specs.filter((s) => (wanted ? wanted.includes(s.name) : !s.onRequest));
+}

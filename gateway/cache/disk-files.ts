@@ -1,12 +1,55 @@
-// The disk tier's files as another program may have left them: the start-up scan of entry files
-// (anything that is not a valid entry is skipped or deleted, never indexed) and the probe that
-// the cache directory can hold entries at all.
+// The disk tier's files: where a body is written and then placed, the trailer rewritten after a
+// 304, the start-up scan of entry files as another program may have left them (anything that is
+// not a valid entry is skipped or deleted, never indexed), and the probe that the cache directory
+// can hold entries at all.
 
 import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
+import { constants as fsc } from 'node:fs';
+import { type FileHandle, mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EntryMeta } from './entry.ts';
-import { decodeMeta, decodeTail, type DiskFootprint, footprintOf, FORMAT_VERSION, TRAILER_FIXED } from './format.ts';
+import {
+  decodeMeta,
+  decodeTail,
+  type DiskFootprint,
+  encodeTrailer,
+  footprintOf,
+  FORMAT_VERSION,
+  TRAILER_FIXED,
+} from './format.ts';
+
+/** A new file in `tmp` for a body being written, readable and writable by the gateway alone. */
+export async function createTempFile(tmp: string): Promise<{ path: string; fh: FileHandle }> {
+  const path = join(tmp, randomBytes(12).toString('hex'));
+  const fh = await open(path, fsc.O_CREAT | fsc.O_EXCL | fsc.O_RDWR, 0o600);
+  return { path, fh };
+}
+
+/**
+ * Moves a finished temporary file under a fresh name below `root`, in one of 256 sub-directories
+ * (each stays small even with millions of entries), and answers its path.
+ */
+export async function placeEntry(root: string, tempPath: string): Promise<string> {
+  const name = randomBytes(16).toString('hex');
+  const sub = join(root, name.slice(0, 2));
+  await mkdir(sub, { recursive: true });
+  const path = join(sub, name);
+  await rename(tempPath, path);
+  return path;
+}
+
+/** Cuts an entry file's trailer off and writes `meta`'s in its place, then fsyncs. */
+export async function rewriteTrailer(path: string, meta: EntryMeta): Promise<void> {
+  const fh = await open(path, 'r+');
+  try {
+    await fh.truncate(meta.size);
+    const trailer = encodeTrailer(meta);
+    await fh.write(trailer, 0, trailer.length, meta.size);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
 
 /** An entry file found by the scan, with what its trailer says. */
 export interface FoundEntry {

@@ -7,9 +7,7 @@
 // the old file is unlinked (open readers keep their descriptor). A kill -9 at any moment leaves
 // either the old entry, the new one, or nothing — never a partial body under a servable name.
 
-import { randomBytes } from 'node:crypto';
-import { constants as fsc } from 'node:fs';
-import { type FileHandle, mkdir, open, rename, rm, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
@@ -24,7 +22,7 @@ import {
   TRAILER_FIXED,
 } from './format.ts';
 import { CacheTotals } from './totals.ts';
-import { scanEntries } from './disk-files.ts';
+import { createTempFile, placeEntry, rewriteTrailer, scanEntries } from './disk-files.ts';
 import { EVICT_ON_FULL, FreeSpace, isDiskFull, RESERVE_BYTES } from './free-space.ts';
 import { IndexReading } from './index-reading.ts';
 import { readWrites } from './write-marks.ts';
@@ -171,10 +169,8 @@ export class DiskStore {
     return this.#index.peek(key);
   }
 
-  async createTemp(): Promise<TempFile> {
-    const path = join(this.#tmp, randomBytes(12).toString('hex'));
-    const fh = await open(path, fsc.O_CREAT | fsc.O_EXCL | fsc.O_RDWR, 0o600);
-    return { path, fh };
+  createTemp(): Promise<TempFile> {
+    return createTempFile(this.#tmp);
   }
 
   /**
@@ -190,12 +186,7 @@ export class DiskStore {
     } finally {
       await temp.fh.close().catch(() => undefined);
     }
-    const name = `${randomBytes(16).toString('hex')}`;
-    // 256 sub-directories keep each directory small even with millions of entries.
-    const sub = join(this.root, name.slice(0, 2));
-    await mkdir(sub, { recursive: true });
-    const path = join(sub, name);
-    await rename(temp.path, path);
+    const path = await placeEntry(this.root, temp.path);
     const entry: DiskEntry = { meta, path, footprint: footprintOf(meta, trailer.length - TRAILER_FIXED) };
     if (!this.#put(entry)) await unlink(path).catch(() => undefined);
     return entry;
@@ -229,15 +220,7 @@ export class DiskStore {
    * never misread.
    */
   async updateMeta(entry: DiskEntry, meta: EntryMeta): Promise<void> {
-    const fh = await open(entry.path, 'r+');
-    try {
-      await fh.truncate(meta.size);
-      const trailer = encodeTrailer(meta);
-      await fh.write(trailer, 0, trailer.length, meta.size);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
+    await rewriteTrailer(entry.path, meta);
     const current = this.#index.peek(meta.key);
     if (current && current.path === entry.path) this.#setMeta(current, meta);
   }

@@ -3,13 +3,20 @@
 // and a rock cache_dir), and it really starts with it: two workers, a disker and a coordinator,
 // a second request answered from its cache, and nothing of it left on the machine once stopped.
 
-import { chmod, readdir, readFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile } from 'node:fs/promises';
 import { request } from 'node:http';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/gateway/index.ts';
-import { nginxConf, squidConf, varnishArgs, WORKERS } from '../../bench/gateway/peer-configs.ts';
+import { nginxConf, SETUPS, squidConf, varnishArgs, WHOLE_TIER_PEER, WORKERS } from '../../bench/gateway/peer-configs.ts';
 import { startBenchOrigin } from '../../bench/gateway/origin.ts';
-import { squidPeer } from '../../bench/gateway/peers.ts';
+import {
+  chosenPeers,
+  estuaryReversePeer,
+  estuaryWholeTierPeer,
+  PEERS,
+  squidPeer,
+} from '../../bench/gateway/peers.ts';
 import { onTeardown } from '../helpers/cleanup.ts';
 import { required } from '../helpers/services.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -35,6 +42,29 @@ describe('peer configurations', () => {
     expect(conf).toMatch(/max_size=4g/);
     expect(varnishArgs(1, '/d/v.vcl', '/d/i').join(' ')).toMatch(/-s malloc,256M .*thread_pools=2/);
   });
+
+  it('measures the whole-tier variant only when --peers names it', () => {
+    const names = (wanted?: string[]) => chosenPeers(PEERS, wanted).map((s) => s.name);
+    expect(names()).toEqual(['estuary', 'squid', 'estuary-reverse', 'nginx', 'varnish']);
+    expect(names(['estuary-reverse', WHOLE_TIER_PEER])).toEqual(['estuary-reverse', WHOLE_TIER_PEER]);
+    expect(SETUPS[WHOLE_TIER_PEER]!.memory).toMatch(/^--mem-cache 512MiB: 256 MiB in each worker, twice/);
+  });
+
+  it('starts the whole-tier variant with 256 MiB per worker and the others with 256 MiB in all', async () => {
+    const dir = await tempDir('estuary-gw-whole-tier-');
+    for (const [spec, mem] of [
+      [estuaryWholeTierPeer, '512MiB'],
+      [estuaryReversePeer, '256MiB'],
+    ] as const) {
+      await mkdir(join(dir, spec.name), { recursive: true });
+      const running = await spec.start(join(dir, spec.name), await freePort(), 9);
+      onTeardown(() => running.stop());
+      const argv = (await readFile(`/proc/${running.pid}/cmdline`, 'utf8')).split('\0');
+      expect(argv[argv.indexOf('--mem-cache') + 1], spec.name).toBe(mem);
+      expect(argv[argv.indexOf('--workers') + 1]).toBe(String(WORKERS));
+      await running.stop();
+    }
+  }, 60_000);
 });
 
 /** Processes whose command line names `conf`: the master and every kid it forked. */
