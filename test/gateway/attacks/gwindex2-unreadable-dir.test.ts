@@ -27,8 +27,9 @@ const NOBODY = 65534;
 const N = 3000;
 const TOKEN = 'attack-token-0123456789';
 
-async function purge(port: number, prefix: string): Promise<number> {
-  return Number(((await adminPost(port, TOKEN, 'purge', { prefix })) as { purged?: number }).purged ?? -1);
+async function purge(port: number, prefix: string): Promise<{ purged: number; unreadable: string[] }> {
+  const answer = (await adminPost(port, TOKEN, 'purge', { prefix })) as { purged?: number; unreadable?: string[] };
+  return { purged: Number(answer.purged ?? -1), unreadable: answer.unreadable ?? [] };
 }
 
 async function startAsNobody(args: string[]) {
@@ -82,7 +83,10 @@ describe('an unreadable cache sub-directory', () => {
     chmodSync(badSub, 0o000);
     await killWorker({ child: gw.child, port: gw.port });
     await sleep(1500);
-    const purged = await purge(gw.port, '/o/');
+    const answer = await purge(gw.port, '/o/');
+    // What it could not read it could not purge: the answer says so (docs/CACHING.md).
+    expect(answer.unreadable).toEqual([badSub]);
+    const purged = answer.purged;
     // The disk error is gone by the next start; what the purge answered must still hold then.
     chmodSync(badSub, 0o755);
     chownSync(badSub, NOBODY, NOBODY);
