@@ -341,7 +341,8 @@ export class DiskStore {
    * False when it is larger than the whole tier, and so not indexed.
    */
   #put(entry: DiskEntry): boolean {
-    if (this.#index.peek(entry.meta.key) === entry) return true;
+    // The same file again (a relayed store the read already indexed): replacing it would unlink it.
+    if (this.#index.peek(entry.meta.key)?.path === entry.path) return true;
     if (chargeOf(footprint(entry)) > this.#index.maxSize) return false;
     this.#index.set(entry.meta.key, entry);
     this.#trim();

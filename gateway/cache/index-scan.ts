@@ -4,6 +4,7 @@
 // directory or file that cannot be read (EACCES, EIO) is skipped and reported, never deleted, so
 // its entries come back once it can be read again.
 
+import { constants as fsc } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,7 +31,11 @@ export async function scanIndex(root: string, reading: IndexReading, log: Logger
     log.warn({ path }, 'not a directory where the cache keeps entries; skipped (remove it)'),
   );
   reading.listed(listing.files.length);
-  const read = await readEntries(listing.files, written, (e) => reading.found(e), () => reading.fileRead());
+  const read = await readEntries(listing.files, written, {
+    found: (e) => reading.found(e),
+    done: () => reading.fileRead(),
+    foreign: (path) => log.warn({ path }, 'not a regular file where the cache keeps an entry; skipped (remove it)'),
+  });
   reading.unreadable.push(...listing.unreadable, ...read.unreadable);
   warnUnreadable(log, listing.unreadable, read.unreadable);
   if (read.discarded > 0) log.warn({ discarded: read.discarded }, 'discarded unreadable cache files');
@@ -87,24 +92,32 @@ export interface ReadOutcome {
   readonly unreadable: Unreadable[];
 }
 
+/** Where readEntries reports: each valid entry, each file read, and what is not a regular file. */
+export interface ReadSinks {
+  found(e: FoundEntry): void;
+  done(): void;
+  foreign(path: string): void;
+}
+
 /**
  * Reads each listed file's trailer and hands every valid entry to `found`. Files without a valid
  * trailer, and entries fetched before a write recorded in `written` (write-marks.ts), are
- * deleted; a file gone meanwhile (replaced by another worker) is passed over. `done` is called
- * after each file.
+ * deleted; a file gone meanwhile (replaced by another worker) is passed over; something that is
+ * not a regular file (a FIFO, a device, a directory) goes to `foreign` and is left alone. `done`
+ * is called after each file.
  */
-export async function readEntries(
-  files: readonly string[],
-  written: ReadonlyMap<string, number>,
-  found: (e: FoundEntry) => void,
-  done: () => void,
-): Promise<ReadOutcome> {
+export async function readEntries(files: readonly string[], written: ReadonlyMap<string, number>, to: ReadSinks): Promise<ReadOutcome> {
+  const { found, done } = to;
   let discarded = 0;
   const unreadable: Unreadable[] = [];
   for (const path of files) {
     const read = await readTrailer(path);
     done();
     if (read === 'gone') continue;
+    if (read === 'foreign') {
+      to.foreign(path);
+      continue;
+    }
     if ('code' in read) {
       unreadable.push({ path, code: read.code });
       continue;
@@ -121,14 +134,19 @@ export async function readEntries(
   return { discarded, unreadable };
 }
 
-type Trailer = { meta: EntryMeta; footprint: DiskFootprint } | { meta: undefined } | { code: string } | 'gone';
+type Trailer = { meta: EntryMeta; footprint: DiskFootprint } | { meta: undefined } | { code: string } | 'gone' | 'foreign';
 
-/** The file's entry; no meta when it has no valid trailer; the error when it cannot be read. */
+/**
+ * The file's entry; no meta when it has no valid trailer; the error when it cannot be read. Opened
+ * without blocking: a FIFO would otherwise hold the read until something writes to it.
+ */
 async function readTrailer(path: string): Promise<Trailer> {
   let fh: FileHandle | undefined;
   try {
-    fh = await open(path, 'r');
-    const { size } = await fh.stat();
+    fh = await open(path, fsc.O_RDONLY | fsc.O_NONBLOCK);
+    const st = await fh.stat();
+    if (!st.isFile()) return 'foreign';
+    const { size } = st;
     if (size < TRAILER_FIXED) return { meta: undefined };
     const tail = Buffer.alloc(TRAILER_FIXED);
     await fh.read(tail, 0, TRAILER_FIXED, size - TRAILER_FIXED);
@@ -141,7 +159,6 @@ async function readTrailer(path: string): Promise<Trailer> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return 'gone';
-    // EISDIR and the like: not an entry file, and not ours to delete.
     return { code: code ?? String(err) };
   } finally {
     await fh?.close();
