@@ -77,11 +77,25 @@ function deny(reply: FastifyReply, status: number, code: string, message: string
 
 export function stats(deps: AdminDeps) {
   const { cache } = deps;
+  const { bytes, objects, unread } = cache.disk.held;
   return {
     uptimeSeconds: Math.round((Date.now() - deps.startedAt) / 1000),
     memory: { bytes: cache.memory.bytes, objects: cache.memory.count },
-    disk: { bytes: cache.disk.bytes, objects: cache.disk.count },
+    // While the index is read, the files still to read count as objects whose bytes are unknown.
+    disk: { bytes, objects, ...(unread > 0 ? { indexUnreadFiles: unread } : {}) },
     fillsInFlight: cache.fills.size,
+  };
+}
+
+/** How a purge answers: what it removed, and what it could not look into (never a quiet success). */
+function purged(deps: AdminDeps, n: number): { purged: number; unreadable?: string[]; message?: string } {
+  const unreadable = deps.cache.disk.unindexed;
+  if (unreadable.length === 0) return { purged: n };
+  return {
+    purged: n,
+    unreadable,
+    message:
+      "the cache could not read these paths, so what they hold was not purged; give the gateway's user read access to them (or remove them) and purge again",
   };
 }
 
@@ -117,6 +131,7 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
   const failures = new FailedLogins();
   app.setNotFoundHandler((req, reply) => notServed(app, req, reply));
   app.get(GATEWAY_PATHS.metrics, async (_req, reply) => {
+    await deps.cache.disk.listed();
     if (!deps.clusterView) return reply.header('content-type', deps.metrics.registry.contentType).send(await deps.metrics.text());
     const view = await deps.clusterView();
     // Sums without a worker would drop, and Prometheus would take the drop for a counter reset:
@@ -137,9 +152,11 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
       return deps.statusPage();
     });
   }
-  app.get(GATEWAY_PATHS.summary, async () =>
-    summarise(deps.cache.disk.totals, deps.cache.memory.bytes, deps.cache.disk.bytes, deps.cache.disk.count),
-  );
+  app.get(GATEWAY_PATHS.summary, async () => {
+    await deps.cache.disk.listed();
+    const held = deps.cache.disk.held;
+    return summarise(deps.cache.disk.totals, deps.cache.memory.bytes, held.bytes, held.objects);
+  });
   app.register(
     async (admin) => {
       admin.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
@@ -164,7 +181,10 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
           return deny(reply, 401, CODES.adminToken, 'missing or wrong bearer token for the admin API');
         }
       });
-      admin.get('/stats', async () => stats(deps));
+      admin.get('/stats', async () => {
+        await deps.cache.disk.listed();
+        return stats(deps);
+      });
       admin.post('/prefetch', async (req, reply) => {
         const urls = (req.body as { urls?: unknown } | undefined)?.urls;
         if (!Array.isArray(urls) || urls.length === 0 || urls.length > MAX_PREFETCH_ITEMS || !urls.every((u) => typeof u === 'string')) {
@@ -194,6 +214,8 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
             message: `send JSON {"urls": [...], "sizes": false} with 1 to ${MAX_HOLDINGS_ITEMS} URLs or prefixes (s3://, http(s)://, cvmfs://repo)`,
           });
         }
+        // As a purge does: what a replacement worker has not read yet is held too.
+        await deps.cache.disk.whenRead();
         const held = await holdingsOf(deps.cache.entries(), urls as string[]);
         if (body.sizes !== true || !deps.sizeOf) return { holdings: held };
         const sized = await Promise.all(
@@ -212,11 +234,11 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
       admin.post('/purge', async (req, reply) => {
         const body = (req.body ?? {}) as { url?: unknown; prefix?: unknown };
         if (typeof body.url === 'string') {
-          return { purged: await deps.cache.invalidateAll(purgeKeys(deps, body.url)) };
+          return purged(deps, await deps.cache.invalidateAll(purgeKeys(deps, body.url)));
         }
         if (typeof body.prefix === 'string' && body.prefix !== '') {
           const counts = await Promise.all(purgeKeys(deps, body.prefix).map((p) => deps.cache.purgePrefix(p)));
-          return { purged: counts.reduce((n, c) => n + c, 0) };
+          return purged(deps, counts.reduce((n, c) => n + c, 0));
         }
         return reply
           .code(400)

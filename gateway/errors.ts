@@ -7,8 +7,9 @@ import { s3ErrorsTable } from './s3/errors.ts';
 /** Each code's row in docs/ERRORS.md, in the order listed there. */
 export const GATEWAY_CODES = {
   ESTUARY_GW_CACHE_DIR: {
-    meaning: 'the `--cache-dir` cannot be created or written (permission, read-only file system, a file in the way, disk full)',
-    fix: 'point `--cache-dir` at a writable directory on a disk with room',
+    meaning:
+      "the `--cache-dir` cannot be created, written or read (permission, read-only file system, a file in the way, disk full; also its `v1/` when the gateway's user cannot list it). One entry sub-directory or file it cannot read does not stop the start: it is skipped with a warning naming it",
+    fix: "point `--cache-dir` at a writable directory on a disk with room, owned by the gateway's user",
   },
   ESTUARY_GW_CACHE_DIR_LOCKED: {
     meaning: "another running gateway uses the `--cache-dir`; the message gives its PID (two gateways on one directory would cut each other's fills)",

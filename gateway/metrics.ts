@@ -17,6 +17,8 @@ export interface CacheSizes {
   diskObjects(): number;
   /** Every process keeps its own index of the disk tier: each reports its own. */
   diskIndexBytes(): number;
+  /** Entry files this process's read of the index has not taken into it yet (0 once it is whole). */
+  diskUnread?(): number;
 }
 
 /** A counter bumped on the hot path: a plain number, copied into its Prometheus counter when scraped. */
@@ -215,6 +217,14 @@ export class Metrics {
       registers,
       collect() {
         this.set(sizes.diskIndexBytes());
+      },
+    });
+    new Gauge({
+      name: N.diskIndexUnread,
+      help: "Entry files on disk that a worker reading its disk index has not taken into it yet (meanwhile they count as objects, their bytes once read); 0 once every index is whole",
+      registers,
+      collect() {
+        this.set(sizes.diskUnread?.() ?? 0);
       },
     });
   }

@@ -147,19 +147,19 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   // start-up the index is read before the gateway listens: its first requests find what it holds.
   const loading = disk.load();
   const background = worker?.replacement === true;
-  const opened = background ? { entries: 0, bytes: 0 } : await loading;
-  if (background) {
-    loading.catch((err: unknown) => log.error({ err: String(err) }, 'cannot read the cache index; serving without it'));
-  }
+  const unusable = (err: unknown) => gatewayErrors.cacheDir(config.cacheDir, (err as NodeJS.ErrnoException).code ?? String(err));
+  const opened = background ? { entries: 0, bytes: 0 } : await loading.catch((err: unknown) => Promise.reject(unusable(err)));
+  if (background) loading.catch((err: unknown) => log.error({ err: unusable(err).message }, 'cannot read the cache index; serving without it'));
   const workers = worker ? config.workers : 1;
   const memory = new MemoryStore(Math.floor(config.memCache / workers), config.memObjectMax);
   const cache = new Cache(memory, disk);
   const metrics = new Metrics({
     memoryBytes: () => memory.bytes,
     memoryObjects: () => memory.count,
-    diskBytes: () => (!worker || worker.diskMetrics ? disk.bytes : 0),
-    diskObjects: () => (!worker || worker.diskMetrics ? disk.count : 0),
+    diskBytes: () => (!worker || worker.diskMetrics ? disk.held.bytes : 0),
+    diskObjects: () => (!worker || worker.diskMetrics ? disk.held.objects : 0),
     diskIndexBytes: () => disk.indexBytes,
+    diskUnread: () => disk.held.unread,
   });
   const coordinator = worker
     ? new WorkerCoordinator(cache, worker.send, {
@@ -300,7 +300,11 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   const startedAt = Date.now();
   // What only this process knows; with --workers N the primary gathers it from every worker.
   const known = () => ({ errors: [...upstreams.lastError], down: upstreams.downServers(), diskFull: disk.full });
-  const report = async (): Promise<ProcessReport> => ({ metrics: await metrics.registry.getMetricsAsJSON(), ...known() });
+  // A report waits for a read of the index under way to list its files, so it counts them.
+  const report = async (): Promise<ProcessReport> => {
+    await disk.listed();
+    return { metrics: await metrics.registry.getMetricsAsJSON(), ...known() };
+  };
   const view = coordinator
     ? () => coordinator.view()
     : async (): Promise<GatewayView> => ({ text: await metrics.text(), missing: [], ...known() });

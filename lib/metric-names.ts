@@ -24,6 +24,8 @@ export const GATEWAY_METRICS = {
   cacheObjects: 'estuary_gateway_cache_objects',
   /** gauge: memory the disk tier's index holds, estimated, summed over the worker processes. */
   diskIndexBytes: 'estuary_gateway_disk_index_bytes',
+  /** gauge: entry files a worker reading its disk index has not taken into it yet, summed over the workers; 0 once every index is whole. */
+  diskIndexUnread: 'estuary_gateway_disk_index_unread_files',
   /** counter: content-addressed objects refused because their bytes did not match their name. */
   verifyFailures: 'estuary_gateway_verify_failures_total',
   /** gauge: upstream connection pools held (one per origin with connections or requests). */

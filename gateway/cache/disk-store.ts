@@ -7,7 +7,7 @@
 // the old file is unlinked (open readers keep their descriptor). A kill -9 at any moment leaves
 // either the old entry, the new one, or nothing — never a partial body under a servable name.
 
-import { type FileHandle, mkdir, rm, unlink } from 'node:fs/promises';
+import { mkdir, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../../lib/log.ts';
@@ -22,40 +22,16 @@ import {
   TRAILER_FIXED,
 } from './format.ts';
 import { CacheTotals } from './totals.ts';
-import { createTempFile, placeEntry, rewriteTrailer, scanEntries } from './disk-files.ts';
+import { createTempFile, placeEntry, rewriteTrailer } from './disk-files.ts';
 import { EVICT_ON_FULL, FreeSpace, isDiskFull, RESERVE_BYTES } from './free-space.ts';
 import { IndexReading } from './index-reading.ts';
-import { readWrites } from './write-marks.ts';
+import { type FoundEntry, scanIndex } from './index-scan.ts';
+import type { DiskEntry, LoadResult, Reservation, TempFile } from './disk-types.ts';
 
 export { probeWritable } from './disk-files.ts';
 export { EVICT_ON_FULL, isDiskFull } from './free-space.ts';
-
-export interface DiskEntry {
-  readonly meta: EntryMeta;
-  readonly path: string;
-  /** Its file's length and its index entry's memory; worked out from `meta` when not given. */
-  footprint?: DiskFootprint;
-}
-
-/** Room a fill of announced length holds against --disk-cache while it writes; release is idempotent. */
-export interface Reservation {
-  release(): void;
-}
-
-/** A body being written; `commit` makes it an entry, `abort` throws it away. */
-export interface TempFile {
-  readonly path: string;
-  readonly fh: FileHandle;
-}
-
+export type { DiskEntry, LoadResult, Reservation, TempFile } from './disk-types.ts';
 export { INDEX_WAIT_MS } from './index-reading.ts';
-
-/** What a read of the index found: entries indexed, their bytes, and files discarded. */
-export interface LoadResult {
-  readonly entries: number;
-  readonly bytes: number;
-  readonly discarded: number;
-}
 
 export class DiskStore {
   readonly root: string;
@@ -149,16 +125,35 @@ export class DiskStore {
   }
 
   async #readIndex(reading: IndexReading): Promise<LoadResult> {
-    const written = await readWrites(this.root, Date.now());
-    const { found, discarded } = await scanEntries(this.root, written, (path) =>
-      this.#log.warn({ path }, 'not a directory where the cache keeps entries; skipped (remove it)'),
-    );
-    // Oldest first, so the most recently stored end up most recently used; for duplicate keys
-    // (a crash between rename and unlink of the old version) the newest wins.
-    found.sort((a, b) => a.meta.responseTime - b.meta.responseTime);
-    for (const e of found) this.#putFound(e, reading);
-    if (discarded > 0) this.#log.warn({ discarded }, 'discarded unreadable cache files');
+    const { discarded } = await scanIndex(this.root, reading, this.#log);
+    this.#merge(reading.takeAll(), reading);
     return { entries: this.#index.size, bytes: this.#index.calculatedSize, discarded };
+  }
+
+  /**
+   * Indexes what the read found (oldest first) below everything stored or used since it began:
+   * those entries are taken out, the found ones put in, and they are put back in their order, so
+   * the --disk-cache bound evicts the oldest found entries first. Per key the newest version
+   * wins, and a key deleted since the read began stays deleted.
+   */
+  #merge(found: readonly FoundEntry[], reading: IndexReading): void {
+    const since = new Map<string, DiskEntry>();
+    for (const e of this.#index.rvalues()) if (e) since.set(e.meta.key, e);
+    for (const key of since.keys()) this.#drop(key);
+    for (const e of found) {
+      const s = since.get(e.meta.key);
+      if (s?.path === e.path) continue;
+      if (reading.deletedSince(e.meta.key, e.meta.responseTime) || (s && s.meta.responseTime > e.meta.responseTime)) {
+        unlink(e.path).catch(() => undefined);
+        continue;
+      }
+      if (s) {
+        since.delete(e.meta.key);
+        unlink(s.path).catch(() => undefined);
+      }
+      this.#put(e);
+    }
+    for (const s of since.values()) this.#put(s);
   }
 
   get(key: string): DiskEntry | undefined {
@@ -274,7 +269,8 @@ export class DiskStore {
     this.#keepFiles = true;
     try {
       while (freed < bytes) {
-        const e = this.#index.pop();
+        // While the index is read, what it found so far predates everything the index holds.
+        const e = this.#reading?.takeOldest() ?? this.#index.pop();
         if (!e) break;
         freed += diskCharge(footprint(e).fileBytes);
         gone.push(e);
@@ -321,6 +317,11 @@ export class DiskStore {
     this.#reading?.deleted(key);
     const current = this.#index.peek(key);
     if (!current || (path !== undefined && current.path !== path)) return;
+    this.#drop(key);
+  }
+
+  /** Takes `key` out of the index, leaving its file alone. */
+  #drop(key: string): void {
     this.#keepFiles = true;
     try {
       this.#index.delete(key);
@@ -335,27 +336,13 @@ export class DiskStore {
     if (current) this.#setMeta(current, meta);
   }
 
-  /** Indexes an entry the scan found, unless the index holds a newer one for its key by now. */
-  #putFound(e: DiskEntry, reading: IndexReading): void {
-    if (reading.deletedSince(e.meta.key, e.meta.responseTime)) {
-      unlink(e.path).catch(() => undefined);
-      return;
-    }
-    const current = this.#index.peek(e.meta.key);
-    if (current && current.path === e.path) return;
-    if (current && current.meta.responseTime > e.meta.responseTime) {
-      unlink(e.path).catch(() => undefined);
-      return;
-    }
-    this.#put(e);
-  }
-
   /**
    * Indexes an entry and counts it in the totals (the index's dispose uncounts what it drops).
    * False when it is larger than the whole tier, and so not indexed.
    */
   #put(entry: DiskEntry): boolean {
-    if (this.#index.peek(entry.meta.key) === entry) return true;
+    // The same file again (a relayed store the read already indexed): replacing it would unlink it.
+    if (this.#index.peek(entry.meta.key)?.path === entry.path) return true;
     if (chargeOf(footprint(entry)) > this.#index.maxSize) return false;
     this.#index.set(entry.meta.key, entry);
     this.#trim();
@@ -370,12 +357,7 @@ export class DiskStore {
    * (lru-cache keeps the size it first calculated when the same value is set again).
    */
   #setMeta(entry: DiskEntry, meta: EntryMeta): void {
-    this.#keepFiles = true;
-    try {
-      this.#index.delete(meta.key);
-    } finally {
-      this.#keepFiles = false;
-    }
+    this.#drop(meta.key);
     (entry as { meta: EntryMeta }).meta = meta;
     entry.footprint = footprintOf(meta);
     if (!this.#put(entry)) unlink(entry.path).catch(() => undefined);
@@ -400,6 +382,26 @@ export class DiskStore {
   /** What the index holds in memory in this process, estimated (format.ts, footprintOf). */
   get indexBytes(): number {
     return this.#indexBytes;
+  }
+
+  /**
+   * What the disk holds, for reports: the index, and while it is read also the entries found
+   * and not indexed yet and (one entry each) the files still to read, whose bytes are not known
+   * yet. `unread` counts those files and entries: 0 once the index is whole.
+   */
+  get held(): { objects: number; bytes: number; unread: number } {
+    const pending = this.#reading?.pending ?? 0;
+    return { objects: this.count + pending, bytes: this.bytes + (this.#reading?.foundBytes ?? 0), unread: pending };
+  }
+
+  /** Resolves once a read under way knows how many files it has to read (at once without one). */
+  listed(): Promise<void> {
+    return this.#reading?.listedOnce ?? Promise.resolve();
+  }
+
+  /** What the last read of the index could not read (the whole v1/ when it failed), so its entries are not indexed. */
+  get unindexed(): string[] {
+    return this.#reading?.unindexed(this.root) ?? [];
   }
 }
 

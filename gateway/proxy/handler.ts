@@ -138,7 +138,10 @@ export class ProxyHandler {
   #cached(req: IncomingMessage, res: ServerResponse, requested: Target): Promise<void> | void {
     const d = this.#d;
     const indexRead = d.cache.disk.indexRead();
-    if (indexRead && !d.cache.lookup(requested.key)) return indexRead.then(() => this.#cached(req, res, requested));
+    if (indexRead && !d.cache.lookup(requested.key)) {
+      // A client that left during the wait is not fetched for (nginx's proxy_ignore_client_abort off).
+      return indexRead.then(() => (req.destroyed || req.socket.destroyed ? void res.destroy() : this.#cached(req, res, requested)));
+    }
     const reqCc = parseCacheControl(req.headers['cache-control']);
     const pragma = req.headers.pragma;
     const noCache =

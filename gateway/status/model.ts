@@ -26,6 +26,10 @@ export interface StatusFacts {
     readonly free?: number;
     /** What its index holds in memory, all workers together. */
     readonly indexBytes: number;
+    /** Entry files this process's read of the index has yet to read (counted as objects meanwhile). */
+    readonly unread?: number;
+    /** Directories (or files) of the cache the read of the index could not read. */
+    readonly unindexed?: readonly string[];
   };
   readonly rings: readonly { readonly name: string; readonly servers: readonly string[] }[];
   readonly allowDest: readonly string[];
@@ -149,6 +153,17 @@ function problems(v: Omit<StatusView, 'problems'>, f: StatusFacts): string[] {
     out.push(
       `${v.backlogOverflows} worker${v.backlogOverflows > 1 ? 's' : ''} stopped reading what the primary sends them (over ${bytes(OUTBOX_MAX_BYTES)} waiting) and ${v.backlogOverflows > 1 ? 'were' : 'was'} ended and replaced (${P.workerBacklogOverflows}): a frozen or stuck process; read the log.`,
     );
+  }
+  const unread = f.disk.unread ?? 0;
+  if (unread > 0) {
+    out.push(
+      `The disk index is still being read after a worker restart (${unread.toLocaleString('en')} files to go): the objects count those files, the bytes only what was read, and objects not read yet are misses meanwhile.`,
+    );
+  }
+  const unindexed = f.disk.unindexed ?? [];
+  if (unindexed.length > 0) {
+    const shown = unindexed.slice(0, 3).join(', ') + (unindexed.length > 3 ? ` and ${unindexed.length - 3} more` : '');
+    out.push(`The cache cannot read ${shown}: what is there is not served, counted or purged. Give the gateway's user read access, or remove it (the log names each).`);
   }
   if (f.disk.full) out.push(`The cache's file system (${f.cacheDir}) is full: new objects pass through unstored. Free space or lower --disk-cache.`);
   else if (f.disk.free !== undefined && f.disk.free < Math.min(f.disk.max - f.disk.bytes, f.disk.max * LOW_DISK_SHARE)) {

@@ -58,8 +58,10 @@ function contents(totals: CacheTotals): Pick<StatusFacts, 'top' | 'largest'> {
 }
 
 export async function statusPage(s: StatusSources): Promise<string> {
+  await s.cache.disk.listed();
   const [view, free, holder] = await Promise.all([s.view(), freeBytes(s.cacheDir), lockHolder(s.cacheDir)]);
   const { cache } = s;
+  const held = cache.disk.held;
   const samples = parseProm(view.text);
   // Each worker has its own memory tier: the page shows their sum, as /metrics does.
   const mem = (tier: string, name: string) => total(samples, name, { tier });
@@ -74,8 +76,10 @@ export async function statusPage(s: StatusSources): Promise<string> {
     lockHolder: holder,
     memory: { bytes: mem('memory', GATEWAY_METRICS.cacheBytes), objects: mem('memory', GATEWAY_METRICS.cacheObjects), max: s.memMax },
     disk: {
-      bytes: cache.disk.bytes,
-      objects: cache.disk.count,
+      bytes: held.bytes,
+      objects: held.objects,
+      unread: held.unread,
+      unindexed: cache.disk.unindexed,
       max: s.diskMax,
       full: view.diskFull,
       free,

@@ -1,7 +1,8 @@
 // The status page's decisions, without a server: numbers read back from Prometheus text, and the
 // problems said at the top (a process whose numbers are missing, upstream failing, deaths towards
-// the crash-loop limit, a disk that fills before --disk-cache, no destination allowed), how cached
-// objects are named, and the workers' views merged.
+// the crash-loop limit, a disk that fills before --disk-cache, no destination allowed, a disk index
+// still being read, cache directories it cannot read), how cached objects are named, and the
+// workers' views merged.
 
 import { describe, expect, it } from 'vitest';
 import { mergeReports } from '../../gateway/cluster/gather.ts';
@@ -49,6 +50,15 @@ describe('gateway status model', () => {
     expect(total(s, 'estuary_gateway_cache_hits_total')).toBe(40);
     expect(total(s, 'estuary_gateway_cache_hits_total', { tier: 'disk' })).toBe(10);
     expect(parseProm('m{a="x \\"q\\""} 2')[0]!.labels.a).toBe('x "q"');
+  });
+
+  it('says when the disk index is still being read, and which cache directories cannot be read', () => {
+    const disk = { bytes: 0, objects: 30_001, max: 1e10, full: false, free: 5e10, indexBytes: 0 };
+    const reading = buildStatus([], facts({ disk: { ...disk, unread: 30_000 } }));
+    expect(reading.problems).toEqual([expect.stringMatching(/^The disk index is still being read .*\(30,000 files to go\)/)]);
+    const bad = buildStatus([], facts({ disk: { ...disk, unindexed: ['/c/v1/4e'] } }));
+    expect(bad.problems).toEqual([expect.stringMatching(/^The cache cannot read \/c\/v1\/4e: .*not served, counted or purged/)]);
+    expect(buildStatus([], facts({ disk })).problems).toEqual([]);
   });
 
   it('computes the hit ratio and says each problem at the top', () => {

@@ -262,4 +262,56 @@ describe('DiskStore bodies being written', () => {
     await new Promise((r) => setTimeout(r, 50));
     await expect(stat(old.path)).rejects.toThrow();
   });
+
+  it('ranks what its read finds below what was stored since, so the bound evicts the oldest found entry', async () => {
+    const dir = await tempDir();
+    const first = new DiskStore(dir, 1 << 20, silent);
+    await first.open();
+    const t = Date.now() - 60_000;
+    const a = await put(first, 'a', 10, t);
+    await put(first, 'b', 10, t + 1);
+    await put(first, 'c', 10, t + 2);
+    // Room for three entries, one of them stored by the replacement before its read gets going.
+    const second = new DiskStore(dir, 3 * 4096, silent);
+    await second.prepare(false);
+    const fresh = await put(second, 'fresh', 10);
+    await second.load();
+    expect(second.get('fresh')?.path).toBe(fresh.path);
+    expect(second.get('a')).toBeUndefined();
+    expect([second.peek('b'), second.peek('c')].every((e) => e !== undefined)).toBe(true);
+    expect({ count: second.count, evictions: second.evictions, held: second.held }).toEqual({
+      count: 3,
+      evictions: 1,
+      held: { objects: 3, bytes: 3 * 4096, unread: 0 },
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await expect(stat(a.path)).rejects.toThrow();
+  });
+
+  it('while its index is read, reports count the files on disk, and a full disk evicts what the read found first', async () => {
+    const dir = await tempDir();
+    const first = new DiskStore(dir, 1 << 20, silent);
+    await first.open();
+    const t = Date.now() - 60_000;
+    const old = [];
+    for (let i = 0; i < 50; i++) old.push(await put(first, `o${i}`, 10, t + i));
+    const second = new DiskStore(dir, 1 << 20, silent);
+    await second.prepare(false);
+    const fresh = await put(second, 'fresh', 10);
+    const loading = second.load();
+    await second.listed();
+    // Every file listed counts (the fresh one is also in the index: a file stored before the
+    // listing counts twice until the read is over).
+    expect(second.held.objects).toBeGreaterThanOrEqual(51);
+    expect(second.held.unread).toBeGreaterThan(0);
+    // Once part of the files are read, eviction takes the oldest of those, not the fresh entry.
+    while (second.held.bytes < 11 * 4096) await new Promise((r) => setImmediate(r));
+    expect(second.held.unread).toBeGreaterThan(0);
+    expect(await second.evictBytes(4096)).toBe(4096);
+    expect(second.peek('fresh')).toBeDefined();
+    await loading;
+    expect(second.count).toBe(50);
+    expect(second.peek('fresh')?.path).toBe(fresh.path);
+    expect(second.held).toEqual({ objects: 50, bytes: 50 * 4096, unread: 0 });
+  });
 });

@@ -1,0 +1,182 @@
+// The read of the disk tier's entry files as another program may have left them: first every
+// sub-directory is listed (quick: it tells how many files there are to read), then each file's
+// trailer is read. Anything that is not a valid entry is skipped or deleted, never indexed; a
+// directory or file that cannot be read (EACCES, EIO) is skipped and reported, never deleted, so
+// its entries come back once it can be read again.
+
+import { constants as fsc } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { open, readdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../../lib/log.ts';
+import type { IndexReading } from './index-reading.ts';
+import { readWrites } from './write-marks.ts';
+import type { EntryMeta } from './entry.ts';
+import { decodeMeta, decodeTail, type DiskFootprint, footprintOf, TRAILER_FIXED } from './format.ts';
+
+/** An entry file found by the read, with what its trailer says. */
+export interface FoundEntry {
+  readonly meta: EntryMeta;
+  readonly path: string;
+  readonly footprint: DiskFootprint;
+}
+
+/**
+ * Reads the index under `root` into `reading` (which then holds every entry found, and what could
+ * not be read), logging what was skipped. Resolves how many files were deleted as no entry.
+ */
+export async function scanIndex(root: string, reading: IndexReading, log: Logger): Promise<{ discarded: number }> {
+  const written = await readWrites(root, Date.now());
+  const listing = await listEntryFiles(root, (path) =>
+    log.warn({ path }, 'not a directory where the cache keeps entries; skipped (remove it)'),
+  );
+  reading.listed(listing.files.length);
+  const read = await readEntries(listing.files, written, {
+    found: (e) => reading.found(e),
+    done: () => reading.fileRead(),
+    foreign: (path) => log.warn({ path }, 'not a regular file where the cache keeps an entry; skipped (remove it)'),
+  });
+  reading.unreadable.push(...listing.unreadable, ...read.unreadable);
+  warnUnreadable(log, listing.unreadable, read.unreadable);
+  if (read.discarded > 0) log.warn({ discarded: read.discarded }, 'discarded unreadable cache files');
+  return { discarded: read.discarded };
+}
+
+/** A directory or file the read could not read, and the OS error code. */
+export interface Unreadable {
+  readonly path: string;
+  readonly code: string;
+}
+
+export interface Listing {
+  /** Every file in the two-hex sub-directories, to be read. */
+  readonly files: string[];
+  /** Sub-directories that could not be listed; their entries are not indexed. */
+  readonly unreadable: Unreadable[];
+}
+
+/**
+ * Lists the files of the two-hex sub-directories of `root`; something else named like one (a
+ * file, a dangling link) goes to `foreign`. Fails only when `root` itself cannot be read.
+ */
+export async function listEntryFiles(root: string, foreign: (path: string) => void): Promise<Listing> {
+  const files: string[] = [];
+  const unreadable: Unreadable[] = [];
+  for (const sub of await readdir(root)) {
+    if (sub === 'tmp' || !/^[0-9a-f]{2}$/.test(sub)) continue;
+    const dir = join(root, sub);
+    const names = await readSub(dir);
+    if (names === 'foreign') foreign(dir);
+    else if (Array.isArray(names)) for (const name of names) files.push(join(dir, name));
+    else unreadable.push({ path: dir, code: names.code });
+  }
+  return { files, unreadable };
+}
+
+/** A sub-directory's names; 'foreign' when something else has its name; the error when it cannot be read. */
+async function readSub(dir: string): Promise<string[] | 'foreign' | { code: string }> {
+  try {
+    return await readdir(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    if (code === 'ENOTDIR' || code === 'ENOENT' || code === 'ELOOP') return 'foreign';
+    return { code };
+  }
+}
+
+/** What reading the listed files came to, besides the entries handed to `found`. */
+export interface ReadOutcome {
+  /** Files deleted for want of a valid trailer. */
+  readonly discarded: number;
+  /** Files that could not be opened or read (left in place). */
+  readonly unreadable: Unreadable[];
+}
+
+/** Where readEntries reports: each valid entry, each file read, and what is not a regular file. */
+export interface ReadSinks {
+  found(e: FoundEntry): void;
+  done(): void;
+  foreign(path: string): void;
+}
+
+/**
+ * Reads each listed file's trailer and hands every valid entry to `found`. Files without a valid
+ * trailer, and entries fetched before a write recorded in `written` (write-marks.ts), are
+ * deleted; a file gone meanwhile (replaced by another worker) is passed over; something that is
+ * not a regular file (a FIFO, a device, a directory) goes to `foreign` and is left alone. `done`
+ * is called after each file.
+ */
+export async function readEntries(files: readonly string[], written: ReadonlyMap<string, number>, to: ReadSinks): Promise<ReadOutcome> {
+  const { found, done } = to;
+  let discarded = 0;
+  const unreadable: Unreadable[] = [];
+  for (const path of files) {
+    const read = await readTrailer(path);
+    done();
+    if (read === 'gone') continue;
+    if (read === 'foreign') {
+      to.foreign(path);
+      continue;
+    }
+    if ('code' in read) {
+      unreadable.push({ path, code: read.code });
+      continue;
+    }
+    // Fetched before a write that a worker may have stored without hearing of it (write-marks.ts).
+    const replaced = read.meta !== undefined && (written.get(read.meta.key) ?? -Infinity) >= read.meta.requestTime;
+    if (read.meta && !replaced) {
+      found({ meta: read.meta, path, footprint: read.footprint });
+      continue;
+    }
+    if (!read.meta) discarded++;
+    await unlink(path).catch(() => undefined);
+  }
+  return { discarded, unreadable };
+}
+
+type Trailer = { meta: EntryMeta; footprint: DiskFootprint } | { meta: undefined } | { code: string } | 'gone' | 'foreign';
+
+/**
+ * The file's entry; no meta when it has no valid trailer; the error when it cannot be read. Opened
+ * without blocking: a FIFO would otherwise hold the read until something writes to it.
+ */
+async function readTrailer(path: string): Promise<Trailer> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(path, fsc.O_RDONLY | fsc.O_NONBLOCK);
+    const st = await fh.stat();
+    if (!st.isFile()) return 'foreign';
+    const { size } = st;
+    if (size < TRAILER_FIXED) return { meta: undefined };
+    const tail = Buffer.alloc(TRAILER_FIXED);
+    await fh.read(tail, 0, TRAILER_FIXED, size - TRAILER_FIXED);
+    const len = decodeTail(tail);
+    if (len === undefined || len + TRAILER_FIXED > size) return { meta: undefined };
+    const json = Buffer.alloc(len);
+    await fh.read(json, 0, len, size - TRAILER_FIXED - len);
+    const meta = decodeMeta(json, size);
+    return meta ? { meta, footprint: footprintOf(meta, len) } : { meta: undefined };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'gone';
+    return { code: code ?? String(err) };
+  } finally {
+    await fh?.close();
+  }
+}
+
+/** One line per directory that could not be read; one for all the files. */
+function warnUnreadable(log: Logger, dirs: readonly Unreadable[], files: readonly Unreadable[]): void {
+  for (const { path, code } of dirs) {
+    log.warn(
+      { path, code },
+      "cannot read a cache directory; its entries are not served, counted or purged until it can be (give the gateway's user read access to it, or remove it)",
+    );
+  }
+  if (files.length > 0) {
+    log.warn(
+      { files: files.length, path: files[0]!.path, code: files[0]!.code },
+      "cannot read cache files; skipped, not served until they can be read (check the disk, give the gateway's user read access, or remove them)",
+    );
+  }
+}
