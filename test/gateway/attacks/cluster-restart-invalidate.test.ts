@@ -3,21 +3,24 @@
 // A new worker reads every entry's trailer to build its index, and only then listens to the
 // primary's messages; whatever the primary relays meanwhile (an invalidation by a write on
 // another worker, a stored entry, an eviction) is dropped. A site cache of millions of entries
-// takes minutes to read; the test holds the scan at one point instead (holdAfter).
+// takes minutes to read; the test gives it 20,000 entries, a few seconds' read (cloneEntries).
 //
 // docs/CACHING.md ("Unsafe methods"): a successful PUT invalidates the stored entry for that URL;
 // docs/STAGING.md: "every read that starts after a write's 200 sees the new version". Expected:
 // after the PUT's answer, no worker — the replacement included — answers a HEAD with the replaced
 // version's ETag, nor a conditional GET for that ETag with 304.
 
-import { execFileSync } from 'node:child_process';
-import { closeSync, constants, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { EntryMeta } from '../../../gateway/cache/entry.ts';
+import { decodeTail, encodeTrailer, TRAILER_FIXED } from '../../../gateway/cache/format.ts';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import { startOrigin } from '../helpers/origin.ts';
 import { clusterGateway, connsOnWorkers, waitWorkers, workerPids } from './cluster-lib.ts';
+import { get } from './disk-lib.ts';
 import { sleep } from './gateway-lib.ts';
 
 afterAll(runTeardowns);
@@ -37,33 +40,28 @@ function entryFile(v1: string, suffix: string): string {
 }
 
 /**
- * Holds a starting worker's index scan right after it read `file`: a FIFO named to sort after it
- * (the scan reads names in sorted order) blocks the scan's open() until the test opens it for
- * writing. It stands for the seconds to minutes a real cache of millions of entries takes to read.
+ * Makes a replacement worker's index read last a few seconds: `n` copies of `file`'s entry under
+ * other keys, as a site cache of millions of entries takes minutes to read.
  */
-function holdAfter(file: string): { held: () => boolean; release: () => void } {
-  const fifo = `${file}-zz-hold`;
-  execFileSync('mkfifo', [fifo]);
-  let fd: number | undefined;
-  onTeardown(() => {
-    if (fd !== undefined) closeSync(fd);
-    rmSync(fifo, { force: true });
-  });
-  return {
-    // Opening a FIFO for writing without blocking succeeds only once a reader has it open.
-    held: () => {
-      try {
-        fd ??= openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    release: () => {
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
-    },
-  };
+function cloneEntries(file: string, n: number): void {
+  const buf = readFileSync(file);
+  const len = decodeTail(buf.subarray(buf.length - TRAILER_FIXED))!;
+  const meta = JSON.parse(buf.subarray(buf.length - TRAILER_FIXED - len, buf.length - TRAILER_FIXED).toString('utf8')) as EntryMeta;
+  const body = buf.subarray(0, meta.size);
+  const root = join(file, '..', '..');
+  for (let i = 0; i < n; i++) {
+    const m: EntryMeta = { ...meta, key: `${meta.key}-clone-${i}`, url: `${meta.url}-clone-${i}`, responseTime: meta.responseTime - 1 };
+    const name = randomBytes(16).toString('hex');
+    mkdirSync(join(root, name.slice(0, 2)), { recursive: true });
+    writeFileSync(join(root, name.slice(0, 2), name), Buffer.concat([body, encodeTrailer(m)]));
+  }
+}
+
+/** Files the replacement's index read has still to read, from /metrics (0 once it is whole). */
+async function unreadFiles(port: number): Promise<number> {
+  const r = await get(port, '/metrics');
+  const line = r.body.toString().split('\n').find((l: string) => l.startsWith('estuary_gateway_disk_index_unread_files'));
+  return Number(line?.split(' ').at(-1) ?? 0);
 }
 
 describe('attack: a write acknowledged while a replacement worker builds its index', () => {
@@ -89,18 +87,21 @@ describe('attack: a write acknowledged while a replacement worker builds its ind
     const a = (await connsOnWorkers(gw.port, [survivor])).get(survivor)!;
     expect((await a.request('GET', '/obj')).headers.etag).toBe('"v0"');
     await sleep(200);
-    const hold = holdAfter(entryFile(join(gw.cacheDir, 'v1'), '/obj'));
+    cloneEntries(entryFile(join(gw.cacheDir, 'v1'), '/obj'), 20_000);
 
     process.kill(victim, 'SIGKILL');
-    // The replacement has read /obj's entry and is reading the rest of the index.
     const until = Date.now() + 20_000;
-    while (!hold.held() && Date.now() < until) await sleep(10);
-    expect(hold.held(), 'the replacement worker was held in its index scan').toBe(true);
-    const fresh = workerPids(gw.child.pid).find((p) => p !== victim && p !== survivor);
+    let fresh: number | undefined;
+    while (fresh === undefined && Date.now() < until) {
+      fresh = workerPids(gw.child.pid).find((p) => p !== victim && p !== survivor);
+      await sleep(10);
+    }
+    expect(fresh, 'a replacement worker').toBeDefined();
+    while ((await unreadFiles(gw.port)) === 0 && Date.now() < until) await sleep(20);
     expect((await a.request('PUT', '/obj', {}, 'new')).status).toBe(204);
-    // The invalidation has long reached the primary and been relayed; then the scan goes on.
-    await sleep(500);
-    hold.release();
+    // The write was answered while the replacement was still reading its index.
+    expect(await unreadFiles(gw.port), 'the replacement worker was still reading its index').toBeGreaterThan(0);
+    while ((await unreadFiles(gw.port)) > 0 && Date.now() < until + 20_000) await sleep(100);
 
     await waitWorkers(gw.child.pid, 2, [victim]);
     const d = (await connsOnWorkers(gw.port, [fresh!])).get(fresh!)!;
