@@ -23,17 +23,16 @@ import {
 import { inParallel } from './staging-file.ts';
 import { Writes } from './writes.ts';
 import type { Owner } from './fs-types.ts';
-import { HiddenNames } from './hidden-names.ts';
 
 /** Linux's PATH_MAX: a symlink's target, with its terminating NUL, fits in it. */
 const PATH_MAX = 4096;
 /** Parallel copies during a directory rename. */
 const RENAME_PARALLEL = 8;
 
-export class Namespace extends Writes {
-  /** libfuse's names for removed open files (hidden-names.ts). */
-  private readonly hiddenNames = new HiddenNames();
+/** The name libfuse gives a removed file that is still open: `.fuse_hidden` and 16 hex digits. */
+const HIDDEN_NAME = /^\.fuse_hidden[0-9a-f]{16}$/;
 
+export class Namespace extends Writes {
   async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
     this.refuseIfReadOnly();
     checkNewPath(this.prefix, path, true);
@@ -203,7 +202,12 @@ export class Namespace extends Writes {
     this.remember(path, next);
   }
 
-  async rename(from: string, to: string): Promise<void> {
+  /**
+   * `hiding`: whether this rename is libfuse hiding a file removed while open (the patched addon
+   * tells, see scripts/patch-fuse-native.sh); unknown, a rename of an open file to a name of the
+   * form libfuse uses is taken for one.
+   */
+  async rename(from: string, to: string, hiding?: boolean): Promise<void> {
     this.refuseIfReadOnly();
     if (from === to) return;
     checkNewPath(this.prefix, to);
@@ -211,7 +215,8 @@ export class Namespace extends Writes {
     await this.settled(from);
     const src = await this.lookup(from);
     if (!src) throw new FsError('ENOENT');
-    if (src.kind !== 'dir' && this.isOpen(from) && this.hiddenNames.take(baseName(to))) return this.hideOpen(from, to, src);
+    const hide = hiding ?? (HIDDEN_NAME.test(baseName(to)) && this.isOpen(from));
+    if (hide && src.kind !== 'dir') return this.hideOpen(from, to, src);
     await this.mustBeDir(parentOf(to));
     const dst = await this.lookup(to);
     if (src.kind === 'dir') {
