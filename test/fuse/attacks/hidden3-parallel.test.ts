@@ -50,35 +50,48 @@ async function jitterRelay(upstream: S3Server, maxDelayMs: number): Promise<S3Se
   return { ...upstream, endpoint: `http://127.0.0.1:${port}`, port };
 }
 
-describe.runIf(fuse.ok)('mount: 150 open files, each in its own directory, removed at once over a store with uneven HEAD latency, then kill -9', () => {
-  it('leaves exactly the files that were not removed, with their bytes, and no .fuse_hidden key', async () => {
-    const upstream = await startS3rver({ buckets: ['par'] });
-    const server = await jitterRelay(upstream, 1000);
-    const m = await mountBucket(server, 'par');
-    const n = Number(process.env.N ?? 150);
-    const r = await sh(`python3 '${OPS}' parallel '${m.dir}' ${n} ${m.child.pid}`, undefined, 50_000);
-    expect(r.code, r.out).toBe(0);
-    const seen = JSON.parse(r.out) as { errs: string[]; bad_reads: unknown[]; listing_open: string[] };
-    await m.child.exited;
-    const client = s3Client(upstream);
-    const listed = await client.send(new ListObjectsV2Command({ Bucket: 'par' }));
-    const left = new Map<string, string>();
-    for (const o of listed.Contents ?? []) {
-      const body = await client.send(new GetObjectCommand({ Bucket: 'par', Key: o.Key! }));
-      left.set(o.Key!, await body.Body!.transformToString());
-    }
-    const want = new Map(Array.from({ length: n }, (_, i) => [`keep${i}`, `keep${i}`] as const));
-    const dirs = new Set(Array.from({ length: n }, (_, i) => `d${i}`));
-    for (const k of [...left.keys()]) if (dirs.has(k.replace(/\/$/, ''))) left.delete(k);
-    expect(seen.errs).toEqual([]);
-    expect(seen.bad_reads).toEqual([]);
-    // Expected: the listing while the removed files were open showed only keep*, and after the
-    // crash the bucket holds keep0..keep149 with their bytes and nothing else (no p*, no
-    // .fuse_hidden*). A removal whose count reaches the mount more than 64 behind the highest
-    // seen is taken for a user's rename and leaves the file in the bucket under its hidden name.
-    const extra = [...left.keys()].filter((k) => !want.has(k));
-    expect(extra, `keys that should not be there`).toEqual([]);
-    expect(seen.listing_open.filter((k) => !want.has(k) && !dirs.has(k))).toEqual([]);
-    expect(Object.fromEntries(left)).toEqual(Object.fromEntries(want));
+async function removeManyThenKill(n: number, bucket: string, flags: string[], dirty: boolean): Promise<void> {
+  const upstream = await startS3rver({ buckets: [bucket] });
+  const server = await jitterRelay(upstream, 1000);
+  const m = await mountBucket(server, bucket, flags);
+  const env = dirty ? 'DIRTY=1 ' : '';
+  const r = await sh(`${env}python3 '${OPS}' parallel '${m.dir}' ${n} ${m.child.pid}`, undefined, 50_000);
+  expect(r.code, r.out).toBe(0);
+  const seen = JSON.parse(r.out) as { errs: string[]; bad_reads: unknown[]; listing_open: string[] };
+  await m.child.exited;
+  const client = s3Client(upstream);
+  const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket }));
+  const left = new Map<string, string>();
+  for (const o of listed.Contents ?? []) {
+    const body = await client.send(new GetObjectCommand({ Bucket: bucket, Key: o.Key! }));
+    left.set(o.Key!, await body.Body!.transformToString());
+  }
+  const want = new Map(Array.from({ length: n }, (_, i) => [`keep${i}`, `keep${i}`] as const));
+  const dirs = new Set(Array.from({ length: n }, (_, i) => `d${i}`));
+  for (const k of [...left.keys()]) if (dirs.has(k.replace(/\/$/, ''))) left.delete(k);
+  expect(seen.errs).toEqual([]);
+  expect(seen.bad_reads).toEqual([]);
+  const extra = [...left.keys()].filter((k) => !want.has(k));
+  expect(extra, 'keys that should not be there').toEqual([]);
+  expect(seen.listing_open.filter((k) => !want.has(k) && !dirs.has(k))).toEqual([]);
+  expect(Object.fromEntries(left)).toEqual(Object.fromEntries(want));
+}
+
+describe.runIf(fuse.ok)('mount: 150 open files, each in its own directory, removed at once, then kill -9', () => {
+  // Expected: the listing while the removed files were open shows only keep* (and d*), and after
+  // the crash the bucket holds keep0..keep149 with their bytes and nothing else (no p*, no
+  // .fuse_hidden*). Today a removal whose count reaches the mount more than 64 behind the highest
+  // seen (the kernel runs removals in different directories in parallel, and libfuse's renames
+  // race on its FUSE threads) is taken for a user's rename: the file is copied to its hidden name
+  // in the bucket and stays there after the crash.
+  it('leaves exactly the files that were not removed, and no .fuse_hidden key', async () => {
+    await removeManyThenKill(Number(process.env.N ?? 150), 'par1', [], false);
+  }, 60_000);
+
+  // Expected as above. Today, with --write-back and appends not yet closed, such a removal is
+  // taken for a user's rename of a file being written, whose old object stays until the close:
+  // after the crash the removed files are back in the bucket under their old names.
+  it('--write-back, files appended to and not closed: no removed file comes back', async () => {
+    await removeManyThenKill(Number(process.env.N ?? 150), 'par2', ['--write-back'], true);
   }, 60_000);
 });
