@@ -74,7 +74,7 @@ async function removeManyThenKill(
     const body = await client.send(new GetObjectCommand({ Bucket: bucket, Key: o.Key! }));
     left.set(o.Key!, await body.Body!.transformToString());
   }
-  const want = new Map(Array.from({ length: n }, (_, i) => [`keep${i}`, `keep${i}`] as const));
+  const want = new Map<string, string>(Array.from({ length: n }, (_, i) => [`keep${i}`, `keep${i}`]));
   const dirs = new Set(Array.from({ length: n }, (_, i) => `d${i}`));
   for (const k of [...left.keys()]) if (dirs.has(k.replace(/\/$/, ''))) left.delete(k);
   expect(seen.errs).toEqual([]);
