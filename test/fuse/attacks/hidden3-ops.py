@@ -143,6 +143,23 @@ elif case == 'rmr':
     if recreate:
         out['listing'] = sorted(os.listdir(f'{M}/d/sub'))
         out['f0'] = open(f'{M}/d/sub/f0', 'rb').read().decode()
+elif case == 'rmr-kill':
+    # Files being written in a directory removed with rm -r, written on, then kill -9 of the mount.
+    os.makedirs(f'{M}/d/sub')
+    write(f'{M}/d/sub/old', b'published')
+    fds = [os.open(f'{M}/d/sub/old', os.O_RDWR)]
+    for i in range(4):
+        fds.append(os.open(f'{M}/d/sub/f{i}', os.O_RDWR | os.O_CREAT, 0o644))
+    for fd in fds: os.write(fd, b'x' * 100000)
+    import subprocess
+    r = subprocess.run(['rm', '-r', f'{M}/d'], capture_output=True, text=True)
+    out['rm'] = [r.returncode, r.stderr]
+    for fd in fds:
+        os.write(fd, b'more')
+        os.fsync(fd)
+    sys.stdout.write(json.dumps(out) + '\n'); sys.stdout.flush()
+    os.kill(int(sys.argv[3]), 9)
+    sys.exit(0)
 elif case == 'lsdir':
     # A directory removed while a listing of it is open, then listed on; a new one of that name.
     os.makedirs(f'{M}/e')
