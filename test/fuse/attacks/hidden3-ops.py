@@ -160,6 +160,25 @@ elif case == 'rmr-kill':
     sys.stdout.write(json.dumps(out) + '\n'); sys.stdout.flush()
     os.kill(int(sys.argv[3]), 9)
     sys.exit(0)
+elif case == 'unlink-fops':
+    # One file removed while open (its directory stays): the descriptor's operations.
+    fd = remove_open(f'{M}/one', b'abc')
+    errors = []
+    def attempt(step, fn):
+        try: return fn()
+        except OSError as e: errors.append(f'{step}: {e}')
+    attempt('write', lambda: os.write(fd, b'def'))
+    out['size'] = attempt('fstat', lambda: os.fstat(fd).st_size)
+    attempt('fchmod', lambda: os.fchmod(fd, 0o600))
+    attempt('fchown', lambda: os.fchown(fd, 1000, 1000))
+    attempt('futimens', lambda: os.utime(fd, (1, 1)))
+    st = attempt('fstat2', lambda: os.fstat(fd))
+    out['after'] = [st.st_mode & 0o7777, st.st_uid, int(st.st_mtime)] if st else None
+    attempt('ftruncate', lambda: os.ftruncate(fd, 2))
+    out['read'] = attempt('pread', lambda: os.pread(fd, 10, 0).decode())
+    attempt('close', lambda: os.close(fd))
+    out['errors'] = errors
+    out['listing'] = sorted(os.listdir(M))
 elif case == 'lsdir':
     # A directory removed while a listing of it is open, then listed on; a new one of that name.
     os.makedirs(f'{M}/e')

@@ -89,3 +89,21 @@ describe.runIf(fuse.ok)('mount: rm -r of a directory whose files are being writt
     }, 40_000);
   }
 });
+
+describe.runIf(fuse.ok)('mount: one file removed while open (its directory stays), then its descriptor', () => {
+  // docs/SEMANTICS.md "unlink.": the descriptors keep working; fchmod, fchown and futimens
+  // succeed and change nothing in the bucket. fstat shows what was changed, as a local file does.
+  it('write, fstat, fchmod, fchown, futimens, ftruncate, pread, close succeed; the bucket stays empty', async () => {
+    const server = await startS3rver({ buckets: ['one'] });
+    const m = await mountBucket(server, 'one');
+    const r = await sh(`python3 '${OPS}' unlink-fops '${m.dir}'`, undefined, 40_000);
+    expect(r.code, r.out).toBe(0);
+    const out = JSON.parse(r.out) as { errors: string[]; size: number; after: number[]; read: string; listing: string[] };
+    expect(out.errors).toEqual([]);
+    expect(out.size).toBe(6);
+    expect(out.after).toEqual([0o600, 1000, 1]);
+    expect(out.read).toBe('ab');
+    expect(out.listing).toEqual([]);
+    expect(await keys(server, 'one')).toEqual([]);
+  }, 40_000);
+});
