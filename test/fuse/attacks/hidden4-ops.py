@@ -53,5 +53,79 @@ def recover(d):
         out['r_bytes'] = 'error ' + e.strerror
     print(json.dumps(out), flush=True)
 
-if __name__ == '__main__':
+if __name__ == '__main__' and sys.argv[1] in ('rehide', 'recover'):
     {'rehide': rehide, 'recover': recover}[sys.argv[1]](sys.argv[2])
+
+def over(root, src_dir, dst_dir):
+    # T (in dst_dir) is open for writing and reading while S (in src_dir) is renamed over it.
+    s, t = os.path.join(root, src_dir, 'S'), os.path.join(root, dst_dir, 'T')
+    fd = os.open(t, os.O_RDWR)
+    os.pwrite(fd, b'T-rewritten', 0)
+    out = {}
+    os.rename(s, t)
+    out['t_bytes'] = read_all(t)
+    out['fd_bytes'] = os.pread(fd, 100, 0).decode()
+    os.pwrite(fd, b'more', 11)
+    os.close(fd)
+    time.sleep(0.3)
+    out['t_after_close'] = read_all(t)
+    print(json.dumps(out), flush=True)
+
+def user_hidden(root, n):
+    # In each of n directories, at once: O is removed while open (libfuse hides it) and U, also
+    # open, is renamed by the user to a .fuse_hidden name of the same form.
+    import threading
+    out = {}
+    def one(i):
+        d = os.path.join(root, 'p%d' % i)
+        fo = os.open(os.path.join(d, 'O'), os.O_RDWR)
+        fu = os.open(os.path.join(d, 'U'), os.O_RDONLY)
+        name = '.fuse_hidden%016x' % (0xabc0 + i)
+        try:
+            os.stat(os.path.join(d, name))
+        except OSError:
+            pass
+        os.pwrite(fo, b'O-more', 0)
+        os.unlink(os.path.join(d, 'O'))
+        os.rename(os.path.join(d, 'U'), os.path.join(d, name))
+        out[i] = [os.pread(fo, 100, 0).decode(), os.pread(fu, 100, 0).decode()]
+        os.close(fo)
+        os.close(fu)
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    time.sleep(0.3)
+    print(json.dumps(out), flush=True)
+
+def link(root):
+    try:
+        os.link(os.path.join(root, 'L'), os.path.join(root, 'L2'))
+        print(json.dumps({'link': 'ok'}))
+    except OSError as e:
+        print(json.dumps({'link': e.strerror}))
+
+if __name__ == '__main__' and sys.argv[1] in ('over', 'user_hidden', 'link'):
+    f = {'over': over, 'user_hidden': user_hidden, 'link': link}[sys.argv[1]]
+    f(*[int(a) if a.isdigit() else a for a in sys.argv[2:]])
+
+def hold(path, how, data):
+    # Opens path (and writes data at 0 unless it is '-'), then: 'rm' removes it (libfuse hides
+    # it), or a .fuse_hidden name renames it; prints what it did and holds the descriptor until killed.
+    fd = os.open(path, os.O_RDONLY if data == '-' else os.O_RDWR)
+    if data != '-':
+        os.pwrite(fd, data.encode(), 0)
+    out = {}
+    try:
+        if how == 'rm':
+            os.unlink(path)
+        else:
+            os.rename(path, os.path.join(os.path.dirname(path), how))
+        out['op'] = 'ok'
+    except OSError as e:
+        out['op'] = e.strerror
+    out['fd_bytes'] = os.pread(fd, 100, 0).decode()
+    print(json.dumps(out), flush=True)
+    time.sleep(60)
+
+if __name__ == '__main__' and sys.argv[1] == 'hold':
+    hold(sys.argv[2], sys.argv[3], sys.argv[4])
