@@ -100,3 +100,18 @@ describe.runIf(fuse.ok)('mount: a user’s rename of the hidden name of a remove
     }
   });
 });
+
+describe.runIf(fuse.ok)('mount: a user’s file under the hidden name of a file removed with its directory', () => {
+  it('is removed from the bucket by rm, as any file', async () => {
+    const server = await startS3rver({ buckets: ['data'] });
+    const m = await mountBucket(server, 'data', ['--log-level', 'trace']);
+    const w = await sh(`mkdir '${m.dir}/g' && printf removed > '${m.dir}/g/F'`);
+    expect(w.code, w.out).toBe(0);
+    const r = await runOp(m, 'reuse', 'g');
+    expect(r.bytes, JSON.stringify(r)).toBe('user-file');
+    expect(r.rm, JSON.stringify(r)).toBe('ok');
+    // rm said it removed the user's file: the bucket must not keep it.
+    expect(await keys(server, 'data')).toEqual(['g/']);
+    expect(r.after_rm).toEqual([]);
+  });
+});

@@ -53,8 +53,30 @@ def recover(d):
         out['r_bytes'] = 'error ' + e.strerror
     print(json.dumps(out), flush=True)
 
-if __name__ == '__main__' and sys.argv[1] in ('rehide', 'recover'):
-    {'rehide': rehide, 'recover': recover}[sys.argv[1]](sys.argv[2])
+def reuse(d):
+    # F is removed while open, then its directory; after the last close the user makes the
+    # directory again and a file of their own under F's hidden name, then removes it.
+    f = os.path.join(d, 'F')
+    fd = os.open(f, os.O_RDONLY)
+    os.unlink(f)
+    h1 = sys.stdin.readline().strip()
+    os.rmdir(d)
+    os.close(fd)
+    time.sleep(0.3)
+    os.mkdir(d)
+    with open(os.path.join(d, h1), 'w') as u:
+        u.write('user-file')
+    out = {'h1': h1, 'bytes': read_all(os.path.join(d, h1))}
+    try:
+        os.unlink(os.path.join(d, h1))
+        out['rm'] = 'ok'
+    except OSError as e:
+        out['rm'] = e.strerror
+    out['after_rm'] = os.listdir(d)
+    print(json.dumps(out), flush=True)
+
+if __name__ == '__main__' and sys.argv[1] in ('rehide', 'recover', 'reuse'):
+    {'rehide': rehide, 'recover': recover, 'reuse': reuse}[sys.argv[1]](sys.argv[2])
 
 def over(root, src_dir, dst_dir):
     # T (in dst_dir) is open for writing and reading while S (in src_dir) is renamed over it.
