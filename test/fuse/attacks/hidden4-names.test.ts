@@ -80,25 +80,31 @@ describe.runIf(fuse.ok)('mount: a user’s rename onto the hidden name of a remo
 });
 
 describe.runIf(fuse.ok)('mount: a user’s rename of the hidden name of a removed open file', () => {
-  it('moves the bytes the descriptor holds to the new name, or refuses; never a half state', async () => {
-    const server = await startS3rver({ buckets: ['data'] });
-    const m = await mountBucket(server, 'data', ['--log-level', 'trace']);
-    const w = await sh(`mkdir '${m.dir}/e' && printf original > '${m.dir}/e/F'`);
-    expect(w.code, w.out).toBe(0);
-    const r = await runOp(m, 'recover', 'e');
-    const left = await keys(server, 'data');
-    expect(left.filter((k) => k.includes('.fuse_hidden'))).toEqual([]);
-    if (r.rename === 'ok') {
-      // Renamed like any other file: R holds what the descriptor wrote, in the mount and bucket.
-      expect(r.r_bytes).toBe('written-after-open');
-      expect(left).toEqual(['e/', 'e/R']);
-      expect(await body(server, 'data', 'e/R')).toBe('written-after-open');
-      expect(await readFile(join(m.dir, 'e/R'), 'utf8')).toBe('written-after-open');
-    } else {
-      expect(left).toEqual(['e/']);
-      expect(r.r_bytes).toMatch(/^error/);
-    }
-  });
+  for (const [op, bytes] of [['recover', 'written-after-open'], ['recover_ro', 'original']]) {
+    const how = op === 'recover' ? 'written' : 'read only';
+    it(`moves the bytes the descriptor holds to the new name, or refuses; never a half state (${how})`, async () => {
+      const server = await startS3rver({ buckets: ['data'] });
+      const m = await mountBucket(server, 'data', ['--log-level', 'trace']);
+      const w = await sh(`mkdir '${m.dir}/e' && printf original > '${m.dir}/e/F'`);
+      expect(w.code, w.out).toBe(0);
+      const r = await runOp(m, op, 'e');
+      expect(r.fd_bytes, JSON.stringify(r)).toBe(bytes);
+      const left = await keys(server, 'data');
+      expect(left.filter((k) => k.includes('.fuse_hidden'))).toEqual([]);
+      if (r.rename === 'ok') {
+        // Renamed like any other file: R holds what the descriptor held, in the mount and bucket.
+        expect(r.r_bytes, JSON.stringify(r)).toBe(bytes);
+        expect(left).toEqual(['e/', 'e/R']);
+        expect(await body(server, 'data', 'e/R')).toBe(bytes);
+        expect(await readFile(join(m.dir, 'e/R'), 'utf8')).toBe(bytes);
+      } else {
+        // Refused: the name R was never made, and the error says so.
+        expect(left).toEqual(['e/']);
+        expect(r.r_bytes).toMatch(/^error/);
+        expect(r.rename).not.toBe('Input/output error');
+      }
+    });
+  }
 });
 
 describe.runIf(fuse.ok)('mount: a user’s file under the hidden name of a file removed with its directory', () => {

@@ -32,11 +32,12 @@ def rehide(d):
     time.sleep(0.3)
     print(json.dumps(out), flush=True)
 
-def recover(d):
+def recover(d, ro=False):
     # F is removed while open; the user renames its hidden name H1 to R (a rename like any other).
     f = os.path.join(d, 'F')
-    fd = os.open(f, os.O_RDWR)
-    os.pwrite(fd, b'written-after-open', 0)
+    fd = os.open(f, os.O_RDONLY if ro else os.O_RDWR)
+    if not ro:
+        os.pwrite(fd, b'written-after-open', 0)
     os.unlink(f)
     h1 = sys.stdin.readline().strip()
     out = {'h1': h1}
@@ -45,6 +46,7 @@ def recover(d):
         out['rename'] = 'ok'
     except OSError as e:
         out['rename'] = e.strerror
+    out['fd_bytes'] = os.pread(fd, 100, 0).decode()
     os.close(fd)
     time.sleep(0.3)
     try:
@@ -75,8 +77,8 @@ def reuse(d):
     out['after_rm'] = os.listdir(d)
     print(json.dumps(out), flush=True)
 
-if __name__ == '__main__' and sys.argv[1] in ('rehide', 'recover', 'reuse'):
-    {'rehide': rehide, 'recover': recover, 'reuse': reuse}[sys.argv[1]](sys.argv[2])
+if __name__ == '__main__' and sys.argv[1] in ('rehide', 'recover', 'reuse', 'recover_ro'):
+    {'rehide': rehide, 'recover': recover, 'reuse': reuse, 'recover_ro': lambda d: recover(d, True)}[sys.argv[1]](sys.argv[2])
 
 def over(root, src_dir, dst_dir):
     # T (in dst_dir) is open for writing and reading while S (in src_dir) is renamed over it.
