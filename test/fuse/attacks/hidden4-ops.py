@@ -153,3 +153,54 @@ def hold(path, how, data):
 
 if __name__ == '__main__' and sys.argv[1] == 'hold':
     hold(sys.argv[2], sys.argv[3], sys.argv[4])
+
+def same_dir(root, n):
+    # In one directory, from n threads at once: O<i> is removed while open and being written,
+    # U<i> (open for reading) is renamed by the user to .fuse_hidden<16 hex>, and V<i>, open, is
+    # replaced by a rename of W<i> over it.
+    import threading
+    d = os.path.join(root, 'one')
+    out = {}
+    def one(i):
+        p = lambda n: os.path.join(d, '%s%d' % (n, i))
+        fo = os.open(p('O'), os.O_RDWR)
+        fu = os.open(p('U'), os.O_RDONLY)
+        fv = os.open(p('V'), os.O_RDONLY)
+        os.pwrite(fo, b'O-more', 0)
+        os.unlink(p('O'))
+        os.rename(p('U'), os.path.join(d, '.fuse_hidden%016x' % (0xbeef00 + i)))
+        os.rename(p('W'), p('V'))
+        out[i] = [os.pread(fo, 100, 0).decode(), os.pread(fu, 100, 0).decode(), os.pread(fv, 100, 0).decode()]
+        for f in (fo, fu, fv): os.close(f)
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in ts: t.start()
+    for t in ts: t.join()
+    time.sleep(0.3)
+    print(json.dumps(out), flush=True)
+
+def create_on_hidden(d):
+    # F is removed while open; the user then writes a new file of their own under F's hidden name.
+    f = os.path.join(d, 'F')
+    fd = os.open(f, os.O_RDONLY)
+    os.unlink(f)
+    h1 = sys.stdin.readline().strip()
+    out = {'h1': h1}
+    try:
+        with open(os.path.join(d, h1), 'w') as u:
+            u.write('user-new')
+        out['create'] = 'ok'
+    except OSError as e:
+        out['create'] = e.strerror
+    out['fd_bytes'] = os.pread(fd, 100, 0).decode()
+    os.close(fd)
+    time.sleep(0.3)
+    try:
+        out['after_close'] = read_all(os.path.join(d, h1))
+    except OSError as e:
+        out['after_close'] = 'error ' + e.strerror
+    print(json.dumps(out), flush=True)
+
+if __name__ == '__main__' and sys.argv[1] == 'same_dir':
+    same_dir(sys.argv[2], int(sys.argv[3]))
+if __name__ == '__main__' and sys.argv[1] == 'create_on_hidden':
+    create_on_hidden(sys.argv[2])

@@ -90,6 +90,28 @@ describe.runIf(fuse.ok)('mount: rename over an open file, and users’ .fuse_hid
     }
   }
 
+  for (const extra of [[], ['--write-back']]) {
+    it(`hides, user renames and renames over open files in one directory from 8 threads (${extra.join(' ') || 'default'})`, async () => {
+      const server = await startS3rver({ buckets: ['data'] });
+      const m = await mountBucket(server, 'data', extra);
+      const n = 8;
+      const mk = Array.from({ length: n }, (_, i) => ['O', 'U', 'V', 'W'].map((f) => `printf ${f}${i} > one/${f}${i}`).join(' && '));
+      const w = await sh(`cd '${m.dir}' && mkdir one && ${mk.join(' && ')}`);
+      expect(w.code, w.out).toBe(0);
+      const seen = await py('same_dir', m.dir, String(n));
+      const want = ['one/'];
+      for (let i = 0; i < n; i++) {
+        expect(seen[i], `thread ${i}`).toEqual(['O-more', `U${i}`, `V${i}`]);
+        const name = `.fuse_hidden${(0xbeef00 + i).toString(16).padStart(16, '0')}`;
+        want.push(`one/${name}`, `one/V${i}`);
+        expect(await body(server, 'data', `one/${name}`)).toBe(`U${i}`);
+        expect(await body(server, 'data', `one/V${i}`)).toBe(`W${i}`);
+      }
+      // Nothing of the removed O<i> or the replaced V<i>; every user's file under its name.
+      expect(await keys(server, 'data')).toEqual(want.sort());
+    });
+  }
+
   it('refuses hard links with EPERM, also to a hidden-form name', async () => {
     const server = await startS3rver({ buckets: ['data'] });
     const m = await mountBucket(server, 'data');
