@@ -204,3 +204,25 @@ if __name__ == '__main__' and sys.argv[1] == 'same_dir':
     same_dir(sys.argv[2], int(sys.argv[3]))
 if __name__ == '__main__' and sys.argv[1] == 'create_on_hidden':
     create_on_hidden(sys.argv[2])
+
+def dir_move(root):
+    # F in d is removed while open for writing; then d is renamed to d2. The descriptor keeps
+    # working as a local file's does: fstat, write, read, close.
+    fd = os.open(os.path.join(root, 'd', 'F'), os.O_RDWR)
+    os.pwrite(fd, b'before', 0)
+    os.unlink(os.path.join(root, 'd', 'F'))
+    os.rename(os.path.join(root, 'd'), os.path.join(root, 'd2'))
+    out = {}
+    for step, fn in (('fstat', lambda: os.fstat(fd).st_size), ('write', lambda: os.pwrite(fd, b'-after', 6)),
+                     ('read', lambda: os.pread(fd, 100, 0).decode()), ('fchmod', lambda: os.fchmod(fd, 0o600)),
+                     ('close', lambda: os.close(fd))):
+        try:
+            out[step] = fn()
+        except OSError as e:
+            out[step] = e.strerror
+    time.sleep(0.3)
+    out['d2'] = sorted(os.listdir(os.path.join(root, 'd2')))
+    print(json.dumps(out), flush=True)
+
+if __name__ == '__main__' and sys.argv[1] == 'dir_move':
+    dir_move(sys.argv[2])

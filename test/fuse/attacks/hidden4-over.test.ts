@@ -112,6 +112,20 @@ describe.runIf(fuse.ok)('mount: rename over an open file, and users’ .fuse_hid
     });
   }
 
+  for (const extra of [[], ['--write-back']]) {
+    it(`a removed open file keeps working after its directory is renamed (${extra.join(' ') || 'default'})`, async () => {
+      const server = await startS3rver({ buckets: ['data'] });
+      const m = await mountBucket(server, 'data', extra);
+      const w = await sh(`cd '${m.dir}' && mkdir d && printf old > d/F && printf keep > d/K`);
+      expect(w.code, w.out).toBe(0);
+      const r = await py('dir_move', m.dir);
+      // SEMANTICS "unlink.": through the removed file's descriptors reads, writes, close keep
+      // working, fchmod succeeds; nothing of it is in the bucket.
+      expect(r).toEqual({ fstat: 6, write: 6, read: 'before-after', fchmod: null, close: null, d2: ['K'] });
+      expect(await keys(server, 'data')).toEqual(['d2/', 'd2/K']);
+    });
+  }
+
   it('refuses hard links with EPERM, also to a hidden-form name', async () => {
     const server = await startS3rver({ buckets: ['data'] });
     const m = await mountBucket(server, 'data');
