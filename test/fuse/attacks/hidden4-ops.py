@@ -226,3 +226,27 @@ def dir_move(root):
 
 if __name__ == '__main__' and sys.argv[1] == 'dir_move':
     dir_move(sys.argv[2])
+
+def over_fails(root):
+    # T is open for reading while S is renamed over it; the store refuses the copy. The rename
+    # fails; T must be as it was (rename(2) is all or nothing).
+    s, t = os.path.join(root, 'S'), os.path.join(root, 'T')
+    fd = os.open(t, os.O_RDONLY)
+    out = {}
+    try:
+        os.rename(s, t)
+        out['rename'] = 'ok'
+    except OSError as e:
+        out['rename'] = e.strerror
+    out['fd_bytes'] = os.pread(fd, 100, 0).decode()
+    os.close(fd)
+    time.sleep(0.3)
+    for n, p in (('t', t), ('s', s)):
+        try:
+            out[n] = read_all(p)
+        except OSError as e:
+            out[n] = 'error ' + e.strerror
+    print(json.dumps(out), flush=True)
+
+if __name__ == '__main__' and sys.argv[1] == 'over_fails':
+    over_fails(sys.argv[2])

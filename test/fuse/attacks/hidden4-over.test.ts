@@ -17,6 +17,7 @@ import { startMinio } from '../../helpers/minio.ts';
 import { s3Client } from '../../helpers/s3-smoke.ts';
 import { type S3Server, startS3rver } from '../../helpers/s3rver.ts';
 import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
+import { startRelay } from './mount-relay.ts';
 
 afterAll(runTeardowns);
 
@@ -125,6 +126,26 @@ describe.runIf(fuse.ok)('mount: rename over an open file, and users’ .fuse_hid
       expect(await keys(server, 'data')).toEqual(['d2/', 'd2/K']);
     });
   }
+
+  it('a rename over an open file that the store refuses leaves the target as it was', async () => {
+    const server = await startS3rver({ buckets: ['data'] });
+    const relay = await startRelay(server);
+    const m = await mountBucket(relay.server, 'data', ['--retries', '1']);
+    const w = await sh(`printf source > '${m.dir}/S' && printf target > '${m.dir}/T' && printf target0 > '${m.dir}/T0'`);
+    expect(w.code, w.out).toBe(0);
+    // CopyObject is a PUT: the store refuses it; DELETEs and reads still pass.
+    relay.mode = { kind: 'status', status: 403, method: 'PUT' };
+    // The same rename over a file nobody has open is refused and changes nothing (holds today).
+    const closed = await sh(`mv '${m.dir}/S' '${m.dir}/T0'; cat '${m.dir}/T0'`);
+    expect(closed.out).toContain('target0');
+    const r = await py('over_fails', m.dir);
+    relay.mode = { kind: 'pass' };
+    // rename(2) is all or nothing: refused, both names as they were, in the mount and the bucket.
+    expect(r.rename).not.toBe('ok');
+    expect(r).toMatchObject({ fd_bytes: 'target', t: 'target', s: 'source' });
+    expect(await keys(server, 'data')).toEqual(['S', 'T', 'T0']);
+    expect(await body(server, 'data', 'T')).toBe('target');
+  });
 
   it('refuses hard links with EPERM, also to a hidden-form name', async () => {
     const server = await startS3rver({ buckets: ['data'] });
