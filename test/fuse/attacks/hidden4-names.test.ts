@@ -107,6 +107,21 @@ describe.runIf(fuse.ok)('mount: a user’s rename of the hidden name of a remove
   }
 });
 
+describe.runIf(fuse.ok)('mount: a user’s rename of the hidden name of a removed file over an existing file', () => {
+  it('replaces it with the bytes the descriptor holds, or refuses and leaves it as it was', async () => {
+    const server = await startS3rver({ buckets: ['data'] });
+    const m = await mountBucket(server, 'data', ['--log-level', 'trace']);
+    const w = await sh(`mkdir '${m.dir}/x' && printf original > '${m.dir}/x/F' && printf existing > '${m.dir}/x/R'`);
+    expect(w.code, w.out).toBe(0);
+    const r = await runOp(m, 'recover_over', 'x');
+    const want = r.rename === 'ok' ? 'written-after-open' : 'existing';
+    // Either way the name R holds a file, in the mount and in the bucket.
+    expect(r.r_bytes, JSON.stringify(r)).toBe(want);
+    expect(await keys(server, 'data')).toEqual(['x/', 'x/R']);
+    expect(await body(server, 'data', 'x/R')).toBe(want);
+  });
+});
+
 describe.runIf(fuse.ok)('mount: a user’s file under the hidden name of a file removed with its directory', () => {
   it('is removed from the bucket by rm, as any file', async () => {
     const server = await startS3rver({ buckets: ['data'] });

@@ -77,8 +77,8 @@ def reuse(d):
     out['after_rm'] = os.listdir(d)
     print(json.dumps(out), flush=True)
 
-if __name__ == '__main__' and sys.argv[1] in ('rehide', 'recover', 'reuse', 'recover_ro'):
-    {'rehide': rehide, 'recover': recover, 'reuse': reuse, 'recover_ro': lambda d: recover(d, True)}[sys.argv[1]](sys.argv[2])
+if __name__ == '__main__' and sys.argv[1] in ('rehide', 'recover', 'reuse', 'recover_ro', 'recover_over'):
+    {'rehide': rehide, 'recover': recover, 'reuse': reuse, 'recover_ro': lambda d: recover(d, True), 'recover_over': recover}[sys.argv[1]](sys.argv[2])
 
 def over(root, src_dir, dst_dir):
     # T (in dst_dir) is open for writing and reading while S (in src_dir) is renamed over it.
