@@ -57,11 +57,12 @@ async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
   while (Date.now() < end && !(await check())) await new Promise((r) => setTimeout(r, 200));
 }
 
-describe.runIf(fuse.ok)('mount --write-back: kill -9 after a hide or a user’s hidden-form rename', () => {
-  it('the removed file does not come back; the user’s renamed file does, under its new name', async () => {
+describe.runIf(fuse.ok)('mount: kill -9 after a hide or a user’s hidden-form rename', () => {
+  for (const mode of [[], ['--write-back']]) {
+  it(`the removed file does not come back; the user’s renamed file does, under its new name (${mode.join(' ') || 'default'})`, async () => {
     const server = await startS3rver({ buckets: ['data'] });
     const cache = await tempDir('estuary-cache-');
-    const args = ['--write-back', '--cache-dir', cache];
+    const args = [...mode, '--cache-dir', cache];
     const m = await mountBucket(server, 'data', args);
     const w = await sh(`mkdir '${m.dir}/k'`);
     expect(w.code, w.out).toBe(0);
@@ -84,4 +85,5 @@ describe.runIf(fuse.ok)('mount --write-back: kill -9 after a hide or a user’s 
     const ls = await sh(`ls -A '${again.dir}/k'`);
     expect(ls.out.trim()).toBe(name);
   });
+}
 });
