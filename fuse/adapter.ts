@@ -231,7 +231,7 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     flush: (p: string, fd: number, cb: Cb) => reply('flush', p, cb, () => nothing(fs.flush(fd))),
     fsync: (p: string, _datasync: number, fd: number, cb: Cb) =>
       reply('fsync', p, cb, () => nothing(fs.fsync(fd))),
-    release: (p: string, fd: number, cb: Cb) => reply('release', p, cb, () => nothing(fs.release(fd))),
+    release: (p: string, fd: number, cb: Cb) => reply('release', p, cb, () => nothing(fs.release(fd, p === NO_PATH))),
     truncate: (p: string, size: number, cb: Cb) =>
       reply('truncate', p, cb, () => nothing(fs.truncate(p, size))),
     ftruncate: (p: string, fd: number, size: number, cb: Cb) =>

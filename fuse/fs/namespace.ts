@@ -67,7 +67,7 @@ export class Namespace extends Writes {
     this.refuseIfReadOnly();
     await this.settled(path);
     // Its object went when the open file was removed (hideOpen); the kernel now ends the name.
-    if (this.hidden.delete(path) || this.endedHidden.delete(path)) return;
+    if (this.hidden.delete(path)) return;
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind === 'dir') throw new FsError('EISDIR');
@@ -217,6 +217,8 @@ export class Namespace extends Writes {
     if (!src) throw new FsError('ENOENT');
     const hide = hiding ?? (HIDDEN_NAME.test(baseName(to)) && this.isOpen(from));
     if (hide && src.kind !== 'dir') return this.hideOpen(from, to, src);
+    // A removed file has no name: the one libfuse keeps for it is not the user's to move.
+    if (this.hidden.has(from)) throw new FsError('ENOENT');
     await this.mustBeDir(parentOf(to));
     const dst = await this.lookup(to);
     if (src.kind === 'dir') {
@@ -249,6 +251,8 @@ export class Namespace extends Writes {
     await this.keepReaders(from);
     const held = [...this.handles.values()].filter((h) => h.path === from);
     for (const h of held) h.path = to;
+    // A removed file hidden again (a rename over its hidden name): one hidden name, the new one.
+    this.hidden.delete(from);
     this.hidden.set(to, src);
     await this.client.delete(this.key(from));
     this.forget(from);
@@ -368,7 +372,17 @@ export class Namespace extends Writes {
     }
     this.inodes.renameTree(fromPrefix, toPrefix);
     // Open files go with their directory; what they hold is published at their close.
-    for (const w of this.writersUnder(from)) {
+    const moving = this.writersUnder(from);
+    // Removed files still open go with their directory too: libfuse keeps their hidden names in it.
+    for (const [p, a] of [...this.hidden]) {
+      if (!p.startsWith(`${from}/`)) continue;
+      const moved = to + p.slice(from.length);
+      this.hidden.delete(p);
+      this.hidden.set(moved, a);
+      for (const h of this.handles.values()) if (h.path === p) h.path = moved;
+    }
+    for (const w of moving) {
+      if (w.path.startsWith(`${to}/`) && this.hidden.has(w.path)) continue;
       const path = to + w.path.slice(from.length);
       await w.moveTo(path, this.key(path));
     }
