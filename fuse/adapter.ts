@@ -61,6 +61,12 @@ interface Binding {
    * libfuse has no path for reach JavaScript with the path "" instead of being refused (ENOENT).
    */
   fuse_native_nullpath_ok?: () => void;
+  /**
+   * Added by scripts/patch-fuse-native.sh: whether the rename being dispatched is libfuse hiding a
+   * file removed while open (renaming it to .fuse_hidden<N>), not a user's rename; valid during
+   * the synchronous call of the rename's JavaScript handler.
+   */
+  fuse_native_hiding?: () => boolean;
 }
 
 /** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
@@ -88,6 +94,11 @@ export function knowsCallers(): boolean {
 /** True when the addon passes utimens with one time omitted (`touch -m`); see above. */
 export function knowsOmittedTimes(): boolean {
   return typeof binding().fuse_native_utime_omit_ok === 'function';
+}
+
+/** True when the addon tells libfuse's renames of removed open files from a user's; see above. */
+export function knowsHides(): boolean {
+  return typeof binding().fuse_native_hiding === 'function';
 }
 
 export interface MountOptions {
@@ -220,7 +231,7 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     flush: (p: string, fd: number, cb: Cb) => reply('flush', p, cb, () => nothing(fs.flush(fd))),
     fsync: (p: string, _datasync: number, fd: number, cb: Cb) =>
       reply('fsync', p, cb, () => nothing(fs.fsync(fd))),
-    release: (p: string, fd: number, cb: Cb) => reply('release', p, cb, () => nothing(fs.release(fd))),
+    release: (p: string, fd: number, cb: Cb) => reply('release', p, cb, () => nothing(fs.release(fd, p === NO_PATH))),
     truncate: (p: string, size: number, cb: Cb) =>
       reply('truncate', p, cb, () => nothing(fs.truncate(p, size))),
     ftruncate: (p: string, fd: number, size: number, cb: Cb) =>
@@ -231,8 +242,11 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
       reply('mkdir', p, cb, () => nothing(fs.mkdir(p, mode, owner)));
     },
     rmdir: (p: string, cb: Cb) => reply('rmdir', p, cb, () => nothing(fs.rmdir(p))),
-    rename: (from: string, to: string, cb: Cb) =>
-      reply('rename', from, cb, () => nothing(fs.rename(from, to))),
+    rename: (from: string, to: string, cb: Cb) => {
+      // Read now, while the addon still holds this rename: libfuse's hide or a user's rename.
+      const hiding = binding().fuse_native_hiding?.();
+      reply('rename', from, cb, () => nothing(fs.rename(from, to, hiding)));
+    },
     // fuse-native passes (target, linkpath).
     symlink: (target: string, p: string, cb: Cb) => {
       const owner = caller();

@@ -8,7 +8,7 @@ import { bool, duration, int, size, str, url, type ValueType, ValueError } from 
 import { type EstuaryError, isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
-import { FuseMount, knowsCallers, knowsOmittedTimes, requireLibfuse } from './adapter.ts';
+import { FuseMount, knowsCallers, knowsHides, knowsOmittedTimes, requireLibfuse } from './adapter.ts';
 import {
   defaultJournalDir,
   defaultStagingDir,
@@ -292,6 +292,8 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       log.warn({}, 'fuse-native was not rebuilt by npm ci: files other users create belong to the mounting user');
     if (!knowsOmittedTimes())
       log.warn({}, 'fuse-native was not rebuilt by npm ci: touch -m and touch -a leave the times unchanged');
+    if (!knowsHides())
+      log.warn({}, 'fuse-native was not rebuilt by npm ci: renaming an open file to .fuse_hidden<16 hex digits> removes it');
     const webRefusal = config.endpoint === undefined ? undefined : await checkEndpoint(config.endpoint, bucket);
     if (config.cacheDir === undefined && !config.writeBack) await defaultStagingDir(cacheDir);
     else await makeCacheDir(cacheDir);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Four corrections to fuse-native 2.2.6's C glue, then a rebuild of the addon (N-API, against the
+# Five corrections to fuse-native 2.2.6's C glue, then a rebuild of the addon (N-API, against the
 # libfuse the package bundles). Idempotent; run by npm's postinstall.
 #  1. utimens hands JavaScript the access time twice (tv[0] converted for both arguments), so
 #     every mount would store the access time as the modification time set by cp -p, tar or
@@ -19,6 +19,13 @@
 #     flag_nullpath_ok; then it passes a NULL path, which the glue handed napi_create_string_utf8
 #     as is. It now hands JavaScript "" for a missing path, and exports fuse_native_nullpath_ok(),
 #     which a mount calls before mounting to set the flag.
+#  5. libfuse 2 does not pass on the removal of a file that is still open: inside the unlink it
+#     asks for the attributes of a free name `.fuse_hidden<16 hex digits>` and renames the file to
+#     it (fuse.c: hidden_name, hide_node), which JavaScript cannot tell from a user's own rename to
+#     such a name. The glue now notes, on the FUSE thread, which kernel request asked for those
+#     attributes (the request's `unique`, read from libfuse 2.9's per-thread context) and the path
+#     it asked with; a rename within that same request, to that same path, is libfuse's hide. The
+#     addon exports fuse_native_hiding(), true while such a rename is being dispatched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=node_modules/fuse-native
@@ -26,6 +33,7 @@ src=$dir/fuse-native.c
 [ -f "$src" ] || exit 0
 if grep -q 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' "$src" && grep -q 'fuse_native_caller' "$src" &&
   grep -q 'fuse_native_utime_omit_ok' "$src" && grep -q 'fuse_native_nullpath_ok' "$src" &&
+  grep -q 'fuse_native_hiding' "$src" &&
   [ -f "$dir/build/Release/fuse.node" ]; then
   exit 0
 fi
@@ -58,6 +66,18 @@ if ! grep -q 'fuse_native_nullpath_ok' "$src"; then
     -e 's/^  if (implemented\[op_utimens\]) ops.utimens = fuse_native_utimens;$/&\n  ops.flag_nullpath_ok = nullpath_ok;/' \
     -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_nullpath_ok) {\n  nullpath_ok = 1;\n  return NULL;\n}\n\n&/' \
     -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_nullpath_ok)/' \
+    "$src"
+fi
+if ! grep -q 'fuse_native_hiding' "$src"; then
+  sed -i \
+    -e 's/^static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;$/&\nstatic int dispatching_hide = 0;\n\/\/ libfuse 2.9: its per-thread context (fuse.c, struct fuse_context_i) and the head of a request\n\/\/ (fuse_i.h, struct fuse_req), whose `unique` is the kernel'"'"'s id of the request being handled.\nstruct estuary_fuse_context { struct fuse_context ctx; void *req; };\nstruct estuary_fuse_req { void *f; uint64_t unique; };\nstatic uint64_t request_unique (void) {\n  struct estuary_fuse_context *c = (struct estuary_fuse_context *) fuse_get_context();\n  if (c == NULL || c->req == NULL) return 0;\n  return ((struct estuary_fuse_req *) c->req)->unique;\n}/' \
+    -e 's/^  int32_t res;$/&\n  uint64_t probe_unique;\n  const char *probe_path;\n  int hiding;/' \
+    -e 's/^  l->op_fn = fuse_native_dispatch_##name;\\$/&\n  l->hiding = 0;\\/' \
+    -e 's/^      dispatching_uid = l->caller_uid;\\$/&\n      dispatching_hide = l->hiding;\\/' \
+    -e 's/^FUSE_METHOD(getattr, 1, 1, (const char \*path, struct stat \*stat), {$/&\n  l->probe_unique = request_unique();\n  l->probe_path = path;/' \
+    -e 's/^FUSE_METHOD_VOID(rename, 2, 0, (const char \*path, const char \*dest), {$/&\n  l->hiding = l->probe_path == dest \&\& l->probe_unique != 0 \&\& l->probe_unique == request_unique();\n  l->probe_path = NULL;/' \
+    -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_hiding) {\n  napi_value hiding;\n  napi_get_boolean(env, dispatching_hide != 0, \&hiding);\n  return hiding;\n}\n\n&/' \
+    -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_hiding)/' \
     "$src"
 fi
 gyp="${npm_config_node_gyp:-$(dirname "$(command -v npm)")/../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js}"

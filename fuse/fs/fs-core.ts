@@ -27,8 +27,6 @@ import { NextFilePrefetch } from './next-file.ts';
 import { ReadWindow } from './read-window.ts';
 import { UploadStreak } from './streaming-upload.ts';
 
-/** Ended hidden names remembered for libfuse's unlink of them (endHidden). */
-const ENDED_HIDDEN_KEPT = 1024;
 
 /** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
 const STATFS_BLOCKS = 2 ** 32 - 1;
@@ -71,8 +69,6 @@ export class FsCore {
    * they had: they exist only here, for the descriptors still open, until the kernel unlinks them.
    */
   protected readonly hidden = new Map<string, Attr>();
-  /** Hidden names whose last descriptor closed, for libfuse's unlink of them that follows. */
-  protected readonly endedHidden = new Set<string>();
 
   constructor(options: FilesystemOptions) {
     this.o = options;
@@ -218,17 +214,6 @@ export class FsCore {
     const attr = this.hidden.get(h.path);
     if (!attr) throw new FsError('ENOENT');
     return { path: h.path, attr };
-  }
-
-  /**
-   * The last descriptor of a removed file closed: libfuse unlinks its hidden name next, unless it
-   * has no path for it any more (its directory was removed too), so the name ends here.
-   */
-  protected endHidden(path: string): void {
-    this.hidden.delete(path);
-    // Bounded: names libfuse could not unlink are not kept for ever.
-    if (this.endedHidden.size >= ENDED_HIDDEN_KEPT) this.endedHidden.clear();
-    this.endedHidden.add(path);
   }
 
   /** The inode number of `path`, the same whatever the kernel forgot (see inodes.ts). */

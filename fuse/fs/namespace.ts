@@ -23,17 +23,16 @@ import {
 import { inParallel } from './staging-file.ts';
 import { Writes } from './writes.ts';
 import type { Owner } from './fs-types.ts';
-import { HiddenNames } from './hidden-names.ts';
 
 /** Linux's PATH_MAX: a symlink's target, with its terminating NUL, fits in it. */
 const PATH_MAX = 4096;
 /** Parallel copies during a directory rename. */
 const RENAME_PARALLEL = 8;
 
-export class Namespace extends Writes {
-  /** libfuse's names for removed open files (hidden-names.ts). */
-  private readonly hiddenNames = new HiddenNames();
+/** The name libfuse gives a removed file that is still open: `.fuse_hidden` and 16 hex digits. */
+const HIDDEN_NAME = /^\.fuse_hidden[0-9a-f]{16}$/;
 
+export class Namespace extends Writes {
   async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
     this.refuseIfReadOnly();
     checkNewPath(this.prefix, path, true);
@@ -68,7 +67,7 @@ export class Namespace extends Writes {
     this.refuseIfReadOnly();
     await this.settled(path);
     // Its object went when the open file was removed (hideOpen); the kernel now ends the name.
-    if (this.hidden.delete(path) || this.endedHidden.delete(path)) return;
+    if (this.hidden.delete(path)) return;
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind === 'dir') throw new FsError('EISDIR');
@@ -203,7 +202,12 @@ export class Namespace extends Writes {
     this.remember(path, next);
   }
 
-  async rename(from: string, to: string): Promise<void> {
+  /**
+   * `hiding`: whether this rename is libfuse hiding a file removed while open (the patched addon
+   * tells, see scripts/patch-fuse-native.sh); unknown, a rename of an open file to a name of the
+   * form libfuse uses is taken for one.
+   */
+  async rename(from: string, to: string, hiding?: boolean): Promise<void> {
     this.refuseIfReadOnly();
     if (from === to) return;
     checkNewPath(this.prefix, to);
@@ -211,7 +215,10 @@ export class Namespace extends Writes {
     await this.settled(from);
     const src = await this.lookup(from);
     if (!src) throw new FsError('ENOENT');
-    if (src.kind !== 'dir' && this.isOpen(from) && this.hiddenNames.take(baseName(to))) return this.hideOpen(from, to, src);
+    const hide = hiding ?? (HIDDEN_NAME.test(baseName(to)) && this.isOpen(from));
+    if (hide && src.kind !== 'dir') return this.hideOpen(from, to, src);
+    // A removed file has no name: the one libfuse keeps for it is not the user's to move.
+    if (this.hidden.has(from)) throw new FsError('ENOENT');
     await this.mustBeDir(parentOf(to));
     const dst = await this.lookup(to);
     if (src.kind === 'dir') {
@@ -244,6 +251,8 @@ export class Namespace extends Writes {
     await this.keepReaders(from);
     const held = [...this.handles.values()].filter((h) => h.path === from);
     for (const h of held) h.path = to;
+    // A removed file hidden again (a rename over its hidden name): one hidden name, the new one.
+    this.hidden.delete(from);
     this.hidden.set(to, src);
     await this.client.delete(this.key(from));
     this.forget(from);
@@ -363,7 +372,17 @@ export class Namespace extends Writes {
     }
     this.inodes.renameTree(fromPrefix, toPrefix);
     // Open files go with their directory; what they hold is published at their close.
-    for (const w of this.writersUnder(from)) {
+    const moving = this.writersUnder(from);
+    // Removed files still open go with their directory too: libfuse keeps their hidden names in it.
+    for (const [p, a] of [...this.hidden]) {
+      if (!p.startsWith(`${from}/`)) continue;
+      const moved = to + p.slice(from.length);
+      this.hidden.delete(p);
+      this.hidden.set(moved, a);
+      for (const h of this.handles.values()) if (h.path === p) h.path = moved;
+    }
+    for (const w of moving) {
+      if (w.path.startsWith(`${to}/`) && this.hidden.has(w.path)) continue;
       const path = to + w.path.slice(from.length);
       await w.moveTo(path, this.key(path));
     }

@@ -19,6 +19,9 @@ const WHOLE_FILE_STREAK = 2;
 export class Reads extends Attributes {
   async open(path: string, flags: number): Promise<number> {
     const writing = (flags & O_ACCMODE) !== 0;
+    // The name libfuse keeps for a removed file still open is not a file: nothing to read, and
+    // not free to write until that file is closed.
+    if (this.hidden.has(path)) throw new FsError(writing ? 'EBUSY' : 'ENOENT');
     const truncating = writing && (flags & O_TRUNC) !== 0;
     if (writing) {
       this.refuseIfReadOnly();

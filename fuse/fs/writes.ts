@@ -107,7 +107,11 @@ export class Writes extends Reads {
     }
   }
 
-  async release(fh: number): Promise<void> {
+  /**
+   * `pathless`: libfuse has no path for the file any more (a removed file whose directory was
+   * removed too), and so will not unlink its hidden name after this release: the name ends here.
+   */
+  async release(fh: number, pathless = false): Promise<void> {
     const h = this.handles.get(fh);
     if (!h) return;
     if (h instanceof ReadHandle) this.wholeFileReads = h.readWhole ? this.wholeFileReads + 1 : 0;
@@ -115,7 +119,7 @@ export class Writes extends Reads {
       if (h.kind === 'write') await this.publishAtRelease(h);
     } finally {
       this.handles.delete(fh);
-      if (this.hidden.has(h.path) && ![...this.handles.values()].some((o) => o.path === h.path)) this.endHidden(h.path);
+      if (pathless && ![...this.handles.values()].some((o) => o.path === h.path)) this.hidden.delete(h.path);
       // A WriteHandle shared by several descriptors lives until the last of them is released.
       if (![...this.handles.values()].includes(h)) {
         // Never published: the names it was renamed away from show their objects again.
