@@ -188,6 +188,8 @@ export class Cache {
   async purgePrefix(prefix: string): Promise<number> {
     // A replacement worker may still be reading its index: what it has not read yet is stored too.
     await this.disk.whenRead();
+    // What could not be read may be readable now (the purge's answer asked for that).
+    await this.disk.rereadUnreadable();
     const keys = new Set<string>();
     for (const k of this.disk.keys()) if (k.startsWith(prefix)) keys.add(k);
     for (const k of this.memory.keys()) if (k.startsWith(prefix)) keys.add(k);

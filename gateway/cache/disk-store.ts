@@ -25,7 +25,7 @@ import { CacheTotals } from './totals.ts';
 import { createTempFile, placeEntry, rewriteTrailer } from './disk-files.ts';
 import { EVICT_ON_FULL, FreeSpace, isDiskFull, RESERVE_BYTES } from './free-space.ts';
 import { IndexReading } from './index-reading.ts';
-import { type FoundEntry, scanIndex } from './index-scan.ts';
+import { type FoundEntry, rereadUnreadable, scanIndex } from './index-scan.ts';
 import type { DiskEntry, LoadResult, Reservation, TempFile } from './disk-types.ts';
 
 export { probeWritable } from './disk-files.ts';
@@ -151,7 +151,8 @@ export class DiskStore {
         since.delete(e.meta.key);
         unlink(s.path).catch(() => undefined);
       }
-      this.#put(e);
+      // Larger than --disk-cache (lowered since it was stored): not kept on disk either.
+      if (!this.#put(e)) unlink(e.path).catch(() => undefined);
     }
     for (const s of since.values()) this.#put(s);
   }
@@ -391,12 +392,22 @@ export class DiskStore {
    */
   get held(): { objects: number; bytes: number; unread: number } {
     const pending = this.#reading?.pending ?? 0;
-    return { objects: this.count + pending, bytes: this.bytes + (this.#reading?.foundBytes ?? 0), unread: pending };
+    const unread = this.#reading?.unread ?? 0;
+    return { objects: this.count + pending, bytes: this.bytes + (this.#reading?.foundBytes ?? 0), unread };
   }
 
   /** Resolves once a read under way knows how many files it has to read (at once without one). */
   listed(): Promise<void> {
     return this.#reading?.listedOnce ?? Promise.resolve();
+  }
+
+  /** Reads again what the index read could not, and indexes what it can read now (see rereadUnreadable). */
+  async rereadUnreadable(): Promise<void> {
+    const reading = this.#reading;
+    if (!reading || reading.unreadable.length === 0) return;
+    const found: FoundEntry[] = [];
+    await rereadUnreadable(this.root, reading, this.#log, (e) => found.push(e));
+    if (found.length > 0) this.#merge(found, reading);
   }
 
   /** What the last read of the index could not read (the whole v1/ when it failed), so its entries are not indexed. */

@@ -28,13 +28,13 @@ export interface FoundEntry {
 export async function scanIndex(root: string, reading: IndexReading, log: Logger): Promise<{ discarded: number }> {
   const written = await readWrites(root, Date.now());
   const listing = await listEntryFiles(root, (path) =>
-    log.warn({ path }, 'not a directory where the cache keeps entries; skipped (remove it)'),
+    log.warn({ path }, 'not a regular file or directory where the cache keeps entries; skipped and left alone (remove it)'),
   );
   reading.listed(listing.files.length);
   const read = await readEntries(listing.files, written, {
     found: (e) => reading.found(e),
     done: () => reading.fileRead(),
-    foreign: (path) => log.warn({ path }, 'not a regular file where the cache keeps an entry; skipped (remove it)'),
+    foreign: (path) => log.warn({ path }, 'not a regular file where the cache keeps an entry; skipped and left alone (remove it)'),
   });
   reading.unreadable.push(...listing.unreadable, ...read.unreadable);
   warnUnreadable(log, listing.unreadable, read.unreadable);
@@ -56,31 +56,41 @@ export interface Listing {
 }
 
 /**
- * Lists the files of the two-hex sub-directories of `root`; something else named like one (a
- * file, a dangling link) goes to `foreign`. Fails only when `root` itself cannot be read.
+ * Lists the regular files of the two-hex sub-directories of `root`. Something else named like a
+ * sub-directory (a file, a symbolic link, even to a directory: the read deletes what has no
+ * trailer, and must never do so outside the cache) goes to `foreign`, as does anything in a
+ * sub-directory that is not a regular file (links, FIFOs, devices, directories), which is never
+ * opened. Fails only when `root` itself cannot be read.
  */
 export async function listEntryFiles(root: string, foreign: (path: string) => void): Promise<Listing> {
   const files: string[] = [];
   const unreadable: Unreadable[] = [];
-  for (const sub of await readdir(root)) {
-    if (sub === 'tmp' || !/^[0-9a-f]{2}$/.test(sub)) continue;
-    const dir = join(root, sub);
-    const names = await readSub(dir);
-    if (names === 'foreign') foreign(dir);
-    else if (Array.isArray(names)) for (const name of names) files.push(join(dir, name));
-    else unreadable.push({ path: dir, code: names.code });
+  for (const sub of await readdir(root, { withFileTypes: true })) {
+    if (sub.name === 'tmp' || !/^[0-9a-f]{2}$/.test(sub.name)) continue;
+    const dir = join(root, sub.name);
+    if (!sub.isDirectory()) {
+      foreign(dir);
+      continue;
+    }
+    const listed = await listSub(dir, foreign);
+    if (Array.isArray(listed)) files.push(...listed);
+    else unreadable.push({ path: dir, code: listed.code });
   }
   return { files, unreadable };
 }
 
-/** A sub-directory's names; 'foreign' when something else has its name; the error when it cannot be read. */
-async function readSub(dir: string): Promise<string[] | 'foreign' | { code: string }> {
+/** A sub-directory's regular files (the rest to `foreign`); the error when it cannot be read. */
+export async function listSub(dir: string, foreign: (path: string) => void): Promise<string[] | { code: string }> {
   try {
-    return await readdir(dir);
+    const out: string[] = [];
+    for (const d of await readdir(dir, { withFileTypes: true })) {
+      if (d.isFile()) out.push(join(dir, d.name));
+      else foreign(join(dir, d.name));
+    }
+    return out;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    if (code === 'ENOTDIR' || code === 'ENOENT' || code === 'ELOOP') return 'foreign';
-    return { code };
+    return code === 'ENOENT' ? [] : { code };
   }
 }
 
@@ -137,13 +147,14 @@ export async function readEntries(files: readonly string[], written: ReadonlyMap
 type Trailer = { meta: EntryMeta; footprint: DiskFootprint } | { meta: undefined } | { code: string } | 'gone' | 'foreign';
 
 /**
- * The file's entry; no meta when it has no valid trailer; the error when it cannot be read. Opened
- * without blocking: a FIFO would otherwise hold the read until something writes to it.
+ * The file's entry; no meta when it has no valid trailer; the error when it cannot be read. Listed
+ * as a regular file, it may have been replaced since: opened without following a link (ELOOP)
+ * and without blocking (a FIFO would hold the read until something writes to it).
  */
 async function readTrailer(path: string): Promise<Trailer> {
   let fh: FileHandle | undefined;
   try {
-    fh = await open(path, fsc.O_RDONLY | fsc.O_NONBLOCK);
+    fh = await open(path, fsc.O_RDONLY | fsc.O_NONBLOCK | fsc.O_NOFOLLOW);
     const st = await fh.stat();
     if (!st.isFile()) return 'foreign';
     const { size } = st;
@@ -159,6 +170,7 @@ async function readTrailer(path: string): Promise<Trailer> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return 'gone';
+    if (code === 'ELOOP') return 'foreign';
     return { code: code ?? String(err) };
   } finally {
     await fh?.close();
@@ -179,4 +191,28 @@ function warnUnreadable(log: Logger, dirs: readonly Unreadable[], files: readonl
       "cannot read cache files; skipped, not served until they can be read (check the disk, give the gateway's user read access, or remove them)",
     );
   }
+}
+
+/**
+ * Tries again what the read could not read (a purge asks first, after its answer told the admin
+ * to give access): what can be read now leaves `reading.unreadable`, and its entries go to `found`.
+ */
+export async function rereadUnreadable(root: string, reading: IndexReading, log: Logger, found: (e: FoundEntry) => void): Promise<void> {
+  const written = await readWrites(root, Date.now());
+  const foreign = (path: string) => log.warn({ path }, 'not a regular file where the cache keeps an entry; skipped and left alone (remove it)');
+  const still: Unreadable[] = [];
+  for (const u of reading.unreadable.splice(0)) {
+    const listed = await listSub(u.path, foreign);
+    // A file the read could not open is listed as itself.
+    let files: string[];
+    if (Array.isArray(listed)) files = listed;
+    else if (listed.code === 'ENOTDIR') files = [u.path];
+    else {
+      still.push({ path: u.path, code: listed.code });
+      continue;
+    }
+    const read = await readEntries(files, written, { found, done: () => undefined, foreign });
+    still.push(...read.unreadable);
+  }
+  reading.unreadable.push(...still);
 }

@@ -163,7 +163,7 @@ function problems(v: Omit<StatusView, 'problems'>, f: StatusFacts): string[] {
   const unindexed = f.disk.unindexed ?? [];
   if (unindexed.length > 0) {
     const shown = unindexed.slice(0, 3).join(', ') + (unindexed.length > 3 ? ` and ${unindexed.length - 3} more` : '');
-    out.push(`The cache cannot read ${shown}: what is there is not served, counted or purged. Give the gateway's user read access, or remove it (the log names each).`);
+    out.push(`The cache cannot read ${shown}: what is there is not served, counted or purged. Give the gateway's user read access, or remove it; a purge's answer lists each.`);
   }
   if (f.disk.full) out.push(`The cache's file system (${f.cacheDir}) is full: new objects pass through unstored. Free space or lower --disk-cache.`);
   else if (f.disk.free !== undefined && f.disk.free < Math.min(f.disk.max - f.disk.bytes, f.disk.max * LOW_DISK_SHARE)) {
