@@ -65,4 +65,42 @@ describe("a purge's reread of an unreadable sub-directory that is now a symbolic
     expect(left).toEqual(names);
     await child.stop();
   }, 40_000);
+
+  it('nor does it for an unreadable entry file that is now a link to a directory', async () => {
+    const o = await pathOrigin();
+    const base = await tempDir();
+    chmodSync(base, 0o755);
+    const cacheDir = join(base, 'cache');
+    await seedCache(cacheDir, o, 40);
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, cacheDir]);
+    const root = join(cacheDir, 'v1');
+    const sub = readdirSync(root).find((s) => /^[0-9a-f]{2}$/.test(s))!;
+    const file = join(root, sub, readdirSync(join(root, sub))[0]!);
+    chmodSync(file, 0o000);
+
+    const victim = join(base, 'home-data');
+    mkdirSync(victim);
+    const names = ['thesis.tex', 'results.csv'];
+    for (const n of names) writeFileSync(join(victim, n), `precious ${n}\n`);
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, victim]);
+
+    const port = await freePort();
+    const child = startChild(
+      NODE,
+      [
+        ESTUARY, 'gateway', '--listen', `127.0.0.1:${port}`, '--log-format', 'json',
+        '--upstream', `o=http://127.0.0.1:${o.port}`, '--cache-dir', cacheDir, '--admin-token', TOKEN,
+      ],
+      { uid: NOBODY, gid: NOBODY },
+    );
+    await child.waitFor(/gateway listening/, 30_000);
+    expect(await until(() => /cannot read cache files/.test(child.output()), 20_000)).toBe(true);
+
+    renameSync(file, join(base, 'moved-aside'));
+    symlinkSync(victim, file);
+
+    await adminPost(port, TOKEN, 'purge', { prefix: '/nothing/' });
+    expect(names.filter((n) => existsSync(join(victim, n)))).toEqual(names);
+    await child.stop();
+  }, 40_000);
 });
