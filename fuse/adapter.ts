@@ -163,6 +163,10 @@ const NO_PATH = '';
 /** For operations that answer with nothing but success. */
 const nothing = (p: Promise<void>): Promise<unknown[]> => p.then(() => []);
 
+/** A change of mode, owner or times: for a file libfuse has no path for (NO_PATH), nothing to change. */
+const change = (p: string, work: () => Promise<void>): Promise<unknown[]> =>
+  p === NO_PATH ? Promise.resolve([]) : nothing(work());
+
 /** Builds the operation table: every op runs `work` and answers with its result or an errno. */
 export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): Record<string, unknown> {
   const stat = (path: string, attr: Attr) => toStat(attr, fs.inodeOf(path, attr.kind));
@@ -253,16 +257,13 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
       reply('symlink', p, cb, () => nothing(fs.symlink(target, p, owner)));
     },
     readlink: (p: string, cb: Cb) => reply('readlink', p, cb, async () => [await fs.readlink(p)]),
-    chmod: (p: string, mode: number, cb: Cb) =>
-      reply('chmod', p, cb, () => (p === NO_PATH ? Promise.resolve([]) : nothing(fs.chmod(p, mode)))),
+    chmod: (p: string, mode: number, cb: Cb) => reply('chmod', p, cb, () => change(p, () => fs.chmod(p, mode))),
     chown: (p: string, uid: number, gid: number, cb: Cb) =>
-      reply('chown', p, cb, () => (p === NO_PATH ? Promise.resolve([]) : nothing(fs.chown(p, uid, gid)))),
+      reply('chown', p, cb, () => change(p, () => fs.chown(p, uid, gid))),
     // fuse-native 2.2.6 as published passes the access time in both arguments;
     // scripts/patch-fuse-native.sh (postinstall) corrects its C glue so mtime is mtime.
     utimens: (p: string, atime: number, mtime: number, cb: Cb) =>
-      reply('utimens', p, cb, () =>
-        p === NO_PATH ? Promise.resolve([]) : nothing(fs.utimens(p, given(atime), given(mtime))),
-      ),
+      reply('utimens', p, cb, () => change(p, () => fs.utimens(p, given(atime), given(mtime)))),
     statfs: (p: string, cb: Cb) => reply('statfs', p, cb, async () => [fs.statfs()]),
     // Hard links cannot be expressed in S3.
     link: (p: string, _to: string, cb: Cb) => reply('link', p, cb, async () => errnoNumber('EPERM')),

@@ -18,12 +18,11 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { loadavg, median } from './mount-trees.ts';
+import { loadavg, median, processCpuSeconds } from './mount-trees.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '7' }, mb: { type: 'string', default: '1000' } } });
 const RUNS = Number(values.runs);
 const SIZE = Number(values.mb) * 1e6;
-const TICK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
 type Cb = (...args: unknown[]) => void;
 interface FuseLike {
@@ -55,12 +54,6 @@ const ops = {
     cb(n);
   },
 };
-
-/** CPU seconds of a whole process so far (every thread, live or ended). */
-function cpu(pid: number | 'self'): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / TICK;
-}
 
 /** The same filesystem in C on libfuse 2: one file of `size` bytes, every read answered from one buffer. */
 const C_SOURCE = `#define FUSE_USE_VERSION 26
@@ -119,12 +112,12 @@ async function mounted(mnt: string): Promise<void> {
 /** One run over `file`: MB/s and the CPU seconds per GB of process `pid`. */
 async function readOnce(file: string, pid: number | 'self'): Promise<{ rate: number; perGb: number }> {
   execFileSync('sh', ['-c', 'sync; echo 3 > /proc/sys/vm/drop_caches']);
-  const c0 = cpu(pid);
+  const c0 = processCpuSeconds(pid);
   const t0 = process.hrtime.bigint();
   // dd runs in a child, so this process's event loop stays free to answer FUSE's requests.
   await promisify(execFile)('dd', [`if=${file}`, 'of=/dev/null', 'bs=1M', 'status=none']);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { rate: SIZE / 1e6 / seconds, perGb: (cpu(pid) - c0) / (SIZE / 1e9) };
+  return { rate: SIZE / 1e6 / seconds, perGb: (processCpuSeconds(pid) - c0) / (SIZE / 1e9) };
 }
 
 const work = mkdtempSync(join(tmpdir(), 'estuary-fuse-floor-'));

@@ -1,6 +1,7 @@
 // What the mount measurement scripts share: a local s3rver with one bucket, and a mount of it
 // started from a given estuary source tree (so trees can be compared side by side, A, B, A, B).
 
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,17 @@ import { type BenchChild, startProcess } from '../bench/proc.ts';
 
 export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
 export const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+
+const TICK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
+
+/** User + system CPU seconds in a /proc stat line, of a process or of one of its threads. */
+export function statCpuSeconds(stat: string): number {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / TICK;
+}
+
+/** CPU seconds of a whole process so far (every thread, live or ended). */
+export const processCpuSeconds = (pid: number | 'self'): number => statCpuSeconds(readFileSync(`/proc/${pid}/stat`, 'utf8'));
 
 export interface MountBench {
   readonly work: string;

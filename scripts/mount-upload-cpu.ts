@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadavg, median, mountBench } from './mount-trees.ts';
+import { loadavg, median, mountBench, statCpuSeconds } from './mount-trees.ts';
 
 const { values, positionals } = parseArgs({
   options: {
@@ -32,7 +32,6 @@ const BYTES = Number(values.mb) * 1e6;
 const TREES = positionals.length > 0 ? positionals.map((t) => resolve(t)) : [resolve(import.meta.dirname, '..')];
 
 const load1 = () => loadavg().split(' ')[0]!;
-const TICK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
 
 /** CPU seconds of the process's main thread (and FUSE's, which bears its name) and of the others. */
 function cpu(pid: number): { main: number; workers: number } {
@@ -42,8 +41,7 @@ function cpu(pid: number): { main: number; workers: number } {
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
     const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const s = (Number(f[11]) + Number(f[12])) / TICK;
+    const s = statCpuSeconds(stat);
     if (name === comm) main += s;
     else workers += s;
   }

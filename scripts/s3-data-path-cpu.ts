@@ -12,12 +12,12 @@
 // Needs root or FUSE (the objects are written through a mount), and s3rver.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { keepYoungGenerationSmall } from '../fuse/heap.ts';
 import { S3ObjectClient } from '../fuse/s3/s3-client.ts';
-import { loadavg, median, mountBench } from './mount-trees.ts';
+import { loadavg, median, mountBench, processCpuSeconds } from './mount-trees.ts';
 
 const { values } = parseArgs({ options: { runs: { type: 'string', default: '5' } } });
 const RUNS = Number(values.runs);
@@ -27,12 +27,6 @@ const SIZE = 100 * 2 ** 20;
 const PIECE = 32 * 2 ** 20;
 const IN_FLIGHT = 2;
 const FUSE_REPLY = 128 * 1024;
-const TICK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }));
-
-function cpu(): number {
-  const f = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / TICK;
-}
 
 const bench = await mountBench('s3-data-path', 'data');
 try {
@@ -60,7 +54,7 @@ try {
   };
   const perGb: number[] = [];
   for (let run = 1; run <= RUNS; run++) {
-    const c0 = cpu();
+    const c0 = processCpuSeconds('self');
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < FILES; i++) {
       const key = `d/f${i}`;
@@ -75,7 +69,7 @@ try {
     }
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     const gb = (FILES * SIZE) / 1e9;
-    perGb.push((cpu() - c0) / gb);
+    perGb.push((processCpuSeconds('self') - c0) / gb);
     console.log(`run ${run}: ${(gb * 1000 / seconds).toFixed(0)} MB/s, ${perGb.at(-1)!.toFixed(2)} CPU s/GB, load ${loadavg()}`);
   }
   console.log(`median: ${median(perGb).toFixed(2)} CPU s/GB`);

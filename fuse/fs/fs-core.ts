@@ -27,7 +27,6 @@ import { NextFilePrefetch } from './next-file.ts';
 import { ReadWindow } from './read-window.ts';
 import { UploadStreak } from './streaming-upload.ts';
 
-
 /** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
 const STATFS_BLOCKS = 2 ** 32 - 1;
 

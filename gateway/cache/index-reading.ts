@@ -66,10 +66,6 @@ export class IndexReading<T = unknown> {
     return this.#waited;
   }
 
-  get done(): boolean {
-    return this.#done;
-  }
-
   /** Resolves once the reading knows how many files it has to read. */
   get listedOnce(): Promise<void> {
     return this.#listedOnce;

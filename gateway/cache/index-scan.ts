@@ -62,7 +62,7 @@ export interface Listing {
  * sub-directory that is not a regular file (links, FIFOs, devices, directories), which is never
  * opened. Fails only when `root` itself cannot be read.
  */
-export async function listEntryFiles(root: string, foreign: (path: string) => void): Promise<Listing> {
+async function listEntryFiles(root: string, foreign: (path: string) => void): Promise<Listing> {
   const files: string[] = [];
   const unreadable: Unreadable[] = [];
   for (const sub of await readdir(root, { withFileTypes: true })) {
@@ -80,7 +80,7 @@ export async function listEntryFiles(root: string, foreign: (path: string) => vo
 }
 
 /** A sub-directory's regular files (the rest to `foreign`); the error when it cannot be read. */
-export async function listSub(dir: string, foreign: (path: string) => void): Promise<string[] | { code: string }> {
+async function listSub(dir: string, foreign: (path: string) => void): Promise<string[] | { code: string }> {
   try {
     const out: string[] = [];
     for (const d of await readdir(dir, { withFileTypes: true })) {
@@ -116,7 +116,7 @@ export interface ReadSinks {
  * not a regular file (a FIFO, a device, a directory) goes to `foreign` and is left alone. `done`
  * is called after each file.
  */
-export async function readEntries(files: readonly string[], written: ReadonlyMap<string, number>, to: ReadSinks): Promise<ReadOutcome> {
+async function readEntries(files: readonly string[], written: ReadonlyMap<string, number>, to: ReadSinks): Promise<ReadOutcome> {
   const { found, done } = to;
   let discarded = 0;
   const unreadable: Unreadable[] = [];
