@@ -51,6 +51,8 @@ export class DiskStore {
   readonly #space: FreeSpace;
   /** Blocks that fills of announced length in this process are writing to tmp/ (reserve). */
   #reserved = 0;
+  /** A purge's second read of what the index read could not read, while it runs. */
+  #rereading?: Promise<void>;
   /** The read of the index under way or last made (index-reading.ts). */
   #reading?: IndexReading<LoadResult>;
 
@@ -401,13 +403,21 @@ export class DiskStore {
     return this.#reading?.listedOnce ?? Promise.resolve();
   }
 
-  /** Reads again what the index read could not, and indexes what it can read now (see rereadUnreadable). */
-  async rereadUnreadable(): Promise<void> {
+  /**
+   * Reads again what the index read could not, and indexes what it can read now (see
+   * rereadUnreadable); a caller that comes while it runs waits for that one.
+   */
+  rereadUnreadable(): Promise<void> {
     const reading = this.#reading;
-    if (!reading || reading.unreadable.length === 0) return;
-    const found: FoundEntry[] = [];
-    await rereadUnreadable(this.root, reading, this.#log, (e) => found.push(e));
-    if (found.length > 0) this.#merge(found, reading);
+    if (!reading || (reading.unreadable.length === 0 && !this.#rereading)) return Promise.resolve();
+    this.#rereading ??= (async () => {
+      const found: FoundEntry[] = [];
+      await rereadUnreadable(this.root, reading, this.#log, (e) => found.push(e));
+      if (found.length > 0) this.#merge(found, reading);
+    })().finally(() => {
+      this.#rereading = undefined;
+    });
+    return this.#rereading;
   }
 
   /** What the last read of the index could not read (the whole v1/ when it failed), so its entries are not indexed. */

@@ -6,7 +6,7 @@
 
 import { constants as fsc } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { open, readdir, unlink } from 'node:fs/promises';
+import { lstat, open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../lib/log.ts';
 import type { IndexReading } from './index-reading.ts';
@@ -202,14 +202,31 @@ export async function rereadUnreadable(root: string, reading: IndexReading, log:
   const foreign = (path: string) => log.warn({ path }, 'not a regular file where the cache keeps an entry; skipped and left alone (remove it)');
   const still: Unreadable[] = [];
   for (const u of reading.unreadable.splice(0)) {
-    const listed = await listSub(u.path, foreign);
-    // A file the read could not open is listed as itself.
-    let files: string[];
-    if (Array.isArray(listed)) files = listed;
-    else if (listed.code === 'ENOTDIR') files = [u.path];
-    else {
-      still.push({ path: u.path, code: listed.code });
+    // What took the path meanwhile is looked at, never followed: a link put in place of an
+    // unreadable directory or file must not lead the read (which deletes what has no trailer)
+    // out of the cache.
+    const kind = await lstat(u.path).then(
+      (st) => (st.isDirectory() ? 'dir' : st.isFile() ? 'file' : 'other'),
+      (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'gone' : { code: err.code ?? String(err) }),
+    );
+    if (kind === 'gone') continue;
+    if (kind === 'other') {
+      foreign(u.path);
       continue;
+    }
+    if (typeof kind === 'object') {
+      still.push({ path: u.path, code: kind.code });
+      continue;
+    }
+    let files: string[];
+    if (kind === 'file') files = [u.path];
+    else {
+      const listed = await listSub(u.path, foreign);
+      if (!Array.isArray(listed)) {
+        still.push({ path: u.path, code: listed.code });
+        continue;
+      }
+      files = listed;
     }
     const read = await readEntries(files, written, { found, done: () => undefined, foreign });
     still.push(...read.unreadable);
