@@ -7,6 +7,7 @@ import { lockCacheDir } from './cache/lock.ts';
 import { gatewayErrors } from './errors.ts';
 import { expandCacheDir, gatewayOptions } from './options.ts';
 import { startCluster } from './cluster/primary.ts';
+import { mappingUnavailable } from '../lib/mapped-file.ts';
 import { announce } from './announce.ts';
 
 /** Stops `service`, then lets the next gateway have the cache directory. */
@@ -66,6 +67,9 @@ export const command = defineCommand({
       config.allowDest.length === 0 && config.upstream.length === 0,
       { workers: config.workers },
     );
+    if (mappingUnavailable !== undefined) {
+      log.warn({ why: mappingUnavailable }, 'disk hits are read into each worker instead of mapped from the page cache, at more CPU per hit');
+    }
     const service = releasingAfter(handle, lock.release);
     return Promise.race([runUntilSignalled(service, { log, shutdownTimeoutMs: config.shutdownTimeout }), handle.failed]);
   },

@@ -19,6 +19,10 @@ export interface CacheSizes {
   diskIndexBytes(): number;
   /** Entry files this process's read of the index has not taken into it yet (0 once it is whole). */
   diskUnread?(): number;
+  /** Address space of bodies mapped from the page cache (cache/mapped-bodies.ts). */
+  diskMapped?(): number;
+  /** Why disk hits are read rather than mapped, or undefined. */
+  mappingUnavailable?(): string | undefined;
 }
 
 /** A counter bumped on the hot path: a plain number, copied into its Prometheus counter when scraped. */
@@ -225,6 +229,23 @@ export class Metrics {
       registers,
       collect() {
         this.set(sizes.diskUnread?.() ?? 0);
+      },
+    });
+    new Gauge({
+      name: N.diskMappedBytes,
+      help: "Address space of disk entries' bodies held mapped from the page cache, summed over the workers (the pages are the page cache's, shared, not the gateway's own memory)",
+      registers,
+      collect() {
+        this.set(sizes.diskMapped?.() ?? 0);
+      },
+    });
+    new Gauge({
+      name: N.diskMappingUnavailable,
+      help: 'Disk hits are read into the process instead of mapped from the page cache: lib/native was not built (npm rebuild with python3, make and g++)',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(sizes.mappingUnavailable?.() === undefined ? 0 : 1);
       },
     });
   }

@@ -160,6 +160,8 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     diskObjects: () => (!worker || worker.diskMetrics ? disk.held.objects : 0),
     diskIndexBytes: () => disk.indexBytes,
     diskUnread: () => disk.held.unread,
+    diskMapped: () => cache.mapped.bytes,
+    mappingUnavailable: () => cache.mapped.unavailable,
   });
   const coordinator = worker
     ? new WorkerCoordinator(cache, worker.send, {

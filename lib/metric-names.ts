@@ -26,6 +26,10 @@ export const GATEWAY_METRICS = {
   diskIndexBytes: 'estuary_gateway_disk_index_bytes',
   /** gauge: entry files a worker reading its disk index has not taken into it yet, summed over the workers; 0 once every index is whole. */
   diskIndexUnread: 'estuary_gateway_disk_index_unread_files',
+  /** gauge: address space of disk entries' bodies held mapped from the page cache, summed over the worker processes (pages shared with the page cache, not memory of the gateway's own). */
+  diskMappedBytes: 'estuary_gateway_disk_mapped_bytes',
+  /** gauge: 1 when disk hits are read into the process rather than mapped from the page cache, because the addon in lib/native was not built. */
+  diskMappingUnavailable: 'estuary_gateway_disk_mapping_unavailable',
   /** counter: content-addressed objects refused because their bytes did not match their name. */
   verifyFailures: 'estuary_gateway_verify_failures_total',
   /** gauge: upstream connection pools held (one per origin with connections or requests). */

@@ -80,12 +80,8 @@ if ! grep -q 'fuse_native_hiding' "$src"; then
     -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_hiding)/' \
     "$src"
 fi
-gyp="${npm_config_node_gyp:-$(dirname "$(command -v npm)")/../lib/node_modules/npm/node_modules/node-gyp/bin/node-gyp.js}"
-# Node's headers: where npm is told to find them (machines without internet set nodedir), else
-# node-gyp's usual download.
-nodedir="${npm_config_nodedir:-$(npm config get nodedir 2>/dev/null || true)}"
-case "$nodedir" in undefined | null) nodedir= ;; esac
-if ! (cd "$dir" && node "$gyp" rebuild ${nodedir:+--nodedir="$nodedir"} >/tmp/estuary-fuse-native-build.log 2>&1); then
+. scripts/node-gyp.sh
+if ! gyp_rebuild "$dir" /tmp/estuary-fuse-native-build.log; then
   echo "estuary: could not rebuild fuse-native (log: /tmp/estuary-fuse-native-build.log); mounts will store" \
     "access times as modification times, and files created through --allow-other belong to the mounting user." \
     "Install python3, make and g++, then run npm rebuild." >&2

@@ -6,6 +6,7 @@ import { open } from 'node:fs/promises';
 import { LRUCache } from 'lru-cache';
 import type { ObjectVersion } from './block.ts';
 import type { DiskEntry, DiskStore } from './disk-store.ts';
+import { MappedBodies } from './mapped-bodies.ts';
 import type { EntryMeta } from './entry.ts';
 import { Fill } from './fill.ts';
 import { Frequency, MIN_FREQUENCY_WINDOW } from './frequency.ts';
@@ -58,9 +59,13 @@ export class Cache {
   /** Requests per key lately, for the memory tier's admission. */
   readonly #frequency = new Frequency(() => Math.max(MIN_FREQUENCY_WINDOW, 10 * this.memory.count));
 
+  /** Disk entries' bodies mapped from the page cache (mapped-bodies.ts). */
+  readonly mapped = new MappedBodies();
+
   constructor(memory: MemoryStore, disk: DiskStore) {
     this.memory = memory;
     this.disk = disk;
+    disk.onGone = (path) => this.mapped.drop(path);
   }
 
   /**

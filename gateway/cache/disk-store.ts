@@ -44,6 +44,8 @@ export class DiskStore {
   #keepFiles = false;
   /** Called when LRU eviction removed an entry (other processes then forget it too). */
   onEvict?: (key: string, path: string) => void;
+  /** Called with the file of every entry that leaves the index, for whatever reason. */
+  onGone?: (path: string) => void;
   /** Entries removed to make room since start, by this process. */
   evictions = 0;
   /** What the index holds in memory in this process (format.ts, footprintOf), summed. */
@@ -70,6 +72,7 @@ export class DiskStore {
       dispose: (e, key, reason) => {
         this.totals.remove(e.meta);
         this.#indexBytes -= footprint(e).indexBytes;
+        this.onGone?.(e.path);
         if (this.#keepFiles) return;
         unlink(e.path).catch(() => undefined);
         if (reason === 'evict') {

@@ -61,6 +61,16 @@ export class HitServer {
     quiet: boolean,
   ): Promise<void> {
     const d = this.#d;
+    // From the page cache, when all of the body is there: as cheap as a memory hit, so nothing is
+    // promoted (that would only trade one object held in memory for another).
+    const lent = await d.cache.mapped.lend(stored.path, stored.meta.size);
+    if (lent === 'gone') return this.#gone(req, res, target, stored);
+    if (lent) {
+      const mapped: Found = { tier: 'memory', meta: stored.meta, body: lent.body };
+      serveMemory(req, res, mapped, { ...this.#options(stored.meta, cacheStatus, target), onSent: lent.done });
+      if (!quiet) d.metrics.diskHit.inc();
+      return;
+    }
     let found: Found = stored;
     if (d.cache.admits(stored.meta.key, stored.meta.size)) {
       const promoted = d.cache.promoteFromDisk(stored.meta.key, stored.path);

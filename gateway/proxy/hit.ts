@@ -19,6 +19,8 @@ export interface ServeOptions {
   readonly s3?: boolean;
   /** The entry's file turned out shorter than its body while being sent (the answer was cut). */
   readonly onDamaged?: () => void;
+  /** A memory answer's body is no longer used by any write (or was never written). */
+  readonly onSent?: () => void;
 }
 
 function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
@@ -84,17 +86,21 @@ export function serveMemory(
   opts: ServeOptions,
 ): void {
   const p = plan(req, res, found.meta, opts);
-  if (!p) return;
+  if (!p) {
+    opts.onSent?.();
+    return;
+  }
   // node:http reads the list and keeps nothing of it: one shared head can answer many requests.
   res.writeHead(p.status, p.headers as string[]);
   const length = p.end - p.start + 1;
   if (req.method === 'HEAD' || length <= 0) {
     res.end();
+    opts.onSent?.();
     return;
   }
   opts.onBytes(length);
   const body = found.body;
-  res.end(p.start === 0 && length === body.length ? body : body.subarray(p.start, p.end + 1));
+  res.end(p.start === 0 && length === body.length ? body : body.subarray(p.start, p.end + 1), opts.onSent);
 }
 
 /**

@@ -30,6 +30,8 @@ export interface StatusFacts {
     readonly unread?: number;
     /** Directories (or files) of the cache the read of the index could not read. */
     readonly unindexed?: readonly string[];
+    /** Why disk hits are read into each worker rather than mapped from the page cache. */
+    readonly unmapped?: string;
   };
   readonly rings: readonly { readonly name: string; readonly servers: readonly string[] }[];
   readonly allowDest: readonly string[];
@@ -164,6 +166,9 @@ function problems(v: Omit<StatusView, 'problems'>, f: StatusFacts): string[] {
   if (unindexed.length > 0) {
     const shown = unindexed.slice(0, 3).join(', ') + (unindexed.length > 3 ? ` and ${unindexed.length - 3} more` : '');
     out.push(`The cache cannot read ${shown}: what is there is not served, counted or purged. Give the gateway's user read access, or remove it; a purge's answer lists each.`);
+  }
+  if (f.disk.unmapped !== undefined) {
+    out.push(`Disk hits are read into each worker instead of mapped from the page cache, which costs more CPU per hit: ${f.disk.unmapped}.`);
   }
   if (f.disk.full) out.push(`The cache's file system (${f.cacheDir}) is full: new objects pass through unstored. Free space or lower --disk-cache.`);
   else if (f.disk.free !== undefined && f.disk.free < Math.min(f.disk.max - f.disk.bytes, f.disk.max * LOW_DISK_SHARE)) {

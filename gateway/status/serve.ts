@@ -80,6 +80,7 @@ export async function statusPage(s: StatusSources): Promise<string> {
       objects: held.objects,
       unread: held.unread,
       unindexed: cache.disk.unindexed,
+      unmapped: cache.mapped.unavailable,
       max: s.diskMax,
       full: view.diskFull,
       free,

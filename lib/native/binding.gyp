@@ -1,0 +1,10 @@
+{
+  "targets": [
+    {
+      "target_name": "mapped_file",
+      "sources": ["mapped-file.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra"],
+      "defines": ["NAPI_VERSION=8"]
+    }
+  ]
+}
