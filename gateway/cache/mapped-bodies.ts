@@ -7,11 +7,11 @@
 // Held by the entry file's path: every stored version of a response gets a file of its own name
 // (disk-files.ts), so a path never names two versions. A mapping is let go when its entry leaves
 // the index (drop), when pushed out by newer ones (MAX_BYTES of address space, MAX_BODIES
-// mappings), or when found no longer all in the page cache; it is unmapped once the last write
-// using it has finished. Until then the file's blocks stay allocated, as for any open file.
+// mappings), or when found cut short, replaced or no longer all in the page cache; it is unmapped
+// once the last write using it has finished. Until then the file's blocks stay allocated, as for any open file.
 
 import { open } from 'node:fs/promises';
-import { fstatSync } from 'node:fs';
+import { fstatSync, statSync } from 'node:fs';
 import { isResident, mapBody, mappingUnavailable, releaseBody } from '../../lib/mapped-file.ts';
 
 /**
@@ -27,6 +27,8 @@ const MAX_BODIES = 8192;
 
 interface Held {
   readonly body: Buffer;
+  /** The mapped file's inode: a file put in its place by another program is mapped anew. */
+  readonly ino: number;
   users: number;
   dropped: boolean;
 }
@@ -64,11 +66,14 @@ export class MappedBodies {
     if (held) return held;
     if (size <= 0 || size > MAP_MAX || mappingUnavailable !== undefined) return undefined;
     let body: Buffer | undefined;
+    let ino = 0;
     try {
       const fh = await open(path, 'r');
       try {
         // fstat of an open file reads no disk.
-        if (fstatSync(fh.fd).size < size) return 'gone';
+        const st = fstatSync(fh.fd);
+        if (st.size < size) return 'gone';
+        ino = st.ino;
         body = mapBody(fh.fd, size);
       } finally {
         // The mapping outlives the descriptor.
@@ -84,7 +89,7 @@ export class MappedBodies {
       releaseBody(body);
       return again;
     }
-    const h: Held = { body, users: 0, dropped: false };
+    const h: Held = { body, ino, users: 0, dropped: false };
     this.#held.set(path, h);
     this.#bytes += size;
     this.#trim();
@@ -113,7 +118,11 @@ export class MappedBodies {
   #use(path: string): Lent | undefined {
     const h = this.#held.get(path);
     if (!h) return undefined;
-    if (!isResident(h.body)) {
+    // Cut short since (mincore cannot tell: a large folio cut in the middle stays whole in the
+    // page cache), or replaced: let go, and opened again by the caller. A stat of a path just
+    // served finds its directory entry in the kernel's cache.
+    const st = statSync(path, { throwIfNoEntry: false });
+    if (!st || st.size < h.body.length || st.ino !== h.ino || !isResident(h.body)) {
       this.drop(path);
       return undefined;
     }
