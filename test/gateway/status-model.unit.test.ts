@@ -61,6 +61,12 @@ describe('gateway status model', () => {
     expect(buildStatus([], facts({ disk })).problems).toEqual([]);
   });
 
+  it('says when disk hits are read rather than mapped from the page cache, and why', () => {
+    const disk = { bytes: 0, objects: 1, max: 1e10, full: false, free: 5e10, indexBytes: 0 };
+    const unmapped = buildStatus([], facts({ disk: { ...disk, unmapped: 'lib/native was not built (x)' } }));
+    expect(unmapped.problems).toEqual([expect.stringMatching(/^Disk hits are read into each worker .*: lib\/native was not built \(x\)\.$/)]);
+  });
+
   it('computes the hit ratio and says each problem at the top', () => {
     const v = buildStatus(parseProm(TEXT), facts({ lastErrors: new Map([['s1', 'connection refused']]), disk: { bytes: 9e9, objects: 1, max: 1e10, full: false, free: 1e8, indexBytes: 0 } }));
     expect(v.hitRatio).toBe(0.8);
