@@ -25,6 +25,25 @@ const MAX_BYTES = 2 * 2 ** 30;
 /** Mappings held per process; far below the kernel's default of 65,530 per process. */
 const MAX_BODIES = 8192;
 
+/** The first `size` bytes of the file at `path`, mapped, with its inode; see MappedBodies.lend. */
+async function mapFile(path: string, size: number): Promise<{ body: Buffer; ino: number } | 'gone' | undefined> {
+  try {
+    const fh = await open(path, 'r');
+    try {
+      // fstat of an open file reads no disk.
+      const st = fstatSync(fh.fd);
+      if (st.size < size) return 'gone';
+      const body = mapBody(fh.fd, size);
+      return body && { body, ino: st.ino };
+    } finally {
+      // The mapping outlives the descriptor.
+      void fh.close().catch(() => undefined);
+    }
+  } catch {
+    return 'gone';
+  }
+}
+
 interface Held {
   readonly body: Buffer;
   /** The mapped file's inode: a file put in its place by another program is mapped anew. */
@@ -65,24 +84,9 @@ export class MappedBodies {
     const held = this.#use(path);
     if (held) return held;
     if (size <= 0 || size > MAP_MAX || mappingUnavailable !== undefined) return undefined;
-    let body: Buffer | undefined;
-    let ino = 0;
-    try {
-      const fh = await open(path, 'r');
-      try {
-        // fstat of an open file reads no disk.
-        const st = fstatSync(fh.fd);
-        if (st.size < size) return 'gone';
-        ino = st.ino;
-        body = mapBody(fh.fd, size);
-      } finally {
-        // The mapping outlives the descriptor.
-        void fh.close().catch(() => undefined);
-      }
-    } catch {
-      return 'gone';
-    }
-    if (!body) return undefined;
+    const mapped = await mapFile(path, size);
+    if (mapped === 'gone' || !mapped) return mapped;
+    const { body, ino } = mapped;
     // Mapped twice by answers that came together: the first one is kept.
     const again = this.#use(path);
     if (again) {
