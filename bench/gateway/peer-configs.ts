@@ -44,7 +44,7 @@ const ESTUARY_MEMORY = `--mem-cache ${MEM_CACHE_MIB}MiB split between the worker
  */
 export const WHOLE_TIER_PEER = 'estuary-reverse-whole-tier';
 export const WHOLE_TIER_MEM_CACHE_MIB = MEM_CACHE_MIB * WORKERS;
-const ESTUARY_DISK = `--disk-cache ${DISK_CACHE_MIB / 1024}GiB, shared by the workers`;
+const ESTUARY_DISK = `--disk-cache ${DISK_CACHE_MIB / 1024}GiB, shared by the workers; hits on bodies up to 16 MiB written from the page cache (mapped), as nginx sends its files`;
 
 export const SETUPS: Readonly<Record<string, PeerSetup>> = {
   estuary: {

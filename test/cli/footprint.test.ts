@@ -132,6 +132,19 @@ describe('the Dockerfile', () => {
     expect(stages.at(-1)).not.toMatch(/\bg\+\+|\bmake\b|python3/);
     expect(stages.at(-1)).toContain('COPY --from=build /opt/estuary/node_modules/ node_modules/');
   });
+
+  it("builds the gateway's file-mapping addon with the install and puts it where lib/mapped-file.ts loads it", () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.postinstall).toContain('bash scripts/build-native.sh');
+    expect(stages[0]).toMatch(/^COPY scripts\/patch-fuse-native\.sh scripts\/build-native\.sh scripts\/node-gyp\.sh scripts\/$/m);
+    expect(stages[0]).toContain('COPY lib/native/binding.gyp lib/native/mapped-file.c lib/native/');
+    expect(readFileSync(join(ROOT, 'lib/mapped-file.ts'), 'utf8')).toContain("'./native/build/Release/mapped_file.node'");
+    const lines = stages.at(-1)!.split('\n');
+    // After lib/: a build left in the context is replaced by the image's own.
+    expect(lines.indexOf('COPY --from=build /opt/estuary/lib/native/build/Release/mapped_file.node lib/native/build/Release/')).toBeGreaterThan(
+      lines.indexOf('COPY lib/ lib/'),
+    );
+  });
 });
 
 function run(args: string[], cwd: string) {
