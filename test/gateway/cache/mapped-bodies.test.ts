@@ -3,7 +3,7 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAP_MAX, MappedBodies } from '../../../gateway/cache/mapped-bodies.ts';
@@ -95,6 +95,25 @@ describe('MappedBodies', () => {
     evictPages(path);
     expect(await m.lend(path, bytes.length)).toBeUndefined();
     expect(m.count).toBe(0);
+  });
+
+  it('unmaps what it lets go at once, not at the next garbage collection', async () => {
+    const dir = await tempDir('estuary-mapped-');
+    const paths = Array.from({ length: 100 }, (_, i) => join(dir, `f${i}`));
+    for (const p of paths) writeFileSync(p, randomBytes(8192));
+    const maps = () => readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes(dir)).length;
+    const m = new MappedBodies();
+    for (const p of paths) {
+      const l = await m.lend(p, 8192);
+      if (!l || l === 'gone') throw new Error('not lent');
+      l.done();
+    }
+    expect(maps()).toBe(100);
+    for (const p of paths) m.drop(p);
+    // The unmapping runs in the next turn of the event loop.
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    expect(maps()).toBe(0);
   });
 
   it('keeps at most its number of mappings and bytes, letting go of the least recently used', async () => {
