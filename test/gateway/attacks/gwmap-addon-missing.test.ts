@@ -43,7 +43,9 @@ describe('the mapping addon missing', () => {
     const listen = await freePort();
     const child = startChild(NODE, ['--import', hook, ESTUARY, 'gateway', '--listen', `127.0.0.1:${listen}`, '--log-format', 'json',
       '--upstream', `o=http://127.0.0.1:${port}`, '--cache-dir', join(dir, 'cache'), '--workers', '2']);
-    onTeardown(() => child.stop());
+    onTeardown(async () => {
+      await child.stop();
+    });
     await child.waitFor(/gateway listening/, 30_000);
     await child.waitFor(/disk hits are read into each worker instead of mapped/, 5000);
     for (let i = 0; i < 6; i++) {
