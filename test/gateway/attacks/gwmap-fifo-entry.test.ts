@@ -40,14 +40,18 @@ describe('entry files replaced by FIFOs', () => {
       execFileSync('mkfifo', [f]);
       fifos.push(f);
     }
-    // Whatever is left waiting on a FIFO is let go at the end (a writer opens and closes it).
-    onTeardown(() => {
-      for (const f of fifos) {
-        try {
-          closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
-        } catch {
-          // nobody reading it
+    // Whatever is left waiting on a FIFO is let go at the end (a writer opens and closes it), for a
+    // while, as opens queued behind the first ones reach their FIFO in turn.
+    onTeardown(async () => {
+      for (let round = 0; round < 40; round++) {
+        for (const f of fifos) {
+          try {
+            closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
+          } catch {
+            // nobody reading it
+          }
         }
+        await sleep(50);
       }
     });
     const pending = Promise.all(paths.slice(0, 5).map((p) => get(gw.port, p, {}, 6000)));
