@@ -13,11 +13,29 @@ import { openSync, closeSync, constants, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import { tempDir } from '../../helpers/tmp.ts';
-import { entryFiles, get, origin } from './disk-lib.ts';
+import { entryFiles, get, origin, workers } from './disk-lib.ts';
 import { pattern, sleep, startGateway } from './gateway-lib.ts';
 import { readMeta } from './gwindex2-lib.ts';
 
 afterAll(runTeardowns);
+
+/** Lets a reader waiting on the FIFO at `path` go on (a writer opens and closes it). */
+function unblock(path: string): void {
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
+  } catch {
+    // nobody reading it
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const SIZE = 2 * 2 ** 20;
 
@@ -40,19 +58,19 @@ describe('entry files replaced by FIFOs', () => {
       execFileSync('mkfifo', [f]);
       fifos.push(f);
     }
-    // Whatever is left waiting on a FIFO is let go at the end (a writer opens and closes it), for a
-    // while, as opens queued behind the first ones reach their FIFO in turn.
+    // Whatever is left waiting on a FIFO is let go at the end (a writer opens and closes it), again
+    // and again until the worker has exited: a worker whose pool thread waits on a FIFO never
+    // exits (its main thread waits for that thread), and would outlive the test.
+    const worker = workers(gw.child.pid)[0]!;
     onTeardown(async () => {
-      for (let round = 0; round < 40; round++) {
-        for (const f of fifos) {
-          try {
-            closeSync(openSync(f, constants.O_WRONLY | constants.O_NONBLOCK));
-          } catch {
-            // nobody reading it
-          }
-        }
-        await sleep(50);
+      const timer = setInterval(() => fifos.forEach(unblock), 20);
+      try {
+        await gw.child.stop();
+        for (let i = 0; i < 100 && alive(worker); i++) await sleep(50);
+      } finally {
+        clearInterval(timer);
       }
+      if (alive(worker)) process.kill(worker, 'SIGKILL');
     });
     const pending = Promise.all(paths.slice(0, 5).map((p) => get(gw.port, p, {}, 6000)));
     await sleep(500);

@@ -46,6 +46,15 @@ function unblock(path: string): void {
   }
 }
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe('a purge while the first hits on entries map their files', () => {
   it('leaves no mapping of the purged files once the answers are done', async () => {
     const body = pattern(SIZE, 5);
@@ -66,11 +75,17 @@ describe('a purge while the first hits on entries map their files', () => {
       execFileSync('mkfifo', [f]);
       fifos.push(f);
     }
+    // Let go again and again until the worker has exited: a worker whose pool thread waits on a
+    // FIFO never exits, and would outlive the test.
     onTeardown(async () => {
-      for (let round = 0; round < 40; round++) {
-        fifos.forEach(unblock);
-        await sleep(50);
+      const timer = setInterval(() => fifos.forEach(unblock), 20);
+      try {
+        await gw.child.stop();
+        for (let i = 0; i < 100 && alive(worker); i++) await sleep(50);
+      } finally {
+        clearInterval(timer);
       }
+      if (alive(worker)) process.kill(worker, 'SIGKILL');
     });
     const first = Array.from({ length: BURST }, (_, j) => `/p/${j}`);
     for (const p of first) expect((await get(gw.port, p)).status).toBe(200);
