@@ -2,7 +2,7 @@
 // (copies of disk entries); disk holds everything stored. A key's fill in flight is found here
 // so that concurrent misses join it instead of going upstream again.
 
-import { open } from 'node:fs/promises';
+import { openEntryFile } from './disk-files.ts';
 import { LRUCache } from 'lru-cache';
 import type { ObjectVersion } from './block.ts';
 import type { DiskEntry, DiskStore } from './disk-store.ts';
@@ -120,7 +120,7 @@ export class Cache {
   /** Loads a disk entry's body, for promotion of small objects. */
   async readBody(entry: DiskEntry): Promise<Buffer | undefined> {
     try {
-      const fh = await open(entry.path, 'r');
+      const { fh } = await openEntryFile(entry.path);
       try {
         const buf = Buffer.allocUnsafe(entry.meta.size);
         const { bytesRead } = await fh.read(buf, 0, entry.meta.size, 0);

@@ -29,6 +29,23 @@ export async function placeEntry(root: string, tempPath: string): Promise<string
   return path;
 }
 
+/**
+ * Opens a stored entry's file for reading as what it must be, a regular file: never through a
+ * symbolic link put in its place (ELOOP), never waiting on a FIFO (opened without blocking, then
+ * refused), and fails with ENOENT-like errors otherwise. Answers the handle and its size and inode.
+ */
+export async function openEntryFile(path: string): Promise<{ fh: FileHandle; size: number; ino: number }> {
+  const fh = await open(path, fsc.O_RDONLY | fsc.O_NONBLOCK | fsc.O_NOFOLLOW);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'EFTYPE' });
+    return { fh, size: st.size, ino: st.ino };
+  } catch (err) {
+    await fh.close().catch(() => undefined);
+    throw err;
+  }
+}
+
 /** Cuts an entry file's trailer off and writes `meta`'s in its place, then fsyncs. */
 export async function rewriteTrailer(path: string, meta: EntryMeta): Promise<void> {
   const fh = await open(path, 'r+');

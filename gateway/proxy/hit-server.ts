@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Found } from '../cache/cache.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import { ageNow } from '../cache/freshness.ts';
-import { type ServeOptions, serveMemory, serveStored } from './hit.ts';
+import { type ServeOptions, serveMapped, serveMemory, serveStored } from './hit.ts';
 import { pass, type PassDeps } from './pass.ts';
 import type { Target } from './target.ts';
 
@@ -61,15 +61,18 @@ export class HitServer {
     quiet: boolean,
   ): Promise<void> {
     const d = this.#d;
-    // From the page cache, when all of the body is there: as cheap as a memory hit, so nothing is
-    // promoted (that would only trade one object held in memory for another).
-    const lent = await d.cache.mapped.lend(stored.path, stored.meta.size);
-    if (lent === 'gone') return this.#gone(req, res, target, stored);
-    if (lent) {
-      const mapped: Found = { tier: 'memory', meta: stored.meta, body: lent.body };
-      serveMemory(req, res, mapped, { ...this.#options(stored.meta, cacheStatus, target), onSent: lent.done });
-      if (!quiet) d.metrics.diskHit.inc();
-      return;
+    // A whole body from the page cache, when all of it is there: as cheap as a memory hit, so
+    // nothing is promoted (that would only trade one object held in memory for another).
+    const onDamaged = () => void d.cache.invalidate(stored.meta.key);
+    if (req.headers.range === undefined) {
+      const indexed = () => d.cache.disk.peek(stored.meta.key)?.path === stored.path;
+      const lent = await d.cache.mapped.lend(stored.path, stored.meta.size, indexed);
+      if (lent === 'gone') return this.#gone(req, res, target, stored);
+      if (lent) {
+        serveMapped(req, res, stored.meta, lent, { ...this.#options(stored.meta, cacheStatus, target), onDamaged });
+        if (!quiet) d.metrics.diskHit.inc();
+        return;
+      }
     }
     let found: Found = stored;
     if (d.cache.admits(stored.meta.key, stored.meta.size)) {
@@ -82,7 +85,6 @@ export class HitServer {
       }
     }
     // A file cut short under a hit is dropped, so only that one answer is cut.
-    const onDamaged = () => void d.cache.invalidate(stored.meta.key);
     if (!(await serveStored(req, res, found, { ...this.#options(found.meta, cacheStatus, target), onDamaged }))) {
       return this.#gone(req, res, target, found);
     }

@@ -1,9 +1,11 @@
 // Answers from stored responses, from either tier: Age and Cache-Status (RFC 9211), ranges, HEAD,
 // and 304s to conditional requests. A memory hit is answered in the same turn, with one write.
 
-import { type FileHandle, open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Found } from '../cache/cache.ts';
+import { openEntryFile } from '../cache/disk-files.ts';
+import type { Lent } from '../cache/mapped-bodies.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import { first, httpDate, listItems } from '../http/headers.ts';
 import { parseRange } from '../http/range.ts';
@@ -19,8 +21,6 @@ export interface ServeOptions {
   readonly s3?: boolean;
   /** The entry's file turned out shorter than its body while being sent (the answer was cut). */
   readonly onDamaged?: () => void;
-  /** A memory answer's body is no longer used by any write (or was never written). */
-  readonly onSent?: () => void;
 }
 
 function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
@@ -86,21 +86,49 @@ export function serveMemory(
   opts: ServeOptions,
 ): void {
   const p = plan(req, res, found.meta, opts);
-  if (!p) {
-    opts.onSent?.();
-    return;
-  }
+  if (!p) return;
   // node:http reads the list and keeps nothing of it: one shared head can answer many requests.
   res.writeHead(p.status, p.headers as string[]);
   const length = p.end - p.start + 1;
   if (req.method === 'HEAD' || length <= 0) {
     res.end();
-    opts.onSent?.();
     return;
   }
   opts.onBytes(length);
   const body = found.body;
-  res.end(p.start === 0 && length === body.length ? body : body.subarray(p.start, p.end + 1), opts.onSent);
+  res.end(p.start === 0 && length === body.length ? body : body.subarray(p.start, p.end + 1));
+}
+
+/**
+ * Answers a request without a Range header from a disk entry's body mapped from the page cache
+ * (cache/mapped-bodies.ts): the mapped part, then, once the kernel has copied it and the file is
+ * seen whole, the last bytes from their copy. A file cut meanwhile (its mapping reads zeros past
+ * the cut) cuts the answer instead, so it never looks complete. The loan ends when the answer
+ * closes, however it ends: a pipelined answer never sent has no write that would.
+ */
+export function serveMapped(req: IncomingMessage, res: ServerResponse, meta: EntryMeta, lent: Lent, opts: ServeOptions): void {
+  if (res.destroyed || res.closed || req.socket.destroyed) {
+    lent.done();
+    return;
+  }
+  res.once('close', lent.done);
+  const p = plan(req, res, meta, opts);
+  if (!p) return;
+  res.writeHead(p.status, p.headers as string[]);
+  if (req.method === 'HEAD' || p.end < p.start) {
+    res.end();
+    return;
+  }
+  opts.onBytes(meta.size);
+  res.write(lent.body, (err) => {
+    if (err || res.destroyed) return;
+    if (!lent.intact()) {
+      opts.onDamaged?.();
+      res.destroy();
+      return;
+    }
+    res.end(lent.tail);
+  });
 }
 
 /**
@@ -127,15 +155,15 @@ export async function serveStored(
   }
   let fh: FileHandle;
   try {
-    fh = await open(found.path, 'r');
+    const opened = await openEntryFile(found.path);
+    fh = opened.fh;
+    // Cut short by another program: the entry is damaged, and is dropped like a vanished one
+    // rather than cut at the same byte on every hit.
+    if (opened.size < found.meta.size) {
+      await fh.close().catch(() => undefined);
+      return false;
+    }
   } catch {
-    return false;
-  }
-  // Cut short by another program: the entry is damaged, and is dropped like a vanished one
-  // rather than cut at the same byte on every hit.
-  const size = await fh.stat().then((st) => st.size, () => -1);
-  if (size < found.meta.size) {
-    await fh.close().catch(() => undefined);
     return false;
   }
   if (res.destroyed) {

@@ -3,15 +3,17 @@
 
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MAP_MAX, MappedBodies } from '../../../gateway/cache/mapped-bodies.ts';
+import { MAP_MAX, MappedBodies, TAIL } from '../../../gateway/cache/mapped-bodies.ts';
 import { mappingUnavailable } from '../../../lib/mapped-file.ts';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 
 afterAll(runTeardowns);
+
+const yes = () => true;
 
 async function file(bytes: Buffer): Promise<string> {
   const path = join(await tempDir('estuary-mapped-'), randomBytes(6).toString('hex'));
@@ -36,14 +38,15 @@ describe('MappedBodies', () => {
     const bytes = randomBytes(300_000);
     const path = await file(bytes);
     const m = new MappedBodies();
-    const a = await m.lend(path, bytes.length);
+    const a = await m.lend(path, bytes.length, yes);
     if (!a || a === 'gone') throw new Error(`not lent: ${a}`);
-    expect(a.body.equals(bytes)).toBe(true);
-    const b = await m.lend(path, bytes.length);
+    expect(a.body.equals(bytes.subarray(0, bytes.length - TAIL))).toBe(true);
+    expect(a.tail.equals(bytes.subarray(bytes.length - TAIL))).toBe(true);
+    const b = await m.lend(path, bytes.length, yes);
     if (!b || b === 'gone') throw new Error(`not lent: ${b}`);
     expect(b.body.buffer).toBe(a.body.buffer);
     expect(m.count).toBe(1);
-    expect(m.bytes).toBe(bytes.length);
+    expect(m.bytes).toBe(bytes.length - TAIL);
     a.done();
     b.done();
   });
@@ -52,16 +55,16 @@ describe('MappedBodies', () => {
     const bytes = randomBytes(70_000);
     const path = await file(bytes);
     const m = new MappedBodies();
-    const a = await m.lend(path, bytes.length);
-    const b = await m.lend(path, bytes.length);
+    const a = await m.lend(path, bytes.length, yes);
+    const b = await m.lend(path, bytes.length, yes);
     if (!a || a === 'gone' || !b || b === 'gone') throw new Error('not lent');
     m.drop(path);
     expect(m.count).toBe(0);
     expect(m.bytes).toBe(0);
     a.done();
     a.done(); // a second call is ignored: b still writes from it
-    expect(b.body.length).toBe(bytes.length);
-    expect(b.body.equals(bytes)).toBe(true);
+    expect(b.body.length).toBe(bytes.length - TAIL);
+    expect(b.body.equals(bytes.subarray(0, bytes.length - TAIL))).toBe(true);
     b.done();
     expect(b.body.length).toBe(0);
   });
@@ -70,31 +73,90 @@ describe('MappedBodies', () => {
     const bytes = randomBytes(64 * 1024);
     const path = await file(bytes);
     const m = new MappedBodies();
-    const a = await m.lend(path, bytes.length);
+    const a = await m.lend(path, bytes.length, yes);
     if (!a || a === 'gone') throw new Error('not lent');
     a.done();
     truncateSync(path, 10_000);
-    const again = await m.lend(path, bytes.length);
+    const again = await m.lend(path, bytes.length, yes);
     // Never handed to expect() as is: formatting a mapping past its file's end would read it.
     expect(typeof again === 'object' ? 'lent' : again).toBe('gone');
     expect(m.count).toBe(0);
-    expect(await m.lend(join(path, '..', 'absent'), 10)).toBe('gone');
-    expect(await m.lend(path, 0)).toBeUndefined();
-    expect(await m.lend(path, MAP_MAX + 1)).toBeUndefined();
+    expect(await m.lend(join(path, '..', 'absent'), 1000, yes)).toBe('gone');
+    expect(await m.lend(path, TAIL, yes)).toBeUndefined();
+    expect(await m.lend(path, MAP_MAX + 1, yes)).toBeUndefined();
   });
 
   it('does not lend a body whose pages left the page cache, and lets go of its mapping', async () => {
     const bytes = randomBytes(256 * 1024);
     const path = await file(bytes);
     const m = new MappedBodies();
-    const a = await m.lend(path, bytes.length);
+    const a = await m.lend(path, bytes.length, yes);
     if (!a || a === 'gone') throw new Error('not lent');
     a.done();
     // Pages mapped by this process stay in the page cache while mapped: unmap first.
     m.drop(path);
     evictPages(path);
-    expect(await m.lend(path, bytes.length)).toBeUndefined();
+    expect(await m.lend(path, bytes.length, yes)).toBeUndefined();
     expect(m.count).toBe(0);
+  });
+
+  it('sees a cut inside the last page, which leaves that page in the page cache', async () => {
+    const bytes = randomBytes(2 ** 20 + 1000);
+    const path = await file(bytes);
+    const m = new MappedBodies();
+    const a = await m.lend(path, bytes.length, yes);
+    if (!a || a === 'gone') throw new Error('not lent');
+    expect(a.intact()).toBe(true);
+    truncateSync(path, bytes.length - 16);
+    expect(a.intact()).toBe(false);
+    a.done();
+    expect(await m.lend(path, bytes.length, yes)).toBe('gone');
+    expect(m.count).toBe(0);
+  });
+
+  it('asks its own descriptor: a removed file is intact, one cut and then removed is not', async () => {
+    const bytes = randomBytes(100_000);
+    const path = await file(bytes);
+    const m = new MappedBodies();
+    const a = await m.lend(path, bytes.length, yes);
+    if (!a || a === 'gone') throw new Error('not lent');
+    unlinkSync(path);
+    expect(a.intact()).toBe(true);
+    a.done();
+    const other = randomBytes(100_000);
+    writeFileSync(path, other);
+    const b = await m.lend(path, other.length, yes);
+    if (!b || b === 'gone') throw new Error('not lent');
+    expect(b.tail.equals(other.subarray(other.length - TAIL))).toBe(true);
+    truncateSync(path, other.length - 10);
+    unlinkSync(path);
+    expect(b.intact()).toBe(false);
+    b.done();
+  });
+
+  it('never opens a FIFO or follows a symbolic link put in place of an entry file', async () => {
+    const dir = await tempDir('estuary-mapped-');
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const secret = join(dir, 'secret');
+    writeFileSync(secret, randomBytes(10_000));
+    const link = join(dir, 'link');
+    symlinkSync(secret, link);
+    const m = new MappedBodies();
+    expect(await m.lend(fifo, 10_000, yes)).toBe('gone');
+    expect(await m.lend(link, 10_000, yes)).toBe('gone');
+  });
+
+  it('does not keep a mapping whose entry left the index while it was made', async () => {
+    const bytes = randomBytes(50_000);
+    const path = await file(bytes);
+    const m = new MappedBodies();
+    const a = await m.lend(path, bytes.length, () => false);
+    if (!a || a === 'gone') throw new Error('not lent');
+    expect(m.count).toBe(0);
+    expect(a.body.length).toBe(bytes.length - TAIL);
+    a.done();
+    expect(a.body.length).toBe(0);
   });
 
   it('unmaps what it lets go at once, not at the next garbage collection', async () => {
@@ -104,7 +166,7 @@ describe('MappedBodies', () => {
     const maps = () => readFileSync('/proc/self/maps', 'utf8').split('\n').filter((l) => l.includes(dir)).length;
     const m = new MappedBodies();
     for (const p of paths) {
-      const l = await m.lend(p, 8192);
+      const l = await m.lend(p, 8192, yes);
       if (!l || l === 'gone') throw new Error('not lent');
       l.done();
     }
@@ -117,24 +179,24 @@ describe('MappedBodies', () => {
   });
 
   it('keeps at most its number of mappings and bytes, letting go of the least recently used', async () => {
-    const m = new MappedBodies(3 * 8192, 2);
+    const m = new MappedBodies(3 * 8192 - TAIL, 2);
     const paths = await Promise.all([1, 2, 3].map(() => file(randomBytes(8192))));
     const lent = [];
     for (const p of paths) {
-      const l = await m.lend(p, 8192);
+      const l = await m.lend(p, 8192, yes);
       if (!l || l === 'gone') throw new Error('not lent');
       lent.push(l);
     }
     expect(m.count).toBe(2);
     // The first is let go, but its answer still writes from it.
-    expect(lent[0]!.body.length).toBe(8192);
+    expect(lent[0]!.body.length).toBe(8192 - TAIL);
     lent[0]!.done();
     expect(lent[0]!.body.length).toBe(0);
-    expect(lent[2]!.body.length).toBe(8192);
+    expect(lent[2]!.body.length).toBe(8192 - TAIL);
     const big = await file(randomBytes(3 * 8192));
-    const l = await m.lend(big, 3 * 8192);
+    const l = await m.lend(big, 3 * 8192, yes);
     if (!l || l === 'gone') throw new Error('not lent');
     expect(m.count).toBe(1);
-    expect(m.bytes).toBe(3 * 8192);
+    expect(m.bytes).toBe(3 * 8192 - TAIL);
   });
 });
