@@ -16,6 +16,8 @@ import type { Target } from './target.ts';
  * first byte does not wait for the whole read. CVMFS chunks are at most 16 MiB by default.
  */
 const PROMOTE_INLINE_MAX = 16 * 1024 * 1024;
+/** Up to this size a disk hit that earns a place in memory is promoted rather than mapped. */
+const PROMOTE_FIRST_MAX = 1024 * 1024;
 
 export class HitServer {
   readonly #d: PassDeps;
@@ -61,10 +63,13 @@ export class HitServer {
     quiet: boolean,
   ): Promise<void> {
     const d = this.#d;
-    // A whole body from the page cache, when all of it is there: as cheap as a memory hit, so
-    // nothing is promoted (that would only trade one object held in memory for another).
+    // A whole body from the page cache, when all of it is there: a large one costs what a memory
+    // hit does, so it is not promoted (that would only trade one large body held in memory for
+    // another); a small one that earns a place in memory is promoted, since its hits then skip
+    // the open, the checks and the second write a mapped answer takes.
     const onDamaged = () => void d.cache.invalidate(stored.meta.key);
-    if (req.headers.range === undefined) {
+    const admitted = d.cache.admits(stored.meta.key, stored.meta.size);
+    if (req.headers.range === undefined && !(admitted && stored.meta.size <= PROMOTE_FIRST_MAX)) {
       const indexed = () => d.cache.disk.peek(stored.meta.key)?.path === stored.path;
       const lent = await d.cache.mapped.lend(stored.path, stored.meta.size, indexed);
       if (lent === 'gone') return this.#gone(req, res, target, stored);
@@ -75,7 +80,7 @@ export class HitServer {
       }
     }
     let found: Found = stored;
-    if (d.cache.admits(stored.meta.key, stored.meta.size)) {
+    if (admitted) {
       const promoted = d.cache.promoteFromDisk(stored.meta.key, stored.path);
       if (stored.meta.size > PROMOTE_INLINE_MAX) promoted.catch(() => undefined);
       else {

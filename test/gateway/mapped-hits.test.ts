@@ -3,16 +3,17 @@
 // mapping; a purge while a slow client is still being written to from the mapping.
 
 import { randomBytes } from 'node:crypto';
+import { Agent, get as httpGet } from 'node:http';
 import { readdirSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { forwardKey } from '../../gateway/cache/key.ts';
 import { TAIL } from '../../gateway/cache/mapped-bodies.ts';
 import { Metrics } from '../../gateway/metrics.ts';
-import { runTeardowns } from '../helpers/cleanup.ts';
+import { onTeardown, runTeardowns } from '../helpers/cleanup.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { send } from './helpers/client.ts';
-import { startTestGateway } from './helpers/gateway.ts';
+import { startGatewayProcess, startTestGateway } from './helpers/gateway.ts';
 import { fixed, startOrigin } from './helpers/origin.ts';
 
 afterAll(runTeardowns);
@@ -63,6 +64,34 @@ describe('disk hits from the page cache', () => {
     expect(Number(head.headers['content-length'])).toBe(body.length);
     expect(origin.count('/obj')).toBe(1);
     expect(gw.metrics.diskHit.value).toBeGreaterThanOrEqual(4);
+  });
+
+  it('does not hold the last bytes of a mapped answer for the client\'s delayed ACK (connections handed to workers get TCP_NODELAY)', async () => {
+    // One segment for all but the last bytes: the client holds its ACK for more.
+    const body = randomBytes(4000);
+    const origin = await startOrigin({ '/ack': fixed(body, CACHED) });
+    const gw = await startGatewayProcess(['--upstream', `o=${origin.url}`, '--workers', '1', '--mem-cache', '0']);
+    onTeardown(async () => {
+      await gw.child.stop();
+    });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    onTeardown(() => agent.destroy());
+    const get = () =>
+      new Promise<Buffer>((resolve, reject) => {
+        httpGet(`${gw.url}/ack`, { agent }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve(Buffer.concat(chunks)));
+        }).on('error', reject);
+      });
+    await get();
+    expect((await get()).equals(body)).toBe(true);
+    const started = performance.now();
+    for (let i = 0; i < 40; i++) expect((await get()).length).toBe(body.length);
+    // With Nagle's algorithm each answer's last segment waits for the client's delayed ACK
+    // (40 ms on Linux): 40 answers would take 1.6 s or more.
+    expect(performance.now() - started).toBeLessThan(800);
+    expect(origin.count('/ack')).toBe(1);
   });
 
   it('says in its metrics when bodies cannot be mapped', async () => {
