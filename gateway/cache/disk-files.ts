@@ -29,13 +29,16 @@ export async function placeEntry(root: string, tempPath: string): Promise<string
   return path;
 }
 
+/** How entry files are opened: never through a symbolic link, never waiting on a FIFO. */
+export const ENTRY_OPEN = fsc.O_NOFOLLOW | fsc.O_NONBLOCK;
+
 /**
- * Opens a stored entry's file for reading as what it must be, a regular file: never through a
- * symbolic link put in its place (ELOOP), never waiting on a FIFO (opened without blocking, then
- * refused), and fails with ENOENT-like errors otherwise. Answers the handle and its size and inode.
+ * Opens a stored entry's file (for reading, or with `fsc.O_RDWR`) as what it must be, a regular
+ * file: never through a symbolic link put in its place (ELOOP), never waiting on a FIFO (opened
+ * without blocking, then refused). Answers the handle and its size and inode.
  */
-export async function openEntryFile(path: string): Promise<{ fh: FileHandle; size: number; ino: number }> {
-  const fh = await open(path, fsc.O_RDONLY | fsc.O_NONBLOCK | fsc.O_NOFOLLOW);
+export async function openEntryFile(path: string, mode = fsc.O_RDONLY): Promise<{ fh: FileHandle; size: number; ino: number }> {
+  const fh = await open(path, mode | ENTRY_OPEN);
   try {
     const st = await fh.stat();
     if (!st.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: 'EFTYPE' });
@@ -48,7 +51,7 @@ export async function openEntryFile(path: string): Promise<{ fh: FileHandle; siz
 
 /** Cuts an entry file's trailer off and writes `meta`'s in its place, then fsyncs. */
 export async function rewriteTrailer(path: string, meta: EntryMeta): Promise<void> {
-  const fh = await open(path, 'r+');
+  const { fh } = await openEntryFile(path, fsc.O_RDWR);
   try {
     await fh.truncate(meta.size);
     const trailer = encodeTrailer(meta);

@@ -1,14 +1,15 @@
 // Disk entries' bodies held mapped from the page cache (lib/mapped-file.ts), so that a disk hit
-// on a body the kernel still holds costs what a memory hit does: no read, no copy into the
-// process, no trip through the thread pool. The page cache is one for the whole machine, so what
-// one worker stored every worker serves from it, where the memory tier holds a copy per worker.
+// on a body the kernel still holds costs about what a memory hit does: no read and no copy into
+// the process, only the open, fstat and close every disk hit makes. The page cache is one for the
+// whole machine, so what one worker stored every worker serves from it, where the memory tier
+// holds a copy per worker.
 //
 // Held by the entry file's path: every stored version of a response gets a file of its own name
 // (disk-files.ts), so a path never names two versions. A mapping is let go when its entry leaves
 // the index (drop), when pushed out by newer ones (MAX_BYTES of address space, MAX_BODIES
-// mappings), or when its file is found cut short, replaced or no longer all in the page cache; it
-// is unmapped once the last answer using it has closed. Until then the file's blocks stay
-// allocated, as for any open file. Each answer holds a descriptor of the file while it writes, as
+// mappings), or when its file is found cut short, replaced, rewritten or no longer all in the
+// page cache; it is unmapped once the last answer using it has closed. Until then the file's
+// blocks stay allocated, as for any open file. Each answer holds a descriptor of the file while it writes, as
 // an answer read from disk does, so that a cut is seen even once the file is removed.
 //
 // A body is lent in two parts: all but its last TAIL bytes as the mapping, and those last bytes
@@ -17,9 +18,10 @@
 // mapping first, then asks `intact()`, and only then ends with the copy (hit.ts, serveMapped). An
 // answer whose file was cut meanwhile never looks complete.
 
-import { close, closeSync, constants as fsc, fstatSync, open, openSync, read } from 'node:fs';
+import { close, fstat, open, read, type Stats } from 'node:fs';
 import { promisify } from 'node:util';
 import { isResident, mapBody, mappingUnavailable, releaseBody } from '../../lib/mapped-file.ts';
+import { ENTRY_OPEN } from './disk-files.ts';
 
 /**
  * Bodies up to this size are mapped; larger ones are read in slices, so that a page the kernel
@@ -41,8 +43,9 @@ interface Held {
   readonly tail: Buffer;
   /** The body's length. */
   readonly size: number;
-  /** The mapped file's inode: a file put in its place by another program is mapped anew. */
+  /** The mapped file's inode and change time: a file replaced, or rewritten in place, is mapped anew. */
   readonly ino: number;
+  readonly ctimeMs: number;
   users: number;
   dropped: boolean;
 }
@@ -55,63 +58,44 @@ export interface Lent {
   readonly tail: Buffer;
   readonly done: () => void;
   /** Whether the mapped file still holds the whole body (asked of the answer's own descriptor). */
-  readonly intact: () => boolean;
+  readonly intact: () => Promise<boolean>;
 }
 
-/** As disk-files.ts opens entry files: never through a link, never waiting on a FIFO. */
-const ENTRY_FLAGS = fsc.O_RDONLY | fsc.O_NONBLOCK | fsc.O_NOFOLLOW;
+// Every call on the file goes through the thread pool, as a read's do: on a hung file system
+// (a stalled FUSE daemon, a dead NFS server) an answer waits, the worker does not.
 const openAsync = promisify(open);
+const fstatAsync = promisify(fstat);
 const readAsync = promisify(read);
+const closeLater = (fd: number) => close(fd, () => undefined);
 
-/**
- * The mapped body of the entry file at `path`, and the descriptor the first answer keeps (see
- * Lent.intact); see MappedBodies.lend.
- */
-async function mapFile(path: string, size: number): Promise<{ held: Omit<Held, 'users' | 'dropped'>; fd: number } | 'gone' | undefined> {
+/** The file at `path` opened as an entry file is, with its attributes; undefined when it cannot be. */
+async function openFile(path: string): Promise<{ fd: number; st: Stats } | undefined> {
   let fd: number;
   try {
-    fd = await openAsync(path, ENTRY_FLAGS);
-  } catch {
-    return 'gone';
-  }
-  try {
-    // fstat of an open file reads no disk.
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.size < size) throw new Error('not the whole body');
-    const tail = Buffer.allocUnsafe(TAIL);
-    if ((await readAsync(fd, tail, 0, TAIL, size - TAIL)).bytesRead < TAIL) throw new Error('cut short');
-    const body = mapBody(fd, size - TAIL);
-    if (!body) {
-      close(fd, () => undefined);
-      return undefined;
-    }
-    return { held: { path, body, tail, size, ino: st.ino }, fd };
-  } catch {
-    close(fd, () => undefined);
-    return 'gone';
-  }
-}
-
-/**
- * The file at a held mapping's path opened again, when it is still the file held with the whole
- * body; undefined when it was removed, cut or replaced. An open of a path just served finds it in
- * the kernel's caches (its inode is held by the mapping), so it is made without the thread pool.
- */
-function reopen(h: Held): number | undefined {
-  let fd: number;
-  try {
-    fd = openSync(h.path, ENTRY_FLAGS);
+    fd = await openAsync(path, ENTRY_OPEN);
   } catch {
     return undefined;
   }
   try {
-    const st = fstatSync(fd);
-    if (st.isFile() && st.ino === h.ino && st.size >= h.size) return fd;
+    const st = await fstatAsync(fd);
+    if (st.isFile()) return { fd, st };
   } catch {
     // Answered below.
   }
-  closeSync(fd);
+  closeLater(fd);
   return undefined;
+}
+
+/** The mapped body of the open entry file `fd`; see MappedBodies.lend. */
+async function mapFile(path: string, fd: number, st: Stats, size: number): Promise<Omit<Held, 'users' | 'dropped'> | 'gone' | undefined> {
+  const tail = Buffer.allocUnsafe(TAIL);
+  try {
+    if ((await readAsync(fd, tail, 0, TAIL, size - TAIL)).bytesRead < TAIL) return 'gone';
+  } catch {
+    return 'gone';
+  }
+  const body = mapBody(fd, size - TAIL);
+  return body && { path, body, tail, size, ino: st.ino, ctimeMs: st.ctimeMs };
 }
 
 export class MappedBodies {
@@ -139,25 +123,43 @@ export class MappedBodies {
    * file is mapped: if it left meanwhile, the mapping serves this answer and is not kept.
    */
   async lend(path: string, size: number, indexed: () => boolean): Promise<Lent | 'gone' | undefined> {
-    const held = this.#use(path);
-    if (held) return held;
     if (size <= TAIL || size > MAP_MAX || mappingUnavailable !== undefined) return undefined;
-    const mapped = await mapFile(path, size);
-    if (mapped === 'gone' || !mapped) return mapped;
-    // Mapped twice by answers that came together: the first one is kept.
-    const again = this.#use(path);
-    if (again) {
-      releaseBody(mapped.held.body);
-      close(mapped.fd, () => undefined);
-      return again;
+    // Each answer opens the file, as a read does: a cut, removed or replaced file is seen, and a
+    // cut during the answer is seen by this descriptor even once the file is removed.
+    const opened = await openFile(path);
+    if (!opened || opened.st.size < size) {
+      if (opened) closeLater(opened.fd);
+      this.drop(path);
+      return 'gone';
     }
-    const h: Held = { ...mapped.held, users: 0, dropped: !indexed() };
+    const { fd, st } = opened;
+    const held = this.#held.get(path);
+    if (held) {
+      // Replaced, rewritten in place (a new change time; a revalidation's new trailer too), or its
+      // pages dropped (mincore): let go, and mapped anew below.
+      if (held.ino === st.ino && held.ctimeMs === st.ctimeMs && isResident(held.body)) return this.#lend(this.#touch(held), fd);
+      this.drop(path);
+    }
+    const mapped = await mapFile(path, fd, st, size);
+    if (mapped === 'gone' || !mapped) {
+      closeLater(fd);
+      if (mapped === 'gone') this.drop(path);
+      return mapped;
+    }
+    // Mapped twice by answers that came together: the one held first is kept when it is the same.
+    const again = this.#held.get(path);
+    if (again && again.ino === mapped.ino && again.ctimeMs === mapped.ctimeMs) {
+      releaseBody(mapped.body);
+      return this.#lend(this.#touch(again), fd);
+    }
+    if (again) this.drop(path);
+    const h: Held = { ...mapped, users: 0, dropped: !indexed() };
     if (!h.dropped) {
       this.#held.set(path, h);
       this.#bytes += h.body.length;
       this.#trim();
     }
-    return this.#lend(h, mapped.fd);
+    return this.#lend(h, fd);
   }
 
   /** Lets go of the mapping of `path`: its entry left the index, or its file changed. */
@@ -179,20 +181,11 @@ export class MappedBodies {
     return this.#held.size;
   }
 
-  #use(path: string): Lent | undefined {
-    const h = this.#held.get(path);
-    if (!h) return undefined;
-    // Cut short since (mincore cannot tell: the page holding the cut stays in the page cache), or
-    // replaced or removed: let go, and opened again by the caller.
-    const fd = reopen(h);
-    if (fd === undefined || !isResident(h.body)) {
-      if (fd !== undefined) closeSync(fd);
-      this.drop(path);
-      return undefined;
-    }
-    this.#held.delete(path);
-    this.#held.set(path, h);
-    return this.#lend(h, fd);
+  /** Marks `h` as the most recently used. */
+  #touch(h: Held): Held {
+    this.#held.delete(h.path);
+    this.#held.set(h.path, h);
+    return h;
   }
 
   /** Lends `h` to one answer, which keeps `fd` (the mapped file) open until it is done. */
@@ -202,15 +195,15 @@ export class MappedBodies {
     const done = () => {
       if (returned) return;
       returned = true;
-      closeSync(fd);
+      closeLater(fd);
       h.users--;
       if (h.dropped && h.users === 0) releaseBody(h.body);
     };
     // By the descriptor: a file removed after it was cut is still seen cut.
-    const intact = () => {
+    const intact = async () => {
       if (returned) return false;
       try {
-        return fstatSync(fd).size >= h.size;
+        return (await fstatAsync(fd)).size >= h.size;
       } catch {
         return false;
       }

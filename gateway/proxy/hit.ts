@@ -122,12 +122,15 @@ export function serveMapped(req: IncomingMessage, res: ServerResponse, meta: Ent
   opts.onBytes(meta.size);
   res.write(lent.body, (err) => {
     if (err || res.destroyed) return;
-    if (!lent.intact()) {
+    void lent.intact().then((whole) => {
+      if (res.destroyed) return;
+      if (whole) {
+        res.end(lent.tail);
+        return;
+      }
       opts.onDamaged?.();
       res.destroy();
-      return;
-    }
-    res.end(lent.tail);
+    });
   });
 }
 
