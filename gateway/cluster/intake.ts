@@ -27,9 +27,6 @@ export class Intake {
     /** Hand-overs read late, waiting for the primary's word on whether they are still this worker's. */
     const late = new Map<number, Socket>();
     const serve = (handle: Socket) => {
-      // As node:http does for the connections it accepts itself (its noDelay): an answer written
-      // in parts (a mapped body, then its last bytes) must not wait for the client's delayed ACK.
-      handle.setNoDelay(true);
       this.#handed.add(handle);
       this.#open++;
       handle.once('close', () => this.#open--);

@@ -66,7 +66,7 @@ describe('disk hits from the page cache', () => {
     expect(gw.metrics.diskHit.value).toBeGreaterThanOrEqual(4);
   });
 
-  it('does not hold the last bytes of a mapped answer for the client\'s delayed ACK (connections handed to workers get TCP_NODELAY)', async () => {
+  it('does not hold the last bytes of a mapped answer for the client\'s delayed ACK (its connection gets TCP_NODELAY)', async () => {
     // One segment for all but the last bytes: the client holds its ACK for more.
     const body = randomBytes(4000);
     const origin = await startOrigin({ '/ack': fixed(body, CACHED) });
