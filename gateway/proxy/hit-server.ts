@@ -19,6 +19,16 @@ const PROMOTE_INLINE_MAX = 16 * 1024 * 1024;
 /** Up to this size a disk hit that earns a place in memory is promoted rather than mapped. */
 const PROMOTE_FIRST_MAX = 1024 * 1024;
 
+/**
+ * A GET whose answer is the whole body, the only kind a mapping serves. A HEAD, a range and a
+ * conditional GET (which may be a 304) are planned before their file is opened (hit.ts), so an
+ * answer without a body never waits on the cache's file system.
+ */
+function wantsWholeBody(req: IncomingMessage): boolean {
+  const h = req.headers;
+  return req.method === 'GET' && h.range === undefined && h['if-none-match'] === undefined && h['if-modified-since'] === undefined;
+}
+
 export class HitServer {
   readonly #d: PassDeps;
 
@@ -69,7 +79,7 @@ export class HitServer {
     // the open, the checks and the second write a mapped answer takes.
     const onDamaged = () => void d.cache.invalidate(stored.meta.key);
     const admitted = d.cache.admits(stored.meta.key, stored.meta.size);
-    if (req.headers.range === undefined && !(admitted && stored.meta.size <= PROMOTE_FIRST_MAX)) {
+    if (wantsWholeBody(req) && !(admitted && stored.meta.size <= PROMOTE_FIRST_MAX)) {
       const indexed = () => d.cache.disk.peek(stored.meta.key)?.path === stored.path;
       const lent = await d.cache.mapped.lend(stored.path, stored.meta.size, indexed);
       if (lent === 'gone') return this.#gone(req, res, target, stored);
