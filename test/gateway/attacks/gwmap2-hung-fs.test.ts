@@ -9,51 +9,15 @@
 // path does (docs/CACHING.md, "Disk hits from the page cache": "Every answer opens the file
 // again, as a read would"); an answer that needs no disk is answered within a few seconds.
 
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { onTeardown, runTeardowns, trackPid } from '../../helpers/cleanup.ts';
-import { tempDir } from '../../helpers/tmp.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import { get, metric, origin } from './disk-lib.ts';
 import { pattern, sleep, startGateway } from './gateway-lib.ts';
+import { answeredWithin, mountPassFs } from './gwmap-passfs-lib.ts';
 
 afterAll(runTeardowns);
 
 const BODY = pattern(256 * 1024, 7);
-
-async function mountFuse(): Promise<{ mnt: string; fsPid: number }> {
-  const src = await tempDir('gwmap2-src-');
-  const mnt = mkdtempSync('/tmp/gwmap2-mnt-');
-  const fsProc: ChildProcess = spawn(process.execPath, [fileURLToPath(new URL('./gwmap2-passfs.ts', import.meta.url)), src, mnt], { stdio: 'ignore' });
-  const fsPid = fsProc.pid!;
-  trackPid(fsPid);
-  onTeardown(async () => {
-    try {
-      process.kill(fsPid, 'SIGCONT');
-    } catch {
-      // gone
-    }
-    try {
-      execFileSync('fusermount', ['-uz', mnt]);
-    } catch {
-      // not mounted
-    }
-    fsProc.kill('SIGKILL');
-    await sleep(200);
-    rmSync(mnt, { recursive: true, force: true });
-  });
-  for (let i = 0; i < 100; i++) {
-    if (readFileSync('/proc/mounts', 'utf8').includes(` ${mnt} fuse`)) return { mnt, fsPid };
-    await sleep(100);
-  }
-  throw new Error('the passthrough FUSE file system did not mount');
-}
-
-async function answeredWithin(port: number, path: string, ms: number): Promise<boolean> {
-  const r = await Promise.race([get(port, path, {}, 20_000).then(() => true, () => true), sleep(ms).then(() => false)]);
-  return r;
-}
 
 describe('mapped disk hits on a hung cache file system', () => {
   it('do not freeze answers that need no disk', async () => {
@@ -66,7 +30,7 @@ describe('mapped disk hits on a hung cache file system', () => {
       res.writeHead(200, { 'cache-control': 'no-store', 'content-length': 2 });
       res.end('ok');
     });
-    const { mnt, fsPid } = await mountFuse();
+    const { mnt, fsPid } = await mountPassFs('gwmap2');
     const gw = await startGateway(['--upstream', `o=http://127.0.0.1:${port}`, '--cache-dir', `${mnt}/cache`, '--workers', '1', '--mem-object-max', '0']);
     // Thawed before the gateway is stopped (teardowns run last-registered first).
     onTeardown(() => {

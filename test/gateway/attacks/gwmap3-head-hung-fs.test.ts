@@ -14,48 +14,17 @@
 // does" — a read never opens the file for an answer without a body), within a few seconds even
 // with the cache file system hung.
 
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { onTeardown, runTeardowns, trackPid } from '../../helpers/cleanup.ts';
-import { tempDir } from '../../helpers/tmp.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import { get, metric, origin } from './disk-lib.ts';
 import { pattern, sleep, startGateway } from './gateway-lib.ts';
+import { mountPassFs } from './gwmap-passfs-lib.ts';
 
 afterAll(runTeardowns);
 
 const BODY = pattern(256 * 1024, 11);
 const ETAG = '"gwmap3-v1"';
-
-async function mountFuse(): Promise<{ mnt: string; fsPid: number }> {
-  const src = await tempDir('gwmap3-src-');
-  const mnt = mkdtempSync('/tmp/gwmap3-mnt-');
-  const fsProc: ChildProcess = spawn(process.execPath, [fileURLToPath(new URL('./gwmap2-passfs.ts', import.meta.url)), src, mnt], { stdio: 'ignore' });
-  const fsPid = fsProc.pid!;
-  trackPid(fsPid);
-  onTeardown(async () => {
-    try {
-      process.kill(fsPid, 'SIGCONT');
-    } catch {
-      // gone
-    }
-    try {
-      execFileSync('fusermount', ['-uz', mnt]);
-    } catch {
-      // not mounted
-    }
-    fsProc.kill('SIGKILL');
-    await sleep(200);
-    rmSync(mnt, { recursive: true, force: true });
-  });
-  for (let i = 0; i < 100; i++) {
-    if (readFileSync('/proc/mounts', 'utf8').includes(` ${mnt} fuse`)) return { mnt, fsPid };
-    await sleep(100);
-  }
-  throw new Error('the passthrough FUSE file system did not mount');
-}
 
 /** The status of a request answered within `ms`, or 'late'. */
 function statusWithin(port: number, method: string, headers: Record<string, string>, ms: number): Promise<number | 'late'> {
@@ -79,7 +48,7 @@ describe('answers without a body for a disk entry on a hung cache file system', 
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'max-age=86400', etag: ETAG, 'content-length': BODY.length });
       res.end(BODY);
     });
-    const { mnt, fsPid } = await mountFuse();
+    const { mnt, fsPid } = await mountPassFs('gwmap3');
     const gw = await startGateway(['--upstream', `o=http://127.0.0.1:${port}`, '--cache-dir', `${mnt}/cache`, '--workers', '1', '--mem-object-max', '0']);
     onTeardown(() => {
       process.kill(fsPid, 'SIGCONT');

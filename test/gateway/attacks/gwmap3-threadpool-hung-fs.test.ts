@@ -13,50 +13,15 @@
 // within seconds however many disk hits wait. The pool's limit is documented, not lifted: the
 // second origin below is named by address.
 
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { onTeardown, runTeardowns, trackPid } from '../../helpers/cleanup.ts';
-import { tempDir } from '../../helpers/tmp.ts';
+import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import { get, metric, origin } from './disk-lib.ts';
 import { pattern, sleep, startGateway } from './gateway-lib.ts';
+import { answeredWithin, mountPassFs } from './gwmap-passfs-lib.ts';
 
 afterAll(runTeardowns);
 
 const BODY = pattern(2 * 1024 * 1024, 13);
-
-async function mountFuse(): Promise<{ mnt: string; fsPid: number }> {
-  const src = await tempDir('gwmap3-src-');
-  const mnt = mkdtempSync('/tmp/gwmap3-mnt-');
-  const fsProc: ChildProcess = spawn(process.execPath, [fileURLToPath(new URL('./gwmap2-passfs.ts', import.meta.url)), src, mnt], { stdio: 'ignore' });
-  const fsPid = fsProc.pid!;
-  trackPid(fsPid);
-  onTeardown(async () => {
-    try {
-      process.kill(fsPid, 'SIGCONT');
-    } catch {
-      // gone
-    }
-    try {
-      execFileSync('fusermount', ['-uz', mnt]);
-    } catch {
-      // not mounted
-    }
-    fsProc.kill('SIGKILL');
-    await sleep(200);
-    rmSync(mnt, { recursive: true, force: true });
-  });
-  for (let i = 0; i < 100; i++) {
-    if (readFileSync('/proc/mounts', 'utf8').includes(` ${mnt} fuse`)) return { mnt, fsPid };
-    await sleep(100);
-  }
-  throw new Error('the passthrough FUSE file system did not mount');
-}
-
-async function answeredWithin(port: number, path: string, ms: number, headers: Record<string, string> = {}): Promise<boolean> {
-  return Promise.race([get(port, path, headers, 20_000).then(() => true, () => true), sleep(ms).then(() => false)]);
-}
 
 describe('disk hits waiting on a hung cache file system', () => {
   it('do not hold up a request that needs no disk', async () => {
@@ -70,7 +35,7 @@ describe('disk hits waiting on a hung cache file system', () => {
       res.writeHead(200, { 'cache-control': 'no-store', 'content-length': 2, connection: 'close' });
       res.end('ok');
     });
-    const { mnt, fsPid } = await mountFuse();
+    const { mnt, fsPid } = await mountPassFs('gwmap3');
     const gw = await startGateway([
       '--upstream', `o=http://localhost:${port}`,
       '--upstream', `ip=http://127.0.0.1:${port}`,
