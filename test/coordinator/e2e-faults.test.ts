@@ -6,9 +6,8 @@
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { onTeardown } from '../helpers/cleanup.ts';
 import { type Coord, getJson, startCoordinator as startCoordinatorIn, waitFor } from './helpers/coordinator-process.ts';
-import { killNamespace, namespacesWith, startSlurmCluster, type SlurmCluster, writeCoordinatorConfig } from './helpers/slurm-cluster.ts';
+import { namespacesWith, startSlurmCluster, type SlurmCluster, writeCoordinatorConfig } from './helpers/slurm-cluster.ts';
 
 const prefix = `f${process.pid % 100000}-`;
 const features = ['estuary', 'site_cloud', 'type_small', 'cloud'];
@@ -25,9 +24,6 @@ let configPath: string;
 
 beforeAll(async () => {
   cluster = await startSlurmCluster({ homeNodes: 1, homeCpus: 1, droneFeatures: features, droneCpus: 2 });
-  onTeardown(async () => {
-    for (const ns of namespacesWith(prefix)) await killNamespace(ns);
-  });
   configPath = writeCoordinatorConfig(cluster, { prefix, quota: 2, bootTimeout: '30s' });
 }, 60_000);
 

@@ -10,8 +10,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { runProgram } from '../../coordinator/proc.ts';
 import { NODE, startChild, type Child } from '../helpers/process.ts';
-import { onTeardown } from '../helpers/cleanup.ts';
-import { killNamespace, namespacesWith, startSlurmCluster, type SlurmCluster, writeCoordinatorConfig } from './helpers/slurm-cluster.ts';
+import { namespacesWith, startSlurmCluster, type SlurmCluster, writeCoordinatorConfig } from './helpers/slurm-cluster.ts';
 
 const BIN = new URL('../../bin/estuary.js', import.meta.url).pathname;
 const prefix = `e${process.pid % 100000}-`;
@@ -22,10 +21,6 @@ let configPath: string;
 
 beforeAll(async () => {
   cluster = await startSlurmCluster({ homeNodes: 2, homeCpus: 1, droneFeatures: features, droneCpus: 2 });
-  // Drones a failed test leaves behind go too (before the cluster, teardowns run in reverse).
-  onTeardown(async () => {
-    for (const ns of namespacesWith(prefix)) await killNamespace(ns);
-  });
   configPath = writeCoordinatorConfig(cluster, { prefix, quota: QUOTA, bootTimeout: '30s' });
 }, 60_000);
 

@@ -247,12 +247,17 @@ export function namespacesWith(prefix: string): string[] {
 
 /**
  * Writes a coordinator config for this cluster with one netns cloud site of 2-core drones (1 s
- * interval, 4 s idle time, as the end to end tests want them); returns its path.
+ * interval, 4 s idle time, as the end to end tests want them); returns its path. Drones the
+ * coordinator leaves running (a coordinator's stop never stops its drones) are killed at teardown,
+ * before the cluster goes: teardowns run in reverse.
  */
 export function writeCoordinatorConfig(
   cluster: SlurmCluster,
   o: { prefix: string; quota: number; bootTimeout: string; boot?: string },
 ): string {
+  onTeardown(async () => {
+    for (const ns of namespacesWith(o.prefix)) await killNamespace(ns);
+  });
   const path = join(cluster.dir, 'coordinator.yaml');
   const boot = o.boot ? `, boot: ${o.boot}` : '';
   writeFileSync(
