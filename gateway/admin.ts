@@ -7,6 +7,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from '../lib/log.ts';
 import { GATEWAY_PATHS } from '../lib/metric-names.ts';
 import type { Cache } from './cache/cache.ts';
+import { purgeSpelling, reverseKey } from './cache/key.ts';
 import type { GatewayView } from './cluster/messages.ts';
 import { GATEWAY_HTTP_CODES as CODES } from './errors.ts';
 import type { Metrics } from './metrics.ts';
@@ -99,10 +100,13 @@ function purged(deps: AdminDeps, n: number): { purged: number; unreadable?: stri
   };
 }
 
-/** Purge targets: absolute URLs as keyed; an origin-form path means that path in every ring. */
-function purgeKeys(deps: AdminDeps, value: string): string[] {
-  if (!value.startsWith('/')) return [value];
-  return deps.rings.map((r) => `reverse://${r.name}${value}`);
+/**
+ * Purge targets: absolute URLs spelt as they are keyed (key.ts, purgeSpelling); an origin-form
+ * path means that path in every ring.
+ */
+function purgeKeys(deps: AdminDeps, value: string, prefix: boolean): string[] {
+  if (!value.startsWith('/')) return [purgeSpelling(value, prefix)];
+  return deps.rings.map((r) => reverseKey(r.name, value));
 }
 
 /** Methods a gateway page may be asked with; those a path has are listed in a 405's Allow. */
@@ -234,10 +238,10 @@ export function registerRoutes(app: FastifyInstance, deps: AdminDeps): void {
       admin.post('/purge', async (req, reply) => {
         const body = (req.body ?? {}) as { url?: unknown; prefix?: unknown };
         if (typeof body.url === 'string') {
-          return purged(deps, await deps.cache.invalidateAll(purgeKeys(deps, body.url)));
+          return purged(deps, await deps.cache.purgeKeys(purgeKeys(deps, body.url, false)));
         }
         if (typeof body.prefix === 'string' && body.prefix !== '') {
-          const counts = await Promise.all(purgeKeys(deps, body.prefix).map((p) => deps.cache.purgePrefix(p)));
+          const counts = await Promise.all(purgeKeys(deps, body.prefix, true).map((p) => deps.cache.purgePrefix(p)));
           return purged(deps, counts.reduce((n, c) => n + c, 0));
         }
         return reply

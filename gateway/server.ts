@@ -219,6 +219,13 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
           log,
         })
     : undefined;
+  // Counted and logged on 'close' like every proxied request: an answer cut by its client never
+  // emits 'finish'.
+  const serveS3 = (req: IncomingMessage, res: ServerResponse) => {
+    handler.account(req, res);
+    res.once('close', () => countS3(metrics, req.method ?? '?', res.statusCode));
+    s3!.handle(req, res);
+  };
   let server!: Server;
   // In a worker, connections come from the primary, which holds the listening socket.
   const intake = worker ? new Intake() : undefined;
@@ -235,10 +242,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
           res.setHeader('connection', 'close');
           sendError(res, 400, 'http_request_error', 'an HTTP/1.1 request needs a Host header');
         } else if (isOwnPath(req.url, forward)) fastifyHandler(req, res);
-        else if (s3?.matches(req)) {
-          res.once('finish', () => countS3(metrics, req.method ?? '?', res.statusCode));
-          s3.handle(req, res);
-        }
+        else if (s3?.matches(req)) serveS3(req, res);
         else handler.handle(req, res);
         });
       // Host is checked in onRequest, so the refusal carries Proxy-Status like every other one.
@@ -261,7 +265,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
       // Expect: 100-continue is answered by node:http itself, except for S3 requests: their 100
       // waits for the store's (s3/expect-upload.ts), so a store's refusal reaches the client.
       server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-        if (!refused.has(req.socket) && req.headers.host !== undefined && !isOwnPath(req.url, forward) && s3?.matches(req)) return s3.handle(req, res);
+        if (!refused.has(req.socket) && req.headers.host !== undefined && !isOwnPath(req.url, forward) && s3?.matches(req)) return serveS3(req, res);
         res.writeContinue();
         onRequest(req, res);
       });

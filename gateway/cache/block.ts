@@ -34,7 +34,12 @@ export function blockSpan(start: number, end: number, blockSize: number): { firs
  * never taken for a block (see isBlockOf).
  */
 export function blockKey(objectKey: string, etag: string, index: number): string {
-  return `${objectKey}#estuary-block=${index};etag=${etag}`;
+  return `${blocksPrefix(objectKey)}${index};etag=${etag}`;
+}
+
+/** What the keys of every block of the object stored under `objectKey` start with, whatever their version. */
+export function blocksPrefix(objectKey: string): string {
+  return `${objectKey}#estuary-block=`;
 }
 
 /** Whether a stored or received response is block `index` of exactly this version. */

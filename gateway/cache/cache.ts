@@ -4,7 +4,7 @@
 
 import { openEntryFile } from './disk-files.ts';
 import { LRUCache } from 'lru-cache';
-import type { ObjectVersion } from './block.ts';
+import { blocksPrefix, type ObjectVersion } from './block.ts';
 import type { DiskEntry, DiskStore } from './disk-store.ts';
 import { MappedBodies } from './mapped-bodies.ts';
 import type { EntryMeta } from './entry.ts';
@@ -189,12 +189,35 @@ export class Cache {
     this.disk.delete(key);
   }
 
+  /**
+   * Before a purge looks at the index: a replacement worker may still be reading it, and what it
+   * has not read yet is stored too; what could not be read may be readable now (the purge's
+   * answer asked for that), and a reread already under way is waited for, not passed by.
+   */
+  async #wholeIndex(): Promise<void> {
+    await this.disk.whenRead();
+    await this.disk.rereadUnreadable();
+  }
+
+  /**
+   * Removes the entries stored under `keys`, and with an S3 object's the aligned blocks stored of
+   * it (block.ts), whatever their version; resolves how many were removed.
+   */
+  async purgeKeys(keys: readonly string[]): Promise<number> {
+    await this.#wholeIndex();
+    const all = new Set(keys);
+    for (const key of keys) {
+      if (!key.startsWith('s3://')) continue;
+      const blocks = blocksPrefix(key);
+      for (const k of this.disk.keys()) if (k.startsWith(blocks)) all.add(k);
+      for (const k of this.memory.keys()) if (k.startsWith(blocks)) all.add(k);
+    }
+    return this.invalidateAll([...all]);
+  }
+
   /** Removes every entry whose key starts with `prefix`; resolves how many were removed. */
   async purgePrefix(prefix: string): Promise<number> {
-    // A replacement worker may still be reading its index: what it has not read yet is stored too.
-    await this.disk.whenRead();
-    // What could not be read may be readable now (the purge's answer asked for that).
-    await this.disk.rereadUnreadable();
+    await this.#wholeIndex();
     const keys = new Set<string>();
     for (const k of this.disk.keys()) if (k.startsWith(prefix)) keys.add(k);
     for (const k of this.memory.keys()) if (k.startsWith(prefix)) keys.add(k);

@@ -408,15 +408,23 @@ export class DiskStore {
 
   /**
    * Reads again what the index read could not, and indexes what it can read now (see
-   * rereadUnreadable); a caller that comes while it runs waits for that one.
+   * rereadUnreadable), once the read is over; a caller that comes while it runs waits for that
+   * one, so a purge sent meanwhile finds what it indexed. Keys deleted meanwhile stay deleted.
    */
   rereadUnreadable(): Promise<void> {
     const reading = this.#reading;
     if (!reading || (reading.unreadable.length === 0 && !this.#rereading)) return Promise.resolve();
     this.#rereading ??= (async () => {
-      const found: FoundEntry[] = [];
-      await rereadUnreadable(this.root, reading, this.#log, (e) => found.push(e));
-      if (found.length > 0) this.#merge(found, reading);
+      await reading.whole;
+      const release = reading.track();
+      try {
+        const found: FoundEntry[] = [];
+        const still = await rereadUnreadable(this.root, reading.unreadable, this.#log, (e) => found.push(e));
+        if (found.length > 0) this.#merge(found, reading);
+        reading.unreadable.splice(0, reading.unreadable.length, ...still);
+      } finally {
+        release();
+      }
     })().finally(() => {
       this.#rereading = undefined;
     });

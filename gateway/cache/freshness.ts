@@ -167,7 +167,9 @@ function derived(meta: EntryMeta, heuristicMaxS: number): Derived {
       // no-cache="field" names fields, which are not stored (stored-headers.ts): the rest is reusable.
       noCache: cc.get('no-cache') === true,
       mustRevalidate: cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage'),
-      swr: deltaSeconds(cc, 'stale-while-revalidate') ?? 0,
+      // An S3 object's lifetime is --s3-revalidate, set by the operator: whoever wrote the object
+      // may not stretch it with its own metadata.
+      swr: meta.lifetimeS !== undefined ? 0 : (deltaSeconds(cc, 'stale-while-revalidate') ?? 0),
     };
     derivedCache.set(meta, d);
   }
@@ -216,7 +218,8 @@ export function staleOnErrorLimit(meta: EntryMeta, configuredMaxS: number): numb
   if (cc.has('must-revalidate') || cc.has('proxy-revalidate') || cc.has('s-maxage') || noCache) {
     return 0;
   }
-  const sie = deltaSeconds(cc, 'stale-if-error');
+  // As for stale-while-revalidate: an S3 object's metadata may shorten, never lengthen, the bound.
+  const sie = meta.lifetimeS === undefined ? deltaSeconds(cc, 'stale-if-error') : undefined;
   return sie !== undefined ? Math.max(sie, configuredMaxS) : configuredMaxS;
 }
 

@@ -52,7 +52,7 @@ export class IndexReading<T = unknown> {
     );
     void this.whole.then(() => {
       this.#done = true;
-      this.#deleted.clear();
+      if (this.#rereads === 0) this.#deleted.clear();
       this.#markListed();
     });
     const timeUp = new Promise<void>((resolve) => setTimeout(resolve, INDEX_WAIT_MS).unref());
@@ -125,8 +125,22 @@ export class IndexReading<T = unknown> {
     return this.failed !== undefined ? [root] : this.unreadable.map((u) => u.path);
   }
 
+  /** Rereads of what could not be read (DiskStore.rereadUnreadable) under way: deletions count for them too. */
+  #rereads = 0;
+
+  /** Records deletions until the returned function is called, for a reread that runs after the read. */
+  track(): () => void {
+    this.#rereads++;
+    let open = true;
+    return () => {
+      if (!open) return;
+      open = false;
+      if (--this.#rereads === 0 && this.#done) this.#deleted.clear();
+    };
+  }
+
   deleted(key: string): void {
-    if (!this.#done) this.#deleted.set(key, Date.now());
+    if (!this.#done || this.#rereads > 0) this.#deleted.set(key, Date.now());
   }
 
   /** Whether an entry the read found, received at `responseTime`, was deleted since. */

@@ -195,13 +195,20 @@ function warnUnreadable(log: Logger, dirs: readonly Unreadable[], files: readonl
 
 /**
  * Tries again what the read could not read (a purge asks first, after its answer told the admin
- * to give access): what can be read now leaves `reading.unreadable`, and its entries go to `found`.
+ * to give access): the entries of what can be read now go to `found`. Resolves what still cannot
+ * be read. `unreadable` is not changed: until the caller has indexed what was found, the paths
+ * are still not indexed, and the status page, holdings and purges go on saying so.
  */
-export async function rereadUnreadable(root: string, reading: IndexReading, log: Logger, found: (e: FoundEntry) => void): Promise<void> {
+export async function rereadUnreadable(
+  root: string,
+  unreadable: readonly Unreadable[],
+  log: Logger,
+  found: (e: FoundEntry) => void,
+): Promise<Unreadable[]> {
   const written = await readWrites(root, Date.now());
   const foreign = (path: string) => log.warn({ path }, 'not a regular file where the cache keeps an entry; skipped and left alone (remove it)');
   const still: Unreadable[] = [];
-  for (const u of reading.unreadable.splice(0)) {
+  for (const u of [...unreadable]) {
     // What took the path meanwhile is looked at, never followed: a link put in place of an
     // unreadable directory or file must not lead the read (which deletes what has no trailer)
     // out of the cache.
@@ -231,5 +238,5 @@ export async function rereadUnreadable(root: string, reading: IndexReading, log:
     const read = await readEntries(files, written, { found, done: () => undefined, foreign });
     still.push(...read.unreadable);
   }
-  reading.unreadable.push(...still);
+  return still;
 }

@@ -9,7 +9,9 @@
 // the index (drop), when pushed out by newer ones (MAX_BYTES of address space, MAX_BODIES
 // mappings), or when its file is found cut short, replaced, rewritten or no longer all in the
 // page cache; it is unmapped once the last answer using it has closed. Until then the file's
-// blocks stay allocated, as for any open file. Each answer holds a descriptor of the file while it writes, as
+// blocks stay allocated, as for any open file, and the mapping counts in `bytes` and `count` and
+// against the limits: a body that would pass them while answers still write from the others is
+// read instead of mapped, so stalled clients cannot make a worker hold more than the limits. Each answer holds a descriptor of the file while it writes, as
 // an answer read from disk does, so that a cut is seen even once the file is removed.
 //
 // A body is lent in two parts: all but its last TAIL bytes as the mapping, and those last bytes
@@ -47,6 +49,7 @@ interface Held {
   readonly ino: number;
   readonly ctimeMs: number;
   users: number;
+  /** Let go: unmapped once its last answer is done, no longer lent to new ones. */
   dropped: boolean;
 }
 
@@ -101,7 +104,10 @@ async function mapFile(path: string, fd: number, st: Stats, size: number): Promi
 export class MappedBodies {
   /** In order of last use, oldest first. */
   readonly #held = new Map<string, Held>();
+  /** Address space of every mapping not yet unmapped: held, and let go but still written from. */
   #bytes = 0;
+  /** Mappings let go that answers still write from. */
+  #lingering = 0;
   readonly #maxBytes: number;
   readonly #maxBodies: number;
 
@@ -153,12 +159,15 @@ export class MappedBodies {
       return this.#lend(this.#touch(again), fd);
     }
     if (again) this.drop(path);
-    const h: Held = { ...mapped, users: 0, dropped: !indexed() };
-    if (!h.dropped) {
-      this.#held.set(path, h);
-      this.#bytes += h.body.length;
-      this.#trim();
+    if (!this.#makeRoom(mapped.body.length)) {
+      releaseBody(mapped.body);
+      closeLater(fd);
+      return undefined;
     }
+    const h: Held = { ...mapped, users: 0, dropped: !indexed() };
+    this.#bytes += h.body.length;
+    if (h.dropped) this.#lingering++;
+    else this.#held.set(path, h);
     return this.#lend(h, fd);
   }
 
@@ -167,18 +176,24 @@ export class MappedBodies {
     const h = this.#held.get(path);
     if (!h) return;
     this.#held.delete(path);
-    this.#bytes -= h.body.length;
     h.dropped = true;
-    if (h.users === 0) releaseBody(h.body);
+    if (h.users === 0) this.#unmap(h);
+    else this.#lingering++;
   }
 
-  /** Address space held by mappings. */
+  /** Address space held by mappings, also those let go that answers still write from. */
   get bytes(): number {
     return this.#bytes;
   }
 
+  /** Mappings held, also those let go that answers still write from. */
   get count(): number {
-    return this.#held.size;
+    return this.#held.size + this.#lingering;
+  }
+
+  #unmap(h: Held): void {
+    this.#bytes -= h.body.length;
+    releaseBody(h.body);
   }
 
   /** Marks `h` as the most recently used. */
@@ -197,7 +212,10 @@ export class MappedBodies {
       returned = true;
       closeLater(fd);
       h.users--;
-      if (h.dropped && h.users === 0) releaseBody(h.body);
+      if (h.dropped && h.users === 0) {
+        this.#lingering--;
+        this.#unmap(h);
+      }
     };
     // By the descriptor: a file removed after it was cut is still seen cut.
     const intact = async () => {
@@ -211,10 +229,16 @@ export class MappedBodies {
     return { body: h.body, tail: h.tail, done, intact };
   }
 
-  #trim(): void {
-    for (const path of this.#held.keys()) {
-      if (this.#bytes <= this.#maxBytes && this.#held.size <= this.#maxBodies) return;
-      this.drop(path);
+  /**
+   * Lets go of the least recently used mappings no answer writes from until one of `n` bytes fits
+   * the limits; false when it cannot, because answers still write from the others.
+   */
+  #makeRoom(n: number): boolean {
+    const fits = () => this.#bytes + n <= this.#maxBytes && this.count < this.#maxBodies;
+    for (const [path, h] of this.#held) {
+      if (fits()) return true;
+      if (h.users === 0) this.drop(path);
     }
+    return fits();
   }
 }

@@ -22,18 +22,22 @@ import { blockKey, blockRange, blockSpan, isBlockOf, type ObjectVersion, rangeHe
 import type { Found } from '../cache/cache.ts';
 import type { Cache } from '../cache/cache.ts';
 import type { Fill } from '../cache/fill.ts';
-import { endToEnd, first, type HeaderMap, listItems } from '../http/headers.ts';
+import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
+import { ifMatchHolds } from '../http/preconditions.ts';
+import { s3Decision } from '../cache/s3-rules.ts';
+import { pass } from './pass.ts';
 import { parseRange } from '../http/range.ts';
 import { classifyError, drainBody, dropBody, type UpstreamResponse } from '../upstream.ts';
 import { type FetchDeps, runFill } from './fetcher.ts';
-import { cutResponse, drained, NAME, noteCacheStatus, sendUnsatisfiable, sliceDrained } from './respond.ts';
+import { cutResponse, drained, NAME, noteCacheStatus, sendPreconditionFailed, sendUnsatisfiable, sliceDrained } from './respond.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 import type { Target } from './target.ts';
 
 /**
- * Conditional requests take the whole-object way, which knows the stored validators; except an
- * If-Match naming the version the blocks serve, which is what a client sends with every range of
- * a download it split (boto3's download_file): its answer is the same ranges.
+ * Conditional requests take the whole-object way, which knows the stored validators; except
+ * If-Match, which a client sends with every range of a download it split (boto3's download_file):
+ * naming the version the blocks serve, its answer is the same ranges; naming another, it is
+ * checked once more against a fresh HEAD and then answered 412, as the store would.
  */
 const CONDITIONAL = ['if-none-match', 'if-modified-since', 'if-unmodified-since', 'if-range'];
 const VIA = `1.1 ${NAME}`;
@@ -42,8 +46,15 @@ type Source = { readonly found: Found } | { readonly fill: Fill };
 /** sent: answered (or the client left). unsent: nothing went out. cut: part went out, then it failed. */
 type Outcome = 'sent' | 'unsent' | 'cut';
 
+/**
+ * What a HEAD says of an object: the version to serve in blocks, nothing usable (the whole-object
+ * way then), or that its answers may not be stored (s3-rules.ts: SSE-C, no-store), so the
+ * client's range goes to the store as it is.
+ */
+type Known = ObjectVersion | undefined | 'uncacheable';
+
 /** HEADs in flight per cache (one gateway), so a herd asks the store once. */
-const heads = new WeakMap<Cache, Map<string, Promise<ObjectVersion | undefined>>>();
+const heads = new WeakMap<Cache, Map<string, Promise<Known>>>();
 
 /**
  * Answers a ranged GET of an S3 object from aligned blocks. Resolves false, having sent nothing,
@@ -61,8 +72,21 @@ export async function serveBlocks(
   if (CONDITIONAL.some((h) => req.headers[h] !== undefined)) return false;
   for (let attempt = 0; attempt < 2; attempt++) {
     const version = await versionOf(d, target);
+    if (version === 'uncacheable') {
+      await pass(d, req, res, target, 'bypass', false);
+      return true;
+    }
     if (!version || version.size <= blockSize) return false;
-    if (!matchesVersion(req.headers['if-match'], version.etag)) return false;
+    if (!ifMatchHolds(req.headers['if-match'], version.etag)) {
+      // The version known may be the older one: asked again (the loop's second turn always asks).
+      if (attempt === 0) {
+        d.cache.objectVersions.delete(target.key);
+        continue;
+      }
+      const status = `${NAME}; fwd=miss; detail=blocks`;
+      sendPreconditionFailed(res, 'If-Match', true, status);
+      return true;
+    }
     const range = parseRange(first(req.headers.range), version.size);
     if (range.kind === 'none') return false;
     if (range.kind === 'unsatisfiable') {
@@ -81,14 +105,8 @@ export async function serveBlocks(
   return false;
 }
 
-/** No If-Match, or one that names `etag` (strong comparison, RFC 9110 §13.1.1) or `*`. */
-function matchesVersion(ifMatch: string | string[] | undefined, etag: string): boolean {
-  if (ifMatch === undefined) return true;
-  return listItems(ifMatch).some((t) => t === '*' || (t === etag && !t.startsWith('W/')));
-}
-
 /** The version to serve: known and within --s3-revalidate, else asked with one HEAD. */
-function versionOf(d: FetchDeps, target: Target): Promise<ObjectVersion | undefined> {
+function versionOf(d: FetchDeps, target: Target): Promise<Known> {
   const known = d.cache.objectVersions.get(target.key);
   if (known && Date.now() - known.at < target.lifetimeS! * 1000) return Promise.resolve(known);
   let inflight = heads.get(d.cache);
@@ -102,7 +120,7 @@ function versionOf(d: FetchDeps, target: Target): Promise<ObjectVersion | undefi
   return p;
 }
 
-async function headObject(d: FetchDeps, target: Target): Promise<ObjectVersion | undefined> {
+async function headObject(d: FetchDeps, target: Target): Promise<Known> {
   let res: UpstreamResponse;
   try {
     res = await d.upstreams.request(target.servers, {
@@ -119,12 +137,13 @@ async function headObject(d: FetchDeps, target: Target): Promise<ObjectVersion |
 }
 
 /** Remembers the version a HEAD of an S3 object answered (ours, or a client's passed through). */
-export function noteVersion(cache: Cache, key: string, status: number, raw: UpstreamResponse['headers']): ObjectVersion | undefined {
+export function noteVersion(cache: Cache, key: string, status: number, raw: UpstreamResponse['headers']): Known {
   const headers = endToEnd(raw as HeaderMap);
   const etag = first(headers.etag);
   const size = Number(first(headers['content-length']));
   if (status !== 200 || !etag || !Number.isSafeInteger(size)) return undefined;
-  if (/(^|,)\s*no-store\b/i.test(String(headers['cache-control'] ?? ''))) return undefined;
+  // The rules of a whole object's answer (s3-rules.ts: no-store, SSE-C) hold for its blocks too.
+  if (!s3Decision(status, headers).store) return 'uncacheable';
   const version = { etag, size, headers, at: Date.now() };
   cache.objectVersions.set(key, version);
   return version;

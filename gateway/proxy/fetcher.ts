@@ -14,6 +14,7 @@ import type { Fill } from '../cache/fill.ts';
 import { mayStore, mergeNotModified, notModifiedSelects, staleOnErrorLimit } from '../cache/freshness.ts';
 import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
 import { varyValues } from '../cache/key.ts';
+import { s3Decision, s3Vary } from '../cache/s3-rules.ts';
 import { headBytes, MAX_STORED_HEAD, storedHeaders } from '../cache/stored-headers.ts';
 import { newHasher } from '../cvmfs.ts';
 import { requestNoCache } from '../http/cache-control.ts';
@@ -29,13 +30,8 @@ import {
   type UpstreamResponse,
   type Upstreams,
 } from '../upstream.ts';
+import { contradicts, dropContradicted } from './contradicted.ts';
 import type { Target } from './target.ts';
-
-function s3Decision(status: number, headers: Record<string, string | string[]>): { store: boolean; reason?: string } {
-  if (status !== 200) return { store: false, reason: 's3-status' };
-  if (/(^|,)\s*no-store\b/i.test(String(headers['cache-control'] ?? ''))) return { store: false, reason: 'no-store' };
-  return { store: true };
-}
 
 export interface FetchDeps {
   readonly cache: Cache;
@@ -136,7 +132,7 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
   let decision = special ?? generic;
   if (!special && isData && !generic.store && generic.reason === 'no-freshness') decision = { store: true };
   // S3 objects through the S3 endpoint: the request was authorised by the gateway itself and the
-  // object is revalidated by ETag on a fixed interval, so only the status and no-store matter.
+  // object is revalidated by ETag on a fixed interval (cache/s3-rules.ts).
   if (target.lifetimeS !== undefined) decision = s3Decision(res.statusCode, resHeaders);
   // A block answer from another version (the store ignored If-Match, as s3rver does) or a store
   // that ignored the range is never stored, so blocks of two versions cannot meet.
@@ -154,6 +150,7 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
   // never fit is not copied to disk only to be dropped at the end.
   const room = decision.store && length !== undefined ? deps.cache.disk.reserve(length) : undefined;
   if (decision.store && length !== undefined && !room) decision = { store: false, reason: 'too-large' };
+  if (stale && !decision.store && contradicts(target, res.statusCode)) await dropContradicted(deps, stale);
   try {
     await storeOrPass(deps, fill, req, res, decision, { directives, requestTime, responseTime, isData, length, resHeaders }, room);
   } finally {
@@ -202,7 +199,7 @@ async function storeOrPass(
     requestTime,
     responseTime,
     size: 0,
-    vary: varyValues(resHeaders.vary, req.clientHeaders),
+    vary: varyValues(target.lifetimeS !== undefined ? s3Vary(resHeaders.vary) : resHeaders.vary, req.clientHeaders),
     repo: target.cvmfs?.repo,
     immutable: isData ? true : undefined,
     lifetimeS: target.lifetimeS,

@@ -13,8 +13,9 @@ import { varyMatches } from '../cache/key.ts';
 import { findVariant } from '../cache/variants.ts';
 import { parseCacheControl } from '../http/cache-control.ts';
 import { isForwardable, isSafe } from '../http/methods.ts';
+import { failedPrecondition } from '../http/preconditions.ts';
 import type { UpstreamResponse } from '../upstream.ts';
-import { classifyError, UpstreamFailure } from '../upstream.ts';
+import { classifyError, dropBody, UpstreamFailure } from '../upstream.ts';
 import { accessRecord } from './access-record.ts';
 import { serveBlocks } from './blocks.ts';
 import { prefetch, type PrefetchResult, revalidateInBackground, runFill, staleUsable } from './fetcher.ts';
@@ -23,7 +24,7 @@ import { forwardInterim } from './interim.ts';
 import { HitServer } from './hit-server.ts';
 import { pass, type PassDeps, relayUpstream, viaPeer } from './pass.ts';
 import { upstreamHeaders } from './relay.ts';
-import { fillHeaders, NAME, noteCacheStatus, sendError, sendUnsatisfiable, streamFill } from './respond.ts';
+import { fillHeaders, NAME, noteCacheStatus, sendError, sendPreconditionFailed, sendUnsatisfiable, streamFill } from './respond.ts';
 import { type Ring, type Target, TargetCache } from './target.ts';
 
 
@@ -68,23 +69,32 @@ export class ProxyHandler {
     };
   }
 
+  /**
+   * Counts the request in requests_total and writes its --access-log line once its connection is
+   * done with it. Every request the gateway proxies goes through here, the S3 endpoint's too.
+   */
+  account(req: IncomingMessage, res: ServerResponse): void {
+    const access = this.#d.accessLog;
+    // 'close', not 'finish': a response cut after its headers (a broken upstream body, a client
+    // that left) counts and is logged too, as Squid logs aborted transfers. It is emitted once.
+    // Without an access log one listener shared by every response counts it: no closure per request.
+    if (!access) {
+      res.on('close', this.#counted);
+      return;
+    }
+    const started = performance.now();
+    // Read now: once a request with a body is done, the server detaches req.socket (null).
+    const socket = req.socket;
+    const sentBefore = socket?.bytesWritten ?? 0;
+    res.on('close', () => {
+      this.#d.metrics.request(req.method ?? '?', res.statusCode);
+      access(accessRecord(req, res, socket, sentBefore, started));
+    });
+  }
+
   /** Entry point from the HTTP server. Never throws; every failure becomes a response. */
   handle(req: IncomingMessage, res: ServerResponse): void {
-    // Read now: once a request with a body is done, the server detaches req.socket (null).
-    const access = this.#d.accessLog;
-    // 'close', not 'finish': a response cut after its headers (a broken upstream body) counts
-    // and is logged too, as Squid logs aborted transfers. It is emitted once. Without an access
-    // log one listener shared by every response counts it: no closure per request.
-    if (!access) res.on('close', this.#counted);
-    else {
-      const started = performance.now();
-      const socket = req.socket;
-      const sentBefore = socket?.bytesWritten ?? 0;
-      res.on('close', () => {
-        this.#d.metrics.request(req.method ?? '?', res.statusCode);
-        access(accessRecord(req, res, socket, sentBefore, started));
-      });
-    }
+    this.account(req, res);
     // A memory hit is answered within this call; only what waits on I/O returns a promise.
     let run: Promise<void> | void;
     try {
@@ -155,7 +165,12 @@ export class ProxyHandler {
     // A no-cache request revalidates the stored copy (RFC 9111 §5.2.1.4); CVMFS clients send it
     // after a failed check, so for them the stored copy is replaced, not revalidated.
     if (noCache && !target.cvmfs && found) stale = found.meta;
-    if (!noCache) {
+    // A stored copy that fails the client's If-Match / If-Unmodified-Since may only be older than
+    // the origin's version: the origin is asked first, and the precondition is then evaluated
+    // against the version it confirms (304) or sends, never answered from the stored copy alone.
+    const checked = !noCache && found !== undefined && failedPrecondition(req.headers, found.meta.status, found.meta.headers) !== undefined;
+    if (checked) stale = found.meta;
+    if (!noCache && !checked) {
       if (found) {
         const now = Date.now();
         const u = usability(found.meta, reqCc, now, d.heuristicMaxS);
@@ -175,7 +190,7 @@ export class ProxyHandler {
     if (reqCc.has('only-if-cached')) {
       return sendError(res, 504, 'http_request_error', 'not in cache and the request said only-if-cached');
     }
-    return this.#miss(req, res, target, noCache, stale);
+    return this.#miss(req, res, target, noCache || checked, stale, checked);
   }
 
   /** Not stored, or stale: the request joins the key's fill, or starts it. */
@@ -185,9 +200,11 @@ export class ProxyHandler {
     target: Target,
     noCache: boolean,
     stale: EntryMeta | undefined,
+    checked = false,
   ): Promise<void> {
     const d = this.#d;
-    if (req.method === 'HEAD') return pass(this.#d, req, res, target, 'uri-miss', false, target.lifetimeS !== undefined);
+    // A HEAD whose precondition the stored copy failed waits for the revalidation like a GET.
+    if (req.method === 'HEAD' && !checked) return pass(this.#d, req, res, target, 'uri-miss', false, target.lifetimeS !== undefined);
     const { fill, leader } = await d.cache.claim(target.key);
     const storedMeanwhile =
       leader && d.cache.coordinator && !noCache ? d.cache.lookup(target.key) : undefined;
@@ -233,6 +250,10 @@ export class ProxyHandler {
       if (!leader && !varyMatches(fill.meta?.vary, req.headers)) {
         return pass(this.#d, req, res, target, fwd, false);
       }
+      const failed = failedPrecondition(req.headers, fill.meta!.status, fill.meta!.headers);
+      if (failed) {
+        return sendPreconditionFailed(res, failed, target.sign !== undefined, `${NAME}; fwd=${fwd}${collapsed}`);
+      }
       const fh = fill.acquire();
       if (!fh) {
         const found = d.cache.lookup(target.key);
@@ -275,8 +296,15 @@ export class ProxyHandler {
     }
     if (state === 'pass') {
       const reason = fill.passReason ? `; detail=${fill.passReason}` : '';
-      if (leader && fill.pass)
-        return relayUpstream(this.#d, res, fill.pass as UpstreamResponse, `${NAME}; fwd=${fwd}${reason}`);
+      if (leader && fill.pass) {
+        const up = fill.pass as UpstreamResponse;
+        const status = `${NAME}; fwd=${fwd}${reason}`;
+        // The fill asked without the client's preconditions: they are checked on its answer.
+        const failed = failedPrecondition(req.headers, up.statusCode, up.headers);
+        if (!failed) return relayUpstream(this.#d, res, up, status);
+        dropBody(up.body);
+        return sendPreconditionFailed(res, failed, target.sign !== undefined, status);
+      }
       return pass(this.#d, req, res, target, fwd, false);
     }
     const failure = fill.error instanceof UpstreamFailure ? fill.error : classifyError(fill.error);

@@ -7,10 +7,11 @@ import type { Found } from '../cache/cache.ts';
 import { openEntryFile } from '../cache/disk-files.ts';
 import type { Lent } from '../cache/mapped-bodies.ts';
 import type { EntryMeta } from '../cache/entry.ts';
-import { first, httpDate, listItems } from '../http/headers.ts';
+import { first, httpDate } from '../http/headers.ts';
+import { entityTags, etagOf, failedPrecondition, ifRangeHolds } from '../http/preconditions.ts';
 import { parseRange } from '../http/range.ts';
 import { flatHeaders, wholeHead, withoutRange } from './heads.ts';
-import { cutResponse, noteCacheStatus, sendUnsatisfiable, sliceDrained } from './respond.ts';
+import { cutResponse, noteCacheStatus, sendPreconditionFailed, sendUnsatisfiable, sliceDrained } from './respond.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 
 export interface ServeOptions {
@@ -27,10 +28,10 @@ function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
   if (meta.status !== 200) return false;
   const inm = req.headers['if-none-match'];
   if (inm !== undefined) {
-    const etag = first(meta.headers.etag);
+    const etag = etagOf(meta.headers);
     if (etag === undefined) return false;
     const weak = (t: string) => t.replace(/^W\//, '');
-    return listItems(inm).some((t) => t === '*' || weak(t) === weak(etag));
+    return entityTags(inm).some((t) => t === '*' || weak(t) === weak(etag));
   }
   const ims = req.headers['if-modified-since'];
   if (ims === undefined) return false;
@@ -42,16 +43,22 @@ function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
 /** What to send of a stored body, or that the answer went out already (304, 416). */
 type Plan = { readonly status: number; readonly headers: readonly string[]; readonly start: number; readonly end: number } | undefined;
 
-/** Writes the 304 or 416 a request gets, or says which status, head and bytes answer it. */
+/** Writes the 412, 304 or 416 a request gets, or says which status, head and bytes answer it. */
 function plan(req: IncomingMessage, res: ServerResponse, meta: EntryMeta, opts: ServeOptions): Plan {
   noteCacheStatus(res, opts.cacheStatus);
+  const failed = failedPrecondition(req.headers, meta.status, meta.headers);
+  if (failed) {
+    sendPreconditionFailed(res, failed, opts.s3 === true, opts.cacheStatus);
+    return undefined;
+  }
   const conditional = req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
   if (conditional && notModified(req, meta)) {
     res.writeHead(304, [...flatHeaders(meta), 'age', String(opts.age), 'cache-status', opts.cacheStatus]);
     res.end();
     return undefined;
   }
-  const rangeHeader = req.headers.range;
+  // A range of a version the client does not hold would splice two versions: the whole body instead.
+  const rangeHeader = ifRangeHolds(req.headers, meta.headers) ? req.headers.range : undefined;
   if (rangeHeader === undefined || meta.status !== 200) {
     return { status: meta.status, headers: wholeHead(meta, opts.age, opts.cacheStatus), start: 0, end: meta.size - 1 };
   }
@@ -119,9 +126,7 @@ export function serveMapped(req: IncomingMessage, res: ServerResponse, meta: Ent
     res.end();
     return;
   }
-  opts.onBytes(meta.size);
-  res.write(lent.body, (err) => {
-    if (err || res.destroyed) return;
+  writePieces(res, lent.body, opts.onBytes, () => {
     void lent.intact().then((whole) => {
       if (res.destroyed) return;
       if (whole) {
@@ -129,6 +134,7 @@ export function serveMapped(req: IncomingMessage, res: ServerResponse, meta: Ent
         // handed to workers keep it, which suits one-write answers) they would wait for the
         // client's delayed ACK, 40 ms. Set once per connection.
         req.socket.setNoDelay(true);
+        opts.onBytes(lent.tail.length);
         res.end(lent.tail);
         return;
       }
@@ -136,6 +142,27 @@ export function serveMapped(req: IncomingMessage, res: ServerResponse, meta: Ent
       res.destroy();
     });
   });
+}
+
+/**
+ * A mapped body goes out in pieces of this size, all handed to the socket at once (no turn of the
+ * event loop between them: the socket never waits for the next), each counted as sent when the
+ * kernel has taken it: a client that leaves early is counted what it was sent, not the whole body.
+ */
+const PIECE = 2 ** 20;
+
+/** Writes `body` to `res` in pieces, then calls `then`; stops quietly once the answer is cut. */
+function writePieces(res: ServerResponse, body: Buffer, onBytes: (n: number) => void, then: () => void): void {
+  let left = body.length;
+  for (let pos = 0; pos < body.length; pos += PIECE) {
+    const piece = body.length <= PIECE ? body : body.subarray(pos, Math.min(pos + PIECE, body.length));
+    res.write(piece, (err) => {
+      if (err || res.destroyed) return;
+      onBytes(piece.length);
+      left -= piece.length;
+      if (left === 0) then();
+    });
+  }
 }
 
 /**

@@ -6,6 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Fill } from '../cache/fill.ts';
 import { currentAge } from '../cache/freshness.ts';
 import { first } from '../http/headers.ts';
+import type { FailedCondition } from '../http/preconditions.ts';
+import { ifRangeHolds } from '../http/preconditions.ts';
 import { parseRange } from '../http/range.ts';
 import { flatHeaders, withoutRange } from './heads.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
@@ -92,6 +94,24 @@ export function sendUnsatisfiable(res: ServerResponse, size: number, s3: boolean
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
+/**
+ * 412 for a precondition the response the gateway holds fails (http/preconditions.ts). An S3
+ * object gets S3's `PreconditionFailed` document, which S3 clients branch on.
+ */
+export function sendPreconditionFailed(res: ServerResponse, condition: FailedCondition, s3: boolean, cacheStatus: string): void {
+  noteCacheStatus(res, cacheStatus);
+  const body = s3
+    ? '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code>' +
+      `<Message>At least one of the pre-conditions you specified did not hold</Message><Condition>${condition}</Condition></Error>`
+    : `precondition failed: ${condition}\n`;
+  res.writeHead(412, {
+    'content-type': s3 ? 'application/xml' : 'text/plain; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    'cache-status': cacheStatus,
+  });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
 /** Response headers for a body still being filled. */
 export function fillHeaders(
   fill: Fill,
@@ -106,7 +126,8 @@ export function fillHeaders(
   let end = fill.length === undefined ? Number.POSITIVE_INFINITY : fill.length - 1;
   let status = meta.status;
   if (fill.length !== undefined && meta.status === 200) {
-    const range = parseRange(first(req.headers.range), fill.length);
+    const asked = ifRangeHolds(req.headers, meta.headers) ? first(req.headers.range) : undefined;
+    const range = parseRange(asked, fill.length);
     if (range.kind === 'unsatisfiable') return { status: 416 };
     if (range.kind === 'range') {
       start = range.start;

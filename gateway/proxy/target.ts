@@ -4,7 +4,7 @@
 
 import { LRUCache } from 'lru-cache';
 import type { DestAcl } from '../acl.ts';
-import { rawForwardKey, reverseKey } from '../cache/key.ts';
+import { rawForwardKey, reverseKey, splitAbsolute, targetPath } from '../cache/key.ts';
 import { type CvmfsPath, classifyCvmfs } from '../cvmfs.ts';
 
 export interface Ring {
@@ -57,17 +57,11 @@ export function resolveTarget(
   if (rawUrl.startsWith('/')) return reverseTarget(rawUrl, hostHeader, rings);
   // The path is forwarded exactly as received (RFC 9112 §3.2.2): a proxy that resolved dot
   // segments or backslashes itself would fetch, and cache under, a URL the client never asked for.
-  const m = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]*)([^#]*)/i.exec(rawUrl);
-  let u: URL | undefined;
-  try {
-    if (m) u = new URL(`http://${m[2]}/`);
-  } catch {
-    u = undefined;
-  }
-  if (!m || !u) {
+  const abs = splitAbsolute(rawUrl);
+  if (!abs) {
     return { ok: false, status: 400, error: 'http_request_error', message: 'malformed request target' };
   }
-  const scheme = m[1]!.toLowerCase();
+  const { scheme, origin: u } = abs;
   if (scheme !== 'http') {
     return {
       ok: false,
@@ -94,8 +88,7 @@ export function resolveTarget(
       message: `destination ${u.host} is not in the allow-list (--allow-dest)`,
     };
   }
-  const rest = m[3] ?? '';
-  const path = rest === '' ? '/' : rest.startsWith('?') ? `/${rest}` : rest;
+  const path = targetPath(abs.rest);
   const q = path.indexOf('?');
   const pathname = q === -1 ? path : path.slice(0, q);
   const key = rawForwardKey(u, path);

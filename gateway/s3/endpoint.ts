@@ -16,7 +16,7 @@ import { deleteBody, deniedResult, MAX_DELETE_KEYS, mergeDenied, parseDeleteBatc
 import { type S3ErrorCode, sendS3Error, sendXml } from './errors.ts';
 import { filterListing } from './listing.ts';
 import { runScopedListing } from './scoped-listing.ts';
-import { aclGrant } from './object-query.ts';
+import { aclGrant, uncachedRead } from './object-query.ts';
 import { bucketOf, nextToken, parseCopySource, queryParams, routeS3, type S3Route, xmlObjects } from './route.ts';
 import { nameProblem, requestNameProblem, upstreamKey } from './scope.ts';
 import { uriEncode } from '../../lib/sigv4.ts';
@@ -156,7 +156,7 @@ export class S3Endpoint {
       return chunkedUpload(req, res, target, chunkedOptions(req, signing), deps, deny);
     }
     if (route.op === 'delete-objects') return this.#deleteObjects(req, res, route, claims, deny);
-    if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, 'cached');
+    if (route.op === 'get') return this.#o.handler.serveS3(req, res, target, uncachedRead(req.headers) ? 'read' : 'cached');
     return this.#o.handler.serveS3(req, res, target, route.write ? 'write' : 'read');
   }
 
@@ -275,6 +275,13 @@ export class S3Endpoint {
         const h: Record<string, string | string[]> = {};
         for (const [k, v] of Object.entries(headers)) if (!CLIENT_AUTH.includes(k)) h[k] = v;
         Object.assign(h, extra);
+        if (route.op === 'get') {
+          // What an object read stores answers every later reader: asked with the object's
+          // checksum (harmless to readers that ignore it), so SDKs that verify downloads find it
+          // whoever read first, and without Accept-Encoding, whose bytes are the same for all.
+          h['x-amz-checksum-mode'] = 'ENABLED';
+          delete h['accept-encoding'];
+        }
         // undici leaves a zero Content-Length off a request whose method has no body (DELETE,
         // GET, HEAD); signed but not sent, the store would answer SignatureDoesNotMatch.
         if (!BODY_METHODS.has(method) && String(h['content-length']) === '0') delete h['content-length'];

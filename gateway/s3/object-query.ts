@@ -103,3 +103,13 @@ export function aclGrant(headers: Readonly<Record<string, string | string[] | un
   }
   return undefined;
 }
+
+/**
+ * An object read that goes to the store unstored and unshared: with a customer-provided key
+ * (SSE-C), whose plaintext only the key's holders may see, and one whose request says
+ * `Cache-Control: no-store` (RFC 9111 §5.2.1.5).
+ */
+export function uncachedRead(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
+  if (Object.keys(headers).some((k) => k.startsWith('x-amz-server-side-encryption-customer-'))) return true;
+  return /(^|,)\s*no-store\s*(,|$)/i.test(String(headers['cache-control'] ?? ''));
+}

@@ -1,6 +1,7 @@
 // Never an open proxy, and bad input of every kind: refusals and errors are answered with a clear
 // status and Proxy-Status, the process stays up, and nothing cached is lost.
 
+import type { ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -111,6 +112,27 @@ describe('admission and bad input', async () => {
     await o2.close();
     await sleep(2100);
     expect((await send(bounded.url, `${o2.url}/s`)).status).toBe(502);
+  });
+
+  it('never serves stale a copy its upstream answered 404 for, and keeps one it answered 403 for', async () => {
+    let phase: 'stored' | 'answered' = 'stored';
+    const then = (status: number) => (_req: unknown, res: ServerResponse) => {
+      if (phase === 'stored') res.writeHead(200, { 'cache-control': 'max-age=1', etag: '"v1"' }).end('old');
+      else res.writeHead(status, { 'cache-control': 'no-store' }).end('no');
+    };
+    const o = await startOrigin({ '/gone': then(404), '/denied': then(403) });
+    await send(gw.url, `${o.url}/gone`);
+    await send(gw.url, `${o.url}/denied`);
+    phase = 'answered';
+    await sleep(2100);
+    expect((await send(gw.url, `${o.url}/gone`)).status).toBe(404);
+    expect((await send(gw.url, `${o.url}/denied`)).status).toBe(403);
+    await o.close();
+    const gone = await send(gw.url, `${o.url}/gone`);
+    expect(`${gone.status} ${gone.body.toString()}`).not.toBe('200 old');
+    expect(gone.status).toBe(502);
+    const denied = await send(gw.url, `${o.url}/denied`);
+    expect(`${denied.status} ${denied.body.toString()}`).toBe('200 old');
   });
 
   it('tunnels CONNECT to allowed destinations and ports only', async () => {

@@ -205,6 +205,23 @@ for (const [name, start, available] of stores) {
       expect(blockGets(relay, 'blocks/headed')).toEqual([`bytes=${BLOCK}-${2 * BLOCK - 1}`]);
     });
 
+    it('answers a range whose If-Match names another version 412 after one fresh HEAD, fetching no block', async () => {
+      const data = randomBytes(SIZE);
+      await put('blocks/ifmatch', data);
+      const first = await get(gw.url, 'blocks/ifmatch', 'bytes=0-9');
+      expect(first.body.equals(data.subarray(0, 10))).toBe(true);
+      const heads = relay.count('HEAD', `/${BUCKET}/blocks/ifmatch`).length;
+      const headers = sign({ method: 'GET', path: `/${BUCKET}/blocks/ifmatch`, query: '', headers: { 'x-amz-security-token': cred.sessionToken, range: `bytes=${BLOCK}-${BLOCK + 9}`, 'if-match': '"0123456789abcdef0123456789abcdef"' }, host: new URL(gw.url).host }, cred, 'us-east-1', 'UNSIGNED-PAYLOAD', Date.now());
+      const r = await send(gw.url, `/${BUCKET}/blocks/ifmatch`, { headers });
+      expect({ status: r.status, code: /<Code>PreconditionFailed<\/Code>/.test(r.body.toString()) }).toEqual({ status: 412, code: true });
+      expect(relay.count('HEAD', `/${BUCKET}/blocks/ifmatch`)).toHaveLength(heads + 1);
+      expect(blockGets(relay, 'blocks/ifmatch')).toEqual([`bytes=0-${BLOCK - 1}`]);
+      // Its own ETag still gets the range from the blocks.
+      const same = sign({ method: 'GET', path: `/${BUCKET}/blocks/ifmatch`, query: '', headers: { 'x-amz-security-token': cred.sessionToken, range: 'bytes=0-9', 'if-match': String(first.headers.etag) }, host: new URL(gw.url).host }, cred, 'us-east-1', 'UNSIGNED-PAYLOAD', Date.now());
+      const hit = await send(gw.url, `/${BUCKET}/blocks/ifmatch`, { headers: same });
+      expect({ status: hit.status, cs: hit.headers['cache-status'] }).toEqual({ status: 206, cs: expect.stringMatching(/hit; detail=blocks/) });
+    });
+
     it('drops the blocks of a purged prefix', async () => {
       const data = randomBytes(SIZE);
       await put('blocks/purged', data);

@@ -3,14 +3,17 @@
 // thousands of entry files written directly (one real entry, cloned under other keys, so the
 // read takes seconds), and killing a gateway's worker to make the primary start a replacement.
 
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { decodeTail, encodeTrailer, TRAILER_FIXED } from '../../../gateway/cache/format.ts';
 import type { EntryMeta } from '../../../gateway/cache/entry.ts';
 import { entryFiles, get, origin, workers as pgrepWorkers } from './disk-lib.ts';
-import { sleep, startGateway, type Gateway } from './gateway-lib.ts';
+import { NODE, startChild } from '../../helpers/process.ts';
+import { tempDir } from '../../helpers/tmp.ts';
+import { freePort, sleep, startGateway, type Gateway } from './gateway-lib.ts';
 
 /** The body the origin serves for `path` (generation `gen`): 64 bytes, distinct per path. */
 export function bodyOf(path: string, gen = 0): Buffer {
@@ -136,4 +139,38 @@ export function adminPost(port: number, token: string, path: string, body: unkno
     req.on('error', reject);
     req.end(text);
   });
+}
+
+const NOBODY = 65534;
+const ESTUARY = join(import.meta.dirname, '..', '..', '..', 'bin', 'estuary.js');
+
+/**
+ * A cache of `n` entries /o/0.. whose directories a gateway run as nobody cannot read at start:
+ * it runs, has logged so, and `giveBack()` makes them readable (and, with `files`, its files
+ * nobody's) as the logged line asks. The caller stops `child` when it needs to.
+ */
+export async function unreadableCache(n: number, token: string) {
+  const o = await pathOrigin();
+  const base = await tempDir();
+  chmodSync(base, 0o755);
+  const cacheDir = join(base, 'cache');
+  const paths = await seedCache(cacheDir, o, n);
+  execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, cacheDir]);
+  const root = join(cacheDir, 'v1');
+  const subs = readdirSync(root).filter((s) => /^[0-9a-f]{2}$/.test(s));
+  for (const s of subs) chmodSync(join(root, s), 0o000);
+  const port = await freePort();
+  const child = startChild(
+    NODE,
+    [ESTUARY, 'gateway', '--listen', `127.0.0.1:${port}`, '--log-format', 'json', '--upstream', `o=http://127.0.0.1:${o.port}`,
+      '--cache-dir', cacheDir, '--admin-token', token],
+    { uid: NOBODY, gid: NOBODY },
+  );
+  await child.waitFor(/gateway listening/, 30_000);
+  if (!(await until(() => /cannot read a cache directory/.test(child.output()), 20_000))) throw new Error('the gateway never said it could not read the cache');
+  const giveBack = (files = false) => {
+    for (const s of subs) chmodSync(join(root, s), 0o755);
+    if (files) for (const s of subs) for (const f of readdirSync(join(root, s))) chownSync(join(root, s, f), NOBODY, NOBODY);
+  };
+  return { o, port, paths, child, giveBack };
 }

@@ -7,48 +7,20 @@
 // prefix) is rereading those directories at the same moment: the second purge waits for the
 // reread under way (or does its own), so no entry under its prefix survives it.
 
-import { chmodSync, chownSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
-import { NODE, startChild } from '../../helpers/process.ts';
-import { tempDir } from '../../helpers/tmp.ts';
-import { freePort } from './gateway-lib.ts';
-import { adminPost, get, pathOrigin, seedCache, until } from './gwindex2-lib.ts';
+import { adminPost, get, unreadableCache } from './gwindex2-lib.ts';
 
 afterAll(runTeardowns);
 
-const ESTUARY = join(import.meta.dirname, '..', '..', '..', 'bin', 'estuary.js');
-const NOBODY = 65534;
 const TOKEN = 'purge-race-token-0123456789';
 
 async function scenario(race: boolean) {
-    const o = await pathOrigin();
-    const base = await tempDir();
-    chmodSync(base, 0o755);
-    const cacheDir = join(base, 'cache');
     const N = 6000;
-    const paths = await seedCache(cacheDir, o, N);
-    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, cacheDir]);
-    const root = join(cacheDir, 'v1');
-    const subs = readdirSync(root).filter((s) => /^[0-9a-f]{2}$/.test(s));
-    // The gateway's user cannot list any sub-directory: nothing is indexed.
-    for (const s of subs) chmodSync(join(root, s), 0o000);
-
-    const port = await freePort();
-    const child = startChild(
-      NODE,
-      [ESTUARY, 'gateway', '--listen', `127.0.0.1:${port}`, '--log-format', 'json', '--upstream', `o=http://127.0.0.1:${o.port}`,
-        '--cache-dir', cacheDir, '--admin-token', TOKEN],
-      { uid: NOBODY, gid: NOBODY },
-    );
-    await child.waitFor(/gateway listening/, 30_000);
-    expect(await until(() => /cannot read a cache directory/.test(child.output()), 20_000)).toBe(true);
-
+    // The gateway's user cannot list any sub-directory at start: nothing is indexed.
+    const { o, port, paths, child, giveBack } = await unreadableCache(N, TOKEN);
     // Access given back, as the logged line asks.
-    for (const s of subs) chmodSync(join(root, s), 0o755);
-    for (const s of subs) for (const f of readdirSync(join(root, s))) chownSync(join(root, s, f), NOBODY, NOBODY);
+    giveBack(true);
 
     // Purge A (a prefix holding nothing) starts the reread; purge B of /o/ comes right after it.
     const a = race ? adminPost(port, TOKEN, 'purge', { prefix: '/nothing/' }) : Promise.resolve();

@@ -21,16 +21,25 @@ afterAll(runTeardowns);
 const BODY = pattern(14 * 1024 * 1024 + 17, 5);
 const ETAG = '"churn"';
 
-/** A client that sends its request and reads nothing until `drain` is called. */
-function slowClient(port: number): { drain: () => Promise<Buffer>; kill: () => void } {
+/**
+ * A client that sends its request, reads its first bytes (`started`: the answer is being written,
+ * from the mapping of the moment), then nothing until `drain` is called.
+ */
+function slowClient(port: number): { started: Promise<void>; drain: () => Promise<Buffer>; kill: () => void } {
   const s = net.connect(port, '127.0.0.1');
   s.setNoDelay(true);
   s.write('GET /obj HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
-  s.pause();
   const parts: Buffer[] = [];
+  const started = new Promise<void>((resolve) => {
+    s.once('data', () => {
+      s.pause();
+      resolve();
+    });
+  });
   s.on('data', (d: Buffer) => parts.push(d));
   s.on('error', () => undefined);
   return {
+    started,
     drain: () =>
       new Promise((resolve) => {
         s.on('close', () => resolve(Buffer.concat(parts)));
@@ -86,7 +95,9 @@ describe('revalidations in a row while answers are in flight', () => {
     for (let round = 0; round < 12; round++) {
       const a = slowClient(gw.port);
       const b = slowClient(gw.port);
-      await sleep(30);
+      // Both answers are being written before the hit that revalidates (a slow client whose
+      // request came in after it would join that revalidation instead of holding a mapping).
+      await Promise.all([a.started, b.started]);
       const hit = await get(gw.port, '/obj');
       expect(hit.error, `round ${round}`).toBeUndefined();
       expect(hit.body.equals(BODY), `round ${round}`).toBe(true);

@@ -1,7 +1,7 @@
 // Aligned blocks: which blocks cover a range, their keys, and which answers count as a block.
 
 import { describe, expect, it } from 'vitest';
-import { blockKey, blockRange, blockSpan, isBlockOf, rangeHeaders } from '../../../gateway/cache/block.ts';
+import { blockKey, blocksPrefix, blockRange, blockSpan, isBlockOf, rangeHeaders } from '../../../gateway/cache/block.ts';
 
 const MiB = 1024 * 1024;
 const v = { etag: '"abc"', size: 5 * MiB + 7, headers: { etag: '"abc"', 'content-length': String(5 * MiB + 7), 'content-type': 'x/y' }, at: 0 };
@@ -18,6 +18,12 @@ describe('aligned blocks', () => {
   it('keys a block by object, ETag and index', () => {
     expect(blockKey('s3://b/k', '"abc"', 3)).not.toBe(blockKey('s3://b/k', '"abd"', 3));
     expect(blockKey('s3://b/k', '"abc"', 3).startsWith('s3://b/k')).toBe(true);
+  });
+
+  it('names every block of an object, of any version, by one prefix that no other object shares', () => {
+    for (const k of [blockKey('s3://b/k', '"abc"', 0), blockKey('s3://b/k', '"new"', 12)]) expect(k.startsWith(blocksPrefix('s3://b/k'))).toBe(true);
+    expect(blockKey('s3://b/k2', '"abc"', 0).startsWith(blocksPrefix('s3://b/k'))).toBe(false);
+    expect(blockKey('s3://b/k/x', '"abc"', 0).startsWith(blocksPrefix('s3://b/k'))).toBe(false);
   });
 
   it('accepts only a 206 of this very range and version', () => {

@@ -106,6 +106,14 @@ describe('usability', () => {
     expect(staleOnErrorLimit(meta({ 'cache-control': 'max-age=1, stale-if-error=7200' }), 3600)).toBe(7200);
     expect(staleOnErrorLimit(meta({ 'cache-control': 'max-age=1, must-revalidate' }), 3600)).toBe(0);
   });
+  it('lets an S3 object\'s own metadata shorten, never lengthen, what the operator set', () => {
+    const s3 = (cc: string): EntryMeta => ({ ...meta({ 'cache-control': cc }), lifetimeS: 60 });
+    const swr = s3('max-age=0, stale-while-revalidate=31536000, stale-if-error=31536000');
+    expect(usability(swr, none, T0 + 59_000, 86400).use).toBe('fresh');
+    expect(usability(swr, none, T0 + 61_000, 86400).use).toBe('revalidate');
+    expect(staleOnErrorLimit(swr, 3600)).toBe(3600);
+    expect(staleOnErrorLimit(s3('must-revalidate'), 3600)).toBe(0);
+  });
 });
 
 describe('notModifiedSelects (RFC 9111 §4.3.4)', () => {

@@ -59,14 +59,18 @@ describe('MappedBodies', () => {
     const b = await m.lend(path, bytes.length, yes);
     if (!a || a === 'gone' || !b || b === 'gone') throw new Error('not lent');
     m.drop(path);
-    expect(m.count).toBe(0);
-    expect(m.bytes).toBe(0);
+    // Still held for the answers writing from it, so still counted.
+    expect(m.count).toBe(1);
+    expect(m.bytes).toBe(bytes.length - TAIL);
     a.done();
     a.done(); // a second call is ignored: b still writes from it
     expect(b.body.length).toBe(bytes.length - TAIL);
     expect(b.body.equals(bytes.subarray(0, bytes.length - TAIL))).toBe(true);
+    expect(m.bytes).toBe(bytes.length - TAIL);
     b.done();
     expect(b.body.length).toBe(0);
+    expect(m.count).toBe(0);
+    expect(m.bytes).toBe(0);
   });
 
   it('answers gone for a file cut short, also when it was mapped before, and undefined for what it does not map', async () => {
@@ -170,10 +174,16 @@ describe('MappedBodies', () => {
     const m = new MappedBodies();
     const a = await m.lend(path, bytes.length, () => false);
     if (!a || a === 'gone') throw new Error('not lent');
-    expect(m.count).toBe(0);
+    expect(m.count).toBe(1);
     expect(a.body.length).toBe(bytes.length - TAIL);
+    const b = await m.lend(path, bytes.length, yes);
+    if (!b || b === 'gone') throw new Error('not lent');
+    // Mapped anew: the one made meanwhile was not kept.
+    expect(b.body.buffer).not.toBe(a.body.buffer);
     a.done();
     expect(a.body.length).toBe(0);
+    expect(m.count).toBe(1);
+    b.done();
   });
 
   it('unmaps what it lets go at once, not at the next garbage collection', async () => {
@@ -198,22 +208,45 @@ describe('MappedBodies', () => {
   it('keeps at most its number of mappings and bytes, letting go of the least recently used', async () => {
     const m = new MappedBodies(3 * 8192 - TAIL, 2);
     const paths = await Promise.all([1, 2, 3].map(() => file(randomBytes(8192))));
-    const lent = [];
-    for (const p of paths) {
-      const l = await m.lend(p, 8192, yes);
+    const lend = async (p: string, size = 8192) => {
+      const l = await m.lend(p, size, yes);
       if (!l || l === 'gone') throw new Error('not lent');
-      lent.push(l);
-    }
+      return l;
+    };
+    const first = await lend(paths[0]!);
+    const second = await lend(paths[1]!);
+    // Both still written from: the third is read instead of mapped.
+    expect(await m.lend(paths[2]!, 8192, yes)).toBeUndefined();
     expect(m.count).toBe(2);
-    // The first is let go, but its answer still writes from it.
-    expect(lent[0]!.body.length).toBe(8192 - TAIL);
-    lent[0]!.done();
-    expect(lent[0]!.body.length).toBe(0);
-    expect(lent[2]!.body.length).toBe(8192 - TAIL);
+    first.done();
+    // The first, no longer written from, is let go for it.
+    const third = await lend(paths[2]!);
+    expect(first.body.length).toBe(0);
+    expect(m.count).toBe(2);
     const big = await file(randomBytes(3 * 8192));
-    const l = await m.lend(big, 3 * 8192, yes);
-    if (!l || l === 'gone') throw new Error('not lent');
+    expect(await m.lend(big, 3 * 8192, yes)).toBeUndefined();
+    second.done();
+    third.done();
+    await lend(big, 3 * 8192);
     expect(m.count).toBe(1);
     expect(m.bytes).toBe(3 * 8192 - TAIL);
+  });
+
+  it('counts a mapping let go against its limits while an answer still writes from it', async () => {
+    const m = new MappedBodies(2 * 8192, 2);
+    const paths = await Promise.all([1, 2, 3].map(() => file(randomBytes(8192))));
+    const a = await m.lend(paths[0]!, 8192, yes);
+    if (!a || a === 'gone') throw new Error('not lent');
+    m.drop(paths[0]!);
+    expect(m.bytes).toBe(8192 - TAIL);
+    const b = await m.lend(paths[1]!, 8192, yes);
+    if (!b || b === 'gone') throw new Error('not lent');
+    expect(await m.lend(paths[2]!, 8192, yes)).toBeUndefined();
+    a.done();
+    expect(m.bytes).toBe(8192 - TAIL);
+    const c = await m.lend(paths[2]!, 8192, yes);
+    if (!c || c === 'gone') throw new Error('not lent');
+    b.done();
+    c.done();
   });
 });

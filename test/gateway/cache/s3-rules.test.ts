@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { s3Decision, s3Vary } from '../../../gateway/cache/s3-rules.ts';
+
+describe('what is stored of an S3 object', () => {
+  it('stores a 200 unless it says no-store or is SSE-C', () => {
+    expect(s3Decision(200, {})).toEqual({ store: true });
+    expect(s3Decision(404, {})).toEqual({ store: false, reason: 's3-status' });
+    expect(s3Decision(200, { 'cache-control': 'max-age=0, no-store' })).toEqual({ store: false, reason: 'no-store' });
+    expect(s3Decision(200, { 'x-amz-server-side-encryption-customer-algorithm': 'AES256' })).toEqual({ store: false, reason: 'sse-c' });
+  });
+  it('varies on what the store names, less Accept-Encoding', () => {
+    expect(s3Vary('Origin, Accept-Encoding')).toBe('Origin');
+    expect(s3Vary(['accept-encoding'])).toBeUndefined();
+    expect(s3Vary(undefined)).toBeUndefined();
+    expect(s3Vary('Origin,X-Custom')).toBe('Origin, X-Custom');
+  });
+});
