@@ -7,7 +7,7 @@
 // home node, explains each choice with the numbers, and the bytes that crossed each site's link
 // (its gateway's own counter) are what the decision predicted, within 10 %.
 
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
@@ -182,18 +182,6 @@ describe.runIf(fuseAvailable().ok)('estuary coordinator end to end with data-awa
     onTestFinished(async () => void (await cluster.slurm('scancel', [blocker])));
     await waitFor('the home node busy', async () => ((await cluster.slurm('squeue', ['-h', '-j', blocker, '-o', '%T'])).stdout.trim() === 'RUNNING' ? true : undefined), 20_000);
 
-    const child = startChild(NODE, [BIN, 'coordinator', '--config', configPath, '--log-format', 'json'], { env: { ...process.env } });
-    onTestFinished(() => child.stop('SIGTERM').then(() => undefined));
-    onTestFailed(async () => {
-      const q = await cluster.slurm('squeue', ['-o', '%i %T %r %N %f']);
-      console.log(`coordinator output:\n${child.output().slice(-8000)}\nsqueue:\n${q.stdout}`);
-      for (const site of Object.keys(SITES))
-        for (const d of readdirSync(join(cluster.dir, site), { withFileTypes: true }).filter((e) => e.isDirectory()))
-          console.log(`${d.name} mount.log:\n${readFileSync(join(cluster.dir, site, d.name, 'mount.log'), 'utf8').slice(-1500)}`);
-    });
-    const port = Number((await child.waitFor(/"port":(\d+)/, 20_000))[1]);
-    const api = async <T>(path: string) => (await (await fetch(`http://127.0.0.1:${port}${path}`)).json()) as T;
-
     const before = { a: await received('a'), b: await received('b') };
     const script = join(cluster.dir, 'job.sh');
     writeFileSync(script, `#!/bin/sh\nset -e\ndate +%s.%N > ${results}/$2.start\nbytes=$(cat ${mnt}/$1/* | wc -c)\nsleep 1\necho "$2 $(hostname) $bytes" > ${results}/$2\n`, { mode: 0o755 });
@@ -201,6 +189,20 @@ describe.runIf(fuseAvailable().ok)('estuary coordinator end to end with data-awa
     for (const { dataset } of Object.values(SITES))
       for (let i = 0; i < JOBS_PER_SITE; i++)
         ids.push(await cluster.sbatch(['-c', '1', '--time=10', '-J', `reco-${dataset}`, '--comment', `estuary-inputs=s3://kek/${dataset}`, '-o', `${results}/slurm-%j.out`, script, dataset, `${dataset}${i}`]));
+    // The coordinator starts once every job is queued, so its first decision sees all four: one
+    // submitted after its first interval would find a's new drone and weigh that instead.
+    const child = startChild(NODE, [BIN, 'coordinator', '--config', configPath, '--log-format', 'json'], { env: { ...process.env } });
+    onTestFinished(() => child.stop('SIGTERM').then(() => undefined));
+    onTestFailed(async () => {
+      const q = await cluster.slurm('squeue', ['-o', '%i %T %r %N %f']);
+      console.log(`coordinator output:\n${child.output().slice(-8000)}\nsqueue:\n${q.stdout}`);
+      for (const site of Object.keys(SITES))
+        for (const d of existsSync(join(cluster.dir, site)) ? readdirSync(join(cluster.dir, site), { withFileTypes: true }).filter((e) => e.isDirectory()) : [])
+          console.log(`${d.name} mount.log:\n${readFileSync(join(cluster.dir, site, d.name, 'mount.log'), 'utf8').slice(-1500)}`);
+    });
+    const port = Number((await child.waitFor(/"port":(\d+)/, 20_000))[1]);
+    const api = async <T>(path: string) => (await (await fetch(`http://127.0.0.1:${port}${path}`)).json()) as T;
+
     // When each site's cache holds its whole dataset: the pre-warm's end, seen from outside.
     const warmAt: Record<string, number> = {};
     await waitFor('both pre-warms', async () => {
