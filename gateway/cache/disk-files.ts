@@ -8,6 +8,7 @@ import { type FileHandle, mkdir, open, rename, stat, unlink } from 'node:fs/prom
 import { join } from 'node:path';
 import type { EntryMeta } from './entry.ts';
 import { encodeTrailer, FORMAT_VERSION } from './format.ts';
+import { isDiskFull } from './free-space.ts';
 
 /** A new file in `tmp` for a body being written, readable and writable by the gateway alone. */
 export async function createTempFile(tmp: string): Promise<{ path: string; fh: FileHandle }> {
@@ -46,6 +47,33 @@ export async function openEntryFile(path: string, mode = fsc.O_RDONLY): Promise<
   } catch (err) {
     await fh.close().catch(() => undefined);
     throw err;
+  }
+}
+
+/**
+ * Writes a new entry's trailer at `at` and fsyncs. On a full disk `room.make` is asked once
+ * (answering the bytes it freed) and the write tried again; when nothing was freed or the disk is
+ * full again, `room.full` is told and the error goes to the caller.
+ */
+export async function appendTrailer(
+  fh: FileHandle,
+  trailer: Buffer,
+  at: number,
+  room: { make(): Promise<number>; full(): void },
+): Promise<void> {
+  for (let tried = false; ; tried = true) {
+    try {
+      await fh.write(trailer, 0, trailer.length, at);
+      await fh.sync();
+      return;
+    } catch (err) {
+      if (!isDiskFull(err)) throw err;
+      if (tried || (await room.make()) === 0) {
+        room.full();
+        throw err;
+      }
+      await fh.truncate(at).catch(() => undefined);
+    }
   }
 }
 

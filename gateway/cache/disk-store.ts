@@ -22,8 +22,9 @@ import {
   TRAILER_FIXED,
 } from './format.ts';
 import { CacheTotals } from './totals.ts';
-import { createTempFile, placeEntry, rewriteTrailer } from './disk-files.ts';
-import { EVICT_ON_FULL, FreeSpace, isDiskFull, RESERVE_BYTES } from './free-space.ts';
+import { appendTrailer, createTempFile, placeEntry, rewriteTrailer } from './disk-files.ts';
+import { mergeFound } from './index-merge.ts';
+import { EVICT_ON_FULL, FreeSpace, RESERVE_BYTES } from './free-space.ts';
 import { IndexReading } from './index-reading.ts';
 import { type FoundEntry, rereadUnreadable, scanIndex } from './index-scan.ts';
 import type { DiskEntry, LoadResult, Reservation, TempFile } from './disk-types.ts';
@@ -135,31 +136,17 @@ export class DiskStore {
     return { entries: this.#index.size, bytes: this.#index.calculatedSize, discarded };
   }
 
-  /**
-   * Indexes what the read found (oldest first) below everything stored or used since it began:
-   * those entries are taken out, the found ones put in, and they are put back in their order, so
-   * the --disk-cache bound evicts the oldest found entries first. Per key the newest version
-   * wins, and a key deleted since the read began stays deleted.
-   */
   #merge(found: readonly FoundEntry[], reading: IndexReading): void {
-    const since = new Map<string, DiskEntry>();
-    for (const e of this.#index.rvalues()) if (e) since.set(e.meta.key, e);
-    for (const key of since.keys()) this.#drop(key);
-    for (const e of found) {
-      const s = since.get(e.meta.key);
-      if (s?.path === e.path) continue;
-      if (reading.deletedSince(e.meta.key, e.meta.responseTime) || (s && s.meta.responseTime > e.meta.responseTime)) {
-        unlink(e.path).catch(() => undefined);
-        continue;
-      }
-      if (s) {
-        since.delete(e.meta.key);
-        unlink(s.path).catch(() => undefined);
-      }
-      // Larger than --disk-cache (lowered since it was stored): not kept on disk either.
-      if (!this.#put(e)) unlink(e.path).catch(() => undefined);
-    }
-    for (const s of since.values()) this.#put(s);
+    mergeFound(
+      {
+        oldestFirst: () => [...this.#index.rvalues()].filter((e): e is DiskEntry => e !== undefined),
+        drop: (key) => this.#drop(key),
+        put: (e) => this.#put(e),
+        removeFile: (path) => void unlink(path).catch(() => undefined),
+      },
+      found,
+      (key, at) => reading.deletedSince(key, at),
+    );
   }
 
   get(key: string): DiskEntry | undefined {
@@ -183,7 +170,10 @@ export class DiskStore {
   async commit(temp: TempFile, meta: EntryMeta): Promise<DiskEntry> {
     const trailer = encodeTrailer(meta);
     try {
-      await this.#appendTrailer(temp, trailer, meta.size);
+      await appendTrailer(temp.fh, trailer, meta.size, {
+        make: () => this.evictBytes(EVICT_ON_FULL + trailer.length),
+        full: () => this.markFull(),
+      });
     } finally {
       await temp.fh.close().catch(() => undefined);
     }
@@ -191,23 +181,6 @@ export class DiskStore {
     const entry: DiskEntry = { meta, path, footprint: footprintOf(meta, trailer.length - TRAILER_FIXED) };
     if (!this.#put(entry)) await unlink(path).catch(() => undefined);
     return entry;
-  }
-
-  async #appendTrailer(temp: TempFile, trailer: Buffer, at: number): Promise<void> {
-    for (let evicted = false; ; evicted = true) {
-      try {
-        await temp.fh.write(trailer, 0, trailer.length, at);
-        await temp.fh.sync();
-        return;
-      } catch (err) {
-        if (!isDiskFull(err)) throw err;
-        if (evicted || (await this.evictBytes(EVICT_ON_FULL + trailer.length)) === 0) {
-          this.markFull();
-          throw err;
-        }
-        await temp.fh.truncate(at).catch(() => undefined);
-      }
-    }
   }
 
   async abort(temp: TempFile): Promise<void> {
