@@ -11,6 +11,7 @@ import { ifRangeHolds } from '../http/preconditions.ts';
 import { parseRange } from '../http/range.ts';
 import { flatHeaders, withoutRange } from './heads.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
+import { s3ErrorXml } from '../http/xml.ts';
 
 export const NAME = 'estuary';
 
@@ -84,8 +85,7 @@ export function cacheStatusOf(res: ServerResponse): string | undefined {
  */
 export function sendUnsatisfiable(res: ServerResponse, size: number, s3: boolean, cacheStatus?: string): void {
   const body = s3
-    ? '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidRange</Code>' +
-      `<Message>The requested range is not satisfiable</Message><ActualObjectSize>${size}</ActualObjectSize></Error>`
+    ? s3ErrorXml('InvalidRange', 'The requested range is not satisfiable', { ActualObjectSize: size })
     : '';
   const headers: Record<string, string | number> = { 'content-range': `bytes */${size}`, 'content-length': Buffer.byteLength(body) };
   if (s3) headers['content-type'] = 'application/xml';
@@ -101,8 +101,7 @@ export function sendUnsatisfiable(res: ServerResponse, size: number, s3: boolean
 export function sendPreconditionFailed(res: ServerResponse, condition: FailedCondition, s3: boolean, cacheStatus: string): void {
   noteCacheStatus(res, cacheStatus);
   const body = s3
-    ? '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>PreconditionFailed</Code>' +
-      `<Message>At least one of the pre-conditions you specified did not hold</Message><Condition>${condition}</Condition></Error>`
+    ? s3ErrorXml('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', { Condition: condition })
     : `precondition failed: ${condition}\n`;
   res.writeHead(412, {
     'content-type': s3 ? 'application/xml' : 'text/plain; charset=utf-8',

@@ -6,6 +6,7 @@
 
 import { createHash } from 'node:crypto';
 import { unescapeXml } from './route.ts';
+import { xmlEscape } from '../http/xml.ts';
 
 /** S3's limit on one DeleteObjects batch. */
 export const MAX_DELETE_KEYS = 1000;
@@ -24,10 +25,6 @@ export interface DeleteBatch {
 const OBJECT_FIELDS = new Set(['VersionId', 'ETag', 'LastModifiedTime', 'Size']);
 // Text of a simple element: no markup inside, only the XML entities S3 clients write.
 const TEXT = String.raw`[^<&]*(?:&(?:lt|gt|amp|quot|apos|#\d+|#x[0-9a-fA-F]+);[^<&]*)*`;
-
-export function xmlEscape(s: string): string {
-  return s.replace(/[<>&'"\r]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** The batch of a DeleteObjects body, or undefined when it is not a plain, well-formed one. */
 export function parseDeleteBatch(xml: string): DeleteBatch | undefined {

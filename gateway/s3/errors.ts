@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { CodeDoc, DocTable } from '../../lib/errors.ts';
+import { s3ErrorXml } from '../http/xml.ts';
 
 export const S3_ERRORS = {
   AccessDenied: 403,
@@ -73,20 +74,13 @@ export const s3ErrorsTable: DocTable = {
   ]),
 };
 
-function xmlEscape(s: string): string {
-  return s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 export function sendS3Error(res: ServerResponse, code: S3ErrorCode, message: string, resource: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
   const requestId = randomBytes(8).toString('hex').toUpperCase();
-  const body =
-    '<?xml version="1.0" encoding="UTF-8"?>\n' +
-    `<Error><Code>${code}</Code><Message>${xmlEscape(message)}</Message>` +
-    `<Resource>${xmlEscape(resource)}</Resource><RequestId>${requestId}</RequestId></Error>`;
+  const body = s3ErrorXml(code, message, { Resource: resource, RequestId: requestId });
   res.writeHead(S3_ERRORS[code], {
     'content-type': 'application/xml',
     'content-length': Buffer.byteLength(body),

@@ -21,7 +21,7 @@
 // Pure but for the `fetchPage` callback the endpoint gives.
 
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { xmlEscape } from './delete-objects.ts';
+import { xmlEscape } from '../http/xml.ts';
 import { unescapeXml } from './route.ts';
 import { upstreamKey } from './scope.ts';
 import { uriEncode } from '../../lib/sigv4.ts';
