@@ -55,6 +55,15 @@ export class Cache {
    * the object's entry, so a write through the gateway is seen by the next ranged read.
    */
   readonly objectVersions = new LRUCache<string, ObjectVersion>({ max: 10_000 });
+  /** When keys were last invalidated here (performance.now()), so an answer asked before does not bring them back. */
+  readonly #invalidatedAt = new LRUCache<string, number>({
+    max: 10_000,
+    dispose: (at, _key, reason) => {
+      if (reason === 'evict') this.#forgottenBefore = Math.max(this.#forgottenBefore, at);
+    },
+  });
+  /** The latest invalidation time no longer kept per key: any key counts as invalidated then. */
+  #forgottenBefore = -1;
   coordinator?: Coordinator;
   /** Requests per key lately, for the memory tier's admission. */
   readonly #frequency = new Frequency(() => Math.max(MIN_FREQUENCY_WINDOW, 10 * this.memory.count));
@@ -177,9 +186,18 @@ export class Cache {
       this.fills.delete(key);
     }
     this.objectVersions.delete(key);
+    this.#invalidatedAt.set(key, performance.now());
     const a = this.memory.delete(key);
     const b = this.disk.delete(key);
     return a || b;
+  }
+
+  /**
+   * Whether `key` was (or may have been) invalidated here at or after `since` (performance.now()):
+   * what an upstream answered to a request sent before a write must not be kept after it.
+   */
+  invalidatedSince(key: string, since: number): boolean {
+    return this.#forgottenBefore >= since || (this.#invalidatedAt.get(key) ?? -1) >= since;
   }
 
   /** Drops the entry a fill stored only if it is still the one at `path` (the fill was overtaken). */
@@ -221,7 +239,11 @@ export class Cache {
     const keys = new Set<string>();
     for (const k of this.disk.keys()) if (k.startsWith(prefix)) keys.add(k);
     for (const k of this.memory.keys()) if (k.startsWith(prefix)) keys.add(k);
-    for (const k of this.objectVersions.keys()) if (k.startsWith(prefix)) this.objectVersions.delete(k);
+    for (const k of this.objectVersions.keys()) {
+      if (!k.startsWith(prefix)) continue;
+      this.objectVersions.delete(k);
+      this.#invalidatedAt.set(k, performance.now());
+    }
     await this.invalidateAll([...keys]);
     return keys.size;
   }

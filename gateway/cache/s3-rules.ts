@@ -11,9 +11,14 @@ const SSE_C_ANSWER = 'x-amz-server-side-encryption-customer-algorithm';
  * Whether an S3 object's answer may be stored: a 200 without `no-store` in its Cache-Control
  * metadata, and never an SSE-C object, whose plaintext only the key's holders may see (the
  * endpoint passes SSE-C reads through; this keeps a store that answers one anyway out too).
+ * `storable` says the status is one to store (a block's 206 is checked by the caller).
  */
-export function s3Decision(status: number, headers: Record<string, string | string[]>): { store: boolean; reason?: string } {
-  if (status !== 200) return { store: false, reason: 's3-status' };
+export function s3Decision(
+  status: number,
+  headers: Record<string, string | string[]>,
+  storable = status === 200,
+): { store: boolean; reason?: string } {
+  if (!storable) return { store: false, reason: 's3-status' };
   if (headers[SSE_C_ANSWER] !== undefined) return { store: false, reason: 'sse-c' };
   if (/(^|,)\s*no-store\b/i.test(String(headers['cache-control'] ?? ''))) return { store: false, reason: 'no-store' };
   return { store: true };

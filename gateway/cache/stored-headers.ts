@@ -36,6 +36,15 @@ export function storedHeaders(
 }
 
 /**
+ * The head stored of an answer: without the fields its `private=` / `no-cache=` name (RFC 9111
+ * §5.2.2), except for an S3 object, whose Cache-Control metadata counts only for no-store
+ * (s3-rules.ts): its ETag, which those could name, is what it is revalidated by.
+ */
+export function keptHeaders(headers: Record<string, string | string[]>, directives: string | undefined, s3: boolean): Record<string, string | string[]> {
+  return s3 ? headers : storedHeaders(headers, directives ?? headers['cache-control']);
+}
+
+/**
  * The most a stored head may hold, as `name: value\r\n` lines: what the gateway accepts from an
  * origin. 304s merge their fields into the stored head (RFC 9111 §4.3.4), and an origin stamping
  * new fields on each would otherwise grow it past what clients (Node's own limit is the same

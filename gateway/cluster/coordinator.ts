@@ -2,7 +2,8 @@
 // leads, mirrors the fills other workers lead into local Fill objects (so the unchanged readers
 // stream them from the other worker's temporary file), and applies replicated index changes.
 
-import { type FileHandle, open, unlink } from 'node:fs/promises';
+import { type FileHandle, unlink } from 'node:fs/promises';
+import { openEntryFile } from '../cache/disk-files.ts';
 import type { Cache, Coordinator } from '../cache/cache.ts';
 import type { Fill, FillEvent } from '../cache/fill.ts';
 import { recordWrites } from '../cache/write-marks.ts';
@@ -289,7 +290,7 @@ export class WorkerCoordinator implements Coordinator {
     const fill = f.fill;
     switch (ev.type) {
       case 'streaming': {
-        const fh = await open(ev.tempPath, 'r').catch(() => undefined);
+        const fh = await openEntryFile(ev.tempPath).then((o) => o.fh, () => undefined);
         // Already renamed into place: the 'done' event will open the final file instead.
         if (!fh) return;
         fill.startStreaming(ev.meta, ev.length, fh, ev.tempPath);
@@ -302,7 +303,7 @@ export class WorkerCoordinator implements Coordinator {
         return;
       case 'done': {
         if (!f.opened) {
-          const fh: FileHandle | undefined = await open(ev.path, 'r').catch(() => undefined);
+          const fh: FileHandle | undefined = await openEntryFile(ev.path).then((o) => o.fh, () => undefined);
           if (!fh) {
             // The file is gone already: a write overtook the fill and dropped it, or a newer
             // version replaced it. Nothing reached the readers yet, so they fetch for themselves.

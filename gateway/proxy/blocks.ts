@@ -16,7 +16,7 @@
 // next reader. A whole-object GET is not assembled from blocks: it is fetched whole, once.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { open } from 'node:fs/promises';
+import { openEntryFile } from '../cache/disk-files.ts';
 import type { FileHandle } from 'node:fs/promises';
 import { blockKey, blockRange, blockSpan, isBlockOf, type ObjectVersion, rangeHeaders } from '../cache/block.ts';
 import type { Found } from '../cache/cache.ts';
@@ -32,6 +32,7 @@ import { type FetchDeps, runFill } from './fetcher.ts';
 import { cutResponse, drained, NAME, noteCacheStatus, sendPreconditionFailed, sendUnsatisfiable, sliceDrained } from './respond.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 import type { Target } from './target.ts';
+import { deltaSeconds, parseCacheControl, requestNoCache } from '../http/cache-control.ts';
 
 /**
  * Conditional requests take the whole-object way, which knows the stored validators; except
@@ -70,6 +71,11 @@ export async function serveBlocks(
 ): Promise<boolean> {
   if (blockSize <= 0 || !target.sign || target.lifetimeS === undefined) return false;
   if (CONDITIONAL.some((h) => req.headers[h] !== undefined)) return false;
+  // A client that will not take a stored answer unchecked (no-cache, max-age=0) gets the version
+  // asked of the store again, as a whole object is revalidated (RFC 9111 §5.2.1.4).
+  if (requestNoCache(req.headers) || deltaSeconds(parseCacheControl(req.headers['cache-control']), 'max-age') === 0) {
+    d.cache.objectVersions.delete(target.key);
+  }
   for (let attempt = 0; attempt < 2; attempt++) {
     const version = await versionOf(d, target);
     if (version === 'uncacheable') {
@@ -122,6 +128,7 @@ function versionOf(d: FetchDeps, target: Target): Promise<Known> {
 
 async function headObject(d: FetchDeps, target: Target): Promise<Known> {
   let res: UpstreamResponse;
+  const askedAt = performance.now();
   try {
     res = await d.upstreams.request(target.servers, {
       method: 'HEAD',
@@ -133,11 +140,11 @@ async function headObject(d: FetchDeps, target: Target): Promise<Known> {
     return undefined;
   }
   drainBody(res.body);
-  return noteVersion(d.cache, target.key, res.statusCode, res.headers);
+  return noteVersion(d.cache, target.key, res.statusCode, res.headers, askedAt);
 }
 
 /** Remembers the version a HEAD of an S3 object answered (ours, or a client's passed through). */
-export function noteVersion(cache: Cache, key: string, status: number, raw: UpstreamResponse['headers']): Known {
+export function noteVersion(cache: Cache, key: string, status: number, raw: UpstreamResponse['headers'], askedAt: number): Known {
   const headers = endToEnd(raw as HeaderMap);
   const etag = first(headers.etag);
   const size = Number(first(headers['content-length']));
@@ -145,7 +152,9 @@ export function noteVersion(cache: Cache, key: string, status: number, raw: Upst
   // The rules of a whole object's answer (s3-rules.ts: no-store, SSE-C) hold for its blocks too.
   if (!s3Decision(status, headers).store) return 'uncacheable';
   const version = { etag, size, headers, at: Date.now() };
-  cache.objectVersions.set(key, version);
+  // An answer to a HEAD sent before a write through the gateway may name the version the write
+  // replaced or deleted: it serves the request that asked, and is not kept for later ones.
+  if (!cache.invalidatedSince(key, askedAt)) cache.objectVersions.set(key, version);
   return version;
 }
 
@@ -307,7 +316,8 @@ async function copyStored(found: Found, out: Out, from: number, to: number): Pro
   }
   let fh: FileHandle;
   try {
-    fh = await open(found.path, 'r');
+    // Never through a link put in the entry's place, never waiting on a FIFO (disk-files.ts).
+    ({ fh } = await openEntryFile(found.path));
   } catch {
     return false;
   }

@@ -15,7 +15,7 @@ import { mayStore, mergeNotModified, notModifiedSelects, staleOnErrorLimit } fro
 import { currentAge, freshnessLifetime } from '../cache/freshness.ts';
 import { varyValues } from '../cache/key.ts';
 import { s3Decision, s3Vary } from '../cache/s3-rules.ts';
-import { headBytes, MAX_STORED_HEAD, storedHeaders } from '../cache/stored-headers.ts';
+import { headBytes, keptHeaders, MAX_STORED_HEAD } from '../cache/stored-headers.ts';
 import { newHasher } from '../cvmfs.ts';
 import { requestNoCache } from '../http/cache-control.ts';
 import { endToEnd, first, type HeaderMap } from '../http/headers.ts';
@@ -110,7 +110,13 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
       deps.log.info({ url: target.url }, 'a 304 would grow the stored head past 16 KiB; fetching the object again');
       return runFill(deps, fill, { ...req, stale: undefined });
     }
-    return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime);
+    // An S3 object made unstorable in place (its metadata now says no-store): the copy goes, and
+    // the object itself is fetched and passed through.
+    if (target.lifetimeS !== undefined && !s3Decision(200, mergeNotModified(stale.headers, resHeaders)).store) {
+      await dropContradicted(deps, stale);
+      return runFill(deps, fill, { ...req, stale: undefined });
+    }
+    return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime, target.lifetimeS !== undefined);
   }
   // A no-cache request revalidates its stale copy but may never be answered with it (RFC 9111
   // §4.2.4): it gets the upstream's own error instead.
@@ -136,9 +142,12 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
   if (target.lifetimeS !== undefined) decision = s3Decision(res.statusCode, resHeaders);
   // A block answer from another version (the store ignored If-Match, as s3rver does) or a store
   // that ignored the range is never stored, so blocks of two versions cannot meet.
+  // The S3 rules hold for a block as for the whole object: an SSE-C or no-store answer is not stored.
   if (target.block) {
     const b = target.block;
-    decision = isBlockOf(res.statusCode, resHeaders, b, b) ? { store: true } : { store: false, reason: 'block-mismatch' };
+    decision = isBlockOf(res.statusCode, resHeaders, b, b)
+      ? s3Decision(res.statusCode, resHeaders, true)
+      : { store: false, reason: 'block-mismatch' };
   }
   const length =
     res.headers['content-length'] !== undefined ? Number(res.headers['content-length']) : undefined;
@@ -194,7 +203,7 @@ async function storeOrPass(
     key: target.key,
     url: target.url,
     status: res.statusCode,
-    headers: storedHeaders(resHeaders, directives ?? resHeaders['cache-control']),
+    headers: keptHeaders(resHeaders, directives, target.lifetimeS !== undefined),
     directives,
     requestTime,
     responseTime,
@@ -312,12 +321,13 @@ async function revalidated(
   fresh: Record<string, string | string[]>,
   requestTime: number,
   responseTime: number,
+  s3: boolean,
 ): Promise<void> {
   const merged = mergeNotModified(stale.headers, fresh);
   const directives = targetedDirectives(merged, deps.targetedCacheControl ?? []);
   const meta: EntryMeta = {
     ...stale,
-    headers: storedHeaders(merged, directives ?? merged['cache-control']),
+    headers: keptHeaders(merged, directives, s3),
     directives,
     requestTime,
     responseTime,

@@ -27,6 +27,8 @@ import { upstreamHeaders } from './relay.ts';
 import { fillHeaders, NAME, noteCacheStatus, sendError, sendPreconditionFailed, sendUnsatisfiable, streamFill } from './respond.ts';
 import { type Ring, type Target, TargetCache } from './target.ts';
 
+/** Request headers that ask for less than the whole object, or for none of it if unchanged. */
+const ASKED_PART = ['range', 'if-range', 'if-none-match', 'if-modified-since'] as const;
 
 const CACHEABLE_METHODS = new Set(['GET', 'HEAD']);
 /** Request headers a fill never forwards: it fetches the whole object for everyone. */
@@ -299,6 +301,14 @@ export class ProxyHandler {
       if (leader && fill.pass) {
         const up = fill.pass as UpstreamResponse;
         const status = `${NAME}; fwd=${fwd}${reason}`;
+        // The fill asked for the whole object, to store it. An S3 client that asked for a range
+        // (a part of a parallel download) writes whatever comes at that part's offset, and one
+        // that asked conditionally expects 304: neither gets the whole object; its own request
+        // goes to the store.
+        if (target.sign && up.statusCode === 200 && ASKED_PART.some((h) => req.headers[h] !== undefined)) {
+          dropBody(up.body);
+          return pass(this.#d, req, res, target, fwd, false);
+        }
         // The fill asked without the client's preconditions: they are checked on its answer.
         const failed = failedPrecondition(req.headers, up.statusCode, up.headers);
         if (!failed) return relayUpstream(this.#d, res, up, status);

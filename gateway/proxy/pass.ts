@@ -44,6 +44,7 @@ export async function pass(
   const onClose = () => gone.abort();
   res.once('close', onClose);
   let up: UpstreamResponse;
+  const askedAt = performance.now();
   try {
     up = await d.upstreams.request(target.servers, {
       method: req.method ?? 'GET',
@@ -67,7 +68,12 @@ export async function pass(
     // Answered only once no worker can serve what the write replaced (docs/CACHING.md).
     await d.cache.invalidateAll(invalidatedKeys(target, req.headers.host, locations));
   }
-  if (noteHead) noteVersion(d.cache, target.key, up.statusCode, up.headers);
+  if (noteHead) {
+    noteVersion(d.cache, target.key, up.statusCode, up.headers, askedAt);
+    // The store says the object is gone: its stored copy is dropped in every worker, so it is
+    // not served again, not even stale when the store fails later (contradicted.ts).
+    if (up.statusCode === 404 || up.statusCode === 410) await d.cache.invalidate(target.key);
+  }
   return relayUpstream(d, res, up, `${NAME}; fwd=${fwd}`);
 }
 
