@@ -104,19 +104,20 @@ export async function runFill(deps: FetchDeps, fill: Fill, req: FillRequest): Pr
     drainBody(res.body);
     // A 304 for another version than ours: fetch the object itself, unconditionally.
     if (!notModifiedSelects(stale.headers, resHeaders)) return runFill(deps, fill, { ...req, stale: undefined });
+    const merged = mergeNotModified(stale.headers, resHeaders);
     // Merged, the head would outgrow what an origin may send: the object is fetched whole again,
     // and its new head replaces the stored one.
-    if (headBytes(mergeNotModified(stale.headers, resHeaders)) > MAX_STORED_HEAD) {
+    if (headBytes(merged) > MAX_STORED_HEAD) {
       deps.log.info({ url: target.url }, 'a 304 would grow the stored head past 16 KiB; fetching the object again');
       return runFill(deps, fill, { ...req, stale: undefined });
     }
     // An S3 object made unstorable in place (its metadata now says no-store): the copy goes, and
     // the object itself is fetched and passed through.
-    if (target.lifetimeS !== undefined && !s3Decision(200, mergeNotModified(stale.headers, resHeaders)).store) {
+    if (target.lifetimeS !== undefined && !s3Decision(200, merged).store) {
       await dropContradicted(deps, stale);
       return runFill(deps, fill, { ...req, stale: undefined });
     }
-    return revalidated(deps, fill, stale, resHeaders, requestTime, responseTime, target.lifetimeS !== undefined);
+    return revalidated(deps, fill, stale, merged, requestTime, responseTime, target.lifetimeS !== undefined);
   }
   // A no-cache request revalidates its stale copy but may never be answered with it (RFC 9111
   // §4.2.4): it gets the upstream's own error instead.
@@ -318,12 +319,12 @@ async function revalidated(
   deps: FetchDeps,
   fill: Fill,
   stale: EntryMeta,
-  fresh: Record<string, string | string[]>,
+  /** The stored head with the 304's fields merged in (mergeNotModified). */
+  merged: Record<string, string | string[]>,
   requestTime: number,
   responseTime: number,
   s3: boolean,
 ): Promise<void> {
-  const merged = mergeNotModified(stale.headers, fresh);
   const directives = targetedDirectives(merged, deps.targetedCacheControl ?? []);
   const meta: EntryMeta = {
     ...stale,
