@@ -44,6 +44,19 @@ export function queryParams(query: string): Map<string, string> {
   return m;
 }
 
+/**
+ * The first query parameter, name or value, that is not valid percent-encoding, or undefined. Such
+ * a request is refused: its checks would read one thing while a lenient store decodes another.
+ */
+export function undecodableParam(query: string): string | undefined {
+  for (const p of query.split('&')) {
+    const i = p.indexOf('=');
+    const name = i === -1 ? p : p.slice(0, i);
+    if (decodeKey(name) === undefined || (i !== -1 && decodeKey(p.slice(i + 1)) === undefined)) return decodeKey(name) ?? name;
+  }
+  return undefined;
+}
+
 /** The served bucket a request addresses, or undefined when it is not an S3 request for us. */
 export function bucketOf(
   path: string,
@@ -73,6 +86,8 @@ export function routeS3(
 ): S3Route | { readonly error: string; readonly code?: QueryProblem['code'] } {
   const key = decodeKey(rawKey);
   if (key === undefined) return { error: 'the object key is not valid percent-encoding' };
+  const undecodable = undecodableParam(query);
+  if (undecodable !== undefined) return { error: `the query parameter ${undecodable} is not valid percent-encoding: write a literal % as %25` };
   const q = queryParams(query);
   const base = { bucket, rawKey, key, query };
   const route = (op: S3Op, scopeKey: string, write: boolean): S3Route => ({ ...base, op, scopeKey, write });

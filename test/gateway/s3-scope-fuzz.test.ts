@@ -170,7 +170,7 @@ for (const [name, start, available] of stores) {
       }
       for (const s of relay.seen.slice(from)) {
         const p = storeRequestProblem(s);
-        if (p) problems.push(`seed ${SEED}: the store was asked ${s.method} ${p}`);
+        if (p) problems.push(`seed ${SEED}: the store was asked ${s.method} ${p} RAW ${s.path}`);
       }
       // Swift's log is read before the checks below read the objects outside the scope directly.
       if (store.kind === 'swift') {

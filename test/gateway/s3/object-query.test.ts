@@ -54,6 +54,16 @@ describe('object request queries', () => {
     expect(routeS3('POST', 'b', 'run42/x', 'uploads&delete')).toHaveProperty('error');
   });
 
+  it('refuses a query whose names or values do not decode, on listings too (a lenient store would read a dot segment the checks never saw)', () => {
+    // The store gets a listing's query as sent: an undecodable marker was checked as '' and read as `.././`.
+    const r = routeS3('GET', 'b', '', 'list-type=1&prefix=run42/&marker=run42%2f%EF%BC%8F/run42//%/%2e%2e/%2e/&versions');
+    expect(r).toMatchObject({ error: expect.stringMatching(/marker is not valid percent-encoding.*%25/) });
+    expect(routeS3('GET', 'b', '', 'prefix=%zz')).toHaveProperty('error');
+    expect(routeS3('GET', 'b', '', 'pre%fix=a')).toHaveProperty('error');
+    expect(routeS3('GET', 'b', 'run42/x', 'x-id=%')).toHaveProperty('error');
+    expect(routeS3('GET', 'b', '', 'list-type=2&prefix=run42%2F&start-after=run42%2Fa%25b')).toMatchObject({ op: 'list' });
+  });
+
   it('refuses ACL headers that would open an object to others, and passes private', () => {
     expect(aclGrant({ 'x-amz-acl': 'private' })).toBeUndefined();
     expect(aclGrant({ 'x-amz-acl': 'public-read' })).toBe('x-amz-acl: public-read');
