@@ -259,6 +259,10 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
           // proxy's own idle timeouts instead.
           requestTimeout: 0,
           connectionsCheckingInterval: 1000,
+          // A request without Content-Length or Transfer-Encoding has no body: its stream starts
+          // ended (and reads as destroyed), so a GET costs no body stream's events. Code that
+          // forwards a body checks readableEnded first (pass.ts).
+          optimizeEmptyRequests: true,
         },
         onRequest,
       );

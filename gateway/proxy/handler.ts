@@ -152,7 +152,8 @@ export class ProxyHandler {
     const indexRead = d.cache.disk.indexRead();
     if (indexRead && !d.cache.lookup(requested.key)) {
       // A client that left during the wait is not fetched for (nginx's proxy_ignore_client_abort off).
-      return indexRead.then(() => (req.destroyed || req.socket.destroyed ? void res.destroy() : this.#cached(req, res, requested)));
+      // Not req.destroyed: a request without a body starts ended and destroyed (server.ts).
+      return indexRead.then(() => (res.destroyed || req.socket.destroyed ? void res.destroy() : this.#cached(req, res, requested)));
     }
     const reqCc = parseCacheControl(req.headers['cache-control']);
     const pragma = req.headers.pragma;

@@ -38,7 +38,8 @@ export async function pass(
   unsafe: boolean,
   noteHead = false,
 ): Promise<void> {
-  const withBody = unsafe && req.method !== 'OPTIONS';
+  // A request without body headers starts ended (server.ts): there is no body to send.
+  const withBody = unsafe && req.method !== 'OPTIONS' && !req.readableEnded;
   // A client that leaves before the upstream answered takes its upstream request with it.
   const gone = new AbortController();
   const onClose = () => gone.abort();
@@ -90,7 +91,7 @@ export async function viaPeer(d: PassDeps, req: IncomingMessage, res: ServerResp
       method: req.method ?? 'GET',
       path: req.url ?? '/',
       headers,
-      body: CACHEABLE.has(req.method ?? '') ? undefined : req,
+      body: CACHEABLE.has(req.method ?? '') || req.readableEnded ? undefined : req,
       label: 'peer',
       onInfo: (info) => forwardInterim(res, info),
     });
