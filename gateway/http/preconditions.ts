@@ -87,5 +87,8 @@ export function ifRangeHolds(req: HeaderMap, headers: HeaderMap): boolean {
     return etag !== undefined && strongEqual(value, etag);
   }
   const date = httpDate(value);
-  return date !== undefined && date === httpDate(headers['last-modified']);
+  if (date !== undefined) return date === httpDate(headers['last-modified']);
+  // Neither a quoted tag nor a date: a tag sent without its quotes, as S3 and MinIO accept it.
+  const etag = etagOf(headers);
+  return etag !== undefined && strongEqual(`"${value}"`, etag);
 }

@@ -22,6 +22,7 @@ import { prefetch, type PrefetchResult, revalidateInBackground, runFill, staleUs
 import { hitStatus } from './heads.ts';
 import { forwardInterim } from './interim.ts';
 import { HitServer } from './hit-server.ts';
+import { notModified, sendNotModified } from './hit.ts';
 import { pass, type PassDeps, relayUpstream, viaPeer } from './pass.ts';
 import { upstreamHeaders } from './relay.ts';
 import { fillHeaders, NAME, noteCacheStatus, sendError, sendPreconditionFailed, sendUnsatisfiable, streamFill } from './respond.ts';
@@ -257,6 +258,8 @@ export class ProxyHandler {
       if (failed) {
         return sendPreconditionFailed(res, failed, target.sign !== undefined, `${NAME}; fwd=${fwd}${collapsed}`);
       }
+      // The fill asked without the client's validators: a version the client holds is a 304.
+      if (notModified(req, fill.meta!)) return sendNotModified(res, fill.meta!, 0, `${NAME}; fwd=${fwd}${collapsed}`);
       const fh = fill.acquire();
       if (!fh) {
         const found = d.cache.lookup(target.key);

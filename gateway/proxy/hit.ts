@@ -24,7 +24,8 @@ export interface ServeOptions {
   readonly onDamaged?: () => void;
 }
 
-function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
+/** Whether a stored or arriving 200 answers the request's If-None-Match / If-Modified-Since with 304. */
+export function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
   if (meta.status !== 200) return false;
   const inm = req.headers['if-none-match'];
   if (inm !== undefined) {
@@ -40,6 +41,11 @@ function notModified(req: IncomingMessage, meta: EntryMeta): boolean {
   return since !== undefined && lm !== undefined && lm <= since;
 }
 
+export function sendNotModified(res: ServerResponse, meta: EntryMeta, age: number, cacheStatus: string): void {
+  res.writeHead(304, [...flatHeaders(meta), 'age', String(age), 'cache-status', cacheStatus]);
+  res.end();
+}
+
 /** What to send of a stored body, or that the answer went out already (304, 416). */
 type Plan = { readonly status: number; readonly headers: readonly string[]; readonly start: number; readonly end: number } | undefined;
 
@@ -53,8 +59,7 @@ function plan(req: IncomingMessage, res: ServerResponse, meta: EntryMeta, opts: 
   }
   const conditional = req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
   if (conditional && notModified(req, meta)) {
-    res.writeHead(304, [...flatHeaders(meta), 'age', String(opts.age), 'cache-status', opts.cacheStatus]);
-    res.end();
+    sendNotModified(res, meta, opts.age, opts.cacheStatus);
     return undefined;
   }
   // A range of a version the client does not hold would splice two versions: the whole body instead.

@@ -50,6 +50,13 @@ export function relay(
   const writeHead = () => {
     if (!res.headersSent) res.writeHead(up.statusCode, headers);
   };
+  if (res.req?.method === 'HEAD') {
+    // A HEAD answered from a GET (a fill that passed): its head only; the body is let go unread.
+    writeHead();
+    res.end();
+    dropBody(up.body);
+    return Promise.resolve();
+  }
   return new Promise((resolve) => {
     const fail = (err: unknown) => {
       onFailure?.(err);

@@ -36,6 +36,10 @@ describe('If-Range (RFC 9110 §13.1.5)', () => {
     expect(ifRangeHolds({ 'if-range': '"v1"' }, STORED)).toBe(true);
     expect(ifRangeHolds({ 'if-range': STORED['last-modified'] }, STORED)).toBe(true);
   });
+  it('reads a tag sent without its quotes as that tag, as S3 and MinIO do', () => {
+    expect(ifRangeHolds({ 'if-range': 'v1' }, STORED)).toBe(true);
+    expect(ifRangeHolds({ 'if-range': 'v2' }, STORED)).toBe(false);
+  });
   it('sends the whole body for another ETag, a weak one, another date or garbage', () => {
     expect(ifRangeHolds({ 'if-range': '"v2"' }, STORED)).toBe(false);
     expect(ifRangeHolds({ 'if-range': 'W/"v1"' }, { etag: 'W/"v1"' })).toBe(false);
