@@ -19,6 +19,11 @@ export interface PassDeps extends FetchDeps {
 
 const CACHEABLE = new Set(['GET', 'HEAD']);
 
+/** Whether the request carries a body (RFC 9112 §6.3: Content-Length or Transfer-Encoding). */
+function hasBodyHeaders(req: IncomingMessage): boolean {
+  return req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+}
+
 export function relayUpstream(d: PassDeps, res: ServerResponse, up: UpstreamResponse, cacheStatus: string): Promise<void> {
   const failed = (err: unknown) =>
     d.log.warn({ url: res.req?.url, err: String(err) }, 'upstream failed; response not completed');
@@ -38,8 +43,9 @@ export async function pass(
   unsafe: boolean,
   noteHead = false,
 ): Promise<void> {
-  // A request without body headers starts ended (server.ts): there is no body to send.
-  const withBody = unsafe && req.method !== 'OPTIONS' && !req.readableEnded;
+  // Every method but GET and HEAD (refused with a body) forwards the body it has, OPTIONS too
+  // (RFC 9110 §9.3.7). A request without body headers has none (and starts ended, server.ts).
+  const withBody = !CACHEABLE.has(req.method ?? '') && hasBodyHeaders(req);
   // A client that leaves before the upstream answered takes its upstream request with it.
   const gone = new AbortController();
   const onClose = () => gone.abort();
@@ -91,7 +97,7 @@ export async function viaPeer(d: PassDeps, req: IncomingMessage, res: ServerResp
       method: req.method ?? 'GET',
       path: req.url ?? '/',
       headers,
-      body: CACHEABLE.has(req.method ?? '') || req.readableEnded ? undefined : req,
+      body: CACHEABLE.has(req.method ?? '') || !hasBodyHeaders(req) ? undefined : req,
       label: 'peer',
       onInfo: (info) => forwardInterim(res, info),
     });

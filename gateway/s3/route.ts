@@ -45,14 +45,23 @@ export function queryParams(query: string): Map<string, string> {
 }
 
 /**
- * The first query parameter, name or value, that is not valid percent-encoding, or undefined. Such
- * a request is refused: its checks would read one thing while a lenient store decodes another.
+ * Why the query cannot be read one way only, or undefined: a parameter (name or value) that is not
+ * valid percent-encoding, or one given twice. Such a request is refused: its checks would read
+ * one thing while the store reads another (a lenient decoder, or Go's first value where the
+ * checks saw the last).
  */
-export function undecodableParam(query: string): string | undefined {
+export function queryProblem(query: string): string | undefined {
+  const seen = new Set<string>();
   for (const p of query.split('&')) {
+    if (p === '') continue;
     const i = p.indexOf('=');
-    const name = i === -1 ? p : p.slice(0, i);
-    if (decodeKey(name) === undefined || (i !== -1 && decodeKey(p.slice(i + 1)) === undefined)) return decodeKey(name) ?? name;
+    const raw = i === -1 ? p : p.slice(0, i);
+    const name = decodeKey(raw);
+    if (name === undefined || (i !== -1 && decodeKey(p.slice(i + 1).replace(/\+/g, ' ')) === undefined)) {
+      return `the query parameter ${name ?? raw} is not valid percent-encoding: write a literal % as %25`;
+    }
+    if (seen.has(name)) return `the query parameter ${name} is given more than once`;
+    seen.add(name);
   }
   return undefined;
 }
@@ -86,8 +95,8 @@ export function routeS3(
 ): S3Route | { readonly error: string; readonly code?: QueryProblem['code'] } {
   const key = decodeKey(rawKey);
   if (key === undefined) return { error: 'the object key is not valid percent-encoding' };
-  const undecodable = undecodableParam(query);
-  if (undecodable !== undefined) return { error: `the query parameter ${undecodable} is not valid percent-encoding: write a literal % as %25` };
+  const badQuery = queryProblem(query);
+  if (badQuery !== undefined) return { error: badQuery };
   const q = queryParams(query);
   const base = { bucket, rawKey, key, query };
   const route = (op: S3Op, scopeKey: string, write: boolean): S3Route => ({ ...base, op, scopeKey, write });
