@@ -78,10 +78,10 @@ export async function pass(
   if (noteHead) {
     noteVersion(d.cache, target.key, up.statusCode, up.headers, askedAt);
     // The store says the object is gone: its stored copy is dropped in every worker, so it is
-    // not served again, not even stale when the store fails later (contradicted.ts).
-    // Only a key stored here is announced: HEADs of missing keys (s3fs before every new file)
-    // cost the other workers nothing. The disk tier's index is every worker's.
-    if ((up.statusCode === 404 || up.statusCode === 410) && d.cache.lookup(target.key)) await d.cache.invalidate(target.key);
+    // not served again, not even stale when the store fails later (contradicted.ts), and so is
+    // the version every worker trusts for block reads, which no index here can tell of (an
+    // object read only in ranges is stored as blocks under other keys).
+    if (up.statusCode === 404 || up.statusCode === 410) await d.cache.invalidate(target.key);
   }
   return relayUpstream(d, res, up, `${NAME}; fwd=${fwd}`);
 }
