@@ -8,8 +8,8 @@ import { listItems } from '../http/headers.ts';
 const SSE_C_ANSWER = 'x-amz-server-side-encryption-customer-algorithm';
 
 /**
- * Whether an S3 object's answer may be stored: a 200 without `no-store` in its Cache-Control
- * metadata, and never an SSE-C object, whose plaintext only the key's holders may see (the
+ * Whether an S3 object's answer may be stored: a 200 with a Content-Length and without `no-store`
+ * in its Cache-Control metadata, and never an SSE-C object, whose plaintext only the key's holders may see (the
  * endpoint passes SSE-C reads through; this keeps a store that answers one anyway out too).
  * `storable` says the status is one to store (a block's 206 is checked by the caller).
  */
@@ -19,6 +19,9 @@ export function s3Decision(
   storable = status === 200,
 ): { store: boolean; reason?: string } {
   if (!storable) return { store: false, reason: 's3-status' };
+  // Every S3 store sends an object's length; without it a body cut short (chunked, or ended by
+  // a dropped connection) cannot be told from the whole object.
+  if (!/^\d+$/.test(String(headers['content-length'] ?? ''))) return { store: false, reason: 'no-length' };
   if (headers[SSE_C_ANSWER] !== undefined) return { store: false, reason: 'sse-c' };
   if (/(^|,)\s*no-store\b/i.test(String(headers['cache-control'] ?? ''))) return { store: false, reason: 'no-store' };
   return { store: true };

@@ -57,6 +57,9 @@ export function relay(
     dropBody(up.body);
     return Promise.resolve();
   }
+  // A 206 without Content-Length (chunked, or ended by a close) says its length in Content-Range:
+  // one that ends short or runs long is cut, so the client sees it incomplete.
+  let owed = up.statusCode === 206 && headers['content-length'] === undefined ? rangeLength(headers['content-range']) : undefined;
   return new Promise((resolve) => {
     const fail = (err: unknown) => {
       onFailure?.(err);
@@ -69,6 +72,7 @@ export function relay(
     // A body that failed before this point (waiting in a fill) emits nothing more.
     if (up.body.errored) return fail(up.body.errored);
     up.body.on('data', (chunk: Buffer) => {
+      if (owed !== undefined && (owed -= chunk.length) < 0) return void up.body.destroy(new Error('upstream sent more than its Content-Range'));
       metrics.bytesIn.inc(chunk.length);
       metrics.bytesOut.inc(chunk.length);
       writeHead();
@@ -78,6 +82,7 @@ export function relay(
       }
     });
     up.body.on('end', () => {
+      if (owed !== undefined && owed > 0) return fail(new Error('upstream ended before its Content-Range'));
       writeHead();
       res.end();
       resolve();
@@ -88,4 +93,10 @@ export function relay(
       resolve();
     });
   });
+}
+
+/** The length a single-range `Content-Range: bytes A-B/N` names, or undefined. */
+function rangeLength(v: string | string[] | undefined): number | undefined {
+  const m = /^bytes (\d+)-(\d+)\/(?:\d+|\*)$/.exec(String(v ?? '').trim());
+  return m && Number(m[2]) >= Number(m[1]) ? Number(m[2]) - Number(m[1]) + 1 : undefined;
 }
