@@ -52,7 +52,7 @@ const S3_ERROR_DOCS: { readonly [C in S3ErrorCode]?: CodeDoc } = {
     fix: 'send the body the SDKs send',
   },
   InvalidRequest: {
-    meaning: 'a key or query parameter that is not valid percent-encoding; an `x-amz-copy-source` that is not `BUCKET/KEY` with at most `?versionId=`, or names a bucket this gateway does not serve',
+    meaning: 'a key or query parameter that is not valid percent-encoding, or a query parameter given twice; an `x-amz-copy-source` that is not `BUCKET/KEY` with at most `?versionId=`, or names a bucket this gateway does not serve',
     fix: 'correct the request',
   },
   NotImplemented: {
