@@ -66,7 +66,11 @@ for (const [name, start, available] of stores) {
       const names: string[] = [];
       let next: string | undefined;
       for (let i = 0; i < 20; i++) {
-        const xml = await list(`${query}&max-keys=1${next === undefined ? '' : `&${v === 2 ? 'continuation-token' : 'marker'}=${encodeURIComponent(next)}`}`);
+        // As clients page: the next marker replaces the one the walk started after.
+        const q = new URLSearchParams(query);
+        q.set('max-keys', '1');
+        if (next !== undefined) q.set(v === 2 ? 'continuation-token' : 'marker', next);
+        const xml = await list(q.toString());
         names.push(...tag(xml, 'Key'), ...tag(xml, 'Prefix').slice(1));
         next = tag(xml, v === 2 ? 'NextContinuationToken' : 'NextMarker')[0];
         if (tag(xml, 'IsTruncated')[0] !== 'true') return names;
