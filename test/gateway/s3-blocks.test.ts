@@ -152,6 +152,11 @@ for (const [name, start, available] of stores) {
         // The second block's GET finds the object replaced at the store.
         if (!replaced && s.method === 'GET' && s.path.startsWith(`/${BUCKET}/blocks/changing`) && s.range === `bytes=${BLOCK}-${2 * BLOCK - 1}`) {
           replaced = true;
+          // Between the fetches: once the first block has arrived. s3rver rewrites an object's
+          // file in place, so a GET still reading it stops short of its Content-Length and
+          // waits, and the gateway then waits for --response-timeout.
+          const firstBlock = relay.seen.find((x) => x.method === 'GET' && x.path.startsWith(`/${BUCKET}/blocks/changing`) && x.range === `bytes=0-${BLOCK - 1}`);
+          for (let i = 0; i < 500 && (firstBlock?.bytes ?? 0) < BLOCK; i++) await new Promise((r) => setTimeout(r, 10));
           await put('blocks/changing', fresh);
         }
       };
