@@ -305,11 +305,11 @@ export class ProxyHandler {
       if (leader && fill.pass) {
         const up = fill.pass as UpstreamResponse;
         const status = `${NAME}; fwd=${fwd}${reason}`;
-        // The fill asked for the whole object, to store it. An S3 client that asked for a range
-        // (a part of a parallel download) writes whatever comes at that part's offset, and one
-        // that asked conditionally expects 304: neither gets the whole object; its own request
-        // goes to the store.
-        if (target.sign && up.statusCode === 200 && ASKED_PART.some((h) => req.headers[h] !== undefined)) {
+        // The fill asked for the whole object, to store it. A client that asked for a range (a
+        // part of a parallel download, which S3 clients write at that part's offset whatever
+        // comes) or conditionally (expecting 304) does not get the whole object: its own request
+        // goes upstream.
+        if (up.statusCode === 200 && ASKED_PART.some((h) => req.headers[h] !== undefined)) {
           dropBody(up.body);
           return pass(this.#d, req, res, target, fwd, false);
         }
