@@ -61,7 +61,8 @@ const NOT_COPIED = new Set(['content-length', 'content-range', 'accept-ranges', 
 export function rangeHeaders(version: ObjectVersion, start: number, end: number, cacheStatus: string): string[] {
   const out: string[] = [];
   for (const [k, v] of Object.entries(version.headers)) {
-    if (NOT_COPIED.has(k) || wholeBodyOnly(k)) continue;
+    // A store's CORS answer is for the Origin of the request that got it: never another's.
+    if (NOT_COPIED.has(k) || wholeBodyOnly(k) || k.startsWith('access-control-')) continue;
     if (Array.isArray(v)) for (const x of v) out.push(k, x);
     else out.push(k, v);
   }

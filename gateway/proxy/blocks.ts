@@ -29,7 +29,7 @@ import { pass } from './pass.ts';
 import { parseRange } from '../http/range.ts';
 import { classifyError, drainBody, dropBody, type UpstreamResponse } from '../upstream.ts';
 import { type FetchDeps, runFill } from './fetcher.ts';
-import { cutResponse, drained, NAME, noteCacheStatus, sendPreconditionFailed, sendUnsatisfiable, sliceDrained } from './respond.ts';
+import { cutResponse, drained, NAME, noteCacheStatus, sendError, sendPreconditionFailed, sendUnsatisfiable, sliceDrained } from './respond.ts';
 import { releaseSlice, Slicer, takeSlice } from './slices.ts';
 import type { Target } from './target.ts';
 import { deltaSeconds, parseCacheControl, requestNoCache } from '../http/cache-control.ts';
@@ -71,6 +71,18 @@ export async function serveBlocks(
 ): Promise<boolean> {
   if (blockSize <= 0 || !target.sign || target.lifetimeS === undefined) return false;
   if (CONDITIONAL.some((h) => req.headers[h] !== undefined)) return false;
+  // A store's CORS answer depends on the Origin, and blocks serve everyone: such a read is the
+  // client's own, with its Origin.
+  if (req.headers.origin !== undefined) {
+    await pass(d, req, res, target, 'bypass', false);
+    return true;
+  }
+  // only-if-cached (RFC 9111 §5.2.1.7): every block of the range stored, of a version still
+  // trusted, or 504 without asking the store.
+  if (parseCacheControl(req.headers['cache-control']).has('only-if-cached') && !allCached(d.cache, blockSize, req, target)) {
+    sendError(res, 504, 'http_request_error', 'not in cache and the request said only-if-cached');
+    return true;
+  }
   // A client that will not take a stored answer unchecked (no-cache, max-age=0) gets the version
   // asked of the store again, as a whole object is revalidated (RFC 9111 §5.2.1.4).
   if (requestNoCache(req.headers) || deltaSeconds(parseCacheControl(req.headers['cache-control']), 'max-age') === 0) {
@@ -109,6 +121,22 @@ export async function serveBlocks(
     }
   }
   return false;
+}
+
+/** Whether the range asked is all in stored blocks of a version trusted without asking the store. */
+function allCached(cache: Cache, blockSize: number, req: IncomingMessage, target: Target): boolean {
+  const v = cache.objectVersions.get(target.key);
+  if (!v || Date.now() - v.at >= target.lifetimeS! * 1000) return false;
+  const range = parseRange(first(req.headers.range), v.size);
+  return range.kind === 'range' && blocksStored(cache, blockSize, target, v, range.start, range.end);
+}
+
+function blocksStored(cache: Cache, blockSize: number, target: Target, v: ObjectVersion, start: number, end: number): boolean {
+  const span = blockSpan(start, end, blockSize);
+  for (let i = span.first; i <= span.last; i++) {
+    if (!storedBlock(cache, blockKey(target.key, v.etag, i), v, blockRange(i, blockSize, v.size))) return false;
+  }
+  return true;
 }
 
 /** The version to serve: known and within --s3-revalidate, else asked with one HEAD. */
@@ -168,10 +196,7 @@ async function streamBlocks(
   end: number,
 ): Promise<Outcome> {
   const span = blockSpan(start, end, blockSize);
-  let cached = true;
-  for (let i = span.first; i <= span.last && cached; i++) {
-    cached = storedBlock(d.cache, blockKey(target.key, v.etag, i), v, blockRange(i, blockSize, v.size)) !== undefined;
-  }
+  const cached = blocksStored(d.cache, blockSize, target, v, start, end);
   const status = `${NAME}; ${cached ? 'hit' : 'fwd=miss'}; detail=blocks`;
   noteCacheStatus(res, status);
   const out: Out = { res, headed: false, closed: res.destroyed, head: rangeHeaders(v, start, end, status), onBytes: (n) => d.metrics.bytesOut.inc(n) };
