@@ -103,6 +103,14 @@ export const s3Buckets = (): ValueType<S3BucketSpec[]> => ({
         const bucket = u.pathname.replace(/^\/|\/$/g, '') || m[1]!;
         if (!S3_NAME.test(bucket)) throw new ValueError(`${bucket} is not a valid bucket name`);
         return { name: m[1]!, origin: u.origin, bucket };
+      })
+      .map((b, i, all) => {
+        const earlier = all.slice(0, i).find((o) => o.name === b.name || (o.origin === b.origin && o.bucket === b.bucket));
+        if (earlier?.name === b.name) throw new ValueError(`bucket ${b.name} is named twice; name each bucket once`);
+        // Objects are cached under the name served: a write through one name would leave the
+        // other name's copies of the same object served until they are revalidated.
+        if (earlier) throw new ValueError(`${b.name} and ${earlier.name} both serve bucket ${b.bucket} of ${b.origin}; serve each store bucket under one name`);
+        return b;
       });
   },
   format: (v) => v.map((b) => `${b.name}=${b.origin}/${b.bucket}`).join(','),

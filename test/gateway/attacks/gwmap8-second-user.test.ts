@@ -20,9 +20,9 @@ const close = { connection: 'close' };
 describe('a second user scoped to another prefix', () => {
   it('never reads what the first user filled', async () => {
     const store = await startS3rver({ buckets: [BUCKET] });
-    const g = await startS3Gw(store, ['--s3-block-size', '1MiB', '--workers', '2', '--s3', `alias=${store.endpoint}/${BUCKET}`]);
+    const g = await startS3Gw(store, ['--s3-block-size', '1MiB', '--workers', '2',]);
     const a = await g.issue(`${BUCKET}/run42/`);
-    const b = await g.issue(`${BUCKET}/run43/,alias/run43/`);
+    const b = await g.issue(`${BUCKET}/run43/`);
     const big = text(4 << 20, 'secret-of-run42-');
     const small = 'small secret of run42';
     expect((await direct(store, 'PUT', `/${BUCKET}/run42/big.bin`, big)).status).toBe(200);
@@ -34,7 +34,7 @@ describe('a second user scoped to another prefix', () => {
     }
     const leaks: string[] = [];
     const targets = [
-      `/${BUCKET}/run42/big.bin`, `/${BUCKET}/run42/small.txt`, `/alias/run42/big.bin`, `/alias/run42/small.txt`,
+      `/${BUCKET}/run42/big.bin`, `/${BUCKET}/run42/small.txt`,
       `/${BUCKET}/run42//small.txt`, `/${BUCKET}/run42/big.bin?x-id=GetObject`, `/${BUCKET}/run4%32/small.txt`, `/${BUCKET}/run43%2F..%2Frun42/small.txt`,
     ];
     const headerSets: Record<string, string>[] = [
