@@ -6,45 +6,17 @@
 // never read whole). Every request goes to MinIO with the site's keys and to the gateway with a
 // scoped credential; the status (and for 200/206 the body length) must be the same.
 
-import { createHash, createHmac } from 'node:crypto';
-import { request } from 'node:http';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { minioAvailable, startMinio } from '../../helpers/minio.ts';
-import type { S3Server } from '../../helpers/s3rver.ts';
 import { startS3Gw } from './gwmap4-lib.ts';
-import { BUCKET, send } from './s3-harness.ts';
+import { atStore, BUCKET, send } from './s3-harness.ts';
 
 afterAll(runTeardowns);
 
 const avail = await minioAvailable();
 const text = (n: number, seed: string) => seed.repeat(Math.ceil(n / seed.length)).slice(0, n);
-const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
-const hmac = (k: Buffer | string, s: string) => createHmac('sha256', k).update(s, 'utf8').digest();
-
-/** A GET or HEAD straight to the store, signed with its keys, with `extra` headers unsigned. */
-function atStore(store: S3Server, method: string, path: string, extra: Record<string, string>): Promise<{ status: number; length: number }> {
-  const u = new URL(store.endpoint);
-  const now = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
-  const date = now.slice(0, 8);
-  const h: Record<string, string> = { host: u.host, 'x-amz-date': now, 'x-amz-content-sha256': sha('') };
-  const names = Object.keys(h).sort();
-  const creq = [method, path, '', names.map((k) => `${k}:${h[k]}\n`).join(''), names.join(';'), h['x-amz-content-sha256']].join('\n');
-  const scope = `${date}/${store.region}/s3/aws4_request`;
-  const key = hmac(hmac(hmac(hmac(`AWS4${store.secretAccessKey}`, date), store.region), 's3'), 'aws4_request');
-  const sig = createHmac('sha256', key).update(['AWS4-HMAC-SHA256', now, scope, sha(creq)].join('\n')).digest('hex');
-  h.authorization = `AWS4-HMAC-SHA256 Credential=${store.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${sig}`;
-  return new Promise((resolve, reject) => {
-    const r = request({ host: u.hostname, port: u.port, method, path, headers: { ...h, ...extra } }, (res) => {
-      let n = 0;
-      res.on('data', (c: Buffer) => (n += c.length));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, length: n }));
-    });
-    r.on('error', reject);
-    r.end();
-  });
-}
 
 describe.skipIf(!avail.ok)('preconditions on cached S3 answers, as MinIO answers them', () => {
   it('give MinIO\'s status for every spelling', async () => {

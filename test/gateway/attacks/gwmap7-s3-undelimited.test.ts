@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import type { S3Server } from '../../helpers/s3rver.ts';
 import { startS3Gw } from './gwmap4-lib.ts';
-import { BUCKET, send } from './s3-harness.ts';
+import { BUCKET, send, writeUndelimited } from './s3-harness.ts';
 
 afterAll(runTeardowns);
 
@@ -46,14 +46,7 @@ async function store(framing: 'chunked' | 'close'): Promise<S3Server & { gets: (
       const whole = BIG.subarray(start, end + 1);
       const body = cut ? whole.subarray(0, Math.floor(whole.length / 2)) : whole;
       const status = m ? `206 Partial Content\r\nContent-Range: bytes ${start}-${end}/${SIZE}` : '200 OK';
-      if (framing === 'chunked') {
-        s.write(`HTTP/1.1 ${status}\r\n${h}Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n`);
-        s.write(body);
-        s.write('\r\n0\r\n\r\n');
-      } else {
-        s.write(`HTTP/1.1 ${status}\r\n${h}Connection: close\r\n\r\n`);
-        s.end(body);
-      }
+      writeUndelimited(s, status, h, body, framing);
     });
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));

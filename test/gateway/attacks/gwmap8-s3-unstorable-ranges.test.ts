@@ -16,7 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import type { S3Server } from '../../helpers/s3rver.ts';
 import { signedHeaders, startS3Gw } from './gwmap4-lib.ts';
-import { BUCKET } from './s3-harness.ts';
+import { BUCKET, writeUndelimited } from './s3-harness.ts';
 
 afterAll(runTeardowns);
 
@@ -54,14 +54,7 @@ async function store(o: { noStore: boolean; bad: Bad; framing: 'chunked' | 'clos
       const whole = BIG.subarray(start, end + 1);
       const body = o.bad === 'short' ? whole.subarray(0, Math.floor(whole.length / 2)) : o.bad === 'long' ? Buffer.concat([whole, BIG.subarray(0, 64)]) : whole;
       const status = `206 Partial Content\r\nContent-Range: bytes ${start}-${end}/${SIZE}`;
-      if (o.framing === 'chunked') {
-        s.write(`HTTP/1.1 ${status}\r\n${h}Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n`);
-        s.write(body);
-        s.write('\r\n0\r\n\r\n');
-      } else {
-        s.write(`HTTP/1.1 ${status}\r\n${h}Connection: close\r\n\r\n`);
-        s.end(body);
-      }
+      writeUndelimited(s, status, h, body, o.framing);
     });
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));

@@ -6,7 +6,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type CountingProxy, startCountingProxy } from '../../helpers/counting-proxy.ts';
@@ -189,4 +189,42 @@ export async function direct(store: S3Server, method: string, target: string, bo
     r.on('error', reject);
     r.end(b);
   });
+}
+
+const sha256Hex = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
+const hmacOf = (k: Buffer | string, s: string) => createHmac('sha256', k).update(s, 'utf8').digest();
+
+/** A GET or HEAD straight to the store, signed with its keys, with `extra` headers unsigned. */
+export function atStore(store: S3Server, method: string, path: string, extra: Record<string, string>): Promise<{ status: number; length: number }> {
+  const u = new URL(store.endpoint);
+  const now = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  const date = now.slice(0, 8);
+  const h: Record<string, string> = { host: u.host, 'x-amz-date': now, 'x-amz-content-sha256': sha256Hex('') };
+  const names = Object.keys(h).sort();
+  const creq = [method, path, '', names.map((k) => `${k}:${h[k]}\n`).join(''), names.join(';'), h['x-amz-content-sha256']].join('\n');
+  const scope = `${date}/${store.region}/s3/aws4_request`;
+  const key = hmacOf(hmacOf(hmacOf(hmacOf(`AWS4${store.secretAccessKey}`, date), store.region), 's3'), 'aws4_request');
+  const sig = createHmac('sha256', key).update(['AWS4-HMAC-SHA256', now, scope, sha256Hex(creq)].join('\n')).digest('hex');
+  h.authorization = `AWS4-HMAC-SHA256 Credential=${store.accessKeyId}/${scope}, SignedHeaders=${names.join(';')}, Signature=${sig}`;
+  return new Promise((resolve, reject) => {
+    const r = request({ host: u.hostname, port: u.port, method, path, headers: { ...h, ...extra } }, (res) => {
+      let n = 0;
+      res.on('data', (c: Buffer) => (n += c.length));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, length: n }));
+    });
+    r.on('error', reject);
+    r.end();
+  });
+}
+
+/** Writes one answer without Content-Length: a body of one chunk, or a body the close ends. */
+export function writeUndelimited(s: Socket, status: string, head: string, body: Buffer, framing: 'chunked' | 'close'): void {
+  if (framing === 'chunked') {
+    s.write(`HTTP/1.1 ${status}\r\n${head}Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n`);
+    s.write(body);
+    s.write('\r\n0\r\n\r\n');
+  } else {
+    s.write(`HTTP/1.1 ${status}\r\n${head}Connection: close\r\n\r\n`);
+    s.end(body);
+  }
 }
