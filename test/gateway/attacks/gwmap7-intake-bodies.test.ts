@@ -3,10 +3,10 @@
 //
 // docs/CACHING.md ("Unsafe methods"): "Every method other than GET and HEAD is forwarded with its
 // body and never stored: POST, PUT, DELETE, PATCH, OPTIONS, …". RFC 9110 §9.3.7 lets an OPTIONS
-// request carry content (with a Content-Type). pass.ts forwards a body only when
+// request carry content (with a Content-Type). pass.ts forwarded a body only when
 // `unsafe && req.method !== 'OPTIONS' && !req.readableEnded`: an OPTIONS body, sent with
-// Content-Length or chunked, is dropped and the request reaches the origin changed (no body, no
-// Content-Length). FAILS today.
+// Content-Length or chunked, was dropped and the request reached the origin changed (no body, no
+// Content-Length). Expected: the body reaches the origin as sent.
 // The other rows held and stay as regression tests: bodyless DELETE/POST/PUT (no body headers, or
 // Content-Length: 0) reach the origin without a body; bodied PUT/POST (Content-Length or chunked)
 // with their exact bytes; Expect: 100-continue with and without a body; five pipelined requests
