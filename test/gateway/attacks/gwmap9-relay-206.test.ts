@@ -12,6 +12,7 @@
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
+import { tempDir } from '../../helpers/tmp.ts';
 import { pattern, rawOrigin, startGateway } from './gateway-lib.ts';
 
 afterAll(runTeardowns);
@@ -111,7 +112,7 @@ describe('206 passed through to a ranged reader of an unstorable object', () => 
       else if (row.framing === 'close') s.end(Buffer.concat([Buffer.from(`${h}Connection: close\r\n\r\n`), part]));
       else s.end(Buffer.concat([Buffer.from(`${h}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n0\r\n\r\n')]));
     });
-    const g = await startGateway(['--upstream', `default=http://127.0.0.1:${port}`, '--mem-object-max', '0']);
+    const g = await startGateway(['--cache-dir', await tempDir('estuary-atk-map9-'), '--upstream', `default=http://127.0.0.1:${port}`, '--mem-object-max', '0']);
     const bad: string[] = [];
     for (const [i, row] of rows.entries()) {
       const r = await get(g.port, `/${i}`, { Range: 'bytes=100-199' });
