@@ -86,10 +86,11 @@ describe('only-if-cached on block reads never reaches the store', () => {
         ['If-None-Match', { 'if-none-match': '"other"' }],
         ['If-Range', { 'if-range': ETAG }],
       ];
-      for (const [name, extra] of rows) {
-        const key = `/${BUCKET}/run42/cold-${name}.bin`;
+      for (const [name, extra] of [...rows, ['whole GET + Origin', { origin: 'https://app.example' }], ['HEAD + Origin', { origin: 'https://app.example' }]] as [string, Record<string, string>][]) {
+        const key = `/${BUCKET}/run42/cold-${name.replace(/[ +]/g, '')}.bin`;
         const before = s.seen.length;
-        const r = await send(g.gw, cred, 'GET', key, { headers: { ...OIC, ...extra, range: 'bytes=1500000-1500099' } });
+        const whole = name.startsWith('whole') || name.startsWith('HEAD');
+        const r = await send(g.gw, cred, name.startsWith('HEAD') ? 'HEAD' : 'GET', key, { headers: { ...OIC, ...extra, ...(whole ? {} : { range: 'bytes=1500000-1500099' }) } });
         const asked = s.seen.slice(before);
         if (r.status !== 504 || asked.length !== 0) {
           bad.push(`only-if-cached + ${name}, cold: ${r.status} (${String(r.headers['cache-status'])}); store saw ${JSON.stringify(asked)}`);

@@ -13,7 +13,7 @@ import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { tempDir } from '../../helpers/tmp.ts';
-import { pattern, rawOrigin, startGateway } from './gateway-lib.ts';
+import { pattern, rawOrigin, rawRequest, startGateway } from './gateway-lib.ts';
 
 afterAll(runTeardowns);
 
@@ -93,25 +93,29 @@ function get(port: number, path: string, headers: Record<string, string>): Promi
   });
 }
 
+async function relayOrigin(seen: string[]): Promise<number> {
+  return rawOrigin((s, head) => {
+    const path = head.split(' ')[1]!;
+    const range = /\r\nrange: *([^\r]*)/i.exec(head)?.[1];
+    seen.push(`${path} ${range ?? '-'}`);
+    const common = 'Cache-Control: no-store\r\nETag: "v1"\r\nContent-Type: application/octet-stream\r\n';
+    if (!range) {
+      s.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\n${common}Content-Length: ${SIZE}\r\nConnection: close\r\n\r\n`), BODY]));
+      return;
+    }
+    const row = rows[Number(path.slice(1))]!;
+    const part = BODY.subarray(row.from, row.from + row.n);
+    const h = `HTTP/1.1 206 Partial Content\r\n${common}Content-Range: ${row.contentRange}\r\n`;
+    if (row.framing === 'length') s.end(Buffer.concat([Buffer.from(`${h}Content-Length: ${part.length}\r\nConnection: close\r\n\r\n`), part]));
+    else if (row.framing === 'close') s.end(Buffer.concat([Buffer.from(`${h}Connection: close\r\n\r\n`), part]));
+    else s.end(Buffer.concat([Buffer.from(`${h}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n0\r\n\r\n')]));
+  });
+}
+
 describe('206 passed through to a ranged reader of an unstorable object', () => {
   it('is cut when its body is shorter or longer than its Content-Range, however the unit is spelled', async () => {
     const seen: string[] = [];
-    const port = await rawOrigin((s, head) => {
-      const path = head.split(' ')[1]!;
-      const range = /\r\nrange: *([^\r]*)/i.exec(head)?.[1];
-      seen.push(`${path} ${range ?? '-'}`);
-      const common = 'Cache-Control: no-store\r\nETag: "v1"\r\nContent-Type: application/octet-stream\r\n';
-      if (!range) {
-        s.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\n${common}Content-Length: ${SIZE}\r\nConnection: close\r\n\r\n`), BODY]));
-        return;
-      }
-      const row = rows[Number(path.slice(1))]!;
-      const part = BODY.subarray(row.from, row.from + row.n);
-      const h = `HTTP/1.1 206 Partial Content\r\n${common}Content-Range: ${row.contentRange}\r\n`;
-      if (row.framing === 'length') s.end(Buffer.concat([Buffer.from(`${h}Content-Length: ${part.length}\r\nConnection: close\r\n\r\n`), part]));
-      else if (row.framing === 'close') s.end(Buffer.concat([Buffer.from(`${h}Connection: close\r\n\r\n`), part]));
-      else s.end(Buffer.concat([Buffer.from(`${h}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n0\r\n\r\n')]));
-    });
+    const port = await relayOrigin(seen);
     const g = await startGateway(['--cache-dir', await tempDir('estuary-atk-map9-'), '--upstream', `default=http://127.0.0.1:${port}`, '--mem-object-max', '0']);
     const bad: string[] = [];
     for (const [i, row] of rows.entries()) {
@@ -125,5 +129,18 @@ describe('206 passed through to a ranged reader of an unstorable object', () => 
       }
     }
     expect(bad, `${bad.join('\n')}\norigin saw: ${seen.join(', ')}`).toEqual([]);
+  }, 90_000);
+
+  it('an HTTP/1.0 client sees a short or long one aborted, never a clean close', async () => {
+    const seen: string[] = [];
+    const port = await relayOrigin(seen);
+    const g = await startGateway(['--cache-dir', await tempDir('estuary-atk-map9-'), '--upstream', `default=http://127.0.0.1:${port}`, '--mem-object-max', '0']);
+    const bad: string[] = [];
+    for (const [i, row] of rows.entries()) {
+      if (row.want !== 'cut') continue;
+      const r = await rawRequest(g.port, `GET /${i} HTTP/1.0\r\nHost: origin.test\r\nRange: bytes=100-199\r\n\r\n`);
+      if (r.status === 206 && r.error === undefined) bad.push(`${row.name} (Content-Range: ${row.contentRange}): 206 with ${r.body.length} bytes and a clean close`);
+    }
+    expect(bad, bad.join('\n')).toEqual([]);
   }, 90_000);
 });
