@@ -72,15 +72,16 @@ export async function serveBlocks(
   if (blockSize <= 0 || !target.sign || target.lifetimeS === undefined) return false;
   if (CONDITIONAL.some((h) => req.headers[h] !== undefined)) return false;
   // A store's CORS answer depends on the Origin, and blocks serve everyone: such a read is the
-  // client's own, with its Origin.
-  if (req.headers.origin !== undefined) {
-    await pass(d, req, res, target, 'bypass', false);
-    return true;
-  }
+  // client's own, with its Origin, so never one that only-if-cached allows.
+  const origin = req.headers.origin !== undefined;
   // only-if-cached (RFC 9111 §5.2.1.7): every block of the range stored, of a version still
   // trusted, or 504 without asking the store.
-  if (parseCacheControl(req.headers['cache-control']).has('only-if-cached') && !allCached(d.cache, blockSize, req, target)) {
+  if (parseCacheControl(req.headers['cache-control']).has('only-if-cached') && (origin || !allCached(d.cache, blockSize, req, target))) {
     sendError(res, 504, 'http_request_error', 'not in cache and the request said only-if-cached');
+    return true;
+  }
+  if (origin) {
+    await pass(d, req, res, target, 'bypass', false);
     return true;
   }
   // A client that will not take a stored answer unchecked (no-cache, max-age=0) gets the version

@@ -95,8 +95,13 @@ export function relay(
   });
 }
 
-/** The length a single-range `Content-Range: bytes A-B/N` names, or undefined. */
+/**
+ * The length a single-range `Content-Range: bytes A-B/N` names (the unit in any case, RFC 9110
+ * §14.1), or undefined. Offsets past 2^53 are subtracted exactly.
+ */
 function rangeLength(v: string | string[] | undefined): number | undefined {
-  const m = /^bytes (\d+)-(\d+)\/(?:\d+|\*)$/.exec(String(v ?? '').trim());
-  return m && Number(m[2]) >= Number(m[1]) ? Number(m[2]) - Number(m[1]) + 1 : undefined;
+  const m = /^bytes (\d{1,30})-(\d{1,30})\/(?:\d+|\*)$/i.exec(String(v ?? '').trim());
+  if (!m) return undefined;
+  const n = BigInt(m[2]!) - BigInt(m[1]!) + 1n;
+  return n > 0n && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : undefined;
 }

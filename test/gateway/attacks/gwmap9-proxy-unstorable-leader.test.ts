@@ -35,7 +35,7 @@ async function conditionalOrigin(asked: Asked[]): Promise<number> {
   let version = 'v1';
   return origin((req, res) => {
     const path = req.url!;
-    const a: Asked = { path, method: req.method!, range: req.headers.range, ifRange: req.headers['if-range'], inm: req.headers['if-none-match'], ims: req.headers['if-modified-since'] };
+    const a: Asked = { path, method: req.method!, range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined, inm: req.headers['if-none-match'] as string | undefined, ims: req.headers['if-modified-since'] };
     asked.push(a);
     if (path === '/set-v2') { version = 'v2'; res.end('ok'); return; }
     res.on('finish', () => (a.done ??= 'finished'));

@@ -93,7 +93,7 @@ describe('S3 answers without Content-Length', () => {
       }
       // The second user, by spellings of the same key.
       for (const p of [small, big, `/${BUCKET}/run43/../run42/small.bin`, `/${BUCKET}/run43/%2E%2E/run42/big.bin`, `/${BUCKET}//run42/small.bin`]) {
-        for (const h of [{}, { range: 'bytes=1500000-1500099' }, { 'cache-control': 'only-if-cached' }, { 'if-none-match': '*' }]) {
+        for (const h of [{}, { range: 'bytes=1500000-1500099' }, { 'cache-control': 'only-if-cached' }, { 'if-none-match': '*' }] as Record<string, string>[]) {
           const r = await send(g.gw, b, 'GET', p, { headers: { ...close, ...h } });
           if (r.status < 400 || r.body.includes('small object') || r.body.includes('ABCDEF')) bad.push(`second user ${p} ${JSON.stringify(h)}: ${r.status}`);
         }
