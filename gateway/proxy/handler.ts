@@ -260,6 +260,13 @@ export class ProxyHandler {
       }
       // The fill asked without the client's validators: a version the client holds is a 304.
       if (notModified(req, fill.meta!)) return sendNotModified(res, fill.meta!, 0, `${NAME}; fwd=${fwd}${collapsed}`);
+      // A range of a body whose length was not announced (chunked) cannot be cut from the fill
+      // while it arrives: from the stored copy once it is done, else the request goes upstream.
+      if (fill.length === undefined && req.headers.range !== undefined) {
+        const stored = state === 'done' ? d.cache.lookup(target.key) : undefined;
+        if (stored) return this.#hits.serve(req, res, target, stored, `${NAME}; fwd=${fwd}${collapsed}; stored`);
+        return pass(this.#d, req, res, target, fwd, false);
+      }
       const fh = fill.acquire();
       if (!fh) {
         const found = d.cache.lookup(target.key);
