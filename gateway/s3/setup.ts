@@ -2,6 +2,7 @@
 // environment (never from the command line, where `ps` would show them), checked, and turned into
 // the per-bucket upstreams. Every problem is one line naming the option to fix.
 
+import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { gatewayErrors } from '../errors.ts';
 import type { S3BucketSpec } from '../options.ts';
@@ -76,4 +77,37 @@ export function upstreamBuckets(
     });
   }
   return out;
+}
+
+/** The addresses and port a store URL reaches; its host name as written when it does not resolve. */
+async function storeAddresses(origin: string): Promise<{ addresses: Set<string>; port: string }> {
+  const u = new URL(origin);
+  const host = u.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const port = u.port || (u.protocol === 'https:' ? '443' : '80');
+  // A resolver that does not answer within 2 s leaves the name as written (a store that is not
+  // up yet must not stop the gateway from starting).
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 2000)));
+  const found = await Promise.race([lookup(host, { all: true }).catch(() => undefined), late]);
+  clearTimeout(timer);
+  return { addresses: new Set(found ? found.map((a) => a.address) : [host]), port };
+}
+
+/**
+ * Refuses two served names for one store bucket however its URL is spelt (a host name and its
+ * address, a trailing dot): objects are cached under the name served, so a write through one
+ * name would leave the other's copies of the same object served. options.ts refuses the same
+ * spelling; this resolves the stores' host names at start-up.
+ */
+export async function refuseSharedStoreBuckets(specs: readonly S3BucketSpec[]): Promise<void> {
+  const reached = await Promise.all(specs.map((s) => storeAddresses(s.origin)));
+  for (let i = 0; i < specs.length; i++) {
+    for (let j = 0; j < i; j++) {
+      const [a, b] = [reached[i]!, reached[j]!];
+      if (specs[i]!.bucket !== specs[j]!.bucket || a.port !== b.port || ![...a.addresses].some((x) => b.addresses.has(x))) continue;
+      throw gatewayErrors.s3Config(
+        `${specs[i]!.name} (${specs[i]!.origin}) and ${specs[j]!.name} (${specs[j]!.origin}) both serve bucket ${specs[i]!.bucket} of one store; serve each store bucket under one name`,
+      );
+    }
+  }
 }
