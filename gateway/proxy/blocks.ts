@@ -74,9 +74,13 @@ export async function serveBlocks(
   // A store's CORS answer depends on the Origin, and blocks serve everyone: such a read is the
   // client's own, with its Origin, so never one that only-if-cached allows.
   const origin = req.headers.origin !== undefined;
+  const cc = parseCacheControl(req.headers['cache-control']);
+  // A client that will not take a stored answer unchecked (no-cache, max-age=0) gets the version
+  // asked of the store again, as a whole object is revalidated (RFC 9111 §5.2.1.4).
+  const recheck = requestNoCache(req.headers) || deltaSeconds(cc, 'max-age') === 0;
   // only-if-cached (RFC 9111 §5.2.1.7): every block of the range stored, of a version still
-  // trusted, or 504 without asking the store.
-  if (parseCacheControl(req.headers['cache-control']).has('only-if-cached') && (origin || !allCached(d.cache, blockSize, req, target))) {
+  // trusted, and nothing else the request asks for that would take the store, or 504.
+  if (cc.has('only-if-cached') && (origin || recheck || !allCached(d.cache, blockSize, req, target))) {
     sendError(res, 504, 'http_request_error', 'not in cache and the request said only-if-cached');
     return true;
   }
@@ -84,11 +88,7 @@ export async function serveBlocks(
     await pass(d, req, res, target, 'bypass', false);
     return true;
   }
-  // A client that will not take a stored answer unchecked (no-cache, max-age=0) gets the version
-  // asked of the store again, as a whole object is revalidated (RFC 9111 §5.2.1.4).
-  if (requestNoCache(req.headers) || deltaSeconds(parseCacheControl(req.headers['cache-control']), 'max-age') === 0) {
-    d.cache.objectVersions.delete(target.key);
-  }
+  if (recheck) d.cache.objectVersions.delete(target.key);
   for (let attempt = 0; attempt < 2; attempt++) {
     const version = await versionOf(d, target);
     if (version === 'uncacheable') {

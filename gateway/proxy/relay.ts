@@ -58,8 +58,17 @@ export function relay(
     return Promise.resolve();
   }
   // A 206 without Content-Length (chunked, or ended by a close) says its length in Content-Range:
-  // one that ends short or runs long is cut, so the client sees it incomplete.
-  let owed = up.statusCode === 206 && headers['content-length'] === undefined ? rangeLength(headers['content-range']) : undefined;
+  // one that ends short or runs long is cut, so the client sees it incomplete. One whose
+  // Content-Range cannot be read (two of them, another spelling) cannot be checked and is not
+  // passed on; a multipart/byteranges body, without Content-Range, delimits its parts itself.
+  const unframed = up.statusCode === 206 && headers['content-length'] === undefined && headers['content-range'] !== undefined;
+  let owed = unframed ? rangeLength(headers['content-range']) : undefined;
+  if (unframed && owed === undefined) {
+    dropBody(up.body);
+    onFailure?.(new Error(`upstream sent a 206 without Content-Length whose Content-Range cannot be checked: ${String(headers['content-range'])}`));
+    sendError(res, 502, 'http_response_incomplete', 'upstream sent a partial answer whose Content-Range cannot be checked');
+    return Promise.resolve();
+  }
   return new Promise((resolve) => {
     const fail = (err: unknown) => {
       onFailure?.(err);
@@ -100,7 +109,8 @@ export function relay(
  * §14.1), or undefined. Offsets past 2^53 are subtracted exactly.
  */
 function rangeLength(v: string | string[] | undefined): number | undefined {
-  const m = /^bytes (\d{1,30})-(\d{1,30})\/(?:\d+|\*)$/i.exec(String(v ?? '').trim());
+  if (typeof v !== 'string') return undefined;
+  const m = /^bytes (\d+)-(\d+)\/(?:\d+|\*)$/i.exec(v.trim());
   if (!m) return undefined;
   const n = BigInt(m[2]!) - BigInt(m[1]!) + 1n;
   return n > 0n && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : undefined;

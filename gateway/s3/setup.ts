@@ -3,6 +3,7 @@
 // the per-bucket upstreams. Every problem is one line naming the option to fix.
 
 import { lookup } from 'node:dns/promises';
+import { isIPv4, isIPv6 } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { gatewayErrors } from '../errors.ts';
 import type { S3BucketSpec } from '../options.ts';
@@ -90,7 +91,17 @@ async function storeAddresses(origin: string): Promise<{ addresses: Set<string>;
   const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 2000)));
   const found = await Promise.race([lookup(host, { all: true }).catch(() => undefined), late]);
   clearTimeout(timer);
-  return { addresses: new Set(found ? found.map((a) => a.address) : [host]), port };
+  return { addresses: new Set((found ? found.map((a) => a.address) : [host]).map(canonicalAddress)), port };
+}
+
+/** One spelling per address: IPv6 compressed in lower case, an IPv4-mapped one as its IPv4. */
+function canonicalAddress(a: string): string {
+  if (isIPv4(a) || !isIPv6(a)) return a;
+  const six = new URL(`http://[${a}]/`).hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(six);
+  if (!mapped) return six;
+  const [hi, lo] = [parseInt(mapped[1]!, 16), parseInt(mapped[2]!, 16)];
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
 /**

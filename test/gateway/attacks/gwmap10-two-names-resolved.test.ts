@@ -36,7 +36,7 @@ beforeAll(async () => {
   writeFileSync(join(ETC, 'hosts'), '127.0.0.1 localhost\n127.0.0.1 store-alias store-alias2\n::1 store6\n');
   writeFileSync(join(ETC, 'resolv.conf'), 'nameserver 127.0.0.53\noptions timeout:5 attempts:2\n');
   execFileSync('ip', ['netns', 'add', NS]);
-  onTeardown(() => execFileSync('ip', ['netns', 'del', NS]));
+  onTeardown(() => void execFileSync('ip', ['netns', 'del', NS]));
   execFileSync('ip', ['netns', 'exec', NS, 'ip', 'link', 'set', 'lo', 'up']);
   // The resolver that hangs: a UDP port that reads every query and never answers.
   const bh = spawn('ip', ['netns', 'exec', NS, NODE, '-e', "const d=require('dgram').createSocket('udp4');d.on('message',()=>{});d.bind(53,'127.0.0.53',()=>console.log('bound'))"], { stdio: ['ignore', 'pipe', 'inherit'] });
