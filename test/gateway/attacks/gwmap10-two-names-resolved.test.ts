@@ -8,8 +8,8 @@
 // resolved at start-up, for 2 s at most)".
 // Expected: every pair that reaches one store bucket exits 2 with one line; a hanging resolver
 // delays start-up by about 2 s, not by the resolver's own timeouts.
-// Today: the IPv4-mapped IPv6 spelling of the same address (`[::ffff:127.0.0.1]`, which a
-// connect reaches as 127.0.0.1) is not refused, and the gateway serves both names.
+// (Found so: the IPv4-mapped IPv6 spelling of the same address, `[::ffff:127.0.0.1]`, which a
+// connect reaches as 127.0.0.1, was not refused, and the gateway served both names.)
 
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';

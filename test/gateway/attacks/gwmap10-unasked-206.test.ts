@@ -4,7 +4,7 @@
 // RFC 9110 §15.3.7: a 206 is the answer to a Range request; RFC 9111 §3.3/§3.4: a cache may store
 // a partial response only as a part, and never serves it as a whole 200. RFC 9110 §14.4: a
 // Content-Range on a 200 has no meaning.
-// Held today (regression test). Expected: a later plain GET (and a later range read) never gets the 100-byte part as the whole
+// Held (regression test). Expected: a later plain GET (and a later range read) never gets the 100-byte part as the whole
 // object; a 200 with Content-Range is served whole and exact.
 
 import { afterAll, describe, expect, it } from 'vitest';

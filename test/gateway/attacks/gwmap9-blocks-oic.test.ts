@@ -159,3 +159,54 @@ describe('only-if-cached on block reads never reaches the store', () => {
     expect([r.status, JSON.stringify(s.seen.slice(before))]).toEqual([504, '[]']);
   }, 60_000);
 });
+
+// Attack: `Cache-Control: only-if-cached` on S3 block reads whose blocks are all stored, of a
+// trusted version, combined with the request directives that forbid a stored answer unchecked:
+// `no-cache`, `max-age=0`, `Pragma: no-cache`, in any case and in two headers; and Origin or a
+// conditional (regression rows).
+//
+// RFC 9111 §5.2.1.7: with only-if-cached "the cache SHOULD either respond using a stored response
+// consistent with the other constraints of the request or respond with a 504"; never forwarded.
+// docs/STAGING.md: a range read with only-if-cached "is served when every block it covers is
+// stored, of a version trusted without asking the store, and is otherwise answered 504 without
+// asking the store". Expected: 206 from the blocks or 504; the store sees nothing.
+// (Found so: only-if-cached passed when all blocks were stored, and then the no-cache / max-age=0
+// branch asked the store for the version again.)
+describe('only-if-cached with no-cache, max-age=0 or Pragma on stored blocks', () => {
+  for (const workers of ['1', '2']) {
+    it(`is answered from the blocks or 504, never sent to the store (--workers ${workers})`, async () => {
+      const s = await recordingStore();
+      const g = await startS3Gw(s, ['--s3-revalidate', '60s', '--s3-block-size', '1MiB', '--workers', workers]);
+      const cred = await g.issue(`${BUCKET}/run42/`);
+      const key = `/${BUCKET}/run42/warm.bin`;
+      // Block 1 stored, its version trusted for 60 s.
+      for (let i = 0; i < 2; i++) {
+        const warm = await send(g.gw, cred, 'GET', key, { headers: { ...close, range: 'bytes=1500000-1500099' } });
+        expect([warm.status, warm.body]).toEqual([206, bytes(1500000, 1500099)]);
+      }
+      await sleep(300);
+      const held = await send(g.gw, cred, 'GET', key, { headers: { ...OIC, range: 'bytes=1048576-1048675' } });
+      expect(held.status, 'plain only-if-cached on a stored block').toBe(206);
+      const bad: string[] = [];
+      const rows: [string, Record<string, string>][] = [
+        ['Cache-Control: only-if-cached, no-cache', { 'cache-control': 'only-if-cached, no-cache' }],
+        ['Cache-Control: only-if-cached, max-age=0', { 'cache-control': 'only-if-cached, max-age=0' }],
+        ['Cache-Control: no-cache + Cache-Control: only-if-cached (two headers)', { 'cache-control': ['no-cache', 'only-if-cached'] as unknown as string }],
+        ['Cache-Control: only-if-cached + Pragma: no-cache', { 'cache-control': 'only-if-cached', pragma: 'no-cache' }],
+        ['Cache-Control: ONLY-IF-CACHED, NO-CACHE', { 'cache-control': 'ONLY-IF-CACHED, NO-CACHE' }],
+        ['Cache-Control: only-if-cached + Origin', { 'cache-control': 'only-if-cached', origin: 'https://app.example' }],
+        ['Cache-Control: only-if-cached + If-None-Match', { 'cache-control': 'only-if-cached', 'if-none-match': '"x"' }],
+      ];
+      for (const [name, extra] of rows) {
+        const before = s.seen.length;
+        const r = await send(g.gw, cred, 'GET', key, { headers: { ...close, ...extra, range: 'bytes=1500000-1500099' } });
+        await sleep(100);
+        const asked = s.seen.slice(before);
+        if (asked.length !== 0 || ![206, 504].includes(r.status) || (r.status === 206 && r.body !== bytes(1500000, 1500099))) {
+          bad.push(`${name}: ${r.status} (${String(r.headers['cache-status'])}); store saw ${JSON.stringify(asked)}`);
+        }
+      }
+      expect(bad, bad.join('\n')).toEqual([]);
+    }, 60_000);
+  }
+});
