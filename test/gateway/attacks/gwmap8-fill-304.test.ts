@@ -102,7 +102,8 @@ const CLIENTS: Req[] = [
 describe('clients joining one fill with different validators', () => {
   for (const mode of ['reverse', 'forward'] as const) {
     for (const kind of ['storable', 'no-store', 'too large'] as const) {
-      for (const leader of [0, 1, 6, 14, 16, 17]) {
+      // Forward mode differs from reverse only in how the target is found: two leaders there.
+      for (const leader of mode === 'reverse' ? [0, 1, 6, 14, 16, 17] : [0, 14]) {
         it(`${mode}, ${kind}, the fill started by client ${leader}: every answer is the origin's`, async () => {
           const o = await origin(kind === 'no-store' ? 'no-store' : 'max-age=60');
           const dir = await tempDir('estuary-atk-map8-');
