@@ -9,6 +9,7 @@ import { expandCacheDir, gatewayOptions } from './options.ts';
 import { startCluster } from './cluster/primary.ts';
 import { mappingUnavailable } from '../lib/mapped-file.ts';
 import { announce } from './announce.ts';
+import { refuseSharedStoreBuckets } from './s3/setup.ts';
 
 /** Stops `service`, then lets the next gateway have the cache directory. */
 function releasingAfter(service: Service, release: () => void): Service {
@@ -49,6 +50,8 @@ export const command = defineCommand({
   ],
   options: gatewayOptions,
   async run({ config, log }) {
+    // Once, before any worker: a replacement worker must not wait on the resolver.
+    if (config.s3.length > 1) await refuseSharedStoreBuckets(config.s3);
     // Held by the primary for the gateway's whole life, before tmp/ is emptied: another gateway's
     // fills live there.
     const lock = await lockCacheDir(expandCacheDir(config.cacheDir), log);

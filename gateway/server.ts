@@ -31,7 +31,7 @@ import { sendError } from './proxy/respond.ts';
 import { clientErrorResponse, OVERLOADED, REFUSAL, refuse, refused, Throttle } from './refusals.ts';
 import { ringsFrom } from './proxy/target.ts';
 import { S3Endpoint } from './s3/endpoint.ts';
-import { readIssuerKey, refuseSharedStoreBuckets, upstreamBuckets } from './s3/setup.ts';
+import { readIssuerKey, upstreamBuckets } from './s3/setup.ts';
 import { HashRing } from './ring.ts';
 import { statusPage } from './status/serve.ts';
 import { Upstreams } from './upstream.ts';
@@ -113,7 +113,6 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     throw gatewayErrors.peerSelf();
   }
   // Read before anything starts, so a missing key stops start-up with nothing to clean up.
-  if (config.s3.length > 1) await refuseSharedStoreBuckets(config.s3);
   const s3Keys =
     config.s3.length > 0
       ? {

@@ -8,9 +8,10 @@ import { listItems } from '../http/headers.ts';
 const SSE_C_ANSWER = 'x-amz-server-side-encryption-customer-algorithm';
 
 /**
- * Whether an S3 object's answer may be stored: a 200 with a Content-Length and without `no-store`
- * in its Cache-Control metadata, and never an SSE-C object, whose plaintext only the key's holders may see (the
- * endpoint passes SSE-C reads through; this keeps a store that answers one anyway out too).
+ * Whether an S3 object's answer may be stored: a 200 with a Content-Length and without
+ * `no-store` in its Cache-Control metadata, and never an SSE-C object, whose plaintext only the
+ * key's holders may see (the endpoint passes SSE-C reads through; this keeps a store that answers
+ * one anyway out too).
  * `storable` says the status is one to store (a block's 206 is checked by the caller).
  */
 export function s3Decision(

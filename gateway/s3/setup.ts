@@ -108,7 +108,7 @@ function canonicalAddress(a: string): string {
  * Refuses two served names for one store bucket however its URL is spelt (a host name and its
  * address, a trailing dot): objects are cached under the name served, so a write through one
  * name would leave the other's copies of the same object served. options.ts refuses the same
- * spelling; this resolves the stores' host names at start-up.
+ * spelling without a resolver; this resolves the stores' host names, once, before any worker.
  */
 export async function refuseSharedStoreBuckets(specs: readonly S3BucketSpec[]): Promise<void> {
   const reached = await Promise.all(specs.map((s) => storeAddresses(s.origin)));
