@@ -260,8 +260,8 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
           requestTimeout: 0,
           connectionsCheckingInterval: 1000,
           // A request without Content-Length or Transfer-Encoding has no body: its stream starts
-          // ended (and reads as destroyed), so a GET costs no body stream's events. Code that
-          // forwards a body checks readableEnded first (pass.ts).
+          // ended (and reads as destroyed), so a GET costs no body stream's events. A body is
+          // forwarded by its request's body headers (pass.ts), whatever Node does here.
           optimizeEmptyRequests: true,
         },
         onRequest,
