@@ -61,6 +61,8 @@ export class Metrics {
   readonly upstreamLastSuccess: Gauge<'upstream'>;
   readonly upstreamLastFailure: Gauge<'upstream'>;
   readonly memoryHit = tally();
+  /** Memory hits the front reader answered (a part of memoryHit). */
+  readonly frontHit = tally();
   readonly diskHit = tally();
   /** Requests answered, all kinds together. */
   answered = 0;
@@ -73,7 +75,7 @@ export class Metrics {
   constructor(sizes: CacheSizes) {
     const registers = [this.registry];
     const byStatus = this.#byStatus;
-    const { memoryHit, diskHit, bytesOut, bytesIn } = this;
+    const { memoryHit, diskHit, bytesOut, bytesIn, frontHit } = this;
     const pools = () => this.upstreamPools();
     const reclaims = () => this.memoryReclaims();
     const evictions = () => this.diskEvictions();
@@ -97,6 +99,15 @@ export class Metrics {
         this.reset();
         this.inc({ tier: 'memory' }, memoryHit.value);
         this.inc({ tier: 'disk' }, diskHit.value);
+      },
+    });
+    new Counter({
+      name: N.frontHits,
+      help: "Memory hits answered before Node's HTTP server read them (part of the hits)",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(frontHit.value);
       },
     });
     this.misses = new Counter({ name: N.misses, help: 'Requests that had to go upstream', registers });

@@ -6,6 +6,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { option, optional, type OptionTable } from '../lib/config/options.ts';
 import {
+  bool,
   cidr,
   duration,
   hostPort,
@@ -291,6 +292,11 @@ export const gatewayOptions = {
   accessLog: optional(
     str('FILE|-'),
     'write one line per request, in Squid\'s native access.log format, to FILE (appended) or to stdout with -',
+  ),
+  frontHits: option(
+    bool(),
+    true,
+    "answer plain reads (GET or HEAD over HTTP/1.1 without conditions, ranges or credentials) of fresh objects held in memory as soon as their head arrives, before Node's HTTP server reads them; false sends every request through it",
   ),
   workers: option(
     int(1, 64, 'N'),

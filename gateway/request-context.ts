@@ -28,6 +28,11 @@ export function whileServing(req: IncomingMessage, handle: () => void): void {
   });
 }
 
+/** Whether the test crash hook is set for `url`: such a request takes the full path, where the hook is. */
+export function crashHookMatches(url: string): boolean {
+  return CRASH_ON !== undefined && url.includes(CRASH_ON);
+}
+
 /** The request served where the current code runs ("GET http://…"), if any. */
 export function servedRequest(): string | undefined {
   return serving.getStore();

@@ -25,7 +25,9 @@ import type { GatewayView, ProcessReport, ToPrimary } from './cluster/messages.t
 import { announce } from './announce.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
 import { prefetchAll } from './prefetch.ts';
-import { whileServing } from './request-context.ts';
+import { crashHookMatches, whileServing } from './request-context.ts';
+import { FrontReader } from './front-reader.ts';
+import { PlainHits } from './proxy/plain-hit.ts';
 import { ProxyHandler } from './proxy/handler.ts';
 import { sendError } from './proxy/respond.ts';
 import { clientErrorResponse, OVERLOADED, REFUSAL, refuse, refused, Throttle } from './refusals.ts';
@@ -193,6 +195,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   const forward = rings.length === 0;
   const clientAcl = new ClientAcl(config.allowClient);
   const destAcl = new DestAcl(config.allowDest);
+  const peers = config.peers.length > 0 ? { ring: new HashRing(config.peers), self: config.peerSelf! } : undefined;
   const handler = new ProxyHandler({
     cache,
     upstreams,
@@ -204,7 +207,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     targetedCacheControl: config.targetedCacheControl,
     destAcl,
     rings,
-    peers: config.peers.length > 0 ? { ring: new HashRing(config.peers), self: config.peerSelf! } : undefined,
+    peers,
     accessLog: accessLog?.write,
     s3BlockSize: config.s3BlockSize,
   });
@@ -226,6 +229,31 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     res.once('close', () => countS3(metrics, req.method ?? '?', res.statusCode));
     s3!.handle(req, res);
   };
+  const refuseMalformed = (err: NodeJS.ErrnoException, socket: Socket) => {
+    log.info({ code: err.code, client: socket.remoteAddress }, 'refused a malformed request');
+    if (socket.writable) socket.end(clientErrorResponse(err));
+    else socket.destroy();
+  };
+  // Plain reads of fresh objects in memory are answered before node:http reads them (front-reader.ts).
+  const plain = new PlainHits(
+    { cache, metrics, heuristicMaxS: Math.floor(config.heuristicMax / 1000), peers, accessLog: accessLog?.write },
+    handler.targets,
+    KEEP_ALIVE_MS,
+  );
+  const front = config.frontHits
+    ? new FrontReader({
+        answer: (head, socket) =>
+          isOwnPath(head.target, forward) || s3?.matchesTarget(head.target, head.headers.host) || crashHookMatches(head.target)
+            ? undefined
+            : plain.answer({ method: head.method, target: head.target, headers: head.headers, client: socket.remoteAddress }),
+        maxHeadBytes: MAX_HEADER_BYTES,
+        // node:http's own keep-alive timer, with the second of slack it adds.
+        idleMs: KEEP_ALIVE_MS + 1000,
+        headersTimeoutMs: config.headersTimeout,
+        onSlowHead: (socket) => refuseMalformed(Object.assign(new Error('no request head in time'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket),
+        log,
+      })
+    : undefined;
   let server!: Server;
   // In a worker, connections come from the primary, which holds the listening socket.
   const intake = worker ? new Intake() : undefined;
@@ -235,6 +263,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     serverFactory: (fastifyHandler) => {
       const onRequest = (req: IncomingMessage, res: ServerResponse) =>
         whileServing(req, () => {
+        front?.started(req, res);
         // Refused at accept time; a request that was parsed anyway gets nothing more.
         if (refused.has(req.socket)) res.destroy();
         else if (req.headers.host === undefined && req.httpVersionMinor >= 1 && req.httpVersionMajor === 1) {
@@ -285,26 +314,31 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
             `answering 503 past ${maxConnections} connections; raise the limit (LimitNOFILE= in systemd) to allow more`,
         );
       }
+      // node:http's own listener is called here, after the checks, or by the front reader at the
+      // connection's first request it does not answer itself.
+      const httpConnection = server.listeners('connection')[0] as (socket: Socket) => void;
+      server.removeListener('connection', httpConnection);
       server.on('connection', (socket: Socket) => {
+        const toHttp = () => httpConnection.call(server, socket);
         if (intake && !intake.handed(socket)) return socket.destroy();
         if (!clientAcl.allows(socket.remoteAddress)) {
           log.info({ client: socket.remoteAddress }, 'refused a client not in --allow-client');
+          toHttp();
           return refuse(socket, REFUSAL);
         }
         if (open >= maxConnections) {
           overloadLog.note(() => log.warn({ open, max: maxConnections }, 'connection limit reached; refusing clients (--max-connections, open-files limit)'));
+          toHttp();
           return refuse(socket, OVERLOADED, maxConnections);
         }
         open++;
         socket.once('close', () => open--);
+        if (front) front.attach(socket, toHttp);
+        else toHttp();
       });
       return server;
     },
-    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => {
-      log.info({ code: err.code, client: socket.remoteAddress }, 'refused a malformed request');
-      if (socket.writable) socket.end(clientErrorResponse(err));
-      else socket.destroy();
-    },
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket: Socket) => refuseMalformed(err, socket),
   });
   metrics.diskEvictions = () => disk.evictions;
   const startedAt = Date.now();
@@ -380,14 +414,19 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
     report,
     async stop(deadline) {
       const onAbort = () => {
+        front?.closeAll();
         server.closeAllConnections();
         upstreams.destroy();
       };
       deadline?.addEventListener('abort', onAbort, { once: true });
       reclaim.stop();
-      server.closeIdleConnections();
+      const closeIdle = () => {
+        front?.closeIdle();
+        server.closeIdleConnections();
+      };
+      closeIdle();
       await app.close();
-      await intake?.drain(server, deadline);
+      await intake?.drain(closeIdle, deadline);
       await upstreams.close();
       process.off('SIGHUP', onHup);
       await accessLog?.close();

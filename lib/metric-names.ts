@@ -6,6 +6,8 @@ export const GATEWAY_METRICS = {
   requests: 'estuary_gateway_requests_total',
   /** counter {tier="memory"|"disk"}: requests answered from the cache. */
   hits: 'estuary_gateway_cache_hits_total',
+  /** counter: memory hits answered by the front reader, before Node's HTTP server read them (gateway/front-reader.ts); part of hits_total. */
+  frontHits: 'estuary_gateway_front_hits_total',
   /** counter: requests that had to go upstream. */
   misses: 'estuary_gateway_cache_misses_total',
   /** counter: requests that joined an upstream fetch already in flight. */

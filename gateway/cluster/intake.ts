@@ -61,10 +61,10 @@ export class Intake {
     return this.#handed.has(socket);
   }
 
-  /** Waits for the handed connections to end, closing each as soon as it is idle. */
-  async drain(server: Server, deadline?: AbortSignal): Promise<void> {
+  /** Waits for the handed connections to end, closing each as soon as it is idle (`closeIdle`). */
+  async drain(closeIdle: () => void, deadline?: AbortSignal): Promise<void> {
     while (this.#open > 0 && !deadline?.aborted) {
-      server.closeIdleConnections();
+      closeIdle();
       await new Promise((r) => setTimeout(r, 50));
     }
     if (this.#dir) await rm(this.#dir, { recursive: true, force: true }).catch(() => undefined);

@@ -19,7 +19,6 @@ export function accessRecord(
   } catch {
     upstreamHost = undefined;
   }
-  const type = res.getHeader('content-type');
   return {
     endMs: Date.now(),
     elapsedMs: performance.now() - started,
@@ -30,6 +29,17 @@ export function accessRecord(
     url,
     cacheStatus: cacheStatusOf(res),
     upstreamHost,
-    contentType: typeof type === 'string' ? type : undefined,
+    contentType: sentType(res),
   };
+}
+
+/**
+ * The Content-Type the answer carried. An answer whose head was given as a list
+ * (`writeHead(status, [...])`: hits, relayed answers) keeps no header table, only the head it wrote.
+ */
+function sentType(res: ServerResponse): string | undefined {
+  const t = res.getHeader('content-type');
+  if (typeof t === 'string') return t;
+  const head = (res as { _header?: unknown })._header;
+  return typeof head === 'string' ? /\r\ncontent-type:[ \t]*([^\r]*)/i.exec(head)?.[1] : undefined;
 }

@@ -56,7 +56,8 @@ export interface HandlerDeps extends PassDeps {
 export class ProxyHandler {
   readonly #d: HandlerDeps;
   readonly #log: Logger;
-  readonly #targets: TargetCache;
+  /** Request targets resolved, shared with the front reader's plain hits (plain-hit.ts). */
+  readonly targets: TargetCache;
   readonly #hits: HitServer;
   /** Counts an answered request; `this` is the response (node:http keeps its request as `req`). */
   readonly #counted: (this: ServerResponse) => void;
@@ -64,7 +65,7 @@ export class ProxyHandler {
   constructor(deps: HandlerDeps) {
     this.#d = deps;
     this.#log = deps.log;
-    this.#targets = new TargetCache(deps.rings, deps.destAcl);
+    this.targets = new TargetCache(deps.rings, deps.destAcl);
     this.#hits = new HitServer(deps);
     const metrics = deps.metrics;
     this.#counted = function counted(this: ServerResponse): void {
@@ -126,7 +127,7 @@ export class ProxyHandler {
     if (CACHEABLE_METHODS.has(method) && hasBody) {
       return sendError(res, 400, 'http_request_error', `a ${method} request must not carry a body`);
     }
-    const resolved = this.#targets.resolve(req.url ?? '', req.headers.host);
+    const resolved = this.targets.resolve(req.url ?? '', req.headers.host);
     if (!resolved.ok) return sendError(res, resolved.status, resolved.error, resolved.message);
     const target = resolved.target;
     const owner = d.peers?.ring.owner(target.key);

@@ -67,10 +67,14 @@ export class S3Endpoint {
 
   /** Whether this request addresses one of the served buckets. */
   matches(req: IncomingMessage): boolean {
-    const url = req.url ?? '';
+    return this.matchesTarget(req.url ?? '', req.headers.host);
+  }
+
+  /** Whether a request for `url` with this Host is for one of the endpoint's buckets. */
+  matchesTarget(url: string, host: string | undefined): boolean {
     if (url[0] !== '/') return false;
     const q = url.indexOf('?');
-    return bucketOf(q === -1 ? url : url.slice(0, q), req.headers.host, this.#names) !== undefined;
+    return bucketOf(q === -1 ? url : url.slice(0, q), host, this.#names) !== undefined;
   }
 
   handle(req: IncomingMessage, res: ServerResponse): void {
