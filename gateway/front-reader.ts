@@ -250,9 +250,4 @@ export class FrontReader {
   closeAll(): void {
     for (const [socket, c] of this.#connections) if (c.state !== 'http') socket.destroy();
   }
-
-  /** Connections open that node:http has not been given, or reads only through this reader. */
-  get open(): number {
-    return this.#connections.size;
-  }
 }

@@ -13,12 +13,7 @@ export function accessRecord(
   started: number,
 ): AccessRecord {
   const url = req.url ?? '';
-  let upstreamHost: string | undefined;
-  try {
-    upstreamHost = /^[a-z]+:\/\//i.test(url) ? new URL(url).host : req.headers.host;
-  } catch {
-    upstreamHost = undefined;
-  }
+  const upstreamHost = upstreamHostOf(url, req.headers.host);
   return {
     endMs: Date.now(),
     elapsedMs: performance.now() - started,
@@ -42,4 +37,13 @@ function sentType(res: ServerResponse): string | undefined {
   if (typeof t === 'string') return t;
   const head = (res as { _header?: unknown })._header;
   return typeof head === 'string' ? /\r\ncontent-type:[ \t]*([^\r]*)/i.exec(head)?.[1] : undefined;
+}
+
+/** The host a request's target names: the absolute URL's, else the Host header's. */
+export function upstreamHostOf(url: string, host: string | undefined): string | undefined {
+  try {
+    return /^[a-z]+:\/\//i.test(url) ? new URL(url).host : host;
+  } catch {
+    return undefined;
+  }
 }

@@ -10,6 +10,7 @@
 
 import { STATUS_CODES } from 'node:http';
 import type { AccessLogger } from '../access-log.ts';
+import { upstreamHostOf } from './access-record.ts';
 import type { Cache } from '../cache/cache.ts';
 import type { EntryMeta } from '../cache/entry.ts';
 import { ageNow, usability } from '../cache/freshness.ts';
@@ -41,15 +42,19 @@ export interface PlainRead {
 /** Stored headers node:http gives meaning to when it writes them: such an entry takes the full path. */
 const SPECIAL = new Set(['connection', 'keep-alive', 'transfer-encoding', 'expect', 'trailer', 'content-disposition', 'date']);
 const PLAIN_VALUE = /^[\x20-\x7e\t]*$/;
-/** Bodies up to this size go out in the same buffer as their head: one write, built once a second. */
-const ONE_WRITE_MAX = 64 * 1024;
-
-/** What was last built for an entry; reused while its head list and the Date line are the same. */
+/**
+ * What was last built for an entry; reused while its head list, the Date line and the body held
+ * are the same. The body is never copied: a copy per entry would be memory --mem-cache does not count.
+ */
 interface Built {
   readonly headers: readonly string[];
   readonly date: string;
-  readonly head: Buffer;
-  readonly whole?: Buffer;
+  readonly body: Buffer;
+  /** The answer to a HEAD, and to a GET of an empty body. */
+  readonly headOnly: readonly Buffer[];
+  /** The answer to a GET: head and body, written together. */
+  readonly withBody: readonly Buffer[];
+  readonly headLength: number;
 }
 
 interface EntryPlan {
@@ -58,10 +63,22 @@ interface EntryPlan {
   /** Stored Date, if any: node:http then adds none. */
   readonly storedDate: boolean;
   contentType?: string;
-  built?: Built;
 }
 
 const plans = new WeakMap<EntryMeta, EntryPlan>();
+
+/**
+ * Heads built, for the entries hit most recently: a bounded map, not a field of the entry, since
+ * the disk index keeps every entry's metadata (and what hangs on it) long after it left memory.
+ */
+const built = new Map<EntryMeta, Built>();
+const BUILT_MAX = 4096;
+
+function remember(meta: EntryMeta, b: Built): void {
+  built.delete(meta);
+  built.set(meta, b);
+  if (built.size > BUILT_MAX) built.delete(built.keys().next().value!);
+}
 
 function planOf(meta: EntryMeta): EntryPlan {
   let p = plans.get(meta);
@@ -93,7 +110,7 @@ function currentDateLine(now: number): string {
 }
 
 /** The head node:http writes for `writeHead(status, headers)` on a kept-alive 1.1 connection. */
-export function serializeHead(status: number, headers: readonly string[], date: string, keepAliveS: number): string {
+function serializeHead(status: number, headers: readonly string[], date: string, keepAliveS: number): string {
   let head = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n`;
   for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
   return `${head}${date}Connection: keep-alive\r\nKeep-Alive: timeout=${keepAliveS}\r\n\r\n`;
@@ -136,15 +153,14 @@ export class PlainHits {
     const cacheStatus = hitStatus(meta, NAME, u.ttl, 'memory', false);
     const headers = wholeHead(meta, ageNow(meta, now, d.heuristicMaxS), cacheStatus);
     const date = plan.storedDate ? '' : currentDateLine(now);
-    let built = plan.built;
-    if (built?.headers !== headers || built.date !== date) {
+    let b = built.get(meta);
+    if (b?.headers !== headers || b.date !== date || b.body !== found.body) {
       const head = Buffer.from(serializeHead(meta.status, headers, date, this.#keepAliveS), 'latin1');
-      const whole = found.body.length <= ONE_WRITE_MAX ? Buffer.concat([head, found.body]) : undefined;
-      built = { headers, date, head, whole };
-      plan.built = built;
+      b = { headers, date, body: found.body, headOnly: [head], withBody: [head, found.body], headLength: head.length };
+      remember(meta, b);
     }
     const withBody = r.method === 'GET' && found.body.length > 0;
-    const out = !withBody ? [built.head] : built.whole ? [built.whole] : [built.head, found.body];
+    const out = withBody ? b.withBody : b.headOnly;
     d.metrics.memoryHit.inc();
     d.metrics.frontHit.inc();
     if (withBody) d.metrics.bytesOut.inc(found.body.length);
@@ -154,21 +170,13 @@ export class PlainHits {
       elapsedMs: 0,
       client: r.client,
       status: meta.status,
-      bytes: built.head.length + (withBody ? found.body.length : 0),
+      bytes: b.headLength + (withBody ? found.body.length : 0),
       method: r.method,
       url: r.target,
       cacheStatus,
-      upstreamHost: r.target[0] === '/' ? r.headers.host : hostOf(r.target),
+      upstreamHost: upstreamHostOf(r.target, r.headers.host),
       contentType: plan.contentType,
     });
     return out;
-  }
-}
-
-function hostOf(url: string): string | undefined {
-  try {
-    return new URL(url).host;
-  } catch {
-    return undefined;
   }
 }
