@@ -73,8 +73,8 @@ class Connection {
     socket.setTimeout(Math.min(d.headersTimeoutMs, d.idleMs));
   }
 
+  // Not called in `http`: node:http's own listener reads the socket then (#forGood).
   readonly #onData = (chunk: Buffer): void => {
-    if (this.state === 'http') return this.#feed!(chunk);
     this.#pending = this.#pending ? Buffer.concat([this.#pending, chunk]) : chunk;
     if (this.state === 'front' && !this.#blocked) this.#run();
     else if (this.#pending.length > QUEUED_MAX) this.#socket.pause();
