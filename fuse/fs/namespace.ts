@@ -21,6 +21,7 @@ import {
   writeOptionsOf,
 } from './metadata.ts';
 import { inParallel } from './staging-file.ts';
+import type { WriteHandle } from './write-handle.ts';
 import { Writes } from './writes.ts';
 import type { Owner } from './fs-types.ts';
 
@@ -71,9 +72,10 @@ export class Namespace extends Writes {
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind === 'dir') throw new FsError('EISDIR');
-    await this.unlinkWriters(path);
-    await this.keepReaders(path);
-    await this.client.delete(this.key(path));
+    await this.removeWritten(path, async () => {
+      await this.keepReaders(path);
+      await this.client.delete(this.key(path));
+    });
     this.forget(path);
     this.touchDir(parentOf(path));
   }
@@ -229,10 +231,13 @@ export class Namespace extends Writes {
       await this.renameDir(from, to, src);
     } else {
       if (dst?.kind === 'dir') throw new FsError('EISDIR');
+      const move = () =>
+        this.writersOf(from).some((w) => w.dirty)
+          ? this.renameWrittenOrPublished(from, to, src, dst)
+          : this.renameObject(from, to, src, dst);
       // The file renamed over is removed: its open writers keep it locally and publish nothing.
-      if (dst) await this.unlinkWriters(to);
-      if (this.writersOf(from).some((w) => w.dirty)) await this.renameWrittenOrPublished(from, to, src, dst);
-      else await this.renameObject(from, to, src, dst);
+      if (dst) await this.removeWritten(to, move);
+      else await move();
     }
     this.touchDir(parentOf(from));
     this.touchDir(parentOf(to));
@@ -247,26 +252,40 @@ export class Namespace extends Writes {
    * then leaves nothing of the file in the bucket, and no close uploads it.
    */
   protected async hideOpen(from: string, to: string, src: Attr): Promise<void> {
-    await this.unlinkWriters(from);
-    await this.keepReaders(from);
-    const held = [...this.handles.values()].filter((h) => h.path === from);
-    for (const h of held) h.path = to;
-    // A removed file hidden again (a rename over its hidden name): one hidden name, the new one.
-    this.hidden.delete(from);
-    this.hidden.set(to, src);
-    await this.client.delete(this.key(from));
+    await this.removeWritten(from, async () => {
+      await this.keepReaders(from);
+      await this.client.delete(this.key(from));
+      const held = [...this.handles.values()].filter((h) => h.path === from);
+      for (const h of held) h.path = to;
+      // A removed file hidden again (a rename over its hidden name): one hidden name, the new one.
+      this.hidden.delete(from);
+      this.hidden.set(to, src);
+    });
     this.forget(from);
     this.touchDir(parentOf(from));
   }
 
   /**
-   * The file at `path` is removed: its open writers keep what they hold locally (WriteHandle.unlink),
-   * and the objects of names it was renamed away from while written go now, not at its close.
+   * Removes the file at `path` with `remove`, its open writers held meanwhile (WriteHandle.unlink).
+   * Once it succeeded they keep what they hold locally and publish nothing, and the objects of
+   * names they were renamed away from go now, not at their close. A removal that failed changes
+   * nothing: they go on writing the file, and their close publishes it.
    */
-  protected async unlinkWriters(path: string): Promise<void> {
-    for (const w of this.writersOf(path)) {
-      const lost = await w.unlink();
-      if (lost) this.o.log.warn({ path, err: String(lost) }, 'an open writer of a removed file cannot keep what it holds');
+  protected async removeWritten(path: string, remove: () => Promise<void>): Promise<void> {
+    const writers = this.writersOf(path);
+    const lost = new Map<WriteHandle, unknown>();
+    const held = writers.reduceRight<() => Promise<void>>(
+      (inner, w) => async () => {
+        const err = await w.unlink(inner);
+        if (err !== undefined) lost.set(w, err);
+      },
+      remove,
+    );
+    await held();
+    for (const w of writers) {
+      if (lost.has(w)) {
+        this.o.log.warn({ path, err: String(lost.get(w)) }, 'an open writer of a removed file cannot keep what it holds');
+      }
       await this.dropRenamedAway(w);
     }
   }

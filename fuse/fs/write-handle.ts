@@ -77,27 +77,34 @@ export class WriteHandle {
   }
 
   /**
-   * The file was unlinked while open: nothing of it is published any more, but the descriptor
-   * stays readable and writable, as POSIX keeps an unlinked file's. Its content (what was
-   * published, and what a stream holds) is kept in a staging file before the object goes; resolves
-   * the error when that failed (cache disk, --staging-limit): later writes are then dropped at
-   * once and reads fail.
+   * The file is removed while this descriptor is open (unlink, a rename over it, libfuse hiding
+   * it). Its content (what was published, and what a stream holds) is first kept in a staging
+   * file; then `remove` takes the object away, this handle's operations held meanwhile, so no flush
+   * publishes between the two. Only a removal that succeeded unlinks the handle: nothing of it is
+   * published any more, but the descriptor stays readable and writable, as POSIX keeps an unlinked
+   * file's. A removal that failed leaves the handle writing the file, and its close publishes it.
+   * Resolves the error of keeping when the content could not be kept (cache disk,
+   * --staging-limit): later writes are then dropped at once and reads fail. Rejects with the
+   * removal's error.
    */
-  unlink(): Promise<unknown> {
+  unlink(remove: () => Promise<void>): Promise<unknown> {
     return this.serial(async () => {
+      let lost: unknown;
+      // A stream would only upload parts to be thrown away at close: its bytes go local too.
+      if (!this.staging && (this.base > 0 || this.stream)) {
+        await this.toStaging().catch((err: unknown) => {
+          lost = err;
+        });
+      }
+      await remove();
       this.unlinked = true;
       this.copyLost = undefined;
-      // A stream would only upload parts to be thrown away at close: its bytes go local too.
-      if (this.staging || (this.base === 0 && !this.stream)) return undefined;
-      try {
-        await this.toStaging();
-        return undefined;
-      } catch (err) {
+      if (lost !== undefined) {
         const size = this.size;
         await this.discard();
         this.dropping = size;
-        return err;
       }
+      return lost;
     });
   }
 

@@ -1,7 +1,9 @@
 // The removal of an open file when the server cannot take the DELETE (MinIO stopped with SIGSTOP
 // for that moment, then resumed), through a real mount: a removal that failed must leave the file
-// as it was, writers included. Today libfuse answers EBUSY before the DELETE (its search for a
-// free hidden name cannot stat), and the file stands: a regression test.
+// as it was, writers included. libfuse answers EBUSY when its search for a free hidden name cannot
+// stat; when the names are cached, its hiding rename reaches the DELETE, which times out. Either
+// way the file stands, and its writer's close publishes it (test/fuse/fs/remove-open.test.ts has
+// the second case without timing).
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,0 +1,142 @@
+// Removing a file while a descriptor writes it: the removal is what the bucket answered. A removal
+// the store refused (an unlink, libfuse's hiding rename, a rename over the file) leaves the writer
+// writing the file, and its close publishes everything; a removal that went through leaves nothing
+// that a close could bring back, even when the close was sent while the DELETE was under way.
+
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { toErrno } from '../../../fuse/fs/errno.ts';
+import type { Filesystem } from '../../../fuse/fs/filesystem.ts';
+import { FaultInjectingClient } from '../../../fuse/s3/fault-client.ts';
+import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
+import { MiB, makeFs } from './make-fs.ts';
+
+async function errnoOf(p: Promise<unknown>): Promise<string | undefined> {
+  return p.then(
+    () => undefined,
+    (e: unknown) => toErrno(e),
+  );
+}
+
+/** A store whose DELETEs wait until `open` is called. */
+class GatedDeletes extends MemoryObjectClient {
+  private gate: Promise<void> = Promise.resolve();
+  private release: () => void = () => {};
+  waiting = 0;
+
+  close(): void {
+    this.gate = new Promise((r) => {
+      this.release = r;
+    });
+  }
+
+  open(): void {
+    this.release();
+  }
+
+  override async delete(key: string): Promise<void> {
+    this.waiting += 1;
+    await this.gate;
+    this.waiting -= 1;
+    return super.delete(key);
+  }
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 2));
+  expect(cond()).toBe(true);
+}
+
+async function writeAt(fs: Filesystem, fh: number, data: Buffer, at: number): Promise<void> {
+  for (let o = 0; o < data.length; o += 128 * 1024) await fs.write(fh, data.subarray(o, o + 128 * 1024), at + o);
+}
+
+type Removal = (fs: Filesystem, path: string) => Promise<void>;
+
+const removals: [string, Removal][] = [
+  ['unlink', (fs, path) => fs.unlink(path)],
+  ["libfuse's hiding rename", (fs, path) => fs.rename(path, '/.fuse_hidden0000000100000001', true)],
+];
+
+// Sizes: under the first part (held in memory), and past it (parts already sent).
+const sizes = [64 * 1024, 7 * MiB];
+
+describe('a removal of a file open for writing, refused by the store', () => {
+  for (const [name, remove] of removals) {
+    for (const size of sizes) {
+      it(`${name} after ${size} bytes: the writer goes on and its close publishes everything`, async () => {
+        const mem = new MemoryObjectClient();
+        const faults = new FaultInjectingClient(mem);
+        const fs = await makeFs(faults);
+        const first = randomBytes(size);
+        const rest = randomBytes(100_000);
+        const fh = await fs.create('/kept', 0o644);
+        await writeAt(fs, fh, first, 0);
+        faults.fail('delete', 'unavailable', Number.POSITIVE_INFINITY);
+        expect(await errnoOf(remove(fs, '/kept'))).toBe('EIO');
+        faults.clear();
+        await writeAt(fs, fh, rest, size);
+        expect(await errnoOf(fs.flush(fh))).toBeUndefined();
+        await fs.release(fh);
+        expect(mem.objects.get('kept')?.body.equals(Buffer.concat([first, rest]))).toBe(true);
+        expect((await fs.readdir('/')).map((e) => e.name)).toContain('kept');
+      });
+    }
+  }
+
+  it('unlink of a published file reopened for writing: the rewrite is published', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    const fh0 = await fs.create('/f', 0o644);
+    await fs.write(fh0, Buffer.from('old old old'), 0);
+    await fs.release(fh0);
+    const fh = await fs.open('/f', 1);
+    await fs.write(fh, Buffer.from('new'), 0);
+    faults.fail('delete', 'unavailable', Number.POSITIVE_INFINITY);
+    expect(await errnoOf(fs.unlink('/f'))).toBe('EIO');
+    faults.clear();
+    await fs.release(fh);
+    expect(mem.objects.get('f')?.body.toString()).toBe('new old old');
+  });
+
+  it('a rename over the file that fails: the writer of the file renamed over publishes it', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    await mem.put('src', Buffer.from('source'));
+    const fh = await fs.create('/dst', 0o644);
+    await fs.write(fh, Buffer.from('written'), 0);
+    await fs.fsync(fh);
+    await fs.write(fh, Buffer.from(' and more'), 7);
+    faults.fail('copy', 'unavailable', Number.POSITIVE_INFINITY);
+    expect(await errnoOf(fs.rename('/src', '/dst'))).toBe('EIO');
+    faults.clear();
+    await fs.release(fh);
+    expect(mem.objects.get('dst')?.body.toString()).toBe('written and more');
+    expect(mem.objects.get('src')?.body.toString()).toBe('source');
+  });
+});
+
+describe('a removal of a file open for writing, taken by the store', () => {
+  for (const [name, remove] of removals) {
+    it(`${name}: a close sent while the DELETE is under way publishes nothing`, async () => {
+      const mem = new GatedDeletes();
+      const fs = await makeFs(mem);
+      const fh = await fs.create('/gone', 0o644);
+      await fs.write(fh, Buffer.from('short-lived'), 0);
+      mem.close();
+      const removing = remove(fs, '/gone');
+      await until(() => mem.waiting > 0);
+      const closing = fs.flush(fh);
+      await new Promise((r) => setTimeout(r, 20));
+      mem.open();
+      await removing;
+      expect(await errnoOf(closing)).toBeUndefined();
+      // The descriptor still reads what it wrote, as POSIX keeps an unlinked file's.
+      expect((await fs.read(fh, 0, 100)).toString()).toBe('short-lived');
+      await fs.release(fh);
+      expect([...mem.objects.keys()]).toEqual([]);
+    });
+  }
+});
