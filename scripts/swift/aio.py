@@ -87,11 +87,12 @@ def _on_path(cmd):
 
 def xattr_problem(path):
     """Swift keeps object metadata in user.* xattrs; some filesystems refuse them."""
+    import tempfile
     os.makedirs(path, exist_ok=True)
-    probe = os.path.join(path, '.xattr-probe')
+    # A name of its own: checks run side by side, and one must not remove another's probe.
+    fd, probe = tempfile.mkstemp(prefix='.xattr-probe-', dir=path)
+    os.close(fd)
     try:
-        with open(probe, 'wb'):
-            pass
         os.setxattr(probe, 'user.estuary.probe', b'1')
         return None
     except OSError as err:

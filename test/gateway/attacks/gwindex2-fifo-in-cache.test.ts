@@ -7,8 +7,8 @@
 // (which waits for the read) is answered.
 
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants as fsc, openSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, constants as fsc, mkdirSync, openSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
 import { tempDir } from '../../helpers/tmp.ts';
@@ -25,7 +25,11 @@ const TOKEN = 'attack-token-0123456789';
  * opening it go on: a process blocked in open() there keeps the test's pipes open otherwise.
  */
 function fifo(path: string, exists = false): void {
-  if (!exists) execFileSync('mkfifo', [path]);
+  if (!exists) {
+    // The seeded names are random: their shard directory may not have been made.
+    mkdirSync(dirname(path), { recursive: true });
+    execFileSync('mkfifo', [path]);
+  }
   onTeardown(() => {
     for (let i = 0; i < 50; i++) {
       try {
@@ -61,6 +65,7 @@ describe('a FIFO among the entry files', () => {
     const o = await pathOrigin();
     await seedCache(dir, o, N);
     const path = join(dir, 'v1', '00', 'cd'.repeat(16));
+    mkdirSync(dirname(path), { recursive: true });
     execFileSync('mkfifo', [path]);
     const port = await freePort();
     let failure = '';
