@@ -281,9 +281,9 @@ export class FsCore {
   protected async dropRenamedAway(w: WriteHandle): Promise<void> {
     for (const [path, away] of [...this.renamedAway]) {
       if (away.writer !== w) continue;
-      this.renamedAway.delete(path);
-      if (this.writersOf(path).length > 0) continue;
-      await this.client.delete(away.key);
+      // Held until the DELETE went through: a failed one leaves the old name hidden, as it was.
+      if (this.writersOf(path).length === 0) await this.client.delete(away.key);
+      if (this.renamedAway.get(path) === away) this.renamedAway.delete(path);
     }
   }
 

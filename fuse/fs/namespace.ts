@@ -267,9 +267,9 @@ export class Namespace extends Writes {
 
   /**
    * Removes the file at `path` with `remove`, its open writers held meanwhile (WriteHandle.unlink).
-   * Once it succeeded they keep what they hold locally and publish nothing, and the objects of
-   * names they were renamed away from go now, not at their close. A removal that failed changes
-   * nothing: they go on writing the file, and their close publishes it.
+   * The objects of names they were renamed away from go first, not at their close; once the
+   * removal succeeded the writers keep what they hold locally and publish nothing. A removal that
+   * failed leaves them writing the file, and their close publishes it.
    */
   protected async removeWritten(path: string, remove: () => Promise<void>): Promise<void> {
     const writers = this.writersOf(path);
@@ -279,14 +279,14 @@ export class Namespace extends Writes {
         const err = await w.unlink(inner);
         if (err !== undefined) lost.set(w, err);
       },
-      remove,
+      async () => {
+        for (const w of writers) await this.dropRenamedAway(w);
+        await remove();
+      },
     );
     await held();
-    for (const w of writers) {
-      if (lost.has(w)) {
-        this.o.log.warn({ path, err: String(lost.get(w)) }, 'an open writer of a removed file cannot keep what it holds');
-      }
-      await this.dropRenamedAway(w);
+    for (const [w, err] of lost) {
+      this.o.log.warn({ path: w.path, err: String(err) }, 'an open writer of a removed file cannot keep what it holds');
     }
   }
 

@@ -96,7 +96,15 @@ export class WriteHandle {
           lost = err;
         });
       }
-      await remove();
+      try {
+        await remove();
+      } catch (err) {
+        // A DELETE whose answer was lost (a timeout) may have been carried out all the same: what
+        // is held locally is published at close, so the file is never gone while its writer was
+        // told it was kept.
+        if (this.staging) this.dirty = true;
+        throw err;
+      }
       this.unlinked = true;
       this.copyLost = undefined;
       if (lost !== undefined) {

@@ -100,6 +100,44 @@ describe('a removal of a file open for writing, refused by the store', () => {
     expect(mem.objects.get('f')?.body.toString()).toBe('new old old');
   });
 
+  it('rm of a file renamed away while written, whose old name the store will not delete: nothing changes', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    const fh = await fs.create('/a', 0o644);
+    await fs.write(fh, Buffer.from('AAAA'), 0);
+    await fs.fsync(fh);
+    await fs.write(fh, Buffer.from('BBBB'), 4);
+    await fs.rename('/a', '/b');
+    faults.fail('delete', 'access-denied', Number.POSITIVE_INFINITY, 'a');
+    expect(await errnoOf(fs.unlink('/b'))).toBe('EACCES');
+    expect((await fs.readdir('/')).map((e) => e.name)).toEqual(['b']);
+    faults.clear();
+    await fs.write(fh, Buffer.from('CCCC'), 8);
+    await fs.release(fh);
+    expect([...mem.objects.keys()]).toEqual(['b']);
+    expect(mem.objects.get('b')?.body.toString()).toBe('AAAABBBBCCCC');
+  });
+
+  it('a DELETE carried out but answered with an error: the close of a writer with nothing unsaved publishes it again', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    const fh = await fs.create('/f', 0o644);
+    await fs.write(fh, Buffer.from('published'), 0);
+    await fs.fsync(fh);
+    const remove = mem.delete.bind(mem);
+    mem.delete = async (key: string) => {
+      await remove(key);
+      throw new Error('the answer was lost');
+    };
+    expect(await errnoOf(fs.unlink('/f'))).toBe('EIO');
+    mem.delete = remove;
+    expect(mem.objects.has('f')).toBe(false);
+    await fs.release(fh);
+    expect(mem.objects.get('f')?.body.toString()).toBe('published');
+  });
+
   it('a rename over the file that fails: the writer of the file renamed over publishes it', async () => {
     const mem = new MemoryObjectClient();
     const faults = new FaultInjectingClient(mem);
