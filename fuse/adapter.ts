@@ -67,6 +67,11 @@ interface Binding {
    * the synchronous call of the rename's JavaScript handler.
    */
   fuse_native_hiding?: () => boolean;
+  /**
+   * Added by scripts/patch-fuse-native.sh: the kernel's id of the request the rename being
+   * dispatched belongs to (a rename over an open file is libfuse's hide and the rename, in one).
+   */
+  fuse_native_request?: () => number;
 }
 
 /** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
@@ -249,7 +254,8 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     rename: (from: string, to: string, cb: Cb) => {
       // Read now, while the addon still holds this rename: libfuse's hide or a user's rename.
       const hiding = binding().fuse_native_hiding?.();
-      reply('rename', from, cb, () => nothing(fs.rename(from, to, hiding)));
+      const request = binding().fuse_native_request?.();
+      reply('rename', from, cb, () => nothing(fs.rename(from, to, hiding, request)));
     },
     // fuse-native passes (target, linkpath).
     symlink: (target: string, p: string, cb: Cb) => {

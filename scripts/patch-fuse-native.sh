@@ -26,6 +26,11 @@
 #     attributes (the request's `unique`, read from libfuse 2.9's per-thread context) and the path
 #     it asked with; a rename within that same request, to that same path, is libfuse's hide. The
 #     addon exports fuse_native_hiding(), true while such a rename is being dispatched.
+#  6. A rename over a file that is still open is two renames in one kernel request: libfuse hides
+#     the target first (as in 5), then renames the source over its old name. When the second one
+#     fails, the first must be undone, and only the request tells the two apart from an unlink's
+#     hide followed by a user's rename. Each rename now records its request's `unique`, and the
+#     addon exports fuse_native_request(), that number for the rename being dispatched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=node_modules/fuse-native
@@ -33,7 +38,7 @@ src=$dir/fuse-native.c
 [ -f "$src" ] || exit 0
 if grep -q 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' "$src" && grep -q 'fuse_native_caller' "$src" &&
   grep -q 'fuse_native_utime_omit_ok' "$src" && grep -q 'fuse_native_nullpath_ok' "$src" &&
-  grep -q 'fuse_native_hiding' "$src" &&
+  grep -q 'fuse_native_hiding' "$src" && grep -q 'fuse_native_request' "$src" &&
   [ -f "$dir/build/Release/fuse.node" ]; then
   exit 0
 fi
@@ -78,6 +83,17 @@ if ! grep -q 'fuse_native_hiding' "$src"; then
     -e 's/^FUSE_METHOD_VOID(rename, 2, 0, (const char \*path, const char \*dest), {$/&\n  l->hiding = l->probe_path == dest \&\& l->probe_unique != 0 \&\& l->probe_unique == request_unique();\n  l->probe_path = NULL;/' \
     -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_hiding) {\n  napi_value hiding;\n  napi_get_boolean(env, dispatching_hide != 0, \&hiding);\n  return hiding;\n}\n\n&/' \
     -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_hiding)/' \
+    "$src"
+fi
+if ! grep -q 'fuse_native_request' "$src"; then
+  sed -i \
+    -e 's/^static int dispatching_hide = 0;$/&\nstatic uint64_t dispatching_request = 0;/' \
+    -e 's/^  int hiding;$/&\n  uint64_t request;/' \
+    -e 's/^  l->hiding = 0;\\$/&\n  l->request = 0;\\/' \
+    -e 's/^      dispatching_hide = l->hiding;\\$/&\n      dispatching_request = l->request;\\/' \
+    -e 's/^  l->hiding = l->probe_path == dest .*$/&\n  l->request = request_unique();/' \
+    -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_request) {\n  napi_value request;\n  napi_create_double(env, (double) dispatching_request, \&request);\n  return request;\n}\n\n&/' \
+    -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_request)/' \
     "$src"
 fi
 . scripts/node-gyp.sh

@@ -3,8 +3,8 @@
 // write-back journal; start-up (and its cleanup after a crash) and shutdown. The operations are
 // split by the semantics they implement, one file each, stacked on this one:
 //   attributes.ts (lookup, getattr, readdir) <- reads.ts (open, read) <- writes.ts (create,
-//   write, flush and close, truncate) <- namespace.ts (mkdir, rmdir, unlink, symlink, rename,
-//   chmod/chown/utimens) = Filesystem (filesystem.ts).
+//   write, flush and close, truncate) <- removals.ts (open files removed) <- namespace.ts (mkdir,
+//   rmdir, unlink, symlink, rename, chmod/chown/utimens) = Filesystem (filesystem.ts).
 // Each layer calls only the ones below it.
 
 import { mkdir as mkdirLocal, rm } from 'node:fs/promises';

@@ -21,8 +21,7 @@ import {
   writeOptionsOf,
 } from './metadata.ts';
 import { inParallel } from './staging-file.ts';
-import type { WriteHandle } from './write-handle.ts';
-import { Writes } from './writes.ts';
+import { HIDDEN_NAME, Removals } from './removals.ts';
 import type { Owner } from './fs-types.ts';
 
 /** Linux's PATH_MAX: a symlink's target, with its terminating NUL, fits in it. */
@@ -30,10 +29,7 @@ const PATH_MAX = 4096;
 /** Parallel copies during a directory rename. */
 const RENAME_PARALLEL = 8;
 
-/** The name libfuse gives a removed file that is still open: `.fuse_hidden` and 16 hex digits. */
-const HIDDEN_NAME = /^\.fuse_hidden[0-9a-f]{16}$/;
-
-export class Namespace extends Writes {
+export class Namespace extends Removals {
   async mkdir(path: string, mode: number, owner?: Owner): Promise<void> {
     this.refuseIfReadOnly();
     checkNewPath(this.prefix, path, true);
@@ -207,18 +203,29 @@ export class Namespace extends Writes {
   /**
    * `hiding`: whether this rename is libfuse hiding a file removed while open (the patched addon
    * tells, see scripts/patch-fuse-native.sh); unknown, a rename of an open file to a name of the
-   * form libfuse uses is taken for one.
+   * form libfuse uses is taken for one. `request`: the kernel request the rename belongs to; a
+   * rename over an open file that fails undoes libfuse's hide of it in the same request.
    */
-  async rename(from: string, to: string, hiding?: boolean): Promise<void> {
+  async rename(from: string, to: string, hiding?: boolean, request?: number): Promise<void> {
     this.refuseIfReadOnly();
     if (from === to) return;
+    const hide = this.takeHide(request, to);
+    try {
+      await this.renameOnce(from, to, hiding, request);
+    } catch (err) {
+      if (hide) await this.undoHide(hide);
+      throw err;
+    }
+  }
+
+  private async renameOnce(from: string, to: string, hiding: boolean | undefined, request: number | undefined): Promise<void> {
     checkNewPath(this.prefix, to);
     await this.settled(from, true);
     await this.settled(from);
     const src = await this.lookup(from);
     if (!src) throw new FsError('ENOENT');
     const hide = hiding ?? (HIDDEN_NAME.test(baseName(to)) && this.isOpen(from));
-    if (hide && src.kind !== 'dir') return this.hideOpen(from, to, src);
+    if (hide && src.kind !== 'dir') return this.hideOpen(from, to, src, request);
     // A removed file has no name: the one libfuse keeps for it is not the user's to move.
     if (this.hidden.has(from)) throw new FsError('ENOENT');
     await this.mustBeDir(parentOf(to));
@@ -241,59 +248,6 @@ export class Namespace extends Writes {
     }
     this.touchDir(parentOf(from));
     this.touchDir(parentOf(to));
-  }
-
-  /**
-   * libfuse does not pass on the removal of a file that is still open (the mount runs without
-   * hard_remove, whose removed files lose their paths): it renames the file to .fuse_hidden<N>
-   * and unlinks that name after the last close. For the bucket that rename is the unlink, and
-   * happens now: the open descriptors keep the content locally (WriteHandle.unlink,
-   * keepReaders), the object is deleted, and the hidden name lives only here. A crash of the mount
-   * then leaves nothing of the file in the bucket, and no close uploads it.
-   */
-  protected async hideOpen(from: string, to: string, src: Attr): Promise<void> {
-    await this.removeWritten(from, async () => {
-      await this.keepReaders(from);
-      await this.client.delete(this.key(from));
-      const held = [...this.handles.values()].filter((h) => h.path === from);
-      for (const h of held) h.path = to;
-      // A removed file hidden again (a rename over its hidden name): one hidden name, the new one.
-      this.hidden.delete(from);
-      this.hidden.set(to, src);
-    });
-    this.forget(from);
-    this.touchDir(parentOf(from));
-  }
-
-  /**
-   * Removes the file at `path` with `remove`, its open writers held meanwhile (WriteHandle.unlink).
-   * The objects of names they were renamed away from go first, not at their close; once the
-   * removal succeeded the writers keep what they hold locally and publish nothing. A removal that
-   * failed leaves them writing the file, and their close publishes it.
-   */
-  protected async removeWritten(path: string, remove: () => Promise<void>): Promise<void> {
-    const writers = this.writersOf(path);
-    const lost = new Map<WriteHandle, unknown>();
-    const held = writers.reduceRight<() => Promise<void>>(
-      (inner, w) => async () => {
-        const err = await w.unlink(inner);
-        if (err !== undefined) lost.set(w, err);
-      },
-      async () => {
-        for (const w of writers) await this.dropRenamedAway(w);
-        await remove();
-      },
-    );
-    await held();
-    for (const [w, err] of lost) {
-      this.o.log.warn({ path: w.path, err: String(err) }, 'an open writer of a removed file cannot keep what it holds');
-    }
-  }
-
-  /** Whether a descriptor of the file at `path` is open (a write, a read, or a reader of a writer). */
-  protected isOpen(path: string): boolean {
-    for (const h of this.handles.values()) if (h.path === path) return true;
-    return false;
   }
 
   /** A file with nothing unsaved: server-side copy, then delete. */

@@ -6,6 +6,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { HandleSettings } from './file-handle.ts';
 import { type Chunk, Prefetcher } from './prefetcher.ts';
 import { StagingFile } from './staging-file.ts';
+import type { WriteOptions } from '../s3/object-client.ts';
 
 export class ReadHandle {
   readonly kind = 'read';
@@ -82,6 +83,14 @@ export class ReadHandle {
       this.copy = undefined;
       throw err;
     });
+  }
+
+  /** Puts the copy made by keepCopy back as the object `key`; false when there is none. */
+  async putBack(key: string, options: WriteOptions): Promise<boolean> {
+    const copy = await this.copy?.catch(() => undefined);
+    if (!copy) return false;
+    await copy.upload(key, options);
+    return true;
   }
 
   /** The filesystem has guessed which file this reader opens next (see next-file.ts). */

@@ -116,6 +116,19 @@ export class WriteHandle {
     });
   }
 
+  /**
+   * A removal undone (Removals.undoHide): the handle writes the file again, and its close
+   * publishes what it holds. Bytes dropped at the removal (none could be kept) fail the close.
+   */
+  relink(): Promise<void> {
+    return this.serial(async () => {
+      if (!this.unlinked) return;
+      this.unlinked = false;
+      this.dirty = true;
+      if (this.dropping !== undefined) this.broken = new FsError('EIO', `${this.key}: its bytes were dropped when it was removed`);
+    });
+  }
+
   /** Operations on one handle run one at a time, in the order the kernel sent them. */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(fn, fn);

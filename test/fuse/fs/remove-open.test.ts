@@ -9,7 +9,7 @@ import { toErrno } from '../../../fuse/fs/errno.ts';
 import type { Filesystem } from '../../../fuse/fs/filesystem.ts';
 import { FaultInjectingClient } from '../../../fuse/s3/fault-client.ts';
 import { MemoryObjectClient } from '../../../fuse/s3/memory-client.ts';
-import { MiB, makeFs } from './make-fs.ts';
+import { MiB, makeFs, readFile } from './make-fs.ts';
 
 async function errnoOf(p: Promise<unknown>): Promise<string | undefined> {
   return p.then(
@@ -177,4 +177,66 @@ describe('a removal of a file open for writing, taken by the store', () => {
       expect([...mem.objects.keys()]).toEqual([]);
     });
   }
+});
+
+// A rename over an open file reaches the filesystem as two renames of one kernel request:
+// libfuse's hide of the target, then the rename (the patched addon tells the request).
+describe('a rename over an open file whose copy fails after libfuse hid that file', () => {
+  const HIDDEN = '/.fuse_hidden00000000000000a1';
+
+  it('the writer of the file renamed over goes on, and its close publishes it', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    await mem.put('s', Buffer.from('source'));
+    const fh = await fs.create('/t', 0o644);
+    await fs.write(fh, Buffer.from('written'), 0);
+    await fs.fsync(fh);
+    await fs.write(fh, Buffer.from(' and more'), 7);
+    await fs.rename('/t', HIDDEN, true, 41);
+    faults.fail('copy', 'access-denied', Number.POSITIVE_INFINITY);
+    expect(await errnoOf(fs.rename('/s', '/t', false, 41))).toBe('EACCES');
+    faults.clear();
+    expect((await fs.getattr('/t')).size).toBe(16);
+    await fs.write(fh, Buffer.from('!'), 16);
+    await fs.release(fh);
+    // libfuse unlinks the hidden name after the last close: only that name ends.
+    await fs.unlink(HIDDEN);
+    expect(mem.objects.get('t')?.body.toString()).toBe('written and more!');
+    expect(mem.objects.get('s')?.body.toString()).toBe('source');
+  });
+
+  it('a file only read: its reader\'s copy is put back at once', async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    await mem.put('s', Buffer.from('source'));
+    await mem.put('t', Buffer.from('target kept'));
+    const fh = await fs.open('/t', 0);
+    await fs.rename('/t', HIDDEN, true, 42);
+    faults.fail('copy', 'unavailable', Number.POSITIVE_INFINITY);
+    expect(await errnoOf(fs.rename('/s', '/t', false, 42))).toBe('EIO');
+    faults.clear();
+    expect(mem.objects.get('t')?.body.toString()).toBe('target kept');
+    expect((await readFile(fs, '/t')).toString()).toBe('target kept');
+    await fs.release(fh);
+    await fs.unlink(HIDDEN);
+    expect(mem.objects.get('t')?.body.toString()).toBe('target kept');
+  });
+
+  it("an unlink's hide, then a user's rename in another request that fails: the file stays removed", async () => {
+    const mem = new MemoryObjectClient();
+    const faults = new FaultInjectingClient(mem);
+    const fs = await makeFs(faults);
+    await mem.put('s', Buffer.from('source'));
+    const fh = await fs.create('/t', 0o644);
+    await fs.write(fh, Buffer.from('removed'), 0);
+    await fs.rename('/t', HIDDEN, true, 43);
+    faults.fail('copy', 'unavailable', Number.POSITIVE_INFINITY);
+    expect(await errnoOf(fs.rename('/s', '/t', false, 44))).toBe('EIO');
+    faults.clear();
+    await fs.release(fh);
+    await fs.unlink(HIDDEN);
+    expect([...mem.objects.keys()]).toEqual(['s']);
+  });
 });
