@@ -55,7 +55,7 @@ const options = {
   }),
   peers: optional(
     list(str('NAME')),
-    'only these peers: fuse (estuary, estuary-write-back, estuary-rclone-buffers, s3fs, rclone, goofys, geesefs, mountpoint-s3; the SDK-alone reference always runs), gateway (estuary in forward mode, squid, estuary-reverse, estuary-reverse-whole-tier, nginx, varnish; the node-http reference runs in every wrk case)',
+    'only these peers: fuse (estuary, estuary-write-back, estuary-rclone-buffers, s3fs, rclone, goofys, geesefs, mountpoint-s3; the SDK-alone reference always runs), gateway (estuary in forward mode, squid, estuary-reverse, estuary-reverse-whole-tier, nginx, nginx-sndbuf, varnish; the node-http reference runs in every wrk case)',
     { scope: ['fuse', 'gateway'] },
   ),
   cases: optional(

@@ -8,6 +8,7 @@ import { gatewayErrors } from './errors.ts';
 import { expandCacheDir, gatewayOptions } from './options.ts';
 import { startCluster } from './cluster/primary.ts';
 import { mappingUnavailable } from '../lib/mapped-file.ts';
+import { socketOptionsUnavailable } from '../lib/socket-options.ts';
 import { announce } from './announce.ts';
 import { refuseSharedStoreBuckets } from './s3/setup.ts';
 
@@ -72,6 +73,9 @@ export const command = defineCommand({
     );
     if (mappingUnavailable !== undefined) {
       log.warn({ why: mappingUnavailable }, 'disk hits are read into each worker instead of mapped from the page cache, at more CPU per hit');
+    }
+    if (socketOptionsUnavailable !== undefined && config.sendBuffer !== 'off') {
+      log.warn({ why: socketOptionsUnavailable }, '--send-buffer has no effect: client connections keep the kernel\'s send buffers');
     }
     const service = releasingAfter(handle, lock.release);
     return Promise.race([runUntilSignalled(service, { log, shutdownTimeoutMs: config.shutdownTimeout }), handle.failed]);

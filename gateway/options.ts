@@ -9,6 +9,7 @@ import {
   bool,
   cidr,
   duration,
+  formatSize,
   hostPort,
   int,
   list,
@@ -19,6 +20,7 @@ import {
   type ValueType,
 } from '../lib/config/values.ts';
 import { DEFAULT_CLIENT_NETS, DEST_PRESETS } from './acl.ts';
+import type { SendBufferSetting } from './send-buffer.ts';
 
 /**
  * The default is written symbolically so --help and docs/CONFIGURATION.md read the same on every
@@ -29,6 +31,24 @@ export const DEFAULT_CACHE_DIR = '~/.cache/estuary/gateway';
 
 /** A bearer token shorter than this is refused as guessable, as the HMAC keys of heartbeats are. */
 export const MIN_ADMIN_TOKEN_BYTES = 16;
+
+function sendBufferValue(): ValueType<SendBufferSetting> {
+  const bytes = size(4096, 64 * 2 ** 20);
+  const expected = 'auto, off, or a size from 4KiB to 64MiB such as 256KiB';
+  return {
+    expected,
+    placeholder: 'auto|off|SIZE',
+    parse(raw) {
+      if (raw === 'auto' || raw === 'off') return raw;
+      try {
+        return bytes.parse(raw);
+      } catch {
+        throw new ValueError(`expected ${expected}`);
+      }
+    },
+    format: (v) => (typeof v === 'number' ? formatSize(v) : v),
+  };
+}
 
 function adminTokenValue(): ValueType<string> {
   const base = str('TOKEN', `a token of at least ${MIN_ADMIN_TOKEN_BYTES} characters`);
@@ -297,6 +317,11 @@ export const gatewayOptions = {
     bool(),
     true,
     "answer plain reads (GET or HEAD over HTTP/1.1 without conditions, ranges or credentials) of fresh objects held in memory as soon as their head arrives, before Node's HTTP server reads them; false sends every request through it",
+  ),
+  sendBuffer: option(
+    sendBufferValue(),
+    'auto' as SendBufferSetting,
+    "send buffer of client connections: auto asks for 512KiB on connections whose round trip is under 1 ms and leaves the kernel's autotuning to the others; off leaves it to the kernel always; a SIZE asks for that on every connection",
   ),
   workers: option(
     int(1, 64, 'N'),

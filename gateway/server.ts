@@ -35,6 +35,7 @@ import { ringsFrom } from './proxy/target.ts';
 import { S3Endpoint } from './s3/endpoint.ts';
 import { readIssuerKey, upstreamBuckets } from './s3/setup.ts';
 import { HashRing } from './ring.ts';
+import { applySendBuffer } from './send-buffer.ts';
 import { statusPage } from './status/serve.ts';
 import { Upstreams } from './upstream.ts';
 
@@ -333,6 +334,7 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         }
         open++;
         socket.once('close', () => open--);
+        applySendBuffer(socket, config.sendBuffer);
         if (front) front.attach(socket, toHttp);
         else toHttp();
       });

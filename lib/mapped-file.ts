@@ -12,7 +12,7 @@
 // mapped fails the kernel's write with EFAULT (the answer is cut), but a read in JavaScript past
 // the new end would kill the process with SIGBUS.
 
-import { createRequire } from 'node:module';
+import { loadAddon } from './native-addon.ts';
 
 interface Addon {
   map(fd: number, length: number): Buffer | null;
@@ -20,18 +20,7 @@ interface Addon {
   release(buffer: ArrayBuffer): void;
 }
 
-const ADDON = './native/build/Release/mapped_file.node';
-
-function load(): { addon?: Addon; why?: string } {
-  try {
-    return { addon: createRequire(import.meta.url)(ADDON) as Addon };
-  } catch (err) {
-    const why = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    return { why: `lib/native was not built (${why}); run npm rebuild with python3, make and g++ installed` };
-  }
-}
-
-const loaded = load();
+const loaded = loadAddon<Addon>('mapped_file');
 
 /** Why bodies cannot be mapped here, or undefined when they can. */
 export const mappingUnavailable: string | undefined = loaded.why;

@@ -5,7 +5,7 @@
 // after round. Prints req/s and the server's CPU per request (all its processes, /proc).
 // Results: docs/BENCHMARKING.md, "The mix, one size at a time".
 //
-//   node scripts/gateway-sizes.ts [--rounds 2] [--seconds 5]
+//   node scripts/gateway-sizes.ts [--rounds 2] [--seconds 5] [--only 5,6]   (--only: chunk indices)
 
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,9 @@ import { startBenchOrigin } from '../bench/gateway/origin.ts';
 import { estuaryReversePeer, nginxPeer, varnishPeer } from '../bench/gateway/peers.ts';
 import { treeCpuSeconds } from '../bench/proc.ts';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '5' }, only: { type: 'string' } },
+});
 const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const origin = await startBenchOrigin(4096, 100 * 2 ** 20, false);
 // Varnish drops to its own user: it must be able to read its directory.
@@ -25,7 +27,7 @@ mkdirSync(scratch, { recursive: true });
 chmodSync(scratch, 0o755);
 const prefix = '/x/cvmfs/repo.example.org';
 /** The mix's chunks 0 to 6 have its seven sizes (bench/gateway/origin.ts). */
-const chunks = [0, 1, 2, 3, 4, 5, 6].map((i) => `chunk${i}`);
+const chunks = (values.only?.split(',').map(Number) ?? [0, 1, 2, 3, 4, 5, 6]).map((i) => `chunk${i}`);
 const peers = [];
 try {
   let port = 18_300;

@@ -44,6 +44,9 @@ const ESTUARY_MEMORY = `--mem-cache ${MEM_CACHE_MIB}MiB split between the worker
  */
 export const WHOLE_TIER_PEER = 'estuary-reverse-whole-tier';
 export const WHOLE_TIER_MEM_CACHE_MIB = MEM_CACHE_MIB * WORKERS;
+/** nginx with the fixed send buffer estuary gives near clients: whose gain it is, the setting's or the server's. */
+export const NGINX_SNDBUF_PEER = 'nginx-sndbuf';
+export const NGINX_SNDBUF = '512k';
 const ESTUARY_DISK = `--disk-cache ${DISK_CACHE_MIB / 1024}GiB, shared by the workers; hits on bodies up to 16 MiB written from the page cache (mapped), as nginx sends its files`;
 
 export const SETUPS: Readonly<Record<string, PeerSetup>> = {
@@ -55,7 +58,7 @@ export const SETUPS: Readonly<Record<string, PeerSetup>> = {
   },
   'estuary-reverse': {
     mode: 'reverse',
-    processes: `--workers ${WORKERS} (a primary that serves no requests + ${WORKERS} workers), --upstream default=the origin`,
+    processes: `--workers ${WORKERS} (a primary that serves no requests + ${WORKERS} workers), --upstream default=the origin, --send-buffer auto (the default; loopback clients are near: 512 KiB)`,
     memory: ESTUARY_MEMORY,
     disk: ESTUARY_DISK,
   },
@@ -74,6 +77,12 @@ export const SETUPS: Readonly<Record<string, PeerSetup>> = {
   nginx: {
     mode: 'reverse',
     processes: `worker_processes ${WORKERS} (+ master)`,
+    memory: 'no memory tier of its own: bodies are files served from the page cache; keys_zone 32m holds keys only',
+    disk: `proxy_cache_path max_size=${DISK_CACHE_MIB / 1024}g, proxy_cache_lock on, upstream keepalive`,
+  },
+  [NGINX_SNDBUF_PEER]: {
+    mode: 'reverse',
+    processes: `worker_processes ${WORKERS} (+ master), listen … sndbuf=${NGINX_SNDBUF} (the send buffer estuary's --send-buffer auto gives near clients; measured only when named)`,
     memory: 'no memory tier of its own: bodies are files served from the page cache; keys_zone 32m holds keys only',
     disk: `proxy_cache_path max_size=${DISK_CACHE_MIB / 1024}g, proxy_cache_lock on, upstream keepalive`,
   },
@@ -130,6 +139,8 @@ export interface NginxPaths {
   readonly port: number;
   readonly originPort: number;
   readonly dir: string;
+  /** `listen … sndbuf=`: a fixed socket send buffer, as estuary's --send-buffer auto gives near clients. */
+  readonly sndbuf?: string;
 }
 
 export function nginxConf(p: NginxPaths): string {
@@ -150,7 +161,7 @@ http {
   proxy_cache_path ${p.dir}/cache levels=1:2 keys_zone=c:32m max_size=${DISK_CACHE_MIB / 1024}g inactive=1d use_temp_path=off;
   upstream origin { server 127.0.0.1:${p.originPort}; keepalive 64; }
   server {
-    listen 127.0.0.1:${p.port} reuseport;
+    listen 127.0.0.1:${p.port} reuseport${p.sndbuf ? ` sndbuf=${p.sndbuf}` : ''};
     location / {
       proxy_pass http://origin;
       proxy_http_version 1.1;

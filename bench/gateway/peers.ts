@@ -15,6 +15,8 @@ import {
   varnishArgs,
   varnishVcl,
   WHOLE_TIER_MEM_CACHE_MIB,
+  NGINX_SNDBUF,
+  NGINX_SNDBUF_PEER,
   WHOLE_TIER_PEER,
   WORKERS,
 } from './peer-configs.ts';
@@ -164,21 +166,28 @@ async function removeSquidLeftovers(service: string): Promise<void> {
   }
 }
 
-export const nginxPeer: PeerSpec = {
-  name: 'nginx',
-  command: 'nginx',
-  pkg: 'nginx',
-  async start(dir, port, originPort) {
-    await mkdir(join(dir, 'cache'), { recursive: true });
-    await mkdir(join(dir, 'tmp'), { recursive: true });
-    const conf = join(dir, 'nginx.conf');
-    await writeFile(conf, nginxConf({ port, originPort, dir }));
-    const child = startProcess('nginx', 'nginx', ['-c', conf, '-p', dir]);
-    await waitPort(child, port, 20_000);
-    const version = await versionOf('nginx', ['-v'], /nginx\/(\S+)/);
-    return { name: 'nginx', port, mode: 'reverse', version, pid: child.pid, stop: stopper(child) };
-  },
-};
+function nginxIn(name: string, sndbuf?: string): PeerSpec {
+  return {
+    name,
+    command: 'nginx',
+    pkg: 'nginx',
+    onRequest: sndbuf !== undefined,
+    async start(dir, port, originPort) {
+      await mkdir(join(dir, 'cache'), { recursive: true });
+      await mkdir(join(dir, 'tmp'), { recursive: true });
+      const conf = join(dir, 'nginx.conf');
+      await writeFile(conf, nginxConf({ port, originPort, dir, sndbuf }));
+      const child = startProcess(name, 'nginx', ['-c', conf, '-p', dir]);
+      await waitPort(child, port, 20_000);
+      const version = await versionOf('nginx', ['-v'], /nginx\/(\S+)/);
+      return { name, port, mode: 'reverse', version, pid: child.pid, stop: stopper(child) };
+    },
+  };
+}
+
+export const nginxPeer = nginxIn('nginx');
+/** nginx with estuary's near-client send buffer: measured only when named. */
+export const nginxSndbufPeer = nginxIn(NGINX_SNDBUF_PEER, NGINX_SNDBUF);
 
 export const varnishPeer: PeerSpec = {
   name: 'varnish',
@@ -228,6 +237,7 @@ export const PEERS: readonly PeerSpec[] = [
   estuaryReversePeer,
   estuaryWholeTierPeer,
   nginxPeer,
+  nginxSndbufPeer,
   varnishPeer,
 ];
 

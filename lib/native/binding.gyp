@@ -5,6 +5,12 @@
       "sources": ["mapped-file.c"],
       "cflags": ["-O2", "-Wall", "-Wextra"],
       "defines": ["NAPI_VERSION=8"]
+    },
+    {
+      "target_name": "socket_options",
+      "sources": ["socket-options.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra"],
+      "defines": ["NAPI_VERSION=8"]
     }
   ]
 }

@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/gateway/index.ts';
-import { nginxConf, SETUPS, squidConf, varnishArgs, WHOLE_TIER_PEER, WORKERS } from '../../bench/gateway/peer-configs.ts';
+import { NGINX_SNDBUF_PEER, nginxConf, SETUPS, squidConf, varnishArgs, WHOLE_TIER_PEER, WORKERS } from '../../bench/gateway/peer-configs.ts';
 import { startBenchOrigin } from '../../bench/gateway/origin.ts';
 import {
   chosenPeers,
@@ -41,6 +41,14 @@ describe('peer configurations', () => {
     expect(conf).toMatch(/^worker_processes 2;$/m);
     expect(conf).toMatch(/max_size=4g/);
     expect(varnishArgs(1, '/d/v.vcl', '/d/i').join(' ')).toMatch(/-s malloc,256M .*thread_pools=2/);
+    expect(conf).toMatch(/^ {4}listen 127\.0\.0\.1:1 reuseport;$/m);
+  });
+
+  it('measures nginx with a fixed send buffer only when --peers names it', () => {
+    const names = (wanted?: string[]) => chosenPeers(PEERS, wanted).map((s) => s.name);
+    expect(names()).not.toContain(NGINX_SNDBUF_PEER);
+    expect(names(['nginx', NGINX_SNDBUF_PEER])).toEqual(['nginx', NGINX_SNDBUF_PEER]);
+    expect(nginxConf({ port: 1, originPort: 2, dir: '/d', sndbuf: '512k' })).toMatch(/^ {4}listen 127\.0\.0\.1:1 reuseport sndbuf=512k;$/m);
   });
 
   it('measures the whole-tier variant only when --peers names it', () => {

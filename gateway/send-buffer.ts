@@ -1,0 +1,31 @@
+// The send buffer of client connections (--send-buffer). Linux grows a TCP socket's send buffer
+// up to net.ipv4.tcp_wmem's maximum (4 MiB by default) for as long as the sender keeps it full,
+// which is what a body of many MiB does. On a path whose round trip is short that depth buys no
+// throughput (the bandwidth-delay product of 10 Gbit/s over 0.2 ms is 250 KB), yet each answer
+// then has MiBs in the kernel at once, copied in and out long after they left the CPU's caches.
+// So on near connections (round trip under 1 ms at accept: the same rack, site or cloud zone) a
+// smaller fixed buffer is asked for; far ones keep the kernel's autotuning, which a long round
+// trip needs. docs/CACHING.md, "Send buffers", has the measurements.
+
+import type { Socket } from 'node:net';
+import { roundTripUs, setSendBuffer } from '../lib/socket-options.ts';
+
+export type SendBufferSetting = 'auto' | 'off' | number;
+
+/** What `auto` asks for on a near connection (the kernel doubles it for its bookkeeping). */
+export const NEAR_SEND_BUFFER = 512 * 1024;
+/** A connection whose round trip at accept is under this is near. */
+export const NEAR_RTT_US = 1000;
+
+/** The send buffer to ask for, or undefined for the kernel's own autotuning. */
+export function sendBufferFor(setting: SendBufferSetting, rttUs: number | undefined): number | undefined {
+  if (setting === 'off') return undefined;
+  if (setting !== 'auto') return setting;
+  return rttUs !== undefined && rttUs < NEAR_RTT_US ? NEAR_SEND_BUFFER : undefined;
+}
+
+/** Applies --send-buffer to a connection just accepted. */
+export function applySendBuffer(socket: Socket, setting: SendBufferSetting): void {
+  const bytes = sendBufferFor(setting, setting === 'auto' ? roundTripUs(socket) : undefined);
+  if (bytes !== undefined) setSendBuffer(socket, bytes);
+}
