@@ -7,11 +7,11 @@
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
-import { type MinioServer, minioAvailable, startMinio } from '../../helpers/minio.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { type MinioServer, minioAvailable } from '../../helpers/minio.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
-import { Bucket, MiB, ops } from './hidden-harness.ts';
+import { Bucket, MiB, ops, stoppableMinio } from './hidden-harness.ts';
 
 afterAll(runTeardowns);
 
@@ -23,12 +23,7 @@ describe.skipIf(!fuse.ok || !minio.ok)('a removal the server refuses (MinIO)', (
   let bucket: Bucket;
   let dir: string;
   beforeAll(async () => {
-    server = await startMinio();
-    onTeardown(() => {
-      process.kill(server.child.pid, 'SIGCONT');
-    });
-    bucket = new Bucket(server, `hidf-${process.pid}`);
-    await bucket.create();
+    ({ server, bucket } = await stoppableMinio(`hidf-${process.pid}`));
     const cache = await tempDir('estuary-hidcache-');
     // Names stay cached (the default TTL), so the rename reaches the DELETE without asking the server.
     dir = (await mountBucket(server, bucket.name, ['--cache-dir', cache, '--request-timeout', '1s', '--retries', '1'])).dir;

@@ -16,6 +16,8 @@ import {
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { onTeardown } from '../../helpers/cleanup.ts';
+import { type MinioServer, startMinio } from '../../helpers/minio.ts';
 import { type Child, startChild } from '../../helpers/process.ts';
 import type { S3Server } from '../../helpers/s3rver.ts';
 import { s3Client } from '../../helpers/s3-smoke.ts';
@@ -128,6 +130,17 @@ export class Bucket {
 let bucketCounter = 0;
 
 /** A fresh bucket and a mount of it with `extra` flags. */
+/** MinIO, resumed at teardown (attacks stop it with SIGSTOP), with a new bucket `name`. */
+export async function stoppableMinio(name: string): Promise<{ server: MinioServer; bucket: Bucket }> {
+  const server = await startMinio();
+  onTeardown(() => {
+    process.kill(server.child.pid, 'SIGCONT');
+  });
+  const bucket = new Bucket(server, name);
+  await bucket.create();
+  return { server, bucket };
+}
+
 export async function freshMount(server: S3Server, extra: readonly string[] = []): Promise<{ bucket: Bucket; mnt: Mounted }> {
   const bucket = new Bucket(server, `hid-${process.pid}-${++bucketCounter}`);
   await bucket.create();

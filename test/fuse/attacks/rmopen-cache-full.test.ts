@@ -7,10 +7,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
-import { type MinioServer, minioAvailable, startMinio } from '../../helpers/minio.ts';
+import { type MinioServer, minioAvailable } from '../../helpers/minio.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
-import { Bucket, sha256 } from './hidden-harness.ts';
+import { Bucket, sha256, stoppableMinio } from './hidden-harness.ts';
 import { driver, O_RDWR_CREAT_TRUNC } from './rmopen-harness.ts';
 
 afterAll(runTeardowns);
@@ -25,12 +25,7 @@ describe.skipIf(!fuse.ok || !minio.ok || process.getuid?.() !== 0)('rm of a stre
   let bucket: Bucket;
   let dir: string;
   beforeAll(async () => {
-    server = await startMinio();
-    onTeardown(() => {
-      process.kill(server.child.pid, 'SIGCONT');
-    });
-    bucket = new Bucket(server, `rmopen-full-${process.pid}`);
-    await bucket.create();
+    ({ server, bucket } = await stoppableMinio(`rmopen-full-${process.pid}`));
     const cache = await tempDir('rmopen-tmpfs-');
     const m = await sh(`mount -t tmpfs -o size=8m tmpfs '${cache}'`);
     expect(m.code, m.out).toBe(0);

@@ -7,11 +7,11 @@
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
-import { type MinioServer, minioAvailable, startMinio } from '../../helpers/minio.ts';
+import { runTeardowns } from '../../helpers/cleanup.ts';
+import { type MinioServer, minioAvailable } from '../../helpers/minio.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
-import { Bucket, sha256 } from './hidden-harness.ts';
+import { Bucket, sha256, stoppableMinio } from './hidden-harness.ts';
 import { driver, O_RDWR_CREAT_TRUNC, O_RDWR } from './rmopen-harness.ts';
 
 afterAll(runTeardowns);
@@ -26,12 +26,7 @@ describe.skipIf(!fuse.ok || !minio.ok)('rm of files open for writing while MinIO
   let bucket: Bucket;
   let dir: string;
   beforeAll(async () => {
-    server = await startMinio();
-    onTeardown(() => {
-      process.kill(server.child.pid, 'SIGCONT');
-    });
-    bucket = new Bucket(server, `rmopen-stop-${process.pid}`);
-    await bucket.create();
+    ({ server, bucket } = await stoppableMinio(`rmopen-stop-${process.pid}`));
     const cache = await tempDir('rmopen-cache-');
     dir = (await mountBucket(server, bucket.name, ['--cache-dir', cache, '--request-timeout', '1s', '--retries', '1'])).dir;
   }, 30_000);
