@@ -18,6 +18,12 @@ async function errnoOf(p: Promise<unknown>): Promise<string | undefined> {
   );
 }
 
+async function faultyFs(): Promise<{ mem: MemoryObjectClient; faults: FaultInjectingClient; fs: Filesystem }> {
+  const mem = new MemoryObjectClient();
+  const faults = new FaultInjectingClient(mem);
+  return { mem, faults, fs: await makeFs(faults) };
+}
+
 /** A store whose DELETEs wait until `open` is called. */
 class GatedDeletes extends MemoryObjectClient {
   private gate: Promise<void> = Promise.resolve();
@@ -85,9 +91,7 @@ describe('a removal of a file open for writing, refused by the store', () => {
   }
 
   it('unlink of a published file reopened for writing: the rewrite is published', async () => {
-    const mem = new MemoryObjectClient();
-    const faults = new FaultInjectingClient(mem);
-    const fs = await makeFs(faults);
+    const { mem, faults, fs } = await faultyFs();
     const fh0 = await fs.create('/f', 0o644);
     await fs.write(fh0, Buffer.from('old old old'), 0);
     await fs.release(fh0);
@@ -101,9 +105,7 @@ describe('a removal of a file open for writing, refused by the store', () => {
   });
 
   it('rm of a file renamed away while written, whose old name the store will not delete: nothing changes', async () => {
-    const mem = new MemoryObjectClient();
-    const faults = new FaultInjectingClient(mem);
-    const fs = await makeFs(faults);
+    const { mem, faults, fs } = await faultyFs();
     const fh = await fs.create('/a', 0o644);
     await fs.write(fh, Buffer.from('AAAA'), 0);
     await fs.fsync(fh);
@@ -120,9 +122,7 @@ describe('a removal of a file open for writing, refused by the store', () => {
   });
 
   it('a DELETE carried out but answered with an error: the close of a writer with nothing unsaved publishes it again', async () => {
-    const mem = new MemoryObjectClient();
-    const faults = new FaultInjectingClient(mem);
-    const fs = await makeFs(faults);
+    const { mem, fs } = await faultyFs();
     const fh = await fs.create('/f', 0o644);
     await fs.write(fh, Buffer.from('published'), 0);
     await fs.fsync(fh);
@@ -139,9 +139,7 @@ describe('a removal of a file open for writing, refused by the store', () => {
   });
 
   it('a rename over the file that fails: the writer of the file renamed over publishes it', async () => {
-    const mem = new MemoryObjectClient();
-    const faults = new FaultInjectingClient(mem);
-    const fs = await makeFs(faults);
+    const { mem, faults, fs } = await faultyFs();
     await mem.put('src', Buffer.from('source'));
     const fh = await fs.create('/dst', 0o644);
     await fs.write(fh, Buffer.from('written'), 0);
@@ -185,9 +183,7 @@ describe('a rename over an open file whose copy fails after libfuse hid that fil
   const HIDDEN = '/.fuse_hidden00000000000000a1';
 
   it('the writer of the file renamed over goes on, and its close publishes it', async () => {
-    const mem = new MemoryObjectClient();
-    const faults = new FaultInjectingClient(mem);
-    const fs = await makeFs(faults);
+    const { mem, faults, fs } = await faultyFs();
     await mem.put('s', Buffer.from('source'));
     const fh = await fs.create('/t', 0o644);
     await fs.write(fh, Buffer.from('written'), 0);
@@ -207,9 +203,7 @@ describe('a rename over an open file whose copy fails after libfuse hid that fil
   });
 
   it('a file only read: its reader\'s copy is put back at once', async () => {
-    const mem = new MemoryObjectClient();
-    const faults = new FaultInjectingClient(mem);
-    const fs = await makeFs(faults);
+    const { mem, faults, fs } = await faultyFs();
     await mem.put('s', Buffer.from('source'));
     await mem.put('t', Buffer.from('target kept'));
     const fh = await fs.open('/t', 0);
@@ -225,9 +219,7 @@ describe('a rename over an open file whose copy fails after libfuse hid that fil
   });
 
   it("an unlink's hide, then a user's rename in another request that fails: the file stays removed", async () => {
-    const mem = new MemoryObjectClient();
-    const faults = new FaultInjectingClient(mem);
-    const fs = await makeFs(faults);
+    const { mem, faults, fs } = await faultyFs();
     await mem.put('s', Buffer.from('source'));
     const fh = await fs.create('/t', 0o644);
     await fs.write(fh, Buffer.from('removed'), 0);
