@@ -9,6 +9,7 @@ import { expandCacheDir, gatewayOptions } from './options.ts';
 import { startCluster } from './cluster/primary.ts';
 import { mappingUnavailable } from '../lib/mapped-file.ts';
 import { socketOptionsUnavailable } from '../lib/socket-options.ts';
+import { cappedSendBuffer, readWmemMax } from './send-buffer.ts';
 import { announce } from './announce.ts';
 import { refuseSharedStoreBuckets } from './s3/setup.ts';
 
@@ -74,6 +75,8 @@ export const command = defineCommand({
     if (mappingUnavailable !== undefined) {
       log.warn({ why: mappingUnavailable }, 'disk hits are read into each worker instead of mapped from the page cache, at more CPU per hit');
     }
+    const capped = cappedSendBuffer(config.sendBuffer, readWmemMax());
+    if (capped !== undefined && socketOptionsUnavailable === undefined) log.warn({}, capped);
     if (socketOptionsUnavailable !== undefined && config.sendBuffer !== 'off') {
       log.warn({ why: socketOptionsUnavailable }, '--send-buffer has no effect: client connections keep the kernel\'s send buffers');
     }

@@ -7,7 +7,9 @@
 // smaller fixed buffer is asked for; far ones keep the kernel's autotuning, which a long round
 // trip needs. docs/CACHING.md, "Send buffers", has the measurements.
 
+import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { formatSize } from '../lib/config/values.ts';
 import { roundTripUs, setSendBuffer } from '../lib/socket-options.ts';
 
 export type SendBufferSetting = 'auto' | 'off' | number;
@@ -21,11 +23,34 @@ export const NEAR_RTT_US = 1000;
 export function sendBufferFor(setting: SendBufferSetting, rttUs: number | undefined): number | undefined {
   if (setting === 'off') return undefined;
   if (setting !== 'auto') return setting;
-  return rttUs !== undefined && rttUs < NEAR_RTT_US ? NEAR_SEND_BUFFER : undefined;
+  // 0 is no sample (a handshake whose SYN-ACK was sent again, without TCP timestamps): unknown.
+  return rttUs !== undefined && rttUs > 0 && rttUs < NEAR_RTT_US ? NEAR_SEND_BUFFER : undefined;
 }
 
 /** Applies --send-buffer to a connection just accepted. */
 export function applySendBuffer(socket: Socket, setting: SendBufferSetting): void {
   const bytes = sendBufferFor(setting, setting === 'auto' ? roundTripUs(socket) : undefined);
   if (bytes !== undefined) setSendBuffer(socket, bytes);
+}
+
+/** The kernel's cap on a socket's asked-for send buffer (net.core.wmem_max), or undefined. */
+export function readWmemMax(path = '/proc/sys/net/core/wmem_max'): number | undefined {
+  try {
+    const n = Number(readFileSync(path, 'utf8').trim());
+    return Number.isSafeInteger(n) && n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A line for the start-up log when the kernel gives less than --send-buffer asks for, or undefined. */
+export function cappedSendBuffer(setting: SendBufferSetting, wmemMax: number | undefined): string | undefined {
+  if (setting === 'off' || wmemMax === undefined) return undefined;
+  const asked = setting === 'auto' ? NEAR_SEND_BUFFER : setting;
+  if (asked <= wmemMax) return undefined;
+  const which = setting === 'auto' ? 'near connections' : 'connections';
+  return (
+    `--send-buffer asks for ${formatSize(asked)}, over net.core.wmem_max (${formatSize(wmemMax)}): ${which} get ` +
+    `${formatSize(wmemMax)}; raise it with sysctl -w net.core.wmem_max=${asked}`
+  );
 }

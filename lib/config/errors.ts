@@ -4,6 +4,7 @@
 import { type CodeDoc, codeTable, EstuaryError, type ErrorsSection } from '../errors.ts';
 import { MISSING_PACKAGE_CODES } from '../optional-package.ts';
 import { NOT_TLS_CODES } from '../tls-mismatch.ts';
+import { escapeControls } from '../terminal-text.ts';
 
 /** Each code's row in docs/ERRORS.md. */
 export const CONFIG_CODES = {
@@ -55,7 +56,8 @@ export class ConfigError extends EstuaryError {
 
 export const configErrors = {
   invalidValue: (where: string, value: string, expected: string) =>
-    new ConfigError('ESTUARY_CONFIG_INVALID_VALUE', `invalid value "${value}" for ${where}: ${expected}`),
+    // A value from the environment or a file may hold line breaks: the message stays one line.
+    new ConfigError('ESTUARY_CONFIG_INVALID_VALUE', `invalid value "${escapeControls(value)}" for ${where}: ${expected}`),
   /** `hint` is didYouMean()'s "did you mean --x?", or ''. */
   unknownFlag: (command: string, flag: string, hint = '') =>
     new ConfigError(

@@ -9,13 +9,27 @@ import { connect, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../lib/config/resolve.ts';
 import { gatewayOptions } from '../../gateway/options.ts';
-import { NEAR_RTT_US, NEAR_SEND_BUFFER, sendBufferFor } from '../../gateway/send-buffer.ts';
+import { cappedSendBuffer, NEAR_RTT_US, NEAR_SEND_BUFFER, readWmemMax, sendBufferFor } from '../../gateway/send-buffer.ts';
 import { roundTripUs } from '../../lib/socket-options.ts';
 import { startGatewayProcess, startTestGateway } from './helpers/gateway.ts';
 import { startOrigin } from './helpers/origin.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const BODY = Buffer.alloc(3 * 2 ** 20, 'z');
+/** What the kernel keeps for SO_SNDBUF `bytes` (`ss` tb): doubled, after capping at net.core.wmem_max. */
+const kernelTb = (bytes: number): number => 2 * Math.min(bytes, readWmemMax() ?? bytes);
+
+describe('cappedSendBuffer', () => {
+  it('names net.core.wmem_max when the kernel gives less than asked, and nothing otherwise', () => {
+    expect(cappedSendBuffer(64 * 2 ** 20, 4 * 2 ** 20)).toBe(
+      '--send-buffer asks for 64MiB, over net.core.wmem_max (4MiB): connections get 4MiB; raise it with sysctl -w net.core.wmem_max=67108864',
+    );
+    expect(cappedSendBuffer('auto', 212_992)).toMatch(/^--send-buffer asks for 512KiB, over net.core.wmem_max \(208KiB\): near connections get 208KiB;/);
+    expect(cappedSendBuffer('auto', 4 * 2 ** 20)).toBeUndefined();
+    expect(cappedSendBuffer('off', 4096)).toBeUndefined();
+    expect(cappedSendBuffer(2 ** 20, undefined)).toBeUndefined();
+  });
+});
 
 describe('sendBufferFor', () => {
   it('auto: a fixed buffer on near connections only; off: never; a size: always', () => {
@@ -24,6 +38,7 @@ describe('sendBufferFor', () => {
     expect(sendBufferFor('auto', NEAR_RTT_US)).toBeUndefined();
     expect(sendBufferFor('auto', 30_000)).toBeUndefined();
     expect(sendBufferFor('auto', undefined)).toBeUndefined();
+    expect(sendBufferFor('auto', 0)).toBeUndefined();
     expect(sendBufferFor('off', 40)).toBeUndefined();
     expect(sendBufferFor(65_536, 30_000)).toBe(65_536);
   });
@@ -74,7 +89,7 @@ async function measure(flags: Record<string, unknown>): Promise<number> {
 
 describe('the send buffer of client connections', () => {
   it('auto, over loopback (a near connection): the near buffer, as the kernel keeps it', async () => {
-    expect(await measure({})).toBe(2 * NEAR_SEND_BUFFER);
+    expect(await measure({})).toBe(kernelTb(NEAR_SEND_BUFFER));
   });
 
   it("reads a TCP connection's round trip from the kernel (loopback: near)", async () => {
@@ -88,12 +103,12 @@ describe('the send buffer of client connections', () => {
   });
 
   it('a size: that size', async () => {
-    expect(await measure({ sendBuffer: 64 * 1024 })).toBe(2 * 64 * 1024);
+    expect(await measure({ sendBuffer: 64 * 1024 })).toBe(kernelTb(64 * 1024));
   });
 
   it("off: the kernel's own, grown by autotuning", async () => {
     const tb = await measure({ sendBuffer: 'off' });
-    expect(tb).not.toBe(2 * NEAR_SEND_BUFFER);
+    expect(tb).not.toBe(kernelTb(NEAR_SEND_BUFFER));
     expect(tb).toBeGreaterThan(0);
   });
 
@@ -106,7 +121,7 @@ describe('the send buffer of client connections', () => {
     const gw = await startGatewayProcess(['--workers', '2', '--upstream', `o=${origin.url}`, '--send-buffer', '96KiB']);
     const { socket, port } = await getOnce(gw.url);
     try {
-      expect(serverSendBuffer(port, socket)).toBe(2 * 96 * 1024);
+      expect(serverSendBuffer(port, socket)).toBe(kernelTb(96 * 1024));
     } finally {
       socket.destroy();
       await gw.child.stop();
@@ -136,7 +151,7 @@ registerHooks({
     try {
       await gw.child.waitFor(/--send-buffer has no effect/, 5000);
       const { socket, port } = await getOnce(gw.url);
-      expect(serverSendBuffer(port, socket)).not.toBe(2 * 96 * 1024);
+      expect(serverSendBuffer(port, socket)).not.toBe(kernelTb(96 * 1024));
       socket.destroy();
     } finally {
       await gw.child.stop();
@@ -148,7 +163,9 @@ registerHooks({
     expect(resolveConfig('gateway', gatewayOptions, { flags: {}, env: {} }).config.sendBuffer).toBe('auto');
     expect(parse('off')).toBe('off');
     expect(parse('256KiB')).toBe(256 * 1024);
-    expect(() => parse('10')).toThrow(/expected auto, off, or a size from 4KiB to 64MiB/);
-    expect(() => parse('big')).toThrow(/expected auto, off, or a size from 4KiB to 64MiB/);
+    expect(parse(' auto\n')).toBe('auto');
+    expect(() => parse('32KiB')).toThrow(/expected auto, off, or a size from 64KiB to 64MiB/);
+    expect(() => parse('10')).toThrow(/expected auto, off, or a size from 64KiB to 64MiB/);
+    expect(() => parse('big')).toThrow(/expected auto, off, or a size from 64KiB to 64MiB/);
   });
 });
