@@ -3,8 +3,8 @@
 # runs the worker-node commands (mount, umount, discover, agent), without the optional packages:
 #   docker build --build-arg NPM_OMIT="dev optional" -t estuary-worker .
 # The compiler that rebuilds the FUSE addon (scripts/patch-fuse-native.sh) and builds the
-# gateway's file-mapping addon (scripts/build-native.sh, lib/native) stays in the build stage; the
-# image gets the built node_modules and the built addon only.
+# gateway's addons (scripts/build-native.sh, lib/native: file mappings, socket options) stays in
+# the build stage; the image gets the built node_modules and the built addons only.
 FROM node:24-bookworm-slim AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
@@ -12,7 +12,7 @@ RUN apt-get update \
 WORKDIR /opt/estuary
 COPY package.json package-lock.json .npmrc ./
 COPY scripts/patch-fuse-native.sh scripts/build-native.sh scripts/node-gyp.sh scripts/
-COPY lib/native/binding.gyp lib/native/mapped-file.c lib/native/
+COPY lib/native/binding.gyp lib/native/*.c lib/native/
 ARG NPM_OMIT="dev"
 RUN npm ci $(for o in $NPM_OMIT; do printf -- '--omit=%s ' "$o"; done)
 
@@ -28,7 +28,7 @@ COPY package.json package-lock.json ./
 COPY bin/ bin/
 COPY cli/ cli/
 COPY lib/ lib/
-COPY --from=build /opt/estuary/lib/native/build/Release/mapped_file.node lib/native/build/Release/
+COPY --from=build /opt/estuary/lib/native/build/Release/*.node lib/native/build/Release/
 COPY gateway/ gateway/
 COPY agent/ agent/
 COPY discovery/ discovery/

@@ -133,15 +133,25 @@ describe('the Dockerfile', () => {
     expect(stages.at(-1)).toContain('COPY --from=build /opt/estuary/node_modules/ node_modules/');
   });
 
-  it("builds the gateway's file-mapping addon with the install and puts it where lib/mapped-file.ts loads it", () => {
+  it("builds the gateway's addons with the install and puts them where lib/ loads them", () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     expect(pkg.scripts.postinstall).toContain('bash scripts/build-native.sh');
     expect(stages[0]).toMatch(/^COPY scripts\/patch-fuse-native\.sh scripts\/build-native\.sh scripts\/node-gyp\.sh scripts\/$/m);
-    expect(stages[0]).toContain('COPY lib/native/binding.gyp lib/native/mapped-file.c lib/native/');
-    expect(readFileSync(join(ROOT, 'lib/mapped-file.ts'), 'utf8')).toContain("'./native/build/Release/mapped_file.node'");
+    // Every source binding.gyp builds is copied in (a missing one fails the whole build), and
+    // every addon is loaded by the name its target gives it.
+    const gyp = JSON.parse(readFileSync(join(ROOT, 'lib/native/binding.gyp'), 'utf8')) as {
+      targets: { target_name: string; sources: string[] }[];
+    };
+    expect(stages[0]).toContain('COPY lib/native/binding.gyp lib/native/*.c lib/native/');
+    const loaders = ['lib/mapped-file.ts', 'lib/socket-options.ts'].map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
+    for (const t of gyp.targets) {
+      for (const src of t.sources) expect(src).toMatch(/^[\w-]+\.c$/);
+      expect(loaders).toContain(`loadAddon<Addon>('${t.target_name}')`);
+    }
+    expect(readFileSync(join(ROOT, 'lib/native-addon.ts'), 'utf8')).toContain('`./native/build/Release/${name}.node`');
     const lines = stages.at(-1)!.split('\n');
     // After lib/: a build left in the context is replaced by the image's own.
-    expect(lines.indexOf('COPY --from=build /opt/estuary/lib/native/build/Release/mapped_file.node lib/native/build/Release/')).toBeGreaterThan(
+    expect(lines.indexOf('COPY --from=build /opt/estuary/lib/native/build/Release/*.node lib/native/build/Release/')).toBeGreaterThan(
       lines.indexOf('COPY lib/ lib/'),
     );
   });
