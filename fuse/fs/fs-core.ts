@@ -26,6 +26,7 @@ import { type Attr, type AttrDefaults, attrFromHead, type Kind } from './metadat
 import { NextFilePrefetch } from './next-file.ts';
 import { ReadWindow } from './read-window.ts';
 import { UploadStreak } from './streaming-upload.ts';
+import { LateAborts } from './late-aborts.ts';
 
 /** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
 const STATFS_BLOCKS = 2 ** 32 - 1;
@@ -80,7 +81,8 @@ export class FsCore {
     this.pool = pool;
     const readWindow = new ReadWindow(options.maxReadahead, options.initialReadahead);
     this.nextFile = new NextFilePrefetch(options.client, this.budget, readWindow);
-    const common = { client: options.client, pool, firstPartSize: options.firstPartSize };
+    this.lateAborts = new LateAborts(options.client, options.log);
+    const common = { client: options.client, pool, firstPartSize: options.firstPartSize, lateAborts: this.lateAborts };
     const journal = options.writeBack
       ? new Journal(
           join(options.cacheDir, 'journal'),
@@ -141,6 +143,8 @@ export class FsCore {
 
   /** Resolves once the start-up's abort of stale multipart uploads is done (for tests and stop). */
   abortingUploads: Promise<void> = Promise.resolve();
+  /** Aborts of multipart uploads that failed, tried again (late-aborts.ts). */
+  readonly lateAborts: LateAborts;
 
   protected async abortStaleUploads(ageMs: number): Promise<void> {
     try {
@@ -161,6 +165,7 @@ export class FsCore {
   /** Removes this process's staging directory; call once every file is closed. */
   async stop(): Promise<void> {
     await this.abortingUploads;
+    await this.lateAborts.drain();
     await rm(this.settings.staging.dir, { recursive: true, force: true });
     await this.stagingClaim?.release();
     this.stagingClaim = undefined;

@@ -52,7 +52,7 @@ const UPLOAD_PARALLEL = 4;
 const RETRY_FIRST_MS = 1000;
 const RETRY_MAX_MS = 30_000;
 
-type UploadSettings = Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight'>;
+type UploadSettings = Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight' | 'lateAborts'>;
 
 async function fsyncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');

@@ -17,6 +17,7 @@ import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { type BufferPool, sizeClass } from './buffer-pool.ts';
 import { FsError } from './errno.ts';
 import { partRanges, SINGLE_PUT_LIMIT } from './part-sizes.ts';
+import type { LateAborts } from './late-aborts.ts';
 
 export interface StagingSettings {
   readonly client: ObjectClient;
@@ -27,6 +28,8 @@ export interface StagingSettings {
   readonly limit: number;
   readonly firstPartSize: number;
   readonly maxInFlight: number;
+  /** Where an abort that failed is tried again (without it, once only). */
+  readonly lateAborts?: LateAborts;
   /**
    * With --write-back, the newest content of a key may be in the local journal rather than in
    * the bucket, so a change starts from it instead of the stale object. `hasLocal` says whether
@@ -285,7 +288,7 @@ async function readAt(fh: FileHandle, offset: number, length: number, into: Buff
 
 /** Uploads `size` bytes of an open local file as `key`: one PUT, or parallel parts. */
 export async function uploadFile(
-  s: Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight'>,
+  s: Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight' | 'lateAborts'>,
   fh: FileHandle,
   size: number,
   key: string,
@@ -319,7 +322,9 @@ export async function uploadFile(
     parts.sort((a, b) => a.partNumber - b.partNumber);
     return (await client.completeMultipart(key, id, parts)).etag;
   } catch (err) {
-    await client.abortMultipart(key, id);
+    // The upload's own error is what the writer hears, whatever the abort does.
+    if (s.lateAborts) await s.lateAborts.abort(key, id);
+    else await client.abortMultipart(key, id).catch(() => undefined);
     throw err;
   }
 }

@@ -19,6 +19,7 @@ import { copyObject } from './copy.ts';
 import type { BufferPool } from './buffer-pool.ts';
 import { leadingCopyRanges, partSize, SINGLE_PUT_LIMIT } from './part-sizes.ts';
 import { inParallel } from './staging-file.ts';
+import type { LateAborts } from './late-aborts.ts';
 
 export interface UploadSettings {
   readonly client: ObjectClient;
@@ -30,6 +31,8 @@ export interface UploadSettings {
   readonly maxInFlight: number;
   /** How long a writer waits for memory before the caller should spill the file to disk. */
   readonly memoryWaitMs: number;
+  /** Where an abort that failed is tried again (without it, once only). */
+  readonly lateAborts?: LateAborts;
 }
 
 /** One part's bytes, in one buffer from the pool (see buffer-pool.ts for why not a fresh one). */
@@ -199,7 +202,10 @@ export class StreamingUpload {
     await Promise.allSettled(this.inFlight);
     const id = this.uploadId;
     this.uploadId = undefined;
-    if (id) await id.then((i) => this.s.client.abortMultipart(this.key, i)).catch(() => undefined);
+    const uploadId = await id?.catch(() => undefined);
+    if (uploadId === undefined) return;
+    if (this.s.lateAborts) await this.s.lateAborts.abort(this.key, uploadId);
+    else await this.s.client.abortMultipart(this.key, uploadId).catch(() => undefined);
   }
 
   /** Gives the part being filled back to the pool. */
