@@ -7,7 +7,9 @@
 // The namespace (and with it the veth pair) is deleted in teardown, also when a test fails.
 
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onTeardown } from '../../helpers/cleanup.ts';
 import { NODE, startChild, type Child } from '../../helpers/process.ts';
@@ -24,7 +26,9 @@ const NET = `10.213.${process.pid % 250}`;
 const HOST_IP = `${NET}.1`;
 const NS_IP = `${NET}.2`;
 const BODY = noise(3 * 2 ** 20 + 9, 41);
-const DIR = '/tmp/atk-sndbuf/netns';
+/** Scratch of this run: files tests of other runs cannot overwrite. */
+const DIR = mkdtempSync(join(tmpdir(), 'gwsndbuf-netns-'));
+afterAll(() => rmSync(DIR, { recursive: true, force: true }));
 
 const sh = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const nsx = (args: string[]) => sh('ip', ['netns', 'exec', NS, ...args]);
@@ -159,25 +163,32 @@ describe('auto over a veth pair into a namespace', () => {
     }
   }, 30_000);
 
-  it('far (handshake ACK queued ~150 ms behind a full tbf): the kernel keeps autotuning', async () => {
+  /**
+   * A client made far without netem: its handshake ACK queued behind a full token bucket
+   * (`latency`) that a UDP flood keeps full. Answers the gateway's view: round trip and buffer.
+   */
+  async function farClient(latency: string, settleMs: number): Promise<{ rtt: number; tb: number }> {
     ({ child: gw, port: gwPort } = await startGw('auto'));
-    nsx(['tc', 'qdisc', 'add', 'dev', NS_IF, 'root', 'tbf', 'rate', '2mbit', 'burst', '4kb', 'latency', '150ms']);
+    nsx(['tc', 'qdisc', 'add', 'dev', NS_IF, 'root', 'tbf', 'rate', '2mbit', 'burst', '4kb', 'latency', latency]);
     const flood = startChild('ip', ['netns', 'exec', NS, NODE, `${DIR}/flood.mjs`, HOST_IP]);
     onTeardown(() => flood.stop('SIGKILL', 100).then(() => undefined));
     try {
-      await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, settleMs));
       const c = await clientGet(gwPort, '/small');
       const m = await c.waitFor(/DONE (\d+) (\w+) (\d+)/, 20_000);
       const port = Number(m[3]);
-      const rtt = rttMs(gwPort, port);
-      const tb = sendBufferOf(gwPort, port);
-      expect(rtt).toBeGreaterThan(20); // the setup made it far
-      expect(tb).not.toBe(NEAR_TB);
+      return { rtt: rttMs(gwPort, port), tb: sendBufferOf(gwPort, port) };
     } finally {
       await flood.stop('SIGKILL', 100);
       nsx(['tc', 'qdisc', 'del', 'dev', NS_IF, 'root']);
       await gw.stop();
     }
+  }
+
+  it('far (handshake ACK queued ~150 ms behind a full tbf): the kernel keeps autotuning', async () => {
+    const { rtt, tb } = await farClient('150ms', 500);
+    expect(rtt).toBeGreaterThan(20); // the setup made it far
+    expect(tb).not.toBe(NEAR_TB);
   }, 30_000);
 
   // A far client whose handshake ACK comes later than the gateway's first SYN-ACK timeout (1 s)
@@ -186,25 +197,13 @@ describe('auto over a veth pair into a namespace', () => {
   // tcpi_rtt reads 0 at accept. 0 is not "under 1 ms": the round trip is unknown, and auto
   // promises the kernel's autotuning to every connection not known to be near.
   it('far, slow handshake (SYN-ACK retransmitted), client without TCP timestamps: not taken for near', async () => {
-    ({ child: gw, port: gwPort } = await startGw('auto'));
     nsx(['sysctl', '-qw', 'net.ipv4.tcp_timestamps=0']);
-    nsx(['tc', 'qdisc', 'add', 'dev', NS_IF, 'root', 'tbf', 'rate', '2mbit', 'burst', '4kb', 'latency', '1300ms']);
-    const flood = startChild('ip', ['netns', 'exec', NS, NODE, `${DIR}/flood.mjs`, HOST_IP]);
-    onTeardown(() => flood.stop('SIGKILL', 100).then(() => undefined));
     try {
-      await new Promise((r) => setTimeout(r, 1500));
-      const c = await clientGet(gwPort, '/small');
-      const m = await c.waitFor(/DONE (\d+) (\w+) (\d+)/, 20_000);
-      const port = Number(m[3]);
-      const rtt = rttMs(gwPort, port);
-      const tb = sendBufferOf(gwPort, port);
+      const { rtt, tb } = await farClient('1300ms', 1500);
       expect(rtt).toBeGreaterThan(20); // the setup made it far
       expect(tb).not.toBe(NEAR_TB);
     } finally {
-      await flood.stop('SIGKILL', 100);
-      nsx(['tc', 'qdisc', 'del', 'dev', NS_IF, 'root']);
       nsx(['sysctl', '-qw', 'net.ipv4.tcp_timestamps=1']);
-      await gw.stop();
     }
   }, 30_000);
 });

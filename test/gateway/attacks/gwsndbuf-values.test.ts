@@ -3,12 +3,15 @@
 // what it became) or refused with exactly one line naming the option and exit status 2.
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
-const DIR = '/tmp/atk-sndbuf/values';
+/** Scratch of this run: files tests of other runs cannot overwrite. */
+const DIR = mkdtempSync(join(tmpdir(), 'gwsndbuf-values-'));
+afterAll(() => rmSync(DIR, { recursive: true, force: true }));
 
 function run(args: string[], env: Record<string, string> = {}): { rc: number | null; out: string; value?: string } {
   const r = spawnSync(process.execPath, ['bin/estuary.js', 'gateway', ...args, '--print-config'], {
