@@ -9,6 +9,19 @@ interface Log {
   warn(o: object, msg: string): void;
 }
 
+/**
+ * Aborts upload `uploadId` of `key` through `s.lateAborts` when there is one (tried again later
+ * if it fails), else once. Never throws: an upload's own error is what its writer hears.
+ */
+export async function abortUpload(
+  s: { readonly client: ObjectClient; readonly lateAborts?: LateAborts },
+  key: string,
+  uploadId: string,
+): Promise<void> {
+  if (s.lateAborts) await s.lateAborts.abort(key, uploadId);
+  else await s.client.abortMultipart(key, uploadId).catch(() => undefined);
+}
+
 export class LateAborts {
   private readonly pending = new Map<string, { key: string; uploadId: string; tries: number }>();
   private timer: NodeJS.Timeout | undefined;

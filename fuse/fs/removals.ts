@@ -74,7 +74,10 @@ export class Removals extends Writes {
     for (const w of writers) await w.relink();
     if (writers.size === 0) {
       let back = false;
-      for (const r of held) if (!back && r instanceof ReadHandle) back = await r.putBack(this.key(hide.path), writeOptionsOf(hide.attr));
+      for (const r of held.filter((h): h is ReadHandle => h instanceof ReadHandle)) {
+        back = await r.putBack(this.key(hide.path), writeOptionsOf(hide.attr));
+        if (back) break;
+      }
       if (!back) {
         this.o.log.error({ path: hide.path }, 'a rename over an open file failed after its object was deleted: nothing held a copy to put back');
         return;

@@ -17,7 +17,7 @@ import type { ObjectClient, WriteOptions } from '../s3/object-client.ts';
 import { type BufferPool, sizeClass } from './buffer-pool.ts';
 import { FsError } from './errno.ts';
 import { partRanges, SINGLE_PUT_LIMIT } from './part-sizes.ts';
-import type { LateAborts } from './late-aborts.ts';
+import { abortUpload, type LateAborts } from './late-aborts.ts';
 
 export interface StagingSettings {
   readonly client: ObjectClient;
@@ -323,8 +323,7 @@ export async function uploadFile(
     return (await client.completeMultipart(key, id, parts)).etag;
   } catch (err) {
     // The upload's own error is what the writer hears, whatever the abort does.
-    if (s.lateAborts) await s.lateAborts.abort(key, id);
-    else await client.abortMultipart(key, id).catch(() => undefined);
+    await abortUpload(s, key, id);
     throw err;
   }
 }

@@ -19,7 +19,7 @@ import { copyObject } from './copy.ts';
 import type { BufferPool } from './buffer-pool.ts';
 import { leadingCopyRanges, partSize, SINGLE_PUT_LIMIT } from './part-sizes.ts';
 import { inParallel } from './staging-file.ts';
-import type { LateAborts } from './late-aborts.ts';
+import { abortUpload, type LateAborts } from './late-aborts.ts';
 
 export interface UploadSettings {
   readonly client: ObjectClient;
@@ -203,9 +203,7 @@ export class StreamingUpload {
     const id = this.uploadId;
     this.uploadId = undefined;
     const uploadId = await id?.catch(() => undefined);
-    if (uploadId === undefined) return;
-    if (this.s.lateAborts) await this.s.lateAborts.abort(this.key, uploadId);
-    else await this.s.client.abortMultipart(this.key, uploadId).catch(() => undefined);
+    if (uploadId !== undefined) await abortUpload(this.s, this.key, uploadId);
   }
 
   /** Gives the part being filled back to the pool. */
