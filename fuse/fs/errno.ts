@@ -48,6 +48,24 @@ export const fsError = (errno: ErrnoName, message?: string): FsError => new FsEr
 /** What a failing cache disk answers (full, over quota, turned read-only, an I/O error). */
 export const CACHE_DISK_ERRNOS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
 
+/**
+ * Linux's errors for a file system that found itself damaged, EFSBADCRC and EFSCORRUPTED, by
+ * their numbers: libuv has no names for them. ext4 and XFS answer them, as ext4 does for a moment
+ * after an error with errors=remount-ro, before the remount lands.
+ */
+const CORRUPT_FS: ReadonlyMap<number, string> = new Map([
+  [-74, 'EBADMSG'],
+  [-117, 'EUCLEAN'],
+]);
+
+/** The code of a system call's error that says the cache disk failed, or undefined if it is not one. */
+export function cacheDiskCode(err: unknown): string | undefined {
+  if (err instanceof FsError || isObjectError(err)) return undefined;
+  const { code, errno } = (err ?? {}) as { code?: unknown; errno?: unknown };
+  if (typeof code === 'string' && CACHE_DISK_ERRNOS.has(code)) return code;
+  return typeof errno === 'number' ? CORRUPT_FS.get(errno) : undefined;
+}
+
 /** Local-disk errors (staging files, the cache directory) that keep their own meaning. */
 const LOCAL_ERRNOS = new Set<string>(['ENOSPC', 'EDQUOT', 'EACCES', 'EROFS']);
 

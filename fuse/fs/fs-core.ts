@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { EntryCache } from './entry-cache.ts';
 import { KnownAttrs } from './known-attrs.ts';
 import { abortStaleUploads, claimStaging, newStagingDir, removeDeadStaging, type StagingClaim } from './leftovers.ts';
-import { FsError } from './errno.ts';
+import { cacheDiskCode, FsError } from './errno.ts';
 import { FS_LOG_CODES } from '../errors.ts';
 import { type Handle, type HandleSettings, ReadHandle, WriteHandle } from './file-handle.ts';
 import { Journal } from './journal.ts';
@@ -107,7 +107,7 @@ export class FsCore {
         copyLocal: async (key, dest) => journal?.copyPending(key, dest),
         copyDropped: (key, err) =>
           options.log.warn(
-            { key, cacheDir: options.cacheDir, err: String(err), code: FS_LOG_CODES.copyDropped },
+            { key, cacheDir: options.cacheDir, err: String(err), errno: cacheDiskCode(err), code: FS_LOG_CODES.copyDropped },
             'the cache disk cannot take the local copy of a streamed file, so it is dropped: the stream goes on and is published at close, and a later write out of order, truncate or read of sent bytes of this file fails',
           ),
       },

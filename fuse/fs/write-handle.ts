@@ -1,8 +1,8 @@
 // A writable open file (see file-handle.ts for what it is while open): a stream that uploads as
 // it is written, or a staging file on local disk, published only at flush (close or fsync).
 
-import { isObjectError, type WriteOptions } from '../s3/object-client.ts';
-import { CACHE_DISK_ERRNOS, FsError, toErrno } from './errno.ts';
+import type { WriteOptions } from '../s3/object-client.ts';
+import { cacheDiskCode, FsError, toErrno } from './errno.ts';
 import type { HandleSettings } from './file-handle.ts';
 import { type Attr, writeOptionsOf } from './metadata.ts';
 import { Spool } from './spool.ts';
@@ -10,8 +10,7 @@ import { StagingFile } from './staging-file.ts';
 import { MemoryPressure, StreamingUpload } from './streaming-upload.ts';
 
 /** A failure of the cache disk itself (a system call's code), not of the bucket nor a refusal of ours. */
-const isDiskError = (err: unknown) =>
-  !(err instanceof FsError) && !isObjectError(err) && CACHE_DISK_ERRNOS.has(String((err as { code?: unknown })?.code));
+const isDiskError = (err: unknown) => cacheDiskCode(err) !== undefined;
 
 export class WriteHandle {
   readonly kind = 'write';

@@ -88,7 +88,9 @@ print(json.dumps(out))
     // One warning, with its code, says the copy was dropped and why.
     const drops = m.child.output().split('\n').filter((l) => l.includes('ESTUARY_FS_COPY_DROPPED'));
     expect(drops.length, m.child.output().slice(-3000)).toBe(1);
-    expect(drops[0]).toMatch(/EROFS/);
+    // EROFS once the kernel has turned it read-only; ext4 answers EFSBADCRC or EFSCORRUPTED
+    // for a moment before the remount lands.
+    expect(drops[0]).toMatch(/"errno":"(EROFS|EBADMSG|EUCLEAN)"/);
     // The mount still serves.
     expect((await sh(`echo hi > '${m.dir}/after' && cat '${m.dir}/after'`)).out.trim()).toBe('hi');
   }, 60_000);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FsError, toErrno } from '../../../fuse/fs/errno.ts';
+import { cacheDiskCode, FsError, toErrno } from '../../../fuse/fs/errno.ts';
 import {
   checkNewPath,
   dirPrefix,
@@ -137,6 +137,18 @@ describe('errno mapping', () => {
     expect(toErrno(new ObjectError('throttled', 'x'))).toBe('EIO');
     expect(toErrno(Object.assign(new Error('disk'), { code: 'ENOSPC' }))).toBe('ENOSPC');
     expect(toErrno(new Error('anything'))).toBe('EIO');
+  });
+
+  it('counts a damaged file system as a failing cache disk, though libuv has no name for its errors', () => {
+    const sys = (errno: number, code: string) => Object.assign(new Error(code), { errno, code });
+    expect(cacheDiskCode(sys(-30, 'EROFS'))).toBe('EROFS');
+    expect(cacheDiskCode(sys(-74, 'Unknown system error -74'))).toBe('EBADMSG');
+    expect(cacheDiskCode(sys(-117, 'Unknown system error -117'))).toBe('EUCLEAN');
+    expect(toErrno(sys(-74, 'Unknown system error -74'))).toBe('EIO');
+    // Not the disk: a refusal of ours, the bucket, a missing file.
+    expect(cacheDiskCode(new FsError('EIO'))).toBeUndefined();
+    expect(cacheDiskCode(new ObjectError('throttled', 'x'))).toBeUndefined();
+    expect(cacheDiskCode(sys(-2, 'ENOENT'))).toBeUndefined();
   });
 });
 
