@@ -377,8 +377,9 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       if (isEstuaryError(err)) throw err;
       throw startupError(err, bucket, endpoint, address.region, webRefusal);
     } finally {
-      client.destroy();
+      // Before the client closes: the last tries of aborts that failed go through it.
       await fs.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'could not remove staging files'));
+      client.destroy();
     }
   },
 });

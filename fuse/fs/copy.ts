@@ -3,15 +3,19 @@
 
 import { type ObjectClient, S3_LIMITS, type WriteOptions } from '../s3/object-client.ts';
 import { FsError } from './errno.ts';
+import { abortUpload, type LateAborts } from './late-aborts.ts';
 import { partRanges } from './part-sizes.ts';
 import { inParallel } from './staging-file.ts';
 
 /** Copy parts start at 512 MiB: few requests, and still under 10,000 parts up to 5 TiB. */
 const COPY_PART_SIZE = 512 * 2 ** 20;
 
-/** Returns the ETag of the new object. */
+/**
+ * Returns the ETag of the new object. A copy in parts that fails is aborted, through `lateAborts`
+ * when given (tried again later if the server does not take it).
+ */
 export async function copyObject(
-  client: ObjectClient,
+  via: ObjectClient | { readonly client: ObjectClient; readonly lateAborts?: LateAborts },
   source: string,
   target: string,
   size: number,
@@ -22,6 +26,8 @@ export async function copyObject(
     partSize: COPY_PART_SIZE,
   },
 ): Promise<string> {
+  const s = 'abortMultipart' in via ? { client: via } : via;
+  const client = s.client;
   if (size <= limits.singleCopy) return (await client.copy(source, target, options)).etag;
   const head = await client.head(source);
   if (!head) throw new FsError('ENOENT', `${source} vanished during a copy`);
@@ -41,7 +47,7 @@ export async function copyObject(
     parts.sort((a, b) => a.partNumber - b.partNumber);
     return (await client.completeMultipart(target, id, parts)).etag;
   } catch (err) {
-    await client.abortMultipart(target, id);
+    await abortUpload(s, target, id);
     throw err;
   }
 }

@@ -148,11 +148,16 @@ export class FsCore {
 
   protected async abortStaleUploads(ageMs: number): Promise<void> {
     try {
-      const aborted = await abortStaleUploads(this.client, this.prefix, ageMs);
+      const { aborted, refused } = await abortStaleUploads(this.client, this.prefix, ageMs);
       if (aborted.length > 0)
         this.o.log.warn(
           { aborted: aborted.length, keys: aborted.slice(0, 20).map((u) => u.key), olderThanMs: ageMs },
           'aborted unfinished multipart uploads left by a mount that died',
+        );
+      if (refused.length > 0)
+        this.o.log.warn(
+          { refused: refused.length, keys: refused.slice(0, 20).map((u) => u.key), olderThanMs: ageMs },
+          'the server refused to abort unfinished multipart uploads left by a mount that died; the next start tries again',
         );
     } catch (err) {
       this.o.log.warn(

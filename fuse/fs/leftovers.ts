@@ -22,7 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, readdir, readFile, rm, rmdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import type { ObjectClient, PendingUpload } from '../s3/object-client.ts';
+import { isObjectError, type ObjectClient, type PendingUpload } from '../s3/object-client.ts';
 import { type DirLock, lockDirSync } from '../../lib/dir-lock.ts';
 import { pidAlive } from '../../lib/pid.ts';
 import { holdLock, runningHolder } from './held-lock.ts';
@@ -169,14 +169,25 @@ export async function legacyLockHolder(path: string): Promise<number | undefined
   return Number.isInteger(pid) && pid > 0 && pid !== process.pid && pidAlive(pid) ? pid : undefined;
 }
 
-/** Aborts the unfinished multipart uploads under `prefix` started more than `ageMs` before `now`. */
+/**
+ * Aborts the unfinished multipart uploads under `prefix` started more than `ageMs` before `now`:
+ * those aborted (or already gone), and those the server did not take, left to a later start.
+ */
 export async function abortStaleUploads(
   client: ObjectClient,
   prefix: string,
   ageMs: number,
   now = Date.now(),
-): Promise<PendingUpload[]> {
+): Promise<{ aborted: PendingUpload[]; refused: PendingUpload[] }> {
   const stale = (await client.listUploads(prefix)).filter((u) => u.initiated.getTime() <= now - ageMs);
-  for (const u of stale) await client.abortMultipart(u.key, u.uploadId);
-  return stale;
+  const aborted: PendingUpload[] = [];
+  const refused: PendingUpload[] = [];
+  for (const u of stale) {
+    const ok = await client.abortMultipart(u.key, u.uploadId).then(
+      () => true,
+      (err: unknown) => isObjectError(err, 'not-found'),
+    );
+    (ok ? aborted : refused).push(u);
+  }
+  return { aborted, refused };
 }

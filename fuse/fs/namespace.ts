@@ -191,7 +191,7 @@ export class Namespace extends Removals {
     } else {
       const options = { metadata: { ...withoutCtime(head.metadata), ...metadataOf(next) }, contentType: head.contentType };
       // The copy is a new version (a new ETag on most servers): a writer goes on from it.
-      next = { ...next, etag: await copyObject(this.client, key, key, head.size, options, RENAME_PARALLEL) };
+      next = { ...next, etag: await copyObject(this.settings.upload, key, key, head.size, options, RENAME_PARALLEL) };
     }
     // The marker holds the directory's times from now on.
     this.dirTimes.delete(path);
@@ -257,7 +257,7 @@ export class Namespace extends Removals {
     if (dst) await this.keepReaders(to);
     const ctimeMs = Date.now();
     const options = await this.keepingMtime(this.key(from), ctimeMs);
-    const etag = await copyObject(this.client, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
+    const etag = await copyObject(this.settings.upload, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
     await this.client.delete(this.key(from));
     this.inodes.rename(this.key(from), this.key(to));
     for (const w of this.writersOf(from)) {
@@ -328,7 +328,7 @@ export class Namespace extends Removals {
     }
     await inParallel(objects, RENAME_PARALLEL, async (o) => {
       const target = toPrefix + o.key.slice(fromPrefix.length);
-      await copyObject(this.client, o.key, target, o.size, await this.keepingMtime(o.key, Date.now()), RENAME_PARALLEL);
+      await copyObject(this.settings.upload, o.key, target, o.size, await this.keepingMtime(o.key, Date.now()), RENAME_PARALLEL);
     });
     if (!objects.some((o) => o.key === fromPrefix)) {
       await this.client.put(toPrefix, Buffer.alloc(0), writeOptionsOf(implicitDirAttr(this.defaults)));

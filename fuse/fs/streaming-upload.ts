@@ -187,7 +187,7 @@ export class StreamingUpload {
       if (sameWriteOptions(this.startedWith, options)) return etag;
       // Mode, owner or times changed after the first part left (chmod, or `cp -p` setting the
       // mtime before close): S3 replaces metadata only by copying the object onto itself.
-      return await copyObject(this.s.client, this.key, this.key, this.size, options, this.s.maxInFlight);
+      return await copyObject(this.s, this.key, this.key, this.size, options, this.s.maxInFlight);
     } catch (err) {
       await this.abort();
       throw err;

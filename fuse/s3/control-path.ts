@@ -28,7 +28,7 @@ import {
   type PendingUpload,
   type WriteOptions,
 } from './object-client.ts';
-import { outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
+import { httpStatusOf, outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
 import { completeBody, deleteBody, xmlCanCarry, etagOf, firstDeleteError, listPage, multipartEtag, uploadIdOf, uploadsPage } from './s3-replies.ts';
 import { XML_LIMITS } from './xml.ts';
 import { ListingProgress } from './listing-progress.ts';
@@ -228,11 +228,18 @@ export class ControlPath {
     }
   }
 
+  /**
+   * Rejects when the server does not take the abort, so that the caller can try again later
+   * (late-aborts.ts), and with 'not-found' when it no longer knows the upload. A server without
+   * the operation (405 MethodNotAllowed from s3rver, or 501 NotImplemented) keeps nothing a later
+   * try could free.
+   */
   async abortMultipart(key: string, uploadId: string): Promise<void> {
     try {
       await this.send({ method: 'DELETE', key, query: { uploadId } });
-    } catch {
-      // Best effort: s3rver does not implement it, and a server-side lifecycle rule cleans up.
+    } catch (err) {
+      const status = httpStatusOf(err);
+      if (status !== 405 && status !== 501) throw err;
     }
   }
 

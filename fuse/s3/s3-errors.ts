@@ -41,6 +41,9 @@ const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
 const statusOf = (err: unknown): number | undefined =>
   (err as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
 
+/** The HTTP status of the answer behind an error (an ObjectError's cause), when one was answered. */
+export const httpStatusOf = (err: unknown): number | undefined => statusOf(err instanceof ObjectError ? err.cause : err);
+
 export function toObjectError(err: unknown, key?: string): ObjectError {
   if (err instanceof ObjectError) return err;
   const e = err as { name?: string; code?: string; message?: string };

@@ -15,10 +15,14 @@ export const ACCESS_DENIED = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Co
 export type Verdict = 'pass' | { status: number; body: string } | { lateMs: number };
 
 /** A relay in front of MinIO that refuses or delays chosen requests (loopback only). */
-export async function startProxy(origin: string, decide: (method: string, path: string, headers: Record<string, unknown>) => Verdict): Promise<string> {
+export async function startProxy(
+  origin: string,
+  decide: (method: string, path: string, headers: Record<string, unknown>, query: URLSearchParams) => Verdict,
+): Promise<string> {
   const to = new URL(origin);
   const server = createServer((req, res) => {
-    const v = decide(req.method ?? '', (req.url ?? '/').split('?')[0]!, req.headers);
+    const [path, query] = (req.url ?? '/').split('?');
+    const v = decide(req.method ?? '', path!, req.headers, new URLSearchParams(query ?? ''));
     if (v !== 'pass' && 'status' in v) {
       req.resume();
       req.on('end', () => {

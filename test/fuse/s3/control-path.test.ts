@@ -150,3 +150,30 @@ describe('the control calls on the wire', () => {
     await expect(client().list('')).rejects.toThrow(/document type declaration/);
   });
 });
+
+describe('AbortMultipartUpload', () => {
+  const answer = (status: number, code: string) => (_q: Seen, res: ServerResponse) => {
+    res.writeHead(status, { 'content-type': 'application/xml' });
+    res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>m</Message></Error>`);
+  };
+
+  it('says when the server refuses the abort, so that it can be tried again', async () => {
+    script = answer(403, 'AccessDenied');
+    await expect(client().abortMultipart('k', 'u1')).rejects.toMatchObject({ kind: 'access-denied' });
+    script = answer(404, 'NoSuchUpload');
+    await expect(client().abortMultipart('k', 'u1')).rejects.toMatchObject({ kind: 'not-found' });
+  });
+
+  it('takes a server without the operation (405, 501) as having nothing to abort', async () => {
+    for (const [status, code] of [
+      [405, 'MethodNotAllowed'],
+      [501, 'NotImplemented'],
+    ] as const) {
+      script = answer(status, code);
+      await expect(client().abortMultipart('k', 'u1')).resolves.toBeUndefined();
+    }
+    const last = seen.at(-1)!;
+    expect(last.method).toBe('DELETE');
+    expect(last.url).toBe('/kek/k?uploadId=u1');
+  });
+});
