@@ -17,6 +17,7 @@ const LIST_AHEAD = 8;
 
 export class Attributes extends FsCore {
   async getattr(path: string): Promise<Attr> {
+    path = this.named(path);
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     return this.withDirTimes(path, attr);

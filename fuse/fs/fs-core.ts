@@ -69,6 +69,12 @@ export class FsCore {
    * they had: they exist only here, for the descriptors still open, until the kernel unlinks them.
    */
   protected readonly hidden = new Map<string, Attr>();
+  /**
+   * Hidden names whose hide was undone (Removals.undoHide), to the file's own path: libfuse and the
+   * kernel's cached entry still name the file by the hidden name until the entry expires (up to a
+   * second) or the name is unlinked at the last close.
+   */
+  protected readonly undone = new Map<string, string>();
 
   constructor(options: FilesystemOptions) {
     this.o = options;
@@ -275,6 +281,11 @@ export class FsCore {
   protected writersUnder(path: string): WriteHandle[] {
     const under = path === '/' ? '/' : `${path}/`;
     return [...this.writers()].filter((h) => h.path.startsWith(under));
+  }
+
+  /** The path the mount knows a file by, for a name libfuse may still give it (see `undone`). */
+  protected named(path: string): string {
+    return this.undone.get(path) ?? path;
   }
 
   /** An open writer's view wins over the bucket's: its size is what the writer has written. */

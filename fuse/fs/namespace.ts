@@ -65,6 +65,8 @@ export class Namespace extends Removals {
     await this.settled(path);
     // Its object went when the open file was removed (hideOpen); the kernel now ends the name.
     if (this.hidden.delete(path)) return;
+    // A hide that was undone: the name ends, the file it stood for stays.
+    if (this.undone.delete(path)) return;
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind === 'dir') throw new FsError('EISDIR');
@@ -159,6 +161,7 @@ export class Namespace extends Removals {
    */
   protected async setMeta(path: string, change: (a: Attr) => Attr, setsMtime = false): Promise<void> {
     this.refuseIfReadOnly();
+    path = this.named(path);
     if (path === '/') return;
     await this.settled(path);
     // A removed file still open (fchmod, futimens): its object is gone; the change is its own.
@@ -226,8 +229,9 @@ export class Namespace extends Removals {
     if (!src) throw new FsError('ENOENT');
     const hide = hiding ?? (HIDDEN_NAME.test(baseName(to)) && this.isOpen(from));
     if (hide && src.kind !== 'dir') return this.hideOpen(from, to, src, request);
-    // A removed file has no name: the one libfuse keeps for it is not the user's to move.
-    if (this.hidden.has(from)) throw new FsError('ENOENT');
+    // A removed file has no name: the one libfuse keeps for it is not the user's to move. Nor is
+    // one whose hide was undone: libfuse would unlink the new name at the last close.
+    if (this.hidden.has(from) || this.undone.has(from)) throw new FsError('ENOENT');
     await this.mustBeDir(parentOf(to));
     const dst = await this.lookup(to);
     if (src.kind === 'dir') {

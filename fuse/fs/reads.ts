@@ -18,6 +18,7 @@ const WHOLE_FILE_STREAK = 2;
 
 export class Reads extends Attributes {
   async open(path: string, flags: number): Promise<number> {
+    path = this.named(path);
     const writing = (flags & O_ACCMODE) !== 0;
     // The name libfuse keeps for a removed file still open is not a file: nothing to read, and
     // not free to write until that file is closed.

@@ -64,12 +64,15 @@ export class Removals extends Writes {
    * A rename over an open file is libfuse's hide of that file and then the rename, in one kernel
    * request; when the rename failed, the file comes back under its name. Its writers go on
    * writing it and publish what they hold at close; with none, a reader's copy is put back now.
-   * libfuse still knows the file by the hidden name and unlinks that at the last close, which
-   * then ends only the name.
+   * libfuse still knows the file by the hidden name (as does the kernel's cached entry of its
+   * name, for up to a second), and unlinks that at the last close, which then ends only the name;
+   * until then the hidden name stands for the file (`undone`).
    */
   protected async undoHide(hide: Hide): Promise<void> {
     const held = [...this.handles.values()].filter((h) => h.path === hide.hidden);
     for (const h of held) h.path = hide.path;
+    this.hidden.delete(hide.hidden);
+    this.undone.set(hide.hidden, hide.path);
     const writers = new Set(held.filter((h): h is WriteHandle => h.kind === 'write'));
     for (const w of writers) await w.relink();
     if (writers.size === 0) {

@@ -135,6 +135,7 @@ export class Writes extends Reads {
 
   async truncate(path: string, size: number): Promise<void> {
     this.refuseIfReadOnly();
+    path = this.named(path);
     // A file open for writing takes the change with its content, and publishes both at its close:
     // publishing now would put the writer's unfinished bytes in the bucket.
     const open = this.writersOf(path).at(-1);

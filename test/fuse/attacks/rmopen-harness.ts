@@ -72,6 +72,14 @@ for line in sys.stdin:
             os.fsync(fds[a[1]])
         elif c == 'close':
             fd = fds.pop(a[1]); os.close(fd)
+        elif c == 'sha':
+            import hashlib
+            h = hashlib.sha256(); off = 0
+            while True:
+                b = os.pread(fds[a[1]], 1 << 20, off)
+                if not b: break
+                h.update(b); off += len(b)
+            print('OK ' + h.hexdigest(), flush=True); continue
         print('OK', flush=True)
     except OSError as e:
         print('ERR ' + os.strerror(e.errno), flush=True)

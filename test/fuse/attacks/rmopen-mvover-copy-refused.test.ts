@@ -69,4 +69,49 @@ describe.skipIf(!fuse.ok || !minio.ok)('mv over a file open for writing, the cop
       expect(close).toMatch(/^ERR/);
     }
   }, 40_000);
+
+  /** `r` written, held open by a reader, and a `mv` over it whose copy is refused. */
+  async function failedMvOverReader(name: string) {
+    const cmd = driver();
+    const t = join(dir, name);
+    const s = join(dir, `${name}-src`);
+    const content = Buffer.alloc(300_000, 72);
+    expect((await sh(`head -c 300000 /dev/zero | tr '\\0' 'H' > '${t}' && printf source > '${s}'`, undefined, 20_000)).code).toBe(0);
+    expect(await cmd(`open r ${t} 0`)).toBe(`OK`);
+    expect(await cmd('sha r')).toBe(`OK ${sha256(content)}`);
+    refuseCopy = true;
+    const mv = await sh(`mv '${s}' '${t}'`, undefined, 20_000);
+    refuseCopy = false;
+    expect(mv.code, mv.out).not.toBe(0);
+    return { cmd, t, content };
+  }
+
+  it('a failed mv over a file open only for reading puts that file back from the reader\'s copy', async () => {
+    const { cmd, t, content } = await failedMvOverReader('r');
+    // At once, through the kernel's entry of the name (libfuse still calls the file by the name
+    // it hid it under): readable, and a chmod lands on the file.
+    const reread = await sh(`sha256sum < '${t}' && chmod 600 '${t}'`, undefined, 20_000);
+    expect(reread.code, reread.out).toBe(0);
+    expect(reread.out.split(' ')[0]).toBe(sha256(content));
+    expect(await cmd('sha r')).toBe(`OK ${sha256(content)}`);
+    expect(await bucket.sha('r')).toBe(sha256(content));
+    // The reader's close ends libfuse's hidden name, not the file.
+    expect(await cmd('close r')).toBe('OK');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await bucket.sha('r')).toBe(sha256(content));
+    expect((await sh(`stat -c %a '${t}' && sha256sum < '${t}'`, undefined, 20_000)).out.split(/\s+/).slice(0, 2)).toEqual(['600', sha256(content)]);
+    expect(await bucket.sha('r-src')).toBe(sha256(Buffer.from('source')));
+  }, 40_000);
+
+  it('an rm right after such a failed mv removes the file, and the reader keeps reading it', async () => {
+    const { cmd, t, content } = await failedMvOverReader('q');
+    const rm = await sh(`rm '${t}'`, undefined, 20_000);
+    expect(rm.code, rm.out).toBe(0);
+    expect(await bucket.keys()).not.toContain('q');
+    expect(await cmd('sha r')).toBe(`OK ${sha256(content)}`);
+    expect(await cmd('close r')).toBe('OK');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await bucket.keys()).not.toContain('q');
+    expect((await sh(`ls '${dir}'`, undefined, 20_000)).out.split('\n')).not.toContain('q');
+  }, 40_000);
 });
