@@ -213,9 +213,33 @@ describe('a rename over an open file whose copy fails after libfuse hid that fil
     faults.clear();
     expect(mem.objects.get('t')?.body.toString()).toBe('target kept');
     expect((await readFile(fs, '/t')).toString()).toBe('target kept');
+    // Through the kernel's cached entry, libfuse still names it by the hidden name: that is the file.
+    expect((await fs.getattr(HIDDEN)).size).toBe(11);
+    expect((await readFile(fs, HIDDEN)).toString()).toBe('target kept');
+    await fs.chmod(HIDDEN, 0o600);
+    expect((await fs.getattr('/t')).perm).toBe(0o600);
+    expect(await errnoOf(fs.rename(HIDDEN, '/elsewhere'))).toBe('ENOENT');
     await fs.release(fh);
     await fs.unlink(HIDDEN);
     expect(mem.objects.get('t')?.body.toString()).toBe('target kept');
+  });
+
+  it('without the request (fuse-native not rebuilt): the file renamed over stays removed, as documented', async () => {
+    const { mem, faults, fs } = await faultyFs();
+    await mem.put('s', Buffer.from('source'));
+    await mem.put('t', Buffer.from('target'));
+    const fh = await fs.open('/t', 0);
+    await fs.rename('/t', HIDDEN);
+    faults.fail('copy', 'unavailable', Number.POSITIVE_INFINITY);
+    expect(await errnoOf(fs.rename('/s', '/t'))).toBe('EIO');
+    faults.clear();
+    expect([...mem.objects.keys()]).toEqual(['s']);
+    expect(await errnoOf(fs.getattr('/t'))).toBe('ENOENT');
+    // Its reader still reads what it opened.
+    expect((await fs.read(fh, 0, 100)).toString()).toBe('target');
+    await fs.release(fh);
+    await fs.unlink(HIDDEN);
+    expect([...mem.objects.keys()]).toEqual(['s']);
   });
 
   it("an unlink's hide, then a user's rename in another request that fails: the file stays removed", async () => {
