@@ -10,6 +10,7 @@ import type { Logger } from '../lib/log.ts';
 import { GATEWAY_PATHS } from '../lib/metric-names.ts';
 import { ClientAcl, DestAcl } from './acl.ts';
 import { registerRoutes } from './admin.ts';
+import { admitConnections } from './admission.ts';
 import { Cache } from './cache/cache.ts';
 import { DiskStore, probeWritable } from './cache/disk-store.ts';
 import { MemoryStore } from './cache/memory-store.ts';
@@ -20,7 +21,6 @@ import { startMemoryReclaim } from './memory-reclaim.ts';
 import { Metrics } from './metrics.ts';
 import { WorkerCoordinator } from './cluster/coordinator.ts';
 import { Intake } from './cluster/intake.ts';
-import { connectionCap, softNofile } from './fd-limit.ts';
 import type { GatewayView, ProcessReport, ToPrimary } from './cluster/messages.ts';
 import { announce } from './announce.ts';
 import { expandCacheDir, type gatewayOptions } from './options.ts';
@@ -30,12 +30,11 @@ import { FrontReader } from './front-reader.ts';
 import { PlainHits } from './proxy/plain-hit.ts';
 import { ProxyHandler } from './proxy/handler.ts';
 import { sendError } from './proxy/respond.ts';
-import { clientErrorResponse, OVERLOADED, REFUSAL, refuse, refused, Throttle } from './refusals.ts';
+import { clientErrorResponse, refused } from './refusals.ts';
 import { ringsFrom } from './proxy/target.ts';
 import { S3Endpoint } from './s3/endpoint.ts';
 import { readIssuerKey, upstreamBuckets } from './s3/setup.ts';
 import { HashRing } from './ring.ts';
-import { applySendBuffer } from './send-buffer.ts';
 import { statusPage } from './status/serve.ts';
 import { Upstreams } from './upstream.ts';
 
@@ -258,7 +257,6 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
   let server!: Server;
   // In a worker, connections come from the primary, which holds the listening socket.
   const intake = worker ? new Intake() : undefined;
-  const overloadLog = new Throttle(10_000);
   const app = Fastify({
     logger: false,
     serverFactory: (fastifyHandler) => {
@@ -303,40 +301,13 @@ export async function startGateway(given: GatewayConfig, log: Logger, worker?: W
         res.writeContinue();
         onRequest(req, res);
       });
-      // --allow-client covers every path (metrics, summary and admin API say what the site
-      // caches) and is checked when the connection is accepted, before any header is parsed.
-      let open = 0;
-      const nofile = softNofile();
-      const maxConnections = connectionCap(config.maxConnections, nofile);
-      if (maxConnections < config.maxConnections) {
-        log.warn(
-          { maxConnections: config.maxConnections, openFilesLimit: nofile, cap: maxConnections },
-          `--max-connections ${config.maxConnections} is more than the open-files limit allows (ulimit -n ${nofile}); ` +
-            `answering 503 past ${maxConnections} connections; raise the limit (LimitNOFILE= in systemd) to allow more`,
-        );
-      }
-      // node:http's own listener is called here, after the checks, or by the front reader at the
-      // connection's first request it does not answer itself.
-      const httpConnection = server.listeners('connection')[0] as (socket: Socket) => void;
-      server.removeListener('connection', httpConnection);
-      server.on('connection', (socket: Socket) => {
-        const toHttp = () => httpConnection.call(server, socket);
-        if (intake && !intake.handed(socket)) return socket.destroy();
-        if (!clientAcl.allows(socket.remoteAddress)) {
-          log.info({ client: socket.remoteAddress }, 'refused a client not in --allow-client');
-          toHttp();
-          return refuse(socket, REFUSAL);
-        }
-        if (open >= maxConnections) {
-          overloadLog.note(() => log.warn({ open, max: maxConnections }, 'connection limit reached; refusing clients (--max-connections, open-files limit)'));
-          toHttp();
-          return refuse(socket, OVERLOADED, maxConnections);
-        }
-        open++;
-        socket.once('close', () => open--);
-        applySendBuffer(socket, config.sendBuffer);
-        if (front) front.attach(socket, toHttp);
-        else toHttp();
+      admitConnections(server, {
+        clientAcl,
+        maxConnections: config.maxConnections,
+        sendBuffer: config.sendBuffer,
+        intake,
+        front,
+        log,
       });
       return server;
     },
