@@ -378,7 +378,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       throw startupError(err, bucket, endpoint, address.region, webRefusal);
     } finally {
       // Before the client closes: the last tries of aborts that failed go through it.
-      await fs.stop().catch((err: unknown) => log.warn({ err: String(err) }, 'could not remove staging files'));
+      await fs.stop(config.shutdownTimeout).catch((err: unknown) => log.warn({ err: String(err) }, 'could not remove staging files'));
       client.destroy();
     }
   },

@@ -74,7 +74,9 @@ export function toErrno(err: unknown): ErrnoName {
   if (isObjectError(err)) {
     switch (err.kind) {
       case 'not-found':
-        return 'ENOENT';
+        // The file's multipart upload, aborted under it (another mount's start-up, a lifecycle
+        // rule): its data did not reach the bucket, which is an I/O error, not a missing file.
+        return (err.cause as { name?: string } | undefined)?.name === 'NoSuchUpload' ? 'EIO' : 'ENOENT';
       case 'access-denied':
         return 'EACCES';
       case 'invalid-range':

@@ -1,30 +1,58 @@
-// Multipart uploads whose abort failed: a server down or slow at that moment (an rm during an
-// outage drops a stream that had sent parts). Each is tried again later, and once more when the
-// mount stops, so its parts are not left stored, and billed, until --abort-uploads-after finds
-// them at a later start. An upload the server no longer knows counts as aborted.
+// Aborts of multipart uploads the mount gives up (a removed file whose parts had left, a failed
+// close, a stream moved to a staging file). They run in the background, at most AT_ONCE at a
+// time, so that clean-up nobody waits for never holds an rm or a close, nor takes the connections
+// that stat, ls and open need. One the server does not take is tried again every 30 s for 10
+// minutes; when the mount stops, every abort under way or waiting gets one last try within the
+// shutdown deadline, and what is still not aborted is named in a warning, for
+// --abort-uploads-after at a later start. An upload the server no longer knows (NoSuchUpload)
+// counts as aborted.
 
-import { isObjectError, type ObjectClient } from '../s3/object-client.ts';
+import { type ObjectClient } from '../s3/object-client.ts';
+import { uploadGone } from '../s3/s3-errors.ts';
 
 interface Log {
   warn(o: object, msg: string): void;
 }
 
+/** Aborts in flight at once: the control connections are shared with every other request. */
+const AT_ONCE = 2;
+
 /**
- * Aborts upload `uploadId` of `key` through `s.lateAborts` when there is one (tried again later
- * if it fails), else once. Never throws: an upload's own error is what its writer hears.
+ * Aborts upload `uploadId` of `key` (or the upload `uploadId` resolves to, once its id is known)
+ * through `s.lateAborts` when there is one, in the background; else once, now. Never throws: an
+ * upload's own error is what its writer hears.
  */
 export async function abortUpload(
   s: { readonly client: ObjectClient; readonly lateAborts?: LateAborts },
   key: string,
-  uploadId: string,
+  uploadId: string | Promise<string | undefined>,
 ): Promise<void> {
-  if (s.lateAborts) await s.lateAborts.abort(key, uploadId);
-  else await s.client.abortMultipart(key, uploadId).catch(() => undefined);
+  if (s.lateAborts) {
+    void s.lateAborts.abort(key, uploadId);
+    return;
+  }
+  const id = await uploadId;
+  if (id !== undefined) await s.client.abortMultipart(key, id).catch(() => undefined);
+}
+
+interface Upload {
+  readonly key: string;
+  /** Undefined while the upload's id is still to come (its CreateMultipartUpload under way). */
+  uploadId: string | undefined;
+  tries: number;
 }
 
 export class LateAborts {
-  private readonly pending = new Map<string, { key: string; uploadId: string; tries: number }>();
+  /** Aborts under way (a try running, or an id still to come). */
+  private readonly running = new Set<Upload>();
+  /** Aborts that failed, waiting for the next round of tries. */
+  private readonly waiting = new Set<Upload>();
+  private readonly settling = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  private retrying = false;
+  private stopped = false;
+  private slots = AT_ONCE;
+  private readonly queue: (() => void)[] = [];
 
   private readonly client: ObjectClient;
   private readonly log: Log;
@@ -39,56 +67,100 @@ export class LateAborts {
     this.tries = tries;
   }
 
-  /** Aborts upload `uploadId` of `key` now; when that fails, later. Never throws. */
-  async abort(key: string, uploadId: string): Promise<void> {
-    if (!(await this.tryOnce(key, uploadId))) this.later(key, uploadId);
+  /**
+   * Aborts the upload now; when that fails, later. Resolves once this first try is over (callers
+   * need not wait for it: it is tracked until the mount stops). Never throws.
+   */
+  abort(key: string, uploadId: string | Promise<string | undefined>): Promise<void> {
+    const u: Upload = { key, uploadId: typeof uploadId === 'string' ? uploadId : undefined, tries: 0 };
+    this.running.add(u);
+    const first = (async () => {
+      u.uploadId = await Promise.resolve(uploadId).catch(() => undefined);
+      if (u.uploadId === undefined) return this.running.delete(u);
+      const done = await this.tryOnce(u);
+      this.running.delete(u);
+      if (!done) this.later(u);
+    })();
+    const settled = first.then(() => undefined);
+    this.settling.add(settled);
+    void settled.finally(() => this.settling.delete(settled));
+    return settled;
   }
 
-  /** How many aborts wait for another try. */
+  /** How many aborts are under way or wait for another try. */
   get size(): number {
-    return this.pending.size;
+    return this.running.size + this.waiting.size;
   }
 
-  /** One last try of each, when the mount stops; what still fails is logged for the next start. */
-  async drain(): Promise<void> {
+  /**
+   * When the mount stops: the tries under way end, then one last try of each that waits, all
+   * within `withinMs`; what is still not aborted then is named in a warning.
+   */
+  async drain(withinMs = 30_000): Promise<void> {
+    this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    for (const [id, p] of [...this.pending]) {
-      this.pending.delete(id);
-      if (!(await this.tryOnce(p.key, p.uploadId))) this.leave(p.key, p.uploadId);
-    }
+    let timer: NodeJS.Timeout | undefined;
+    const last = (async () => {
+      await Promise.allSettled([...this.settling]);
+      await Promise.all(
+        [...this.waiting].map(async (u) => {
+          if (await this.tryOnce(u)) this.waiting.delete(u);
+        }),
+      );
+    })();
+    await Promise.race([last, new Promise<void>((r) => (timer = setTimeout(r, withinMs)))]);
+    clearTimeout(timer);
+    for (const u of [...this.running, ...this.waiting]) this.leave(u);
+    this.running.clear();
+    this.waiting.clear();
   }
 
-  private async tryOnce(key: string, uploadId: string): Promise<boolean> {
+  private async tryOnce(u: Upload): Promise<boolean> {
+    if (this.slots === 0) await new Promise<void>((r) => this.queue.push(r));
+    else this.slots--;
     try {
-      await this.client.abortMultipart(key, uploadId);
+      await this.client.abortMultipart(u.key, u.uploadId!);
       return true;
     } catch (err) {
-      return isObjectError(err, 'not-found');
+      return uploadGone(err);
+    } finally {
+      const next = this.queue.shift();
+      if (next) next();
+      else this.slots++;
     }
   }
 
-  private later(key: string, uploadId: string): void {
-    const p = this.pending.get(uploadId) ?? { key, uploadId, tries: 0 };
-    this.pending.set(uploadId, p);
-    this.timer ??= setTimeout(() => void this.retry(), this.retryMs).unref();
+  private later(u: Upload): void {
+    // Failed after the mount stopped (drain no longer looks): left now, with its warning.
+    if (this.stopped) return this.leave(u);
+    this.waiting.add(u);
+    // One chain of rounds: a round under way schedules the next itself.
+    if (!this.retrying) this.timer ??= setTimeout(() => void this.retry(), this.retryMs).unref();
   }
 
   private async retry(): Promise<void> {
     this.timer = undefined;
-    for (const [id, p] of [...this.pending]) {
-      if (await this.tryOnce(p.key, p.uploadId)) this.pending.delete(id);
-      else if (++p.tries >= this.tries) {
-        this.pending.delete(id);
-        this.leave(p.key, p.uploadId);
-      }
+    this.retrying = true;
+    try {
+      await Promise.all(
+        [...this.waiting].map(async (u) => {
+          if (await this.tryOnce(u)) this.waiting.delete(u);
+          else if (++u.tries >= this.tries) {
+            this.waiting.delete(u);
+            this.leave(u);
+          }
+        }),
+      );
+    } finally {
+      this.retrying = false;
     }
-    if (this.pending.size > 0) this.timer = setTimeout(() => void this.retry(), this.retryMs).unref();
+    if (this.waiting.size > 0 && !this.stopped) this.timer ??= setTimeout(() => void this.retry(), this.retryMs).unref();
   }
 
-  private leave(key: string, uploadId: string): void {
+  private leave(u: Upload): void {
     this.log.warn(
-      { key, uploadId },
+      { key: u.key, uploadId: u.uploadId },
       'an unfinished multipart upload could not be aborted; a mount started with --abort-uploads-after aborts it once it is that old',
     );
   }

@@ -22,7 +22,8 @@
 import { randomBytes } from 'node:crypto';
 import { lstat, readdir, readFile, rm, rmdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { isObjectError, type ObjectClient, type PendingUpload } from '../s3/object-client.ts';
+import type { ObjectClient, PendingUpload } from '../s3/object-client.ts';
+import { uploadGone } from '../s3/s3-errors.ts';
 import { type DirLock, lockDirSync } from '../../lib/dir-lock.ts';
 import { pidAlive } from '../../lib/pid.ts';
 import { holdLock, runningHolder } from './held-lock.ts';
@@ -177,15 +178,21 @@ export async function abortStaleUploads(
   client: ObjectClient,
   prefix: string,
   ageMs: number,
-  now = Date.now(),
+  now?: number,
 ): Promise<{ aborted: PendingUpload[]; refused: PendingUpload[] }> {
-  const stale = (await client.listUploads(prefix)).filter((u) => u.initiated.getTime() <= now - ageMs);
+  const listed = await client.listUploads(prefix);
+  // The store dates the uploads: their age is told by its clock (a host an hour ahead would take
+  // another host's upload of a minute ago for one of an hour and a minute). Its Date is to the
+  // second, so where the two clocks agree within that, this host's tells it finer.
+  const store = client.storeNow?.();
+  const at = now ?? (store !== undefined && Math.abs(store - Date.now()) > 2000 ? store : Date.now());
+  const stale = listed.filter((u) => u.initiated.getTime() <= at - ageMs);
   const aborted: PendingUpload[] = [];
   const refused: PendingUpload[] = [];
   for (const u of stale) {
     const ok = await client.abortMultipart(u.key, u.uploadId).then(
       () => true,
-      (err: unknown) => isObjectError(err, 'not-found'),
+      (err: unknown) => uploadGone(err),
     );
     (ok ? aborted : refused).push(u);
   }

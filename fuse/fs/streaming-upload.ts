@@ -202,8 +202,9 @@ export class StreamingUpload {
     await Promise.allSettled(this.inFlight);
     const id = this.uploadId;
     this.uploadId = undefined;
-    const uploadId = await id?.catch(() => undefined);
-    if (uploadId !== undefined) await abortUpload(this.s, this.key, uploadId);
+    // Handed over with its id still to come, when its CreateMultipartUpload is under way: the
+    // abort is tracked (and named at unmount) from now on, not once the id arrives.
+    if (id) await abortUpload(this.s, this.key, id.catch(() => undefined));
   }
 
   /** Gives the part being filled back to the pool. */

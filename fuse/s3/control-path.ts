@@ -63,6 +63,7 @@ export class ControlPath {
   private readonly http: HttpExchange;
   private readonly bucket: string;
   private readonly maxAttempts: number;
+  private clock: { store: number; local: number } | undefined;
 
   constructor(options: ControlPathOptions) {
     this.http = new HttpExchange(options);
@@ -93,7 +94,14 @@ export class ControlPath {
         pieces.push(Buffer.from(view));
       },
     });
+    const date = Date.parse(header(reply.headers, 'date') ?? '');
+    if (Number.isFinite(date)) this.clock = { store: date, local: Date.now() };
     return { reply, body: utf8Marked(Buffer.concat(pieces)) };
+  }
+
+  /** The store's clock as its last answer's Date told it (to the second), or undefined. */
+  storeNow(): number | undefined {
+    return this.clock && this.clock.store + (Date.now() - this.clock.local);
   }
 
   private send(call: Call) {

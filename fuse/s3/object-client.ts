@@ -121,10 +121,18 @@ export interface ObjectClient {
     uploadId: string,
     parts: readonly CompletedPart[],
   ): Promise<{ etag: string }>;
-  /** Best effort: some servers (s3rver) do not implement it. */
+  /**
+   * Rejects when the server does not take the abort (see uploadGone for an upload already gone);
+   * resolves on a server that lacks the operation (s3rver).
+   */
   abortMultipart(key: string, uploadId: string): Promise<void>;
   /** Unfinished multipart uploads of keys starting with `prefix`; s3rver answers with an error. */
   listUploads(prefix: string): Promise<PendingUpload[]>;
+  /**
+   * The store's clock, as the Date of its last answer told it (to the second): ages of what the
+   * store dates (an upload's Initiated) are measured against it, not against this host's clock.
+   */
+  storeNow?(): number | undefined;
   /**
    * Resolves when the bucket exists and the credentials may read it, or (for a mount of
    * `prefix`) may list under `prefix`.

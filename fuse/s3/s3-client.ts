@@ -148,6 +148,10 @@ export class S3ObjectClient implements ObjectClient {
     return this.control.listUploads(prefix);
   }
 
+  storeNow(): number | undefined {
+    return this.control.storeNow();
+  }
+
   delete(key: string): Promise<void> {
     return this.control.delete(key);
   }

@@ -44,6 +44,17 @@ const statusOf = (err: unknown): number | undefined =>
 /** The HTTP status of the answer behind an error (an ObjectError's cause), when one was answered. */
 export const httpStatusOf = (err: unknown): number | undefined => statusOf(err instanceof ObjectError ? err.cause : err);
 
+/**
+ * True when an abort's error says the upload is gone (aborted or completed already): S3's
+ * NoSuchUpload, or 'not-found' from a client that answers without HTTP. A bare 404 (a proxy's,
+ * a wrong endpoint's) says nothing about the upload.
+ */
+export function uploadGone(err: unknown): boolean {
+  if (!(err instanceof ObjectError) || err.kind !== 'not-found') return false;
+  const status = httpStatusOf(err);
+  return status === undefined || (err.cause as { name?: string } | undefined)?.name === 'NoSuchUpload';
+}
+
 export function toObjectError(err: unknown, key?: string): ObjectError {
   if (err instanceof ObjectError) return err;
   const e = err as { name?: string; code?: string; message?: string };

@@ -105,6 +105,10 @@ export abstract class WrappingClient implements ObjectClient {
     await this.before('listUploads', prefix, 0);
     return this.inner.listUploads(prefix);
   }
+
+  storeNow(): number | undefined {
+    return this.inner.storeNow?.();
+  }
   async checkBucket(prefix?: string): Promise<void> {
     await this.before('checkBucket', prefix ?? '', 0);
     return this.inner.checkBucket(prefix);

@@ -112,3 +112,48 @@ describe('an rm of a streamed file while the server refuses the abort', () => {
     await fs.release(fh).catch(() => undefined);
   });
 });
+
+describe('LateAborts in the background', () => {
+  /** A client whose aborts wait until released, counting how many run at once. */
+  function heldClient() {
+    const mem = new MemoryObjectClient();
+    let running = 0;
+    let most = 0;
+    const release: (() => void)[] = [];
+    const client = Object.create(mem) as MemoryObjectClient;
+    client.abortMultipart = async () => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise<void>((r) => release.push(r));
+      running--;
+    };
+    return { client, release, most: () => most };
+  }
+
+  it('runs at most two aborts at a time, whoever gives them up', async () => {
+    const h = heldClient();
+    const late = new LateAborts(h.client, quiet, 60_000);
+    const all = Array.from({ length: 6 }, (_, i) => late.abort(`k${i}`, `u${i}`));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(h.most()).toBe(2);
+    while (late.size > 0) {
+      h.release.shift()?.();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await Promise.all(all);
+    expect(h.most()).toBe(2);
+  });
+
+  it('drain names what is still under way when its time is up, the id still to come included', async () => {
+    const h = heldClient();
+    const said: { key: string; uploadId?: string }[] = [];
+    const late = new LateAborts(h.client, { warn: (o) => said.push(o as { key: string }) }, 60_000);
+    void late.abort('held', 'u1');
+    void late.abort('unknown-id', new Promise<string | undefined>(() => undefined));
+    const started = Date.now();
+    await late.drain(100);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(said.map((o) => o.key).sort()).toEqual(['held', 'unknown-id']);
+    expect(late.size).toBe(0);
+  });
+});
