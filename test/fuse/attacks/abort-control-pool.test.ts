@@ -9,10 +9,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
-import { type MinioServer, minioAvailable, startMinio } from '../../helpers/minio.ts';
+import { type MinioServer, minioAvailable } from '../../helpers/minio.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
-import { isAbort, startRelay, type Verdict } from './abort-harness.ts';
+import { isAbort, relayedMinio, type Verdict } from './abort-harness.ts';
 import { Bucket } from './hidden-harness.ts';
 import { driver, O_RDWR_CREAT_TRUNC } from './rmopen-harness.ts';
 
@@ -29,11 +29,10 @@ describe.skipIf(!fuse.ok || !minio.ok)('aborts in the background on a store slow
   let url: string;
   let decide: (method: string, query: URLSearchParams) => Verdict = () => 'pass';
   beforeAll(async () => {
-    server = await startMinio();
-    bucket = new Bucket(server, `abort-pool-${process.pid}`);
-    await bucket.create();
+    let relay;
+    ({ server, bucket, relay } = await relayedMinio('abort-pool', (m, q) => decide(m, q)));
+    url = relay.url;
     await bucket.put('other', Buffer.from('other'));
-    url = (await startRelay(server.endpoint, (m, _p, q) => decide(m, q))).url;
   }, 30_000);
 
   it(`${REMOVED} slow aborts do not hold up the mount's other operations`, async () => {

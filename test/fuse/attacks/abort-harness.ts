@@ -6,6 +6,8 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { onTeardown } from '../../helpers/cleanup.ts';
+import { type MinioServer, startMinio } from '../../helpers/minio.ts';
+import { Bucket } from './hidden-harness.ts';
 
 export type Verdict =
   | 'pass'
@@ -120,4 +122,16 @@ export function logLines(output: string, minLevel = 40): Record<string, unknown>
     }
   }
   return out;
+}
+
+/** MinIO with a fresh bucket `name`-PID, behind a relay that asks `decide` about each request. */
+export async function relayedMinio(
+  name: string,
+  decide: (method: string, query: URLSearchParams) => Verdict,
+): Promise<{ server: MinioServer; bucket: Bucket; relay: Awaited<ReturnType<typeof startRelay>> }> {
+  const server = await startMinio();
+  const bucket = new Bucket(server, `${name}-${process.pid}`);
+  await bucket.create();
+  const relay = await startRelay(server.endpoint, (m, _p, q) => decide(m, q));
+  return { server, bucket, relay };
 }

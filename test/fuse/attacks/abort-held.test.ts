@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { CreateMultipartUploadCommand, ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
-import { type MinioServer, minioAvailable, startMinio } from '../../helpers/minio.ts';
+import { type MinioServer, minioAvailable } from '../../helpers/minio.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
-import { INTERNAL, isAbort, logLines, startRelay, type Verdict } from './abort-harness.ts';
+import { INTERNAL, isAbort, logLines, relayedMinio, type Verdict } from './abort-harness.ts';
 import { Bucket, eventually } from './hidden-harness.ts';
 import { ACCESS_DENIED, driver, O_RDWR_CREAT_TRUNC } from './rmopen-harness.ts';
 
@@ -45,10 +45,9 @@ describe.skipIf(!fuse.ok || !minio.ok)('aborts of multipart uploads: what held',
   let url: string;
   let decide: (method: string, query: URLSearchParams) => Verdict = () => 'pass';
   beforeAll(async () => {
-    server = await startMinio();
-    bucket = new Bucket(server, `abort-held-${process.pid}`);
-    await bucket.create();
-    url = (await startRelay(server.endpoint, (m, _p, q) => decide(m, q))).url;
+    let relay;
+    ({ server, bucket, relay } = await relayedMinio('abort-held', (m, q) => decide(m, q)));
+    url = relay.url;
   }, 30_000);
 
   const mount = async (extra: string[] = []) =>

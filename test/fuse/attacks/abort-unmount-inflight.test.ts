@@ -11,10 +11,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
-import { type MinioServer, minioAvailable, startMinio } from '../../helpers/minio.ts';
+import { type MinioServer, minioAvailable } from '../../helpers/minio.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { fuseAvailable, mountBucket, sh } from '../mount-helpers.ts';
-import { isAbort, isCreate, logLines, SLOW_DOWN, startRelay, type Verdict } from './abort-harness.ts';
+import { isAbort, isCreate, logLines, SLOW_DOWN, relayedMinio, startRelay, type Verdict } from './abort-harness.ts';
 import { Bucket, eventually } from './hidden-harness.ts';
 import { driver, O_RDWR_CREAT_TRUNC } from './rmopen-harness.ts';
 
@@ -31,10 +31,7 @@ describe.skipIf(!fuse.ok || !minio.ok)('aborts under way when the mount stops', 
   let relay: Awaited<ReturnType<typeof startRelay>>;
   let decide: (method: string, query: URLSearchParams) => Verdict = () => 'pass';
   beforeAll(async () => {
-    server = await startMinio();
-    bucket = new Bucket(server, `abort-inflight-${process.pid}`);
-    await bucket.create();
-    relay = await startRelay(server.endpoint, (m, _p, q) => decide(m, q));
+    ({ server, bucket, relay } = await relayedMinio('abort-inflight', (m, q) => decide(m, q)));
     url = relay.url;
   }, 30_000);
 
