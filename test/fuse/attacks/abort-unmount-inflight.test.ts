@@ -55,7 +55,7 @@ describe.skipIf(!fuse.ok || !minio.ok)('aborts under way when the mount stops', 
 
   it('rm of a streaming file, its abort answered 503 SlowDown, then SIGTERM: the upload is aborted or named in a warning', async () => {
     decide = () => 'pass';
-    const m = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', await tempDir('abort-cache-')]);
+    const m = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', await tempDir('abort-cache-'), '--shutdown-timeout', '2s']);
     // The server sheds load (503 SlowDown) until the unmount; from then on it takes every abort.
     let slowing = true;
     await streamAndRemove(m.dir, 'slowed', () => (slowing ? { status: 503, body: SLOW_DOWN } : 'pass'));
@@ -72,7 +72,7 @@ describe.skipIf(!fuse.ok || !minio.ok)('aborts under way when the mount stops', 
 
   it('rm of a streaming file during an outage (the abort gets no answer), then SIGTERM: the upload is aborted or named in a warning', async () => {
     decide = () => 'pass';
-    const m = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', await tempDir('abort-cache-')]);
+    const m = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', await tempDir('abort-cache-'), '--shutdown-timeout', '2s']);
     await streamAndRemove(m.dir, 'outage', () => 'hang');
     await new Promise((r) => setTimeout(r, 1000));
     expect(await m.child.stop('SIGTERM', 30_000)).toBe(0);
@@ -86,11 +86,11 @@ describe.skipIf(!fuse.ok || !minio.ok)('aborts under way when the mount stops', 
 
   it('a small file after a big one: its upload started ahead, answered late: aborted or named in a warning at unmount', async () => {
     decide = () => 'pass';
-    const m = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', await tempDir('abort-cache-')]);
+    const m = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', await tempDir('abort-cache-'), '--shutdown-timeout', '2s']);
     // A big file first: the mount now starts the next file's multipart upload at its first write.
     expect((await sh(`head -c ${24 * MiB} /dev/zero > '${join(m.dir, 'big')}'`)).code).toBe(0);
     // The server is slow to answer CreateMultipartUpload (it has created the upload already).
-    decide = (method, q) => (isCreate(method, q) ? { lateMs: 4000 } : 'pass');
+    decide = (method, q) => (isCreate(method, q) ? { lateMs: 2500 } : 'pass');
     const cmd = driver();
     expect(await cmd(`open s ${join(m.dir, 'small')} ${O_RDWR_CREAT_TRUNC}`)).toBe('OK');
     expect(await cmd('write s 115 5 0')).toBe('OK');
@@ -102,7 +102,7 @@ describe.skipIf(!fuse.ok || !minio.ok)('aborts under way when the mount stops', 
     expect(await m.child.stop('SIGTERM', 30_000)).toBe(0);
     decide = () => 'pass';
     // Whatever the relay still holds comes through now; give it the time to.
-    await new Promise((r) => setTimeout(r, 5000));
+    await new Promise((r) => setTimeout(r, 3000));
     const uploads = await bucket.uploads();
     expect(
       leftSilently('small', uploads, m.child.output()),
@@ -112,21 +112,21 @@ describe.skipIf(!fuse.ok || !minio.ok)('aborts under way when the mount stops', 
 
   it('a streamed file renamed while open: the abort of its old upload, held up, is named in a warning at unmount, not dropped', async () => {
     decide = () => 'pass';
-    const m = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', await tempDir('abort-cache-')]);
+    const m = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', await tempDir('abort-cache-'), '--shutdown-timeout', '2s']);
     const cmd = driver();
     const from = join(m.dir, 'streamed');
     expect(await cmd(`open w ${from} ${O_RDWR_CREAT_TRUNC}`)).toBe('OK');
     expect(await cmd(`write w 66 ${40 * MiB} 0`)).toBe('OK');
     // Parts have left: the upload of `streamed` exists.
     expect(await eventually(async () => (await bucket.uploads()).includes('streamed'), 10_000)).toBe(true);
-    // The abort of that upload is held up on the way (a slow link or server): 6 s.
-    decide = (method, q) => (isAbort(method, q) ? { holdMs: 6000 } : 'pass');
+    // The abort of that upload is held up on the way (a slow link or server): 3 s.
+    decide = (method, q) => (isAbort(method, q) ? { holdMs: 3000 } : 'pass');
     expect((await sh(`mv '${from}' '${join(m.dir, 'moved')}'`, undefined, 30_000)).code).toBe(0);
     expect(await cmd('close w')).toBe('OK');
     expect((await bucket.body('moved'))?.length).toBe(40 * MiB);
     expect(await m.child.stop('SIGTERM', 30_000)).toBe(0);
     decide = () => 'pass';
-    await new Promise((r) => setTimeout(r, 7000));
+    await new Promise((r) => setTimeout(r, 3500));
     const uploads = await bucket.uploads();
     expect(
       leftSilently('streamed', uploads, m.child.output()),
