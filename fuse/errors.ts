@@ -125,6 +125,10 @@ export const FS_CODES = {
     meaning: 'log only: an upload failed after retries; the application got `EIO` from `close()`/`fsync()` and the object was not written',
     fix: 'look at the logged cause (endpoint down, throttling, permissions) and write the file again',
   },
+  ESTUARY_FS_UPLOAD_LEFT: {
+    meaning: 'log only: the mount gave up a multipart upload (a removed file whose parts had left, a failed close) and the store did not take its abort, tried for 10 minutes and once more at unmount (within `--shutdown-timeout`); its parts stay stored, and billed',
+    fix: 'a mount started with `--abort-uploads-after` aborts it once it is that old; or abort it now: `aws s3api abort-multipart-upload --bucket BUCKET --key KEY --upload-id ID` with the logged key and id',
+  },
 } satisfies Record<string, CodeDoc>;
 
 const fsError = errorsOf(FS_CODES);
@@ -345,6 +349,8 @@ export const FS_LOG_CODES = {
   journalLeft: 'ESTUARY_FS_JOURNAL_LEFT',
   /** The cache disk could not take a stream's local copy: the copy is dropped, the stream goes on. */
   copyDropped: 'ESTUARY_FS_COPY_DROPPED',
+  /** A given-up multipart upload the store would not abort: left to a later start. */
+  uploadLeft: 'ESTUARY_FS_UPLOAD_LEFT',
 } as const satisfies Record<string, keyof typeof FS_CODES>;
 
 /** This role's part of docs/ERRORS.md. */

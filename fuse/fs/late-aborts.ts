@@ -7,6 +7,7 @@
 // --abort-uploads-after at a later start. An upload the server no longer knows (NoSuchUpload)
 // counts as aborted.
 
+import { FS_LOG_CODES } from '../errors.ts';
 import { type ObjectClient } from '../s3/object-client.ts';
 import { uploadGone } from '../s3/s3-errors.ts';
 
@@ -160,7 +161,7 @@ export class LateAborts {
 
   private leave(u: Upload): void {
     this.log.warn(
-      { key: u.key, uploadId: u.uploadId },
+      { key: u.key, uploadId: u.uploadId, code: FS_LOG_CODES.uploadLeft },
       'an unfinished multipart upload could not be aborted; a mount started with --abort-uploads-after aborts it once it is that old',
     );
   }

@@ -65,7 +65,7 @@ describe.skipIf(!fuse.ok || !minio.ok)('aborts of uploads given up, refused by t
     await streamAndRemove(m.dir, 'refused');
     expect(await m.child.stop('SIGTERM', 30_000)).toBe(0);
     expect(await bucket.uploads()).toContain('refused');
-    const warned = m.child.output().split('\n').filter((l) => l.includes('"level":40') && l.includes('refused'));
+    const warned = m.child.output().split('\n').filter((l) => l.includes('"code":"ESTUARY_FS_UPLOAD_LEFT"') && l.includes('"key":"refused"'));
     expect(warned.length, m.child.output().slice(-3000)).toBeGreaterThan(0);
     refuse = false;
     const again = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--abort-uploads-after', '0.1s']);

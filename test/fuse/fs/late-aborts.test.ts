@@ -39,7 +39,7 @@ describe('LateAborts', () => {
     await late.abort('k', 'u1');
     for (let i = 0; i < 100 && late.size > 0; i++) await new Promise((r) => setTimeout(r, 5));
     expect(late.size).toBe(0);
-    expect(said).toEqual([{ key: 'k', uploadId: 'u1' }]);
+    expect(said).toEqual([{ key: 'k', uploadId: 'u1', code: 'ESTUARY_FS_UPLOAD_LEFT' }]);
   });
 
   it('by default: every 30 s for 10 minutes (docs/SEMANTICS.md)', async () => {
