@@ -18,6 +18,13 @@ export function backoffDelay(
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }
 
+/** Waits for `work` to settle, or `ms` at most, whichever comes first; never throws. */
+export async function within(work: Promise<unknown>, ms: number): Promise<void> {
+  const done = new AbortController();
+  await Promise.race([work.catch(() => undefined), sleep(ms, done.signal)]);
+  done.abort();
+}
+
 /** Sleeps `ms`, waking early (without throwing) when `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -11,11 +11,11 @@ import { inParallel } from './staging-file.ts';
 const COPY_PART_SIZE = 512 * 2 ** 20;
 
 /**
- * Returns the ETag of the new object. A copy in parts that fails is aborted, through `lateAborts`
- * when given (tried again later if the server does not take it).
+ * Returns the ETag of the new object. A copy in parts that fails is aborted, through
+ * `s.lateAborts` when given (tried again later if the server does not take it).
  */
 export async function copyObject(
-  via: ObjectClient | { readonly client: ObjectClient; readonly lateAborts?: LateAborts },
+  s: { readonly client: ObjectClient; readonly lateAborts?: LateAborts },
   source: string,
   target: string,
   size: number,
@@ -26,7 +26,6 @@ export async function copyObject(
     partSize: COPY_PART_SIZE,
   },
 ): Promise<string> {
-  const s = 'abortMultipart' in via ? { client: via } : via;
   const client = s.client;
   if (size <= limits.singleCopy) return (await client.copy(source, target, options)).etag;
   const head = await client.head(source);

@@ -3,6 +3,7 @@
 // travel up; toErrno() names them all, and the FUSE adapter turns the name into its number.
 
 import { isObjectError } from '../s3/object-client.ts';
+import { s3CodeOf } from '../s3/s3-errors.ts';
 
 export const ERRNO_NAMES = [
   'EPERM',
@@ -76,7 +77,7 @@ export function toErrno(err: unknown): ErrnoName {
       case 'not-found':
         // The file's multipart upload, aborted under it (another mount's start-up, a lifecycle
         // rule): its data did not reach the bucket, which is an I/O error, not a missing file.
-        return (err.cause as { name?: string } | undefined)?.name === 'NoSuchUpload' ? 'EIO' : 'ENOENT';
+        return s3CodeOf(err) === 'NoSuchUpload' ? 'EIO' : 'ENOENT';
       case 'access-denied':
         return 'EACCES';
       case 'invalid-range':

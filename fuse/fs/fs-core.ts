@@ -27,7 +27,8 @@ import { NextFilePrefetch } from './next-file.ts';
 import { ReadWindow } from './read-window.ts';
 import { UploadStreak } from './streaming-upload.ts';
 import { LateAborts } from './late-aborts.ts';
-import { httpStatusOf } from '../s3/s3-errors.ts';
+import { lacksOperation } from '../s3/s3-errors.ts';
+import { within } from '../../lib/backoff.ts';
 
 /** A bucket has no size: report 16 TiB free in 4 KiB blocks (the most a 32-bit field holds). */
 const STATFS_BLOCKS = 2 ** 32 - 1;
@@ -167,10 +168,9 @@ export class FsCore {
           'the server refused to abort unfinished multipart uploads left by a mount that died; the next start tries again',
         );
     } catch (err) {
-      const status = httpStatusOf(err);
       this.o.log.warn(
         { err: String(err), prefix: this.prefix },
-        status === 405 || status === 501
+        lacksOperation(err)
           ? 'could not list unfinished multipart uploads (the server does not support it); none aborted'
           : 'could not list unfinished multipart uploads; none aborted, the next start tries again',
       );
@@ -183,9 +183,7 @@ export class FsCore {
    */
   async stop(withinMs = 30_000): Promise<void> {
     const until = Date.now() + withinMs;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.abortingUploads, new Promise<void>((r) => (timer = setTimeout(r, withinMs)))]);
-    clearTimeout(timer);
+    await within(this.abortingUploads, withinMs);
     await this.lateAborts.drain(Math.max(0, until - Date.now()));
     await rm(this.settings.staging.dir, { recursive: true, force: true });
     await this.stagingClaim?.release();

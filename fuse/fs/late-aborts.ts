@@ -7,6 +7,7 @@
 // --abort-uploads-after at a later start. An upload the server no longer knows (NoSuchUpload)
 // counts as aborted.
 
+import { within } from '../../lib/backoff.ts';
 import { FS_LOG_CODES } from '../errors.ts';
 import { type ObjectClient } from '../s3/object-client.ts';
 import { uploadGone } from '../s3/s3-errors.ts';
@@ -44,11 +45,10 @@ interface Upload {
 }
 
 export class LateAborts {
-  /** Aborts under way (a try running, or an id still to come). */
-  private readonly running = new Set<Upload>();
+  /** Aborts under way (a first try running, or an id still to come), to that first try. */
+  private readonly running = new Map<Upload, Promise<void>>();
   /** Aborts that failed, waiting for the next round of tries. */
   private readonly waiting = new Set<Upload>();
-  private readonly settling = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private retrying = false;
   private stopped = false;
@@ -74,18 +74,14 @@ export class LateAborts {
    */
   abort(key: string, uploadId: string | Promise<string | undefined>): Promise<void> {
     const u: Upload = { key, uploadId: typeof uploadId === 'string' ? uploadId : undefined, tries: 0 };
-    this.running.add(u);
     const first = (async () => {
       u.uploadId = await Promise.resolve(uploadId).catch(() => undefined);
-      if (u.uploadId === undefined) return this.running.delete(u);
-      const done = await this.tryOnce(u);
+      const done = u.uploadId === undefined || (await this.tryOnce(u));
       this.running.delete(u);
       if (!done) this.later(u);
     })();
-    const settled = first.then(() => undefined);
-    this.settling.add(settled);
-    void settled.finally(() => this.settling.delete(settled));
-    return settled;
+    this.running.set(u, first);
+    return first;
   }
 
   /** How many aborts are under way or wait for another try. */
@@ -101,18 +97,16 @@ export class LateAborts {
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    let timer: NodeJS.Timeout | undefined;
     const last = (async () => {
-      await Promise.allSettled([...this.settling]);
+      await Promise.allSettled(this.running.values());
       await Promise.all(
         [...this.waiting].map(async (u) => {
           if (await this.tryOnce(u)) this.waiting.delete(u);
         }),
       );
     })();
-    await Promise.race([last, new Promise<void>((r) => (timer = setTimeout(r, withinMs)))]);
-    clearTimeout(timer);
-    for (const u of [...this.running, ...this.waiting]) this.leave(u);
+    await within(last, withinMs);
+    for (const u of [...this.running.keys(), ...this.waiting]) this.leave(u);
     this.running.clear();
     this.waiting.clear();
   }

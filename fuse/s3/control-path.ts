@@ -28,7 +28,7 @@ import {
   type PendingUpload,
   type WriteOptions,
 } from './object-client.ts';
-import { httpStatusOf, outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
+import { lacksOperation, outcomeUnknown, toObjectError, withRetries } from './s3-errors.ts';
 import { completeBody, deleteBody, xmlCanCarry, etagOf, firstDeleteError, listPage, multipartEtag, uploadIdOf, uploadsPage } from './s3-replies.ts';
 import { XML_LIMITS } from './xml.ts';
 import { ListingProgress } from './listing-progress.ts';
@@ -246,8 +246,7 @@ export class ControlPath {
     try {
       await this.send({ method: 'DELETE', key, query: { uploadId } });
     } catch (err) {
-      const status = httpStatusOf(err);
-      if (status !== 405 && status !== 501) throw err;
+      if (!lacksOperation(err)) throw err;
     }
   }
 

@@ -44,6 +44,16 @@ const statusOf = (err: unknown): number | undefined =>
 /** The HTTP status of the answer behind an error (an ObjectError's cause), when one was answered. */
 export const httpStatusOf = (err: unknown): number | undefined => statusOf(err instanceof ObjectError ? err.cause : err);
 
+/** S3's error code behind an error (an ObjectError's cause), such as NoSuchUpload. */
+export const s3CodeOf = (err: unknown): string | undefined =>
+  ((err instanceof ObjectError ? err.cause : err) as { name?: string } | undefined)?.name;
+
+/** True when the server answered that it lacks the operation (s3rver's 405, a 501). */
+export function lacksOperation(err: unknown): boolean {
+  const status = httpStatusOf(err);
+  return status === 405 || status === 501;
+}
+
 /**
  * True when an abort's error says the upload is gone (aborted or completed already): S3's
  * NoSuchUpload, or 'not-found' from a client that answers without HTTP. A bare 404 (a proxy's,
@@ -51,8 +61,7 @@ export const httpStatusOf = (err: unknown): number | undefined => statusOf(err i
  */
 export function uploadGone(err: unknown): boolean {
   if (!(err instanceof ObjectError) || err.kind !== 'not-found') return false;
-  const status = httpStatusOf(err);
-  return status === undefined || (err.cause as { name?: string } | undefined)?.name === 'NoSuchUpload';
+  return httpStatusOf(err) === undefined || s3CodeOf(err) === 'NoSuchUpload';
 }
 
 export function toObjectError(err: unknown, key?: string): ObjectError {

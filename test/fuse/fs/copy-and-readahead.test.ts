@@ -14,7 +14,7 @@ describe('server-side copies', () => {
     const mem = new MemoryObjectClient();
     const data = randomBytes(13 * MiB);
     await mem.put('src', data, { metadata: { mode: '33188' } });
-    await copyObject(mem, 'src', 'dst', data.length, undefined, 4, {
+    await copyObject({ client: mem }, 'src', 'dst', data.length, undefined, 4, {
       singleCopy: 5 * MiB,
       partSize: 5 * MiB,
     });
