@@ -1,9 +1,10 @@
 // Attack on "a removal of a file open for writing is what the bucket answered: if the bucket
 // does not answer (timeout), the removal fails with EIO and changes nothing" (docs/SEMANTICS.md
 // "unlink"). A proxy in front of MinIO passes the DELETE on at once but holds its answer past
-// --request-timeout: the bucket did delete, the mount gave up waiting. The file's writer had
-// already published it (fsync) and writes nothing more, or writes more: in both cases the rm answers
-// EIO, so the file must still be there once the writer has closed.
+// --request-timeout (2 s, so that a loaded machine's slow PUT of the close is no failure): the
+// bucket did delete, the mount gave up waiting. The file's writer had already published it
+// (fsync) and writes nothing more, or writes more: in both cases the rm answers EIO, so the file
+// must still be there once the writer has closed.
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,10 +31,10 @@ describe.skipIf(!fuse.ok || !minio.ok)('rm of a written file whose DELETE is car
     bucket = new Bucket(server, `rmopen-late-${process.pid}`);
     await bucket.create();
     const url = await startProxy(server.endpoint, (method, path) =>
-      method === 'DELETE' && late !== '' && path === `/${bucket.name}/${late}` ? { lateMs: 3000 } : 'pass',
+      method === 'DELETE' && late !== '' && path === `/${bucket.name}/${late}` ? { lateMs: 5000 } : 'pass',
     );
     const cache = await tempDir('rmopen-cache-');
-    dir = (await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', cache, '--cache-ttl', '0s', '--request-timeout', '1s', '--retries', '1'])).dir;
+    dir = (await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', cache, '--cache-ttl', '0s', '--request-timeout', '2s', '--retries', '1'])).dir;
   }, 30_000);
 
   async function attempt(name: string, moreAfterRm: boolean) {
