@@ -24,6 +24,7 @@ import { InodeTable, ROOT_INO } from './inodes.ts';
 import { MemoryBudget } from './memory-budget.ts';
 import { type Attr, type AttrDefaults, attrFromHead, type Kind } from './metadata.ts';
 import { NextFilePrefetch } from './next-file.ts';
+import { PutBackNames } from './put-back-names.ts';
 import { ReadWindow } from './read-window.ts';
 import { UploadStreak } from './streaming-upload.ts';
 import { LateAborts } from './late-aborts.ts';
@@ -71,12 +72,8 @@ export class FsCore {
    * they had: they exist only here, for the descriptors still open, until the kernel unlinks them.
    */
   protected readonly hidden = new Map<string, Attr>();
-  /**
-   * Hidden names whose hide was undone (Removals.undoHide), to the file's own path: libfuse and the
-   * kernel's cached entry still name the file by the hidden name until the entry expires (up to a
-   * second) or the name is unlinked at the last close.
-   */
-  protected readonly undone = new Map<string, string>();
+  /** Hidden names of files put back after a failed rename over them (see put-back-names.ts). */
+  protected readonly putBackNames = new PutBackNames();
 
   constructor(options: FilesystemOptions) {
     this.o = options;
@@ -291,9 +288,9 @@ export class FsCore {
     return [...this.writers()].filter((h) => h.path.startsWith(under));
   }
 
-  /** The path the mount knows a file by, for a name libfuse may still give it (see `undone`). */
+  /** The path the mount knows a file by, for a name libfuse may still give it (see `putBackNames`). */
   protected named(path: string): string {
-    return this.undone.get(path) ?? path;
+    return this.putBackNames.named(path, Date.now());
   }
 
   /** An open writer's view wins over the bucket's: its size is what the writer has written. */

@@ -65,11 +65,17 @@ export class Namespace extends Removals {
     await this.settled(path);
     // Its object went when the open file was removed (hideOpen); the kernel now ends the name.
     if (this.hidden.delete(path)) return;
-    // A hide that was undone: the name ends, the file it stood for stays.
-    if (this.undone.delete(path)) return;
+    // The last close of a file put back after a failed rename over it: the name it was open under
+    // ends, the file stays.
+    if (this.putBackNames.lastClose(path, Date.now())) return;
     const attr = await this.lookup(path);
     if (!attr) throw new FsError('ENOENT');
     if (attr.kind === 'dir') throw new FsError('EISDIR');
+    // A put-back file still open: libfuse does not know it is, so the mount hides it itself,
+    // under the name its descriptors have.
+    const openAs = this.putBackNames.openFor(path, Date.now());
+    if (openAs !== undefined && this.isOpen(path)) return this.hideOpen(path, openAs, attr);
+    this.putBackNames.removed(path);
     await this.removeWritten(path, async () => {
       await this.keepReaders(path);
       await this.client.delete(this.key(path));
@@ -230,8 +236,8 @@ export class Namespace extends Removals {
     const hide = hiding ?? (HIDDEN_NAME.test(baseName(to)) && this.isOpen(from));
     if (hide && src.kind !== 'dir') return this.hideOpen(from, to, src, request);
     // A removed file has no name: the one libfuse keeps for it is not the user's to move. Nor is
-    // one whose hide was undone: libfuse would unlink the new name at the last close.
-    if (this.hidden.has(from) || this.undone.has(from)) throw new FsError('ENOENT');
+    // one standing for a file put back: libfuse would unlink the new name at the last close.
+    if (this.hidden.has(from) || this.putBackNames.has(from, Date.now())) throw new FsError('ENOENT');
     await this.mustBeDir(parentOf(to));
     const dst = await this.lookup(to);
     if (src.kind === 'dir') {
@@ -247,8 +253,19 @@ export class Namespace extends Removals {
           ? this.renameWrittenOrPublished(from, to, src, dst)
           : this.renameObject(from, to, src, dst);
       // The file renamed over is removed: its open writers keep it locally and publish nothing.
+      // A put-back file still open, renamed over: libfuse knows it by its hidden name and did not
+      // hide it, so the mount does: its descriptors go on under that name, as a removed file's.
+      const openAs = dst ? this.putBackNames.openFor(to, Date.now()) : undefined;
+      const putBack = openAs === undefined ? [] : [...this.handles.values()].filter((h) => h.path === to);
       if (dst) await this.removeWritten(to, move);
       else await move();
+      if (openAs !== undefined && putBack.length > 0) {
+        for (const h of putBack) h.path = openAs;
+        this.hidden.set(openAs, dst!);
+        this.putBackNames.hidden(to, openAs);
+      } else if (dst) this.putBackNames.removed(to);
+      this.putBackNames.renamed(from, to);
+      for (const h of this.handles.values()) if (h.kind === 'read' && h.path === from) h.path = to;
     }
     this.touchDir(parentOf(from));
     this.touchDir(parentOf(to));
@@ -358,6 +375,9 @@ export class Namespace extends Removals {
       this.hidden.set(moved, a);
       for (const h of this.handles.values()) if (h.path === p) h.path = moved;
     }
+    this.putBackNames.movedTree(from, to);
+    // Readers are called by their new names too (a later unlink or rename finds them).
+    for (const h of this.handles.values()) if (h.kind === 'read' && h.path.startsWith(`${from}/`)) h.path = to + h.path.slice(from.length);
     for (const w of moving) {
       if (w.path.startsWith(`${to}/`) && this.hidden.has(w.path)) continue;
       const path = to + w.path.slice(from.length);

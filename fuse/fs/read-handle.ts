@@ -5,7 +5,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { HandleSettings } from './file-handle.ts';
 import { type Chunk, Prefetcher } from './prefetcher.ts';
-import { StagingFile } from './staging-file.ts';
+import { StagingFile, type UploadFileSettings, uploadFile } from './staging-file.ts';
 import type { WriteOptions } from '../s3/object-client.ts';
 
 export class ReadHandle {
@@ -148,6 +148,21 @@ export class LocalReadHandle {
       const buf = Buffer.allocUnsafe(length);
       const { bytesRead } = await this.fh.read(buf, 0, length, offset);
       return buf.subarray(0, bytesRead);
+    } finally {
+      if (--this.reading === 0 && this.closing) await this.fh.close();
+    }
+  }
+
+  /** Nothing to do: the descriptor keeps the journal's file readable whatever happens to the object. */
+  async keepCopy(): Promise<void> {}
+
+  /** Uploads what the descriptor reads as the object `key` (see ReadHandle.putBack). */
+  async putBack(key: string, options: WriteOptions, s: UploadFileSettings): Promise<boolean> {
+    this.reading++;
+    try {
+      const { size } = await this.fh.stat();
+      await uploadFile(s, this.fh, size, key, options);
+      return true;
     } finally {
       if (--this.reading === 0 && this.closing) await this.fh.close();
     }

@@ -2,7 +2,7 @@
 // before a rename over an open file), the writers held while their file's object goes, and the
 // hide undone when the rename it made way for fails. See "unlink" in docs/SEMANTICS.md.
 
-import { ReadHandle } from './file-handle.ts';
+import { type Handle, LocalReadHandle, ReadHandle } from './file-handle.ts';
 import { parentOf } from './keys.ts';
 import { type Attr, writeOptionsOf } from './metadata.ts';
 import type { WriteHandle } from './write-handle.ts';
@@ -42,6 +42,7 @@ export class Removals extends Writes {
       // A removed file hidden again (a rename over its hidden name): one hidden name, the new one.
       this.hidden.delete(from);
       this.hidden.set(to, src);
+      this.putBackNames.hidden(from, to);
     });
     this.forget(from);
     this.touchDir(parentOf(from));
@@ -66,28 +67,33 @@ export class Removals extends Writes {
    * writing it and publish what they hold at close; with none, a reader's copy is put back now.
    * libfuse still knows the file by the hidden name (as does the kernel's cached entry of its
    * name, for up to a second), and unlinks that at the last close, which then ends only the name;
-   * until then the hidden name stands for the file (`undone`).
+   * until then the hidden name stands for the file (put-back-names.ts).
    */
   protected async undoHide(hide: Hide): Promise<void> {
     const held = [...this.handles.values()].filter((h) => h.path === hide.hidden);
+    const writers = new Set(held.filter((h): h is WriteHandle => h.kind === 'write'));
+    if (writers.size === 0 && !(await this.putBack(hide, held))) {
+      // The file stays removed, its descriptors open under the hidden name, as after an unlink.
+      this.o.log.error({ path: hide.path }, 'a rename over an open file failed after its object was deleted: nothing held a copy to put back');
+      return;
+    }
     for (const h of held) h.path = hide.path;
     this.hidden.delete(hide.hidden);
-    this.undone.set(hide.hidden, hide.path);
-    const writers = new Set(held.filter((h): h is WriteHandle => h.kind === 'write'));
+    this.putBackNames.set(hide.hidden, hide.path);
     for (const w of writers) await w.relink();
-    if (writers.size === 0) {
-      let back = false;
-      for (const r of held.filter((h): h is ReadHandle => h instanceof ReadHandle)) {
-        back = await r.putBack(this.key(hide.path), writeOptionsOf(hide.attr));
-        if (back) break;
-      }
-      if (!back) {
-        this.o.log.error({ path: hide.path }, 'a rename over an open file failed after its object was deleted: nothing held a copy to put back');
-        return;
-      }
-      this.remember(hide.path, hide.attr);
-    }
+    if (writers.size === 0) this.remember(hide.path, hide.attr);
     this.touchDir(parentOf(hide.path));
+  }
+
+  /** Puts the object back from the first reader that holds a copy of it; false when none does. */
+  private async putBack(hide: Hide, held: readonly Handle[]): Promise<boolean> {
+    const key = this.key(hide.path);
+    const options = writeOptionsOf(hide.attr);
+    for (const r of held) {
+      if (r instanceof ReadHandle && (await r.putBack(key, options))) return true;
+      if (r instanceof LocalReadHandle && (await r.putBack(key, options, this.settings.staging))) return true;
+    }
+    return false;
   }
 
   /**

@@ -286,9 +286,12 @@ async function readAt(fh: FileHandle, offset: number, length: number, into: Buff
   return buf;
 }
 
+/** What uploadFile needs of the staging settings. */
+export type UploadFileSettings = Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight' | 'lateAborts'>;
+
 /** Uploads `size` bytes of an open local file as `key`: one PUT, or parallel parts. */
 export async function uploadFile(
-  s: Pick<StagingSettings, 'client' | 'pool' | 'firstPartSize' | 'maxInFlight' | 'lateAborts'>,
+  s: UploadFileSettings,
   fh: FileHandle,
   size: number,
   key: string,
