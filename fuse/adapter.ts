@@ -10,6 +10,7 @@ import { type ErrnoName, toErrno } from './fs/errno.ts';
 import { joinPath, parentOf } from './fs/keys.ts';
 import { type Attr, S_IFDIR, stMode } from './fs/metadata.ts';
 import { fsErrors } from './errors.ts';
+import { callerHideFor } from './caller-syscall.ts';
 
 type Cb = (code: number, ...result: unknown[]) => void;
 
@@ -72,6 +73,8 @@ interface Binding {
    * dispatched belongs to (a rename over an open file is libfuse's hide and the rename, in one).
    */
   fuse_native_request?: () => number;
+  /** Added by scripts/patch-fuse-native.sh: the pid of the process behind the operation being dispatched. */
+  fuse_native_caller_pid?: () => number;
 }
 
 /** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
@@ -255,7 +258,8 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
       // Read now, while the addon still holds this rename: libfuse's hide or a user's rename.
       const hiding = binding().fuse_native_hiding?.();
       const request = binding().fuse_native_request?.();
-      reply('rename', from, cb, () => nothing(fs.rename(from, to, hiding, request)));
+      const hideFor = hiding ? callerHideFor(binding().fuse_native_caller_pid?.()) : undefined;
+      reply('rename', from, cb, () => nothing(fs.rename(from, to, hiding, request, hideFor)));
     },
     // fuse-native passes (target, linkpath).
     symlink: (target: string, p: string, cb: Cb) => {

@@ -31,6 +31,11 @@
 #     fails, the first must be undone, and only the request tells the two apart from an unlink's
 #     hide followed by a user's rename. Each rename now records its request's `unique`, and the
 #     addon exports fuse_native_request(), that number for the rename being dispatched.
+#  7. The hide alone does not say whether its request is an unlink or a rename over the file (the
+#     kernel's opcode is not kept where the glue can read it). The process that asked is blocked
+#     in that system call meanwhile, and /proc/PID/syscall names it: each operation now also
+#     records its caller's pid (fuse_get_context), and the addon exports
+#     fuse_native_caller_pid(), that pid for the operation being dispatched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=node_modules/fuse-native
@@ -39,7 +44,7 @@ src=$dir/fuse-native.c
 if grep -q 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' "$src" && grep -q 'fuse_native_caller' "$src" &&
   grep -q 'fuse_native_utime_omit_ok' "$src" && grep -q 'fuse_native_nullpath_ok' "$src" &&
   grep -q 'fuse_native_hiding' "$src" && grep -q 'fuse_native_request' "$src" &&
-  [ -f "$dir/build/Release/fuse.node" ]; then
+  grep -q 'fuse_native_caller_pid' "$src" && [ -f "$dir/build/Release/fuse.node" ]; then
   exit 0
 fi
 sed -i 's/FUSE_UINT64_TO_INTS_ARGV(l->atime, 5)/FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)/' "$src"
@@ -94,6 +99,16 @@ if ! grep -q 'fuse_native_request' "$src"; then
     -e 's/^  l->hiding = l->probe_path == dest .*$/&\n  l->request = request_unique();/' \
     -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_request) {\n  napi_value request;\n  napi_create_double(env, (double) dispatching_request, \&request);\n  return request;\n}\n\n&/' \
     -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_request)/' \
+    "$src"
+fi
+if ! grep -q 'fuse_native_caller_pid' "$src"; then
+  sed -i \
+    -e 's/^static uint32_t dispatching_gid = 0;$/&\nstatic uint32_t dispatching_pid = 0;/' \
+    -e 's/^  uint32_t caller_gid;$/&\n  uint32_t caller_pid;/' \
+    -e 's/^  l->caller_gid = fuse_get_context()->gid;\\$/&\n  l->caller_pid = (uint32_t) fuse_get_context()->pid;\\/' \
+    -e 's/^      dispatching_gid = l->caller_gid;\\$/&\n      dispatching_pid = l->caller_pid;\\/' \
+    -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_caller_pid) {\n  napi_value pid;\n  napi_create_uint32(env, dispatching_pid, \&pid);\n  return pid;\n}\n\n&/' \
+    -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_caller_pid)/' \
     "$src"
 fi
 . scripts/node-gyp.sh

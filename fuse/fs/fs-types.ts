@@ -50,6 +50,12 @@ export interface StandIn {
   readonly dir: boolean;
 }
 
+/**
+ * What the kernel request of a libfuse hide is, when the mount can tell: an unlink of the open
+ * file, or a rename over it (the hide is then followed by that rename, in the same request).
+ */
+export type HideFor = 'unlink' | 'rename';
+
 /** Who asked for a new name: its file, directory or symlink belongs to them (as with s3fs). */
 export interface Owner {
   readonly uid: number;

@@ -22,7 +22,7 @@ import {
 } from './metadata.ts';
 import { inParallel } from './staging-file.ts';
 import { HIDDEN_NAME, Removals } from './removals.ts';
-import type { Owner } from './fs-types.ts';
+import type { HideFor, Owner } from './fs-types.ts';
 
 /** Linux's PATH_MAX: a symlink's target, with its terminating NUL, fits in it. */
 const PATH_MAX = 4096;
@@ -215,26 +215,46 @@ export class Namespace extends Removals {
    * form libfuse uses is taken for one. `request`: the kernel request the rename belongs to; a
    * rename over an open file that fails undoes libfuse's hide of it in the same request.
    */
-  async rename(from: string, to: string, hiding?: boolean, request?: number): Promise<void> {
+  async rename(from: string, to: string, hiding?: boolean, request?: number, hideFor?: HideFor): Promise<void> {
     this.refuseIfReadOnly();
     if (from === to) return;
     const hide = this.takeHide(request, to);
+    if (hide?.beforeRename) return this.renameOverHidden(from, to, hide);
     try {
-      await this.renameOnce(from, to, hiding, request);
+      await this.renameOnce(from, to, hiding, request, hideFor);
     } catch (err) {
       if (hide) await this.undoHide(hide);
       throw err;
     }
   }
 
-  private async renameOnce(from: string, to: string, hiding: boolean | undefined, request: number | undefined): Promise<void> {
+  /** The rename after a hide known to be a rename's (see noteRenameHide). */
+  private async renameOverHidden(from: string, to: string, hide: { hidden: string; attr: Attr }): Promise<void> {
+    const held = [...this.handles.values()].filter((h) => h.path === to);
+    try {
+      await this.renameOnce(from, to, false, undefined);
+    } catch (err) {
+      // libfuse calls the file by the hidden name from now on.
+      this.putBackNames.set(hide.hidden, to);
+      throw err;
+    }
+    for (const h of held) h.path = hide.hidden;
+    this.hidden.set(hide.hidden, hide.attr);
+    this.putBackNames.hidden(to, hide.hidden);
+  }
+
+  private async renameOnce(from: string, to: string, hiding: boolean | undefined, request: number | undefined, hideFor?: HideFor): Promise<void> {
     checkNewPath(this.prefix, to);
     await this.settled(from, true);
     await this.settled(from);
     const src = await this.lookup(from);
     if (!src) throw new FsError('ENOENT');
     const hide = hiding ?? (HIDDEN_NAME.test(baseName(to)) && this.isOpen(from));
-    if (hide && src.kind !== 'dir') return this.hideOpen(from, to, src, request);
+    if (hide && src.kind !== 'dir') {
+      // A removed file hidden again has no object to keep: its hide moves only its name.
+      if (hideFor === 'rename' && !this.hidden.has(from)) return this.noteRenameHide(from, to, src, request);
+      return this.hideOpen(from, to, src, request);
+    }
     // A removed file has no name: the one libfuse keeps for it is not the user's to move. Nor is
     // one standing for a file put back: libfuse would unlink the new name at the last close.
     if (this.hidden.has(from) || this.putBackNames.has(from, Date.now())) throw new FsError('ENOENT');

@@ -8,6 +8,8 @@
 
 /** How long a name lasts after its last close: twice libfuse's default entry_timeout of 1 s. */
 export const PUT_BACK_NAME_GRACE_MS = 2000;
+/** Hidden names followed in a row at most: each is one failed rename over a file still open. */
+const CHAIN_LIMIT = 16;
 
 interface PutBackName {
   /** The file's own path. */
@@ -29,9 +31,24 @@ export class PutBackNames {
     return this.lookup(name, now) !== undefined;
   }
 
-  /** The path `name` stands for, or `name` itself. */
+  /**
+   * The path `name` stands for, or `name` itself. A name may stand for another hidden name (the
+   * file was hidden again, and put back again): followed to the end.
+   */
   named(name: string, now: number): string {
-    return this.lookup(name, now)?.path ?? name;
+    let path = name;
+    for (let hops = 0; hops < CHAIN_LIMIT; hops++) {
+      const next = this.lookup(path, now)?.path;
+      if (next === undefined || next === name) return path;
+      path = next;
+    }
+    return path;
+  }
+
+  /** A descriptor was opened through `name` (the kernel's cached entry): it is open again. */
+  opened(name: string, now: number): void {
+    const entry = this.lookup(name, now);
+    if (entry) delete entry.endsAt;
   }
 
   /** libfuse unlinked `hidden` at its last close; false when it is no name of this table. */

@@ -33,8 +33,12 @@ export class ReadHandle {
     this.path = path;
     this.key = key;
     this.size = size;
+    this.etag = etag;
     this.prefetcher = new Prefetcher(s.client, key, size, s.budget, s.readWindow, first, ahead, etag);
   }
+
+  /** The version this handle reads, when the store named it. */
+  private etag: string | undefined;
 
   /** Reads under way on the current prefetcher, and what to close once they are done. */
   private reading = 0;
@@ -69,16 +73,18 @@ export class ReadHandle {
     await this.local?.close();
     this.local = local;
     this.size = size;
+    this.etag = etag;
     this.prefetcher = new Prefetcher(this.s.client, this.key, size, this.s.budget, this.s.readWindow, undefined, [], etag);
   }
 
   /**
    * The object is about to be deleted (unlink) or replaced (rename over it) while this handle is
    * open: as on a local filesystem, the handle keeps reading what it opened, from a local copy
-   * made now. Throws EFBIG above --staging-limit; the handle then fails once the object is gone.
+   * made now, of the version it opened. Throws EFBIG above --staging-limit, and `changed` when
+   * another client replaced the object meanwhile; the handle then fails once the object is gone.
    */
   async keepCopy(): Promise<void> {
-    this.copy ??= StagingFile.fromObject(this.s.staging, this.key, this.size);
+    this.copy ??= StagingFile.fromObject(this.s.staging, this.key, this.size, this.etag);
     await this.copy.catch((err: unknown) => {
       this.copy = undefined;
       throw err;

@@ -18,6 +18,8 @@ const WHOLE_FILE_STREAK = 2;
 
 export class Reads extends Attributes {
   async open(path: string, flags: number): Promise<number> {
+    // Through the hidden name of a put-back file, that name is in use again (put-back-names.ts).
+    this.putBackNames.opened(path, Date.now());
     path = this.named(path);
     const writing = (flags & O_ACCMODE) !== 0;
     // The name libfuse keeps for a removed file still open is not a file: nothing to read, and

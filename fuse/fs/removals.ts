@@ -16,6 +16,8 @@ interface Hide {
   readonly path: string;
   readonly hidden: string;
   readonly attr: Attr;
+  /** Known to be a rename's: nothing was removed yet, the rename over the file removes it. */
+  readonly beforeRename?: boolean;
 }
 
 /** Hides remembered: far more than the requests libfuse's threads can have under way at once. */
@@ -52,6 +54,18 @@ export class Removals extends Writes {
     }
   }
 
+  /**
+   * libfuse's hide of the open file at `from`, in a request known to be a rename over it: nothing
+   * changes yet. The rename that follows in the same request replaces the file as any rename over
+   * a file does, and its open descriptors then go on as a removed file's under the hidden name
+   * (renameOverHidden); if it fails, nothing was removed, and the hidden name stands for the file.
+   */
+  protected noteRenameHide(from: string, to: string, src: Attr, request: number | undefined): void {
+    if (!request) return;
+    this.hides.set(request, { path: from, hidden: to, attr: src, beforeRename: true });
+    if (this.hides.size > HIDES_KEPT) this.hides.delete(this.hides.keys().next().value!);
+  }
+
   /** The hide made earlier in kernel request `request` of the file at `path`, if there was one. */
   protected takeHide(request: number | undefined, path: string): Hide | undefined {
     if (!request) return undefined;
@@ -72,10 +86,14 @@ export class Removals extends Writes {
   protected async undoHide(hide: Hide): Promise<void> {
     const held = [...this.handles.values()].filter((h) => h.path === hide.hidden);
     const writers = new Set(held.filter((h): h is WriteHandle => h.kind === 'write'));
-    if (writers.size === 0 && !(await this.putBack(hide, held))) {
+    if (writers.size === 0) {
+      const back = await this.putBack(hide, held).catch((err: unknown) => {
+        this.o.log.error({ path: hide.path, err: String(err) }, 'a rename over an open file failed after its object was deleted, and putting it back failed too');
+        return undefined;
+      });
       // The file stays removed, its descriptors open under the hidden name, as after an unlink.
-      this.o.log.error({ path: hide.path }, 'a rename over an open file failed after its object was deleted: nothing held a copy to put back');
-      return;
+      if (back === false) this.o.log.error({ path: hide.path }, 'a rename over an open file failed after its object was deleted: nothing held a copy to put back');
+      if (!back) return;
     }
     for (const h of held) h.path = hide.path;
     this.hidden.delete(hide.hidden);

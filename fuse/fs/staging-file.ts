@@ -158,8 +158,8 @@ export class StagingFile {
     return file;
   }
 
-  /** Downloads `key` (of `size` bytes) into a new staging file. */
-  static async fromObject(s: StagingSettings, key: string, size: number): Promise<StagingFile> {
+  /** Downloads `key` (of `size` bytes; of ETag `etag` when given, else it fails `changed`) into a new staging file. */
+  static async fromObject(s: StagingSettings, key: string, size: number, etag?: string): Promise<StagingFile> {
     const copyLocal = s.copyLocal;
     if (copyLocal) {
       const local = await inStagingDir(s.dir, async (path) => ({ path, size: await copyLocal(key, path) }));
@@ -179,7 +179,7 @@ export class StagingFile {
       await inParallel(partRanges(size, s.firstPartSize), s.maxInFlight, async (range) => {
         await s.pool.budget.acquire(range.end - range.start);
         try {
-          const data = await s.client.get(key, range);
+          const data = await s.client.get(key, etag === undefined ? range : { ...range, ifMatch: etag });
           await file.write(data, range.start);
         } finally {
           s.pool.budget.release(range.end - range.start);

@@ -60,11 +60,12 @@ export async function mountBucket(
   server: S3Server,
   bucket: string,
   extra: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
 ): Promise<Mounted> {
   const dir = await tempDir('estuary-mnt-');
   const child = runEstuary(
     ['mount', bucket, dir, '--endpoint', server.endpoint, '--log-format', 'json', ...extra],
-    serverEnv(server),
+    { ...serverEnv(server), ...env },
   );
   onTeardown(async () => {
     if (await isMounted(dir)) {

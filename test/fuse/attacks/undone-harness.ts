@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { onTeardown, trackPid, untrackPid } from '../../helpers/cleanup.ts';
 import { type MinioServer, startMinio } from '../../helpers/minio.ts';
 import { tempDir } from '../../helpers/tmp.ts';
-import { mountBucket } from '../mount-helpers.ts';
+import { type Mounted, mountBucket } from '../mount-helpers.ts';
 import { Bucket } from './hidden-harness.ts';
 import { ACCESS_DENIED, startProxy, type Verdict } from './rmopen-harness.ts';
 
@@ -101,12 +101,33 @@ export interface Setup {
   server: MinioServer;
   bucket: Bucket;
   dir: string;
+  /** The mount's process (for a kill -9). */
+  mounted: Mounted;
+  /** Mounts the bucket again through the relay, with the same cache directory. */
+  remount(extra?: readonly string[]): Promise<Mounted>;
   /** What the mount has logged so far. */
   log(): string;
   refuse(on: boolean): void;
 }
 
-export async function setup(name: string, extra: readonly string[] = [], other?: (method: string, path: string, headers: Record<string, unknown>) => Verdict): Promise<Setup> {
+/** A mount that cannot read its callers' system calls (see untraceable-callers.mjs). */
+export const UNTRACEABLE: NodeJS.ProcessEnv = { NODE_OPTIONS: `--import ${new URL('./untraceable-callers.mjs', import.meta.url).pathname}` };
+
+/**
+ * Both ways a mount handles a hide: knowing it is a rename's (it may read its callers' system
+ * calls, as root may), and not (it removes the file first, and puts it back if the rename fails).
+ */
+export const CALLER_MODES: readonly [string, NodeJS.ProcessEnv][] = [
+  ['callers traced', {}],
+  ['callers untraceable', UNTRACEABLE],
+];
+
+export async function setup(
+  name: string,
+  extra: readonly string[] = [],
+  other?: (method: string, path: string, headers: Record<string, unknown>) => Verdict,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Setup> {
   const server = await startMinio();
   const bucket = new Bucket(server, `${name}-${process.pid}`);
   await bucket.create();
@@ -115,8 +136,20 @@ export async function setup(name: string, extra: readonly string[] = [], other?:
     refuseCopy && method === 'PUT' && headers['x-amz-copy-source'] !== undefined ? { status: 403, body: ACCESS_DENIED } : (other?.(method, _path, headers) ?? 'pass'),
   );
   const cache = await tempDir('undone-cache-');
-  const mounted = await mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', cache, '--cache-ttl', '0s', '--request-timeout', '2s', '--retries', '1', ...extra]);
-  return { server, bucket, dir: mounted.dir, log: () => mounted.child.output(), refuse: (on) => { refuseCopy = on; } };
+  const mount = (more: readonly string[]) =>
+    mountBucket({ ...server, endpoint: url }, bucket.name, ['--cache-dir', cache, '--cache-ttl', '0s', '--request-timeout', '2s', '--retries', '1', ...more], env);
+  const mounted = await mount(extra);
+  return {
+    server,
+    bucket,
+    dir: mounted.dir,
+    mounted,
+    remount: (more = extra) => mount(more),
+    log: () => mounted.child.output(),
+    refuse: (on) => {
+      refuseCopy = on;
+    },
+  };
 }
 
 export const ORIGINAL = 'original-content';

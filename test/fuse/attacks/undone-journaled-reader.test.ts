@@ -10,15 +10,15 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { minioAvailable } from '../../helpers/minio.ts';
 import { fuseAvailable } from '../mount-helpers.ts';
-import { driver, setup, sha } from './undone-harness.ts';
+import { driver, setup, sha, CALLER_MODES } from './undone-harness.ts';
 
 afterAll(runTeardowns);
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
 
-describe.skipIf(!fuse.ok || !minio.ok)('--write-back: a failed mv over a file read while journaled', () => {
+describe.skipIf(!fuse.ok || !minio.ok).each(CALLER_MODES)('--write-back: a failed mv over a file read while journaled (%s)', (mode, env) => {
   it('the file comes back under its name', async () => {
-    const S = await setup('undone-journal', ['--write-back']);
+    const S = await setup(`undone-journal-${mode.replace(/ /g, '-')}`, ['--write-back'], undefined, env);
     const cmd = driver();
     const t = join(S.dir, 'f');
     const s = join(S.dir, 'f-src');

@@ -9,16 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { minioAvailable } from '../../helpers/minio.ts';
 import { fuseAvailable } from '../mount-helpers.ts';
-import { failedMvOverReader, ORIGINAL, setup, sha, type Setup } from './undone-harness.ts';
+import { failedMvOverReader, ORIGINAL, setup, sha, type Setup, CALLER_MODES } from './undone-harness.ts';
 
 afterAll(runTeardowns);
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
 
-describe.skipIf(!fuse.ok || !minio.ok)('a file put back after a failed mv over it, its reader closed at once', () => {
+describe.skipIf(!fuse.ok || !minio.ok).each(CALLER_MODES)('a file put back after a failed mv over it, its reader closed at once (%s)', (mode, env) => {
   let S: Setup;
   beforeAll(async () => {
-    S = await setup('undone-lastclose');
+    S = await setup(`undone-lastclose-${mode.replace(/ /g, '-')}`, [], undefined, env);
   }, 30_000);
 
   it('the name opens and takes a chmod right after the reader\'s close', async () => {

@@ -9,16 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { minioAvailable } from '../../helpers/minio.ts';
 import { fuseAvailable } from '../mount-helpers.ts';
-import { driver, failedMvOverReader, ORIGINAL, setup, sha, type Setup } from './undone-harness.ts';
+import { driver, failedMvOverReader, ORIGINAL, setup, sha, type Setup, CALLER_MODES } from './undone-harness.ts';
 
 afterAll(runTeardowns);
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
 
-describe.skipIf(!fuse.ok || !minio.ok)('a file put back after a failed mv over it, then its directory renamed', () => {
+describe.skipIf(!fuse.ok || !minio.ok).each(CALLER_MODES)('a file put back after a failed mv over it, then its directory renamed (%s)', (mode, env) => {
   let S: Setup;
   beforeAll(async () => {
-    S = await setup('undone-parent');
+    S = await setup(`undone-parent-${mode.replace(/ /g, '-')}`, [], undefined, env);
   }, 30_000);
 
   it('the file opens at once under the directory\'s new name', async () => {

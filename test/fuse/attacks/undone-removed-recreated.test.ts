@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { minioAvailable } from '../../helpers/minio.ts';
 import { fuseAvailable } from '../mount-helpers.ts';
-import { failedMvOverReader, ORIGINAL, setup, type Setup, sha } from './undone-harness.ts';
+import { failedMvOverReader, ORIGINAL, setup, type Setup, sha, CALLER_MODES } from './undone-harness.ts';
 
 afterAll(runTeardowns);
 const fuse = fuseAvailable();
@@ -16,10 +16,10 @@ const minio = await minioAvailable();
 const O_WRONLY_TRUNC = 0o1 | 0o1000;
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.skipIf(!fuse.ok || !minio.ok)('a file put back after a failed mv over it, then removed and its name reused', () => {
+describe.skipIf(!fuse.ok || !minio.ok).each(CALLER_MODES)('a file put back after a failed mv over it, then removed and its name reused (%s)', (mode, env) => {
   let S: Setup;
   beforeAll(async () => {
-    S = await setup('undone-reused');
+    S = await setup(`undone-reused-${mode.replace(/ /g, '-')}`, [], undefined, env);
   }, 30_000);
 
   it('fstat and fchmod through the old reader do not show or change the new file', async () => {

@@ -12,16 +12,16 @@ import { runTeardowns } from '../../helpers/cleanup.ts';
 import { minioAvailable } from '../../helpers/minio.ts';
 import { fuseAvailable } from '../mount-helpers.ts';
 import { sha256 } from './hidden-harness.ts';
-import { driver, failedMvOverReader, ORIGINAL, setup, sha, type Setup } from './undone-harness.ts';
+import { driver, failedMvOverReader, ORIGINAL, setup, sha, type Setup, CALLER_MODES } from './undone-harness.ts';
 
 afterAll(runTeardowns);
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
 
-describe.skipIf(!fuse.ok || !minio.ok)('a file put back after a failed mv over it, then renamed away', () => {
+describe.skipIf(!fuse.ok || !minio.ok).each(CALLER_MODES)('a file put back after a failed mv over it, then renamed away (%s)', (mode, env) => {
   let S: Setup;
   beforeAll(async () => {
-    S = await setup('undone-away');
+    S = await setup(`undone-away-${mode.replace(/ /g, '-')}`, [], undefined, env);
   }, 30_000);
 
   it('mv t u right after: u can be stat\'ed and read at once, and the reader can fstat', async () => {

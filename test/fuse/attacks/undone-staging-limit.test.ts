@@ -1,22 +1,25 @@
-// A failed `mv s t` over a file open for reading puts the file back from its reader's copy. A
-// reader of a file above --staging-limit keeps no copy: the rename's hide deleted the object, and
-// when the rename then fails the file stays removed (docs/SEMANTICS.md, "unlink"), and the log
-// must say so; the source stays. (--staging-limit 100k stands for the default 16 GiB.)
+// A failed `mv s t` over a file open for reading by a reader of a file above --staging-limit,
+// which can keep no copy of it. A mount that knows the hide is a rename's (the caller's system
+// call) removes nothing before the rename, and the failed rename leaves t and s as they were. One
+// that cannot tell removes t first and has no copy to put back: t stays removed, and the log says
+// so (docs/SEMANTICS.md, "unlink"). (--staging-limit 100k stands for the default 16 GiB.)
 
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
 import { minioAvailable } from '../../helpers/minio.ts';
 import { fuseAvailable } from '../mount-helpers.ts';
-import { driver, setup } from './undone-harness.ts';
+import { sha256 } from './hidden-harness.ts';
+import { CALLER_MODES, driver, setup, UNTRACEABLE } from './undone-harness.ts';
 
 afterAll(runTeardowns);
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
 
-describe.skipIf(!fuse.ok || !minio.ok)('a failed mv over a file above --staging-limit that is being read', () => {
-  it('leaves the file removed, the source in place, and says so in the log', async () => {
-    const S = await setup('undone-staging', ['--staging-limit', '100k']);
+describe.skipIf(!fuse.ok || !minio.ok).each(CALLER_MODES)('a failed mv over a file above --staging-limit that is being read (%s)', (mode, env) => {
+  const traced = env !== UNTRACEABLE;
+  it(traced ? 'leaves the file and the source in place' : 'leaves the source in place, the file removed, and says so in the log', async () => {
+    const S = await setup(`undone-staging-${mode.replace(/ /g, '-')}`, ['--staging-limit', '100k'], undefined, env);
     const cmd = driver();
     const t = join(S.dir, 'h');
     const s = join(S.dir, 'h-src');
@@ -30,12 +33,13 @@ describe.skipIf(!fuse.ok || !minio.ok)('a failed mv over a file above --staging-
     S.refuse(false);
     await cmd('close r');
     await new Promise((r) => setTimeout(r, 1500));
-    expect({
-      mv,
-      bucket: await S.bucket.sha('h'),
-      mount: await cmd(`psha ${t}`),
-      source: await cmd(`cat ${s}`),
-      logged: S.log().includes('nothing held a copy to put back'),
-    }).toEqual({ mv: expect.stringMatching(/^ERR/), bucket: undefined, mount: 'ERR No such file or directory', source: 'OK source', logged: true });
+    const whole = sha256(Buffer.alloc(300000, 72));
+    expect({ mv, bucket: await S.bucket.sha('h'), mount: await cmd(`psha ${t}`), source: await cmd(`cat ${s}`), logged: S.log().includes('nothing held a copy to put back') }).toEqual({
+      mv: expect.stringMatching(/^ERR/),
+      bucket: traced ? whole : undefined,
+      mount: traced ? `OK ${whole}` : 'ERR No such file or directory',
+      source: 'OK source',
+      logged: !traced,
+    });
   }, 40_000);
 });
