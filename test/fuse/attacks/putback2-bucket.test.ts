@@ -1,6 +1,7 @@
 // A failed `mv s t` over an open file (docs/SEMANTICS.md, "unlink"): the object `t` is as it was
 // afterwards, content type and user metadata included, and a kill -9 of the mount right after the
 // failed mv, with a writer or a reader holding t, leaves t in the bucket.
+// Each case runs on a default mount and on one with --write-back (killed, that one is mounted again with the same cache directory, and the journal resumes).
 
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { join } from 'node:path';
@@ -15,9 +16,11 @@ const fuse = fuseAvailable();
 const minio = await minioAvailable();
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.skipIf(!fuse.ok || !minio.ok)('the bucket after a failed mv over an open file', () => {
+const MOUNT_MODES: readonly [string, readonly string[]][] = [['default', []], ['--write-back', ['--write-back']]];
+
+describe.skipIf(!fuse.ok || !minio.ok).each(MOUNT_MODES)('the bucket after a failed mv over an open file (%s)', (mode, flags) => {
   it('a reader: the put-back object keeps its Content-Type and user metadata', async () => {
-    const S = await setup('pb2-meta');
+    const S = await setup(`pb2-meta-${mode === 'default' ? 'd' : 'wb'}`, flags);
     await S.bucket.s3.send(new PutObjectCommand({ Bucket: S.bucket.name, Key: 'page.html', Body: ORIGINAL, ContentType: 'text/html', Metadata: { owner: 'web-team' } }));
     const cmd = driver();
     const t = join(S.dir, 'page.html');
@@ -36,7 +39,7 @@ describe.skipIf(!fuse.ok || !minio.ok)('the bucket after a failed mv over an ope
 
   for (const dirty of [false, true]) {
     it(`a writer${dirty ? ' with a change' : ' that wrote nothing yet'}: kill -9 of the mount right after the failed mv leaves t in the bucket`, async () => {
-      const S = await setup(`pb2-kill${dirty ? 'd' : 'c'}`);
+      const S = await setup(`pb2-kill${dirty ? 'd' : 'c'}-${mode === 'default' ? 'd' : 'wb'}`, flags);
       const cmd = driver();
       const t = join(S.dir, 't');
       const s = join(S.dir, 's');
@@ -52,12 +55,17 @@ describe.skipIf(!fuse.ok || !minio.ok)('the bucket after a failed mv over an ope
       const seen = (await S.bucket.body('t'))?.toString();
       S.mounted.child.stop('SIGKILL');
       await wait(1000);
+      if (mode !== 'default') {
+        // Mounted again with the same cache directory: the write-back journal resumes.
+        await S.remount();
+        await wait(3000);
+      }
       expect({ seen, after: (await S.bucket.body('t'))?.toString(), s: (await S.bucket.body('s'))?.toString() }).toEqual({ seen: ORIGINAL, after: ORIGINAL, s: 'source' });
     }, 40_000);
   }
 
   it('control, a reader: kill -9 of the mount right after the failed mv leaves t in the bucket', async () => {
-    const S = await setup('pb2-killr');
+    const S = await setup(`pb2-killr-${mode === 'default' ? 'd' : 'wb'}`, flags);
     const cmd = driver();
     const t = join(S.dir, 't');
     const s = join(S.dir, 's');

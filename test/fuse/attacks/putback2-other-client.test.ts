@@ -2,6 +2,7 @@
 // bucket keeps the other client's version, and the reader never reads a version nobody wrote
 // (the other client's bytes cut to the old size); it keeps what it read or fails as a reader of
 // a replaced object does.
+// Each case runs on a default mount and on one with --write-back.
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,10 +16,12 @@ const fuse = fuseAvailable();
 const minio = await minioAvailable();
 const NEWER = 'NEWER-VERSION-FROM-ANOTHER-CLIENT';
 
-describe.skipIf(!fuse.ok || !minio.ok)('a failed mv over a file another client replaced', () => {
+const MOUNT_MODES: readonly [string, readonly string[]][] = [['default', []], ['--write-back', ['--write-back']]];
+
+describe.skipIf(!fuse.ok || !minio.ok).each(MOUNT_MODES)('a failed mv over a file another client replaced (%s)', (mode, flags) => {
   let S: Setup;
   beforeAll(async () => {
-    S = await setup('pb2-other');
+    S = await setup(`pb2-other-${mode === 'default' ? 'd' : 'wb'}`, flags);
   }, 30_000);
 
   it('the bucket keeps the other client\'s version, and the reader reads no version nobody wrote', async () => {

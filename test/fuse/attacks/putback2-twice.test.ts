@@ -1,6 +1,7 @@
 // Two failed `mv s t` over the same file, the second after the kernel's entry of `t` expired and
 // a second reader opened `t` (a new libfuse node, hidden as H2): the first reader's descriptors,
 // known to libfuse by H1, still find the file, and its fchmod is kept.
+// Each case runs on a default mount and on one with --write-back.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runTeardowns } from '../../helpers/cleanup.ts';
@@ -13,10 +14,12 @@ const fuse = fuseAvailable();
 const minio = await minioAvailable();
 const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe.skipIf(!fuse.ok || !minio.ok)('two failed mvs over the same file, each with a reader', () => {
+const MOUNT_MODES: readonly [string, readonly string[]][] = [['default', []], ['--write-back', ['--write-back']]];
+
+describe.skipIf(!fuse.ok || !minio.ok).each(MOUNT_MODES)('two failed mvs over the same file, each with a reader (%s)', (mode, flags) => {
   let S: Setup;
   beforeAll(async () => {
-    S = await setup('pb2-twice');
+    S = await setup(`pb2-twice-${mode === 'default' ? 'd' : 'wb'}`, flags);
   }, 30_000);
 
   async function twice(name: string) {
@@ -72,10 +75,10 @@ describe.skipIf(!fuse.ok || !minio.ok)('two failed mvs over the same file, each 
   }, 40_000);
 });
 
-describe.skipIf(!fuse.ok || !minio.ok)('a put-back file removed while a later reader holds it too', () => {
+describe.skipIf(!fuse.ok || !minio.ok).each(MOUNT_MODES)('a put-back file removed while a later reader holds it too (%s)', (mode, flags) => {
   let S: Setup;
   beforeAll(async () => {
-    S = await setup('pb2-rm2');
+    S = await setup(`pb2-rm2-${mode === 'default' ? 'd' : 'wb'}`, flags);
   }, 30_000);
 
   // After the kernel's entry expired, a second reader opens t through a new libfuse node, so

@@ -56,8 +56,15 @@ export async function startProxy(
 }
 
 const DRIVER = String.raw`
-import os, sys
+import os, sys, hashlib
 fds = {}
+def shaof(fd):
+    h = hashlib.sha256(); off = 0
+    while True:
+        b = os.pread(fd, 1 << 20, off)
+        if not b: break
+        h.update(b); off += len(b)
+    return h.hexdigest()
 for line in sys.stdin:
     a = line.split()
     try:
@@ -73,16 +80,48 @@ for line in sys.stdin:
         elif c == 'close':
             fd = fds.pop(a[1]); os.close(fd)
         elif c == 'sha':
-            import hashlib
-            h = hashlib.sha256(); off = 0
-            while True:
-                b = os.pread(fds[a[1]], 1 << 20, off)
-                if not b: break
-                h.update(b); off += len(b)
-            print('OK ' + h.hexdigest(), flush=True); continue
+            print('OK ' + shaof(fds[a[1]]), flush=True); continue
+        elif c == 'cat':
+            with open(a[1], 'rb') as f: print('OK ' + f.read().decode(), flush=True)
+            continue
+        elif c == 'psha':
+            fd = os.open(a[1], os.O_RDONLY)
+            try: print('OK ' + shaof(fd), flush=True)
+            finally: os.close(fd)
+            continue
+        elif c == 'put':
+            fd = os.open(a[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.write(fd, a[2].encode()); os.close(fd)
+        elif c == 'append':
+            fd = os.open(a[1], os.O_WRONLY | os.O_APPEND)
+            os.write(fd, a[2].encode()); os.close(fd)
+        elif c == 'stat':
+            s = os.stat(a[1]); print('OK %d %o' % (s.st_size, s.st_mode & 0o7777), flush=True); continue
+        elif c == 'fstat':
+            s = os.fstat(fds[a[1]]); print('OK %d %o' % (s.st_size, s.st_mode & 0o7777), flush=True); continue
+        elif c == 'chmod':
+            os.chmod(a[1], int(a[2], 8))
+        elif c == 'fchmod':
+            os.fchmod(fds[a[1]], int(a[2], 8))
+        elif c == 'truncate':
+            os.truncate(a[1], int(a[2]))
+        elif c == 'rename':
+            os.rename(a[1], a[2])
+        elif c == 'unlink':
+            os.unlink(a[1])
+        elif c == 'mkdir':
+            os.mkdir(a[1])
+        elif c == 'reopen':
+            fds[a[2]] = os.open('/proc/self/fd/%d' % fds[a[1]], int(a[3], 0))
+        elif c == 'fwrite':
+            os.write(fds[a[1]], a[2].encode())
+        elif c == 'sleep':
+            import time; time.sleep(float(a[1]))
         print('OK', flush=True)
     except OSError as e:
         print('ERR ' + os.strerror(e.errno), flush=True)
+    except Exception as e:
+        print('ERR ' + type(e).__name__, flush=True)
 `;
 
 /** A python process holding descriptors on the mount, one command at a time. */

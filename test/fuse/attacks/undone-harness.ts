@@ -1,101 +1,15 @@
-// Shared by the undone-* attacks: MinIO behind a relay that refuses CopyObject on demand, a mount
-// with a 0 s cache TTL, and a python driver that runs syscalls one at a time (fast enough to act
-// within the second the kernel keeps its entry of a name whose hide was undone).
+// Shared by the undone-* and putback2-* attacks: MinIO behind a relay that refuses CopyObject on
+// demand, a mount with a 0 s cache TTL, and rmopen-harness.ts's python driver, which runs syscalls
+// one at a time (fast enough to act within the second the kernel keeps its entry of a name).
 
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createInterface } from 'node:readline';
-import { onTeardown, trackPid, untrackPid } from '../../helpers/cleanup.ts';
 import { type MinioServer, startMinio } from '../../helpers/minio.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { type Mounted, mountBucket } from '../mount-helpers.ts';
 import { Bucket } from './hidden-harness.ts';
-import { ACCESS_DENIED, startProxy, type Verdict } from './rmopen-harness.ts';
+import { ACCESS_DENIED, driver, startProxy, type Verdict } from './rmopen-harness.ts';
 
-const DRIVER = String.raw`
-import os, sys, hashlib
-fds = {}
-def shaof(fd):
-    h = hashlib.sha256(); off = 0
-    while True:
-        b = os.pread(fd, 1 << 20, off)
-        if not b: break
-        h.update(b); off += len(b)
-    return h.hexdigest()
-for line in sys.stdin:
-    a = line.split()
-    try:
-        c = a[0]
-        if c == 'open':
-            fds[a[1]] = os.open(a[2], int(a[3], 0), 0o644)
-        elif c == 'write':
-            b = bytes([int(a[2])]) * int(a[3]); off = int(a[4]); at = 0
-            while at < len(b):
-                at += os.pwrite(fds[a[1]], b[at:at + (1 << 20)], off + at)
-        elif c == 'fsync':
-            os.fsync(fds[a[1]])
-        elif c == 'close':
-            fd = fds.pop(a[1]); os.close(fd)
-        elif c == 'sha':
-            print('OK ' + shaof(fds[a[1]]), flush=True); continue
-        elif c == 'cat':
-            with open(a[1], 'rb') as f: print('OK ' + f.read().decode(), flush=True)
-            continue
-        elif c == 'psha':
-            fd = os.open(a[1], os.O_RDONLY)
-            try: print('OK ' + shaof(fd), flush=True)
-            finally: os.close(fd)
-            continue
-        elif c == 'put':
-            fd = os.open(a[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            os.write(fd, a[2].encode()); os.close(fd)
-        elif c == 'append':
-            fd = os.open(a[1], os.O_WRONLY | os.O_APPEND)
-            os.write(fd, a[2].encode()); os.close(fd)
-        elif c == 'stat':
-            s = os.stat(a[1]); print('OK %d %o' % (s.st_size, s.st_mode & 0o7777), flush=True); continue
-        elif c == 'fstat':
-            s = os.fstat(fds[a[1]]); print('OK %d %o' % (s.st_size, s.st_mode & 0o7777), flush=True); continue
-        elif c == 'chmod':
-            os.chmod(a[1], int(a[2], 8))
-        elif c == 'fchmod':
-            os.fchmod(fds[a[1]], int(a[2], 8))
-        elif c == 'truncate':
-            os.truncate(a[1], int(a[2]))
-        elif c == 'rename':
-            os.rename(a[1], a[2])
-        elif c == 'unlink':
-            os.unlink(a[1])
-        elif c == 'mkdir':
-            os.mkdir(a[1])
-        elif c == 'reopen':
-            fds[a[2]] = os.open('/proc/self/fd/%d' % fds[a[1]], int(a[3], 0))
-        elif c == 'fwrite':
-            os.write(fds[a[1]], a[2].encode())
-        elif c == 'sleep':
-            import time; time.sleep(float(a[1]))
-        print('OK', flush=True)
-    except OSError as e:
-        print('ERR ' + os.strerror(e.errno), flush=True)
-    except Exception as e:
-        print('ERR ' + type(e).__name__, flush=True)
-`;
-
-/** A python process holding descriptors on the mount, one command at a time. */
-export function driver(): (line: string) => Promise<string> {
-  const p = spawn('python3', ['-c', DRIVER], { stdio: ['pipe', 'pipe', 'inherit'] });
-  trackPid(p.pid);
-  p.on('close', () => untrackPid(p.pid));
-  onTeardown(() => {
-    p.kill('SIGKILL');
-  });
-  const lines = createInterface({ input: p.stdout! })[Symbol.asyncIterator]();
-  return async (line) => {
-    p.stdin!.write(`${line}\n`);
-    const r = await lines.next();
-    return r.done ? 'EXITED' : r.value;
-  };
-}
+export { driver };
 
 export interface Setup {
   server: MinioServer;
