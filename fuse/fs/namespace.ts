@@ -219,28 +219,13 @@ export class Namespace extends Removals {
     this.refuseIfReadOnly();
     if (from === to) return;
     const hide = this.takeHide(request, to);
-    if (hide?.beforeRename) return this.renameOverHidden(from, to, hide);
+    if (hide?.beforeRename) return this.renameOverHidden(to, hide, () => this.renameOnce(from, to, false, undefined));
     try {
       await this.renameOnce(from, to, hiding, request, hideFor);
     } catch (err) {
       if (hide) await this.undoHide(hide);
       throw err;
     }
-  }
-
-  /** The rename after a hide known to be a rename's (see noteRenameHide). */
-  private async renameOverHidden(from: string, to: string, hide: { hidden: string; attr: Attr }): Promise<void> {
-    const held = [...this.handles.values()].filter((h) => h.path === to);
-    try {
-      await this.renameOnce(from, to, false, undefined);
-    } catch (err) {
-      // libfuse calls the file by the hidden name from now on.
-      this.putBackNames.set(hide.hidden, to);
-      throw err;
-    }
-    for (const h of held) h.path = hide.hidden;
-    this.hidden.set(hide.hidden, hide.attr);
-    this.putBackNames.hidden(to, hide.hidden);
   }
 
   private async renameOnce(from: string, to: string, hiding: boolean | undefined, request: number | undefined, hideFor?: HideFor): Promise<void> {

@@ -66,6 +66,22 @@ export class Removals extends Writes {
     if (this.hides.size > HIDES_KEPT) this.hides.delete(this.hides.keys().next().value!);
   }
 
+  /** `rename` over `to`, after a hide of it known to be a rename's (see noteRenameHide). */
+  protected async renameOverHidden(to: string, hide: Hide, rename: () => Promise<void>): Promise<void> {
+    const held = [...this.handles.values()].filter((h) => h.path === to);
+    try {
+      await rename();
+    } catch (err) {
+      // libfuse calls the file by the hidden name from now on.
+      this.putBackNames.set(hide.hidden, to);
+      throw err;
+    }
+    // Replaced: its descriptors go on as a removed file's, under the name libfuse gave it.
+    for (const h of held) h.path = hide.hidden;
+    this.hidden.set(hide.hidden, hide.attr);
+    this.putBackNames.hidden(to, hide.hidden);
+  }
+
   /** The hide made earlier in kernel request `request` of the file at `path`, if there was one. */
   protected takeHide(request: number | undefined, path: string): Hide | undefined {
     if (!request) return undefined;
