@@ -29,10 +29,25 @@ export function hideForOf(syscallLine: string, arch: string = process.arch): Hid
   return undefined;
 }
 
+/** PF_IO_WORKER and PF_KTHREAD (include/linux/sched.h), in the flags of /proc/PID/stat. */
+const NOT_A_CALLER = 0x10 | 0x200000;
+
+/**
+ * Whether a line of /proc/PID/stat is a task whose syscall file tells the call it serves. An
+ * io_uring worker (iou-wrk) runs requests for its ring, and its syscall file holds the registers
+ * of the thread that created it, whatever request it runs now; a kernel thread (nfsd) has none.
+ */
+export function tellsItsCall(statLine: string): boolean {
+  const fields = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
+  const flags = Number(fields[6]);
+  return Number.isInteger(flags) && (flags & NOT_A_CALLER) === 0;
+}
+
 /** hideForOf the process `pid` (as libfuse saw it: 0 when outside the mount's pid namespace). */
 export function callerHideFor(pid: number | undefined): HideFor | undefined {
   if (!pid) return undefined;
   try {
+    if (!tellsItsCall(readFileSync(`/proc/${pid}/stat`, 'latin1'))) return undefined;
     return hideForOf(readFileSync(`/proc/${pid}/syscall`, 'latin1'));
   } catch {
     return undefined;

@@ -284,7 +284,13 @@ export class Namespace extends Removals {
     const ctimeMs = Date.now();
     const options = await this.keepingMtime(this.key(from), ctimeMs);
     const etag = await copyObject(this.settings.upload, this.key(from), this.key(to), size, options, RENAME_PARALLEL);
-    await this.client.delete(this.key(from));
+    await this.client.delete(this.key(from)).catch((err: unknown) => {
+      // Both names hold the source now: not the "nothing happened" a refusal's errno would say.
+      const why = err instanceof Error ? err.message : String(err);
+      this.o.log.warn({ from, to, err: why }, 'file copied, but its original was not deleted: both names hold it');
+      for (const p of [parentOf(from), parentOf(to)]) this.cache.forgetTree(p);
+      throw new FsError('EIO', `${from} was copied to ${to} but could not be deleted (${why}): both hold it`);
+    });
     this.inodes.rename(this.key(from), this.key(to));
     for (const w of this.writersOf(from)) {
       w.path = to;

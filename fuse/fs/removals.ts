@@ -18,7 +18,15 @@ interface Hide {
   readonly attr: Attr;
   /** Known to be a rename's: nothing was removed yet, the rename over the file removes it. */
   readonly beforeRename?: boolean;
+  /** For such a hide: taken for an unlink's after all if its rename does not follow. */
+  timer?: NodeJS.Timeout;
 }
+
+/**
+ * How long a rename's hide waits for its rename, which libfuse asks for right after it, on the
+ * same thread: past it the hide is taken for an unlink's, whatever the caller's system call said.
+ */
+const RENAME_AFTER_HIDE_MS = 1000;
 
 /** Hides remembered: far more than the requests libfuse's threads can have under way at once. */
 const HIDES_KEPT = 256;
@@ -60,10 +68,19 @@ export class Removals extends Writes {
    * a file does, and its open descriptors then go on as a removed file's under the hidden name
    * (renameOverHidden); if it fails, nothing was removed, and the hidden name stands for the file.
    */
-  protected noteRenameHide(from: string, to: string, src: Attr, request: number | undefined): void {
-    if (!request) return;
-    this.hides.set(request, { path: from, hidden: to, attr: src, beforeRename: true });
+  protected async noteRenameHide(from: string, to: string, src: Attr, request: number | undefined): Promise<void> {
+    if (!request) return this.hideOpen(from, to, src, request);
+    const hide: Hide = { path: from, hidden: to, attr: src, beforeRename: true };
+    this.hides.set(request, hide);
     if (this.hides.size > HIDES_KEPT) this.hides.delete(this.hides.keys().next().value!);
+    hide.timer = setTimeout(() => {
+      if (this.hides.get(request) !== hide) return;
+      this.hides.delete(request);
+      this.o.log.warn({ path: from }, 'no rename followed the hide of an open file that its caller was renaming over: removing it as an unlink');
+      this.hideOpen(from, to, src, request).catch((err: unknown) =>
+        this.o.log.error({ path: from, err: String(err) }, 'could not remove a file hidden by libfuse'),
+      );
+    }, RENAME_AFTER_HIDE_MS);
   }
 
   /** `rename` over `to`, after a hide of it known to be a rename's (see noteRenameHide). */
@@ -88,6 +105,7 @@ export class Removals extends Writes {
     const hide = this.hides.get(request);
     if (hide?.path !== path) return undefined;
     this.hides.delete(request);
+    clearTimeout(hide.timer);
     return hide;
   }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { callerHideFor, hideForOf } from '../../fuse/caller-syscall.ts';
+import { callerHideFor, hideForOf, tellsItsCall } from '../../fuse/caller-syscall.ts';
 
 describe('the system call behind a hide', () => {
   it('names the renames and unlinks of x86-64 and arm64 by number', () => {
@@ -27,5 +27,16 @@ describe('the system call behind a hide', () => {
     expect(callerHideFor(2 ** 31 - 2)).toBeUndefined();
     // Reading our own file: we are running, not blocked in a call.
     expect(readFileSync('/proc/self/syscall', 'latin1').startsWith('running') ? callerHideFor(process.pid) : undefined).toBeUndefined();
+  });
+
+  it('does not trust the syscall file of an io_uring worker or a kernel thread', () => {
+    const stat = (comm: string, flags: number) => `4242 (${comm}) S 1 4242 4242 0 -1 ${flags} 0 0 0 0 0 0 0 0 20 0 1 0`;
+    expect(tellsItsCall(stat('python3', 0x400000))).toBe(true);
+    // A name with spaces and parentheses does not shift the fields.
+    expect(tellsItsCall(stat('a) b (c', 0x400000))).toBe(true);
+    expect(tellsItsCall(stat('iou-wrk-4242', 0x400010))).toBe(false);
+    expect(tellsItsCall(stat('nfsd', 0x208040))).toBe(false);
+    expect(tellsItsCall('garbage')).toBe(false);
+    expect(tellsItsCall(readFileSync('/proc/self/stat', 'latin1'))).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-// Preloaded into a mount (NODE_OPTIONS=--import) by undone-untraceable.test.ts: /proc/PID/syscall
+// Preloaded into a mount (NODE_OPTIONS=--import) by the attacks run in CALLER_MODES (undone-harness.ts): /proc/PID/syscall
 // cannot be read, as for a mount whose user may not trace its callers (Yama's ptrace_scope), so
 // the mount cannot tell a hide before a rename from an unlink's.
 import fs from 'node:fs';
