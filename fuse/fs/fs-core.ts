@@ -23,7 +23,7 @@ import { BufferPool } from './buffer-pool.ts';
 import { InodeTable, ROOT_INO } from './inodes.ts';
 import { MemoryBudget } from './memory-budget.ts';
 import { type Attr, type AttrDefaults, attrFromHead, type Kind } from './metadata.ts';
-import { NextFilePrefetch } from './next-file.ts';
+import { NextFilePrefetch, type WalkOrder } from './next-file.ts';
 import { PutBackNames } from './put-back-names.ts';
 import { ReadWindow } from './read-window.ts';
 import { UploadStreak } from './streaming-upload.ts';
@@ -58,6 +58,9 @@ export class FsCore {
   protected nextHandle = 1;
   /** Read handles closed in a row that had read their whole file without a seek. */
   protected wholeFileReads = 0;
+  /** The file the last reader closed had read whole, and the order walkers seem to read in. */
+  protected lastReadWhole: string | undefined;
+  protected walkOrder: WalkOrder = 'name';
   /** Listings asked for ahead of a walker, until they arrive; see listAhead. */
   protected readonly listingsAhead = new Map<string, Promise<Map<string, Attr> | undefined>>();
   readonly nextFile: NextFilePrefetch;

@@ -3,7 +3,8 @@
 // fall idle at each file's end: once the file's last bytes have arrived, nothing more is asked for
 // until the reader has drained them, closed, opened the next file and waited a round trip for its
 // first bytes. So the reader's readahead window goes on past the end of its file into the next
-// file in the directory listing: the bytes of the window that lie beyond the end are asked for
+// file in the directory (in listing order, or by inode number as cp -r reads: Reads.noteWalk
+// learns which from the walker): the bytes of the window that lie beyond the end are asked for
 // from the next file, as the reader moves towards the end, and keep the link busy through the
 // boundary and the next open.
 //
@@ -54,6 +55,28 @@ export function nextFileIn(
   for (const [n, attr] of entriesAfter(names, name)) if (attr.kind === 'file' && attr.size > 0) return n;
   return undefined;
 }
+
+/**
+ * Of the names in a listing, the regular, non-empty file with the next inode number after
+ * `name`'s: the order GNU cp -r reads a directory in (gnulib's savedir sorts by d_ino).
+ */
+export function nextFileByInode(
+  names: Iterable<[string, { kind: string; size: number }]>,
+  name: string,
+  inodeOf: (name: string) => number,
+): string | undefined {
+  const after = inodeOf(name);
+  let best: { name: string; ino: number } | undefined;
+  for (const [n, attr] of names) {
+    if (n === name || attr.kind !== 'file' || attr.size === 0) continue;
+    const ino = inodeOf(n);
+    if (ino > after && (best === undefined || ino < best.ino)) best = { name: n, ino };
+  }
+  return best?.name;
+}
+
+/** The order a walker reads a directory's files in: its listing's, or by inode number. */
+export type WalkOrder = 'name' | 'inode';
 
 export class NextFilePrefetch {
   private readonly client: ObjectClient;

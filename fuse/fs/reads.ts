@@ -6,8 +6,8 @@ import { isObjectError, type ObjectHead } from '../s3/object-client.ts';
 import { FsError } from './errno.ts';
 import { type Handle, LocalReadHandle, ReadHandle, WriteHandle, WriterView } from './file-handle.ts';
 import { baseName, joinPath, parentOf } from './keys.ts';
-import { attrFromHead } from './metadata.ts';
-import { nextFileIn } from './next-file.ts';
+import { type Attr, attrFromHead } from './metadata.ts';
+import { nextFileByInode, nextFileIn, type WalkOrder } from './next-file.ts';
 import { type Chunk, dropChunks, INITIAL_WINDOW, READAHEAD_SHARE, requestAhead } from './prefetcher.ts';
 import { Attributes } from './attributes.ts';
 
@@ -97,6 +97,7 @@ export class Reads extends Attributes {
    * and when the memory budget has no room for the first chunk.
    */
   protected async openForReading(path: string, key: string): Promise<number | undefined> {
+    this.noteWalk(path);
     const known = this.cache.get(path) ?? this.cache.listing(parentOf(path))?.get(baseName(path));
     const guessedUpTo = this.nextFile.guessedUpTo(path);
     if (guessedUpTo !== undefined) {
@@ -203,6 +204,31 @@ export class Reads extends Attributes {
     return writer.readLocal(offset, length);
   }
 
+  /** The file a walker reading in `order` opens after `name` in directory `dir`. */
+  private nextInWalk(listing: Map<string, Attr>, dir: string, name: string, order: WalkOrder): string | undefined {
+    if (order === 'name') return nextFileIn(listing, name);
+    return nextFileByInode(listing, name, (n) => this.inodeOf(joinPath(dir, n), 'file'));
+  }
+
+  /**
+   * A file opened right after another of its directory was read whole: which order the walker
+   * reads in, its listing's (find, tar) or by inode number (cp -r), is told by which of the two
+   * files follows the other.
+   */
+  private noteWalk(path: string): void {
+    const before = this.lastReadWhole;
+    if (before === undefined || parentOf(before) !== parentOf(path)) return;
+    const listing = this.cache.listing(parentOf(path));
+    if (!listing) return;
+    const name = baseName(path);
+    for (const order of ['name', 'inode'] as const) {
+      if (this.nextInWalk(listing, parentOf(path), baseName(before), order) === name) {
+        this.walkOrder = order;
+        return;
+      }
+    }
+  }
+
   /**
    * Starts fetching the file after `path` in its directory's cached listing, its first `reach`
    * bytes at least; returns its path. See next-file.ts.
@@ -210,7 +236,7 @@ export class Reads extends Attributes {
   protected guessNext(path: string, reach: number): string | undefined {
     const dir = parentOf(path);
     const listing = this.cache.listing(dir);
-    const name = listing && nextFileIn(listing, baseName(path));
+    const name = listing && this.nextInWalk(listing, dir, baseName(path), this.walkOrder);
     if (name === undefined) return undefined;
     const next = joinPath(dir, name);
     if (this.writersOf(next).length > 0 || this.journal?.pending(this.key(next))) return undefined;

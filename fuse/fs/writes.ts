@@ -114,7 +114,10 @@ export class Writes extends Reads {
   async release(fh: number, pathless = false): Promise<void> {
     const h = this.handles.get(fh);
     if (!h) return;
-    if (h instanceof ReadHandle) this.wholeFileReads = h.readWhole ? this.wholeFileReads + 1 : 0;
+    if (h instanceof ReadHandle) {
+      this.wholeFileReads = h.readWhole ? this.wholeFileReads + 1 : 0;
+      this.lastReadWhole = h.readWhole ? h.path : undefined;
+    }
     try {
       if (h.kind === 'write') await this.publishAtRelease(h);
     } finally {

@@ -442,6 +442,22 @@ describe('readahead across files', () => {
     expect(fs.memoryInUse).toBe(0);
   });
 
+  it('follows a walker that reads in inode order (cp -r), after one file shows it', async () => {
+    const mem = new MemoryObjectClient();
+    const names = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const n of names) await mem.put(n, randomBytes(2 * MiB));
+    const fs = await makeFs(mem);
+    await fs.readdir('/');
+    // cp -r's order: by the inode numbers the mount gives, not by name.
+    const walk = [...names].sort((x, y) => fs.inodeOf(`/${x}`, 'file') - fs.inodeOf(`/${y}`, 'file'));
+    expect(walk).not.toEqual(names);
+    for (const n of walk) await readFile(fs, `/${n}`);
+    // Guesses start after two whole reads (the third file on): each one is the file opened next.
+    expect(fs.nextFile.made).toBe(walk.length - 3);
+    expect(fs.nextFile.taken).toBe(walk.length - 3);
+    expect(fs.memoryInUse).toBe(0);
+  });
+
   /** Three small files read whole, so that the 40 MiB /d is guessed, under a 64 MiB window; /e after it if given. */
   async function guessedBig(e?: Buffer): Promise<{ mem: MemoryObjectClient; fs: Filesystem; d: Buffer }> {
     const mem = new MemoryObjectClient();
