@@ -7,6 +7,7 @@ import { option, optional } from '../lib/config/options.ts';
 import { bool, duration, int, size, str, url, type ValueType, ValueError } from '../lib/config/values.ts';
 import { type EstuaryError, isEstuaryError } from '../lib/errors.ts';
 import { runUntilSignalled } from '../lib/lifecycle.ts';
+import { flushLogs } from '../lib/log.ts';
 import { isPlainHttpAnswer, notTlsError } from '../lib/tls-mismatch.ts';
 import { FuseMount, knowsCallers, knowsHides, knowsOmittedTimes, requireLibfuse } from './adapter.ts';
 import {
@@ -380,6 +381,23 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       // Before the client closes: the last tries of aborts that failed go through it.
       await fs.stop(config.shutdownTimeout).catch((err: unknown) => log.warn({ err: String(err) }, 'could not remove staging files'));
       client.destroy();
+      exitSoonAfterStop(log);
     }
   },
 });
+
+/** How long a stopped mount may take to exit on its own. */
+const EXIT_AFTER_STOP_MS = 2000;
+
+/**
+ * Whoever stopped the mount (a service manager, `estuary umount`, a test) waits for its exit: a
+ * handle a library left open must not keep it alive. The process normally exits before this
+ * timer, which does not itself keep it running; if it fires, the log names what was left.
+ */
+function exitSoonAfterStop(log: { warn(o: object, msg: string): void }): void {
+  setTimeout(() => {
+    log.warn({ handles: process.getActiveResourcesInfo() }, `still running ${EXIT_AFTER_STOP_MS / 1000} s after it stopped: exiting`);
+    flushLogs();
+    process.exit();
+  }, EXIT_AFTER_STOP_MS).unref();
+}
