@@ -56,23 +56,34 @@ export function nextFileIn(
   return undefined;
 }
 
+/** A listing's regular, non-empty files sorted by inode number (see nextByInode). */
+export interface ByInode {
+  readonly inos: readonly number[];
+  readonly names: readonly string[];
+}
+
+/** Sorts a listing's regular, non-empty files by inode number, once per listing. */
+export function filesByInode(names: Iterable<[string, { kind: string; size: number }]>, inodeOf: (name: string) => number): ByInode {
+  const files: { ino: number; name: string }[] = [];
+  for (const [n, attr] of names) if (attr.kind === 'file' && attr.size > 0) files.push({ ino: inodeOf(n), name: n });
+  files.sort((a, b) => a.ino - b.ino);
+  return { inos: files.map((f) => f.ino), names: files.map((f) => f.name) };
+}
+
 /**
- * Of the names in a listing, the regular, non-empty file with the next inode number after
- * `name`'s: the order GNU cp -r reads a directory in (gnulib's savedir sorts by d_ino).
+ * The file with the next inode number after `ino`: the order GNU cp -r reads a directory in
+ * (gnulib's savedir sorts by d_ino). A binary search, so a walker of a large directory pays
+ * log n per file, not n.
  */
-export function nextFileByInode(
-  names: Iterable<[string, { kind: string; size: number }]>,
-  name: string,
-  inodeOf: (name: string) => number,
-): string | undefined {
-  const after = inodeOf(name);
-  let best: { name: string; ino: number } | undefined;
-  for (const [n, attr] of names) {
-    if (n === name || attr.kind !== 'file' || attr.size === 0) continue;
-    const ino = inodeOf(n);
-    if (ino > after && (best === undefined || ino < best.ino)) best = { name: n, ino };
+export function nextByInode(sorted: ByInode, ino: number): string | undefined {
+  let lo = 0;
+  let hi = sorted.inos.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted.inos[mid]! <= ino) lo = mid + 1;
+    else hi = mid;
   }
-  return best?.name;
+  return sorted.names[lo];
 }
 
 /** The order a walker reads a directory's files in: its listing's, or by inode number. */

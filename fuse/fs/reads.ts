@@ -7,7 +7,7 @@ import { FsError } from './errno.ts';
 import { type Handle, LocalReadHandle, ReadHandle, WriteHandle, WriterView } from './file-handle.ts';
 import { baseName, joinPath, parentOf } from './keys.ts';
 import { type Attr, attrFromHead } from './metadata.ts';
-import { nextFileByInode, nextFileIn, type WalkOrder } from './next-file.ts';
+import { type ByInode, filesByInode, nextByInode, nextFileIn, type WalkOrder } from './next-file.ts';
 import { type Chunk, dropChunks, INITIAL_WINDOW, READAHEAD_SHARE, requestAhead } from './prefetcher.ts';
 import { Attributes } from './attributes.ts';
 
@@ -207,8 +207,16 @@ export class Reads extends Attributes {
   /** The file a walker reading in `order` opens after `name` in directory `dir`. */
   private nextInWalk(listing: Map<string, Attr>, dir: string, name: string, order: WalkOrder): string | undefined {
     if (order === 'name') return nextFileIn(listing, name);
-    return nextFileByInode(listing, name, (n) => this.inodeOf(joinPath(dir, n), 'file'));
+    let sorted = this.listingsByInode.get(listing);
+    if (!sorted) {
+      sorted = filesByInode(listing, (n) => this.inodeOf(joinPath(dir, n), 'file'));
+      this.listingsByInode.set(listing, sorted);
+    }
+    return nextByInode(sorted, this.inodeOf(joinPath(dir, name), 'file'));
   }
+
+  /** Cached listings' files by inode number, made once per listing (a guess is checked at open). */
+  private readonly listingsByInode = new WeakMap<Map<string, Attr>, ByInode>();
 
   /**
    * A file opened right after another of its directory was read whole: which order the walker
