@@ -118,7 +118,11 @@ export async function until(probe: () => Promise<boolean> | boolean, ms: number)
 
 export { entryFiles, get };
 
-/** POSTs JSON to the admin API (`/estuary/v1/admin/<path>`) with `token`; resolves the JSON answer. */
+/**
+ * POSTs JSON to the admin API (`/estuary/v1/admin/<path>`) with `token`; resolves the JSON answer.
+ * Each call opens its own connection: a pooled keep-alive connection may belong to a worker the
+ * caller has just killed, and a request written on it before its close is read hangs up.
+ */
 export function adminPost(port: number, token: string, path: string, body: unknown): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const text = JSON.stringify(body);
@@ -126,6 +130,7 @@ export function adminPost(port: number, token: string, path: string, body: unkno
       {
         host: '127.0.0.1',
         port,
+        agent: false,
         method: 'POST',
         path: `/estuary/v1/admin/${path}`,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
