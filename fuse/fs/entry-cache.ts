@@ -29,6 +29,8 @@ export class EntryCache {
    * one without a reader waiting for it compares this before and after, and drops it if it moved.
    */
   changes = 0;
+  /** Edits of each cached listing by this mount's own changes (see `edits`). */
+  private readonly listingEdits = new WeakMap<Map<string, Attr>, number>();
 
   constructor(ttlMs: number, now: () => number = Date.now) {
     this.ttlMs = ttlMs;
@@ -66,18 +68,35 @@ export class EntryCache {
     this.dirs.set(path, { value: names, expires: this.now() + this.ttlMs });
   }
 
+  /**
+   * How often this mount changed in place which names `listing` holds, or which of them are
+   * non-empty files: an order of its files derived from it is stale once this moves.
+   */
+  edits(listing: Map<string, Attr>): number {
+    return this.listingEdits.get(listing) ?? 0;
+  }
+
+  private edited(listing: Map<string, Attr>): void {
+    this.listingEdits.set(listing, this.edits(listing) + 1);
+  }
+
   /** Records a name we created or changed: its entry and its parent's listing, if cached. */
   put(parent: string, name: string, path: string, attr: Attr): void {
     this.changes++;
     this.set(path, attr);
-    this.listing(parent)?.set(name, attr);
+    const listing = this.listing(parent);
+    if (!listing) return;
+    const was = listing.get(name);
+    if (was?.kind !== attr.kind || was.size > 0 !== attr.size > 0) this.edited(listing);
+    listing.set(name, attr);
   }
 
   /** Records a name we removed. */
   remove(parent: string, name: string, path: string): void {
     this.changes++;
     this.set(path, null);
-    this.listing(parent)?.delete(name);
+    const listing = this.listing(parent);
+    if (listing?.delete(name)) this.edited(listing);
     this.dirs.delete(path);
   }
 

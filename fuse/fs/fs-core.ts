@@ -323,6 +323,8 @@ export class FsCore {
   protected remember(path: string, attr: Attr): void {
     // Something new took the name: the old object there is its to replace, not a writer's to delete.
     this.renamedAway.delete(path);
+    // What was fetched ahead for the name may be of what it held before.
+    this.nextFile.drop(path);
     this.cache.put(parentOf(path), baseName(path), path, attr);
     this.known.learn(path, attr);
   }

@@ -18,7 +18,7 @@
 // data fetched before the open is used only when the object is provably the one the open sees.
 
 import type { ObjectClient, ObjectHead } from '../s3/object-client.ts';
-import { entriesAfter } from './entry-cache.ts';
+import { ReadVersion } from '../s3/read-version.ts';
 import type { MemoryBudget } from './memory-budget.ts';
 import { askFor, type Chunk, dropChunks, INITIAL_WINDOW, pieceSize, READAHEAD_SHARE } from './prefetcher.ts';
 import { ReadWindow } from './read-window.ts';
@@ -27,6 +27,8 @@ import { ReadWindow } from './read-window.ts';
 const GUESS_TTL_MS = 5000;
 /** Guesses held at once: one per reader copying side by side. */
 const MAX_GUESSES = 4;
+/** How long an open waits, once its HEAD has answered, for the first bytes of its guess. */
+const FIRST_GRACE_MS = 1000;
 /** Bytes a guess asks for past its first window until a guess has been taken. */
 const UNPROVEN_AHEAD = 16 * 2 ** 20;
 
@@ -41,53 +43,60 @@ interface Guess {
   readonly path: string;
   readonly key: string;
   readonly size: number;
+  /** The listing's ETag: every GET of the guess asks for that version only (If-Match). */
+  readonly etag: string;
+  readonly version: ReadVersion;
   readonly first: Promise<{ body: Buffer; head: ObjectHead }>;
   /** Contiguous chunks from the end of the first window on; more are added as the reader nears. */
   readonly ahead: Chunk[];
   readonly timer: NodeJS.Timeout;
 }
 
-/** Of the names in a listing (in its order), the first regular, non-empty file after `name`. */
-export function nextFileIn(
-  names: Iterable<[string, { kind: string; size: number }]>,
-  name: string,
-): string | undefined {
-  for (const [n, attr] of entriesAfter(names, name)) if (attr.kind === 'file' && attr.size > 0) return n;
-  return undefined;
-}
-
-/** A listing's regular, non-empty files sorted by inode number (see nextByInode). */
-export interface ByInode {
-  readonly inos: readonly number[];
-  readonly names: readonly string[];
-}
-
-/** Sorts a listing's regular, non-empty files by inode number, once per listing. */
-export function filesByInode(names: Iterable<[string, { kind: string; size: number }]>, inodeOf: (name: string) => number): ByInode {
-  const files: { ino: number; name: string }[] = [];
-  for (const [n, attr] of names) if (attr.kind === 'file' && attr.size > 0) files.push({ ino: inodeOf(n), name: n });
-  files.sort((a, b) => a.ino - b.ino);
-  return { inos: files.map((f) => f.ino), names: files.map((f) => f.name) };
-}
-
-/**
- * The file with the next inode number after `ino`: the order GNU cp -r reads a directory in
- * (gnulib's savedir sorts by d_ino). A binary search, so a walker of a large directory pays
- * log n per file, not n.
- */
-export function nextByInode(sorted: ByInode, ino: number): string | undefined {
-  let lo = 0;
-  let hi = sorted.inos.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted.inos[mid]! <= ino) lo = mid + 1;
-    else hi = mid;
-  }
-  return sorted.names[lo];
-}
-
 /** The order a walker reads a directory's files in: its listing's, or by inode number. */
 export type WalkOrder = 'name' | 'inode';
+
+/**
+ * A listing's regular, non-empty files in the order a walker reads them, made once per listing
+ * (and again after the mount edits it): finding the file after one costs a lookup, not a pass over
+ * the listing, so a walker of a directory of n files pays n, not n squared.
+ */
+export class WalkIndex {
+  readonly order: WalkOrder;
+  private readonly names: readonly string[];
+  private readonly at: ReadonlyMap<string, number>;
+  /** By inode: the names' inode numbers, ascending. */
+  private readonly inos: readonly number[];
+  private readonly inodeOf: (name: string) => number;
+
+  /** In listing order, or (`inode`) sorted by inode number: the order GNU cp -r reads a directory in (gnulib's savedir sorts by d_ino). */
+  constructor(listing: Iterable<[string, { kind: string; size: number }]>, order: WalkOrder, inodeOf: (name: string) => number) {
+    const files: { ino: number; name: string }[] = [];
+    for (const [n, attr] of listing) if (attr.kind === 'file' && attr.size > 0) files.push({ ino: order === 'inode' ? inodeOf(n) : 0, name: n });
+    if (order === 'inode') files.sort((a, b) => a.ino - b.ino);
+    this.order = order;
+    this.names = files.map((f) => f.name);
+    this.inos = files.map((f) => f.ino);
+    this.at = new Map(this.names.map((n, i) => [n, i]));
+    this.inodeOf = inodeOf;
+  }
+
+  /** The file a walker opens after `name`; undefined at the end. */
+  next(name: string): string | undefined {
+    const i = this.at.get(name);
+    if (i !== undefined) return this.names[i + 1];
+    if (this.order === 'name') return undefined;
+    // Not a non-empty file of the listing (emptied since): the first file past its inode number.
+    const ino = this.inodeOf(name);
+    let lo = 0;
+    let hi = this.inos.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.inos[mid]! <= ino) lo = mid + 1;
+      else hi = mid;
+    }
+    return this.names[lo];
+  }
+}
 
 export class NextFilePrefetch {
   private readonly client: ObjectClient;
@@ -109,22 +118,26 @@ export class NextFilePrefetch {
   }
 
   /**
-   * Starts fetching `path` (object `key`, believed `size` bytes): its first window, and its first
-   * `reach` bytes when more (see `reach`). Gives up the oldest guess if need be.
+   * Starts fetching `path` (object `key`, listed with `size` bytes and `etag`): its first window,
+   * and its first `reach` bytes when more (see `reach`). Gives up the oldest guess if need be. No
+   * guess is made of an object listed without an ETag: nothing could tell its bytes from those of
+   * a same-size object written in the same second.
    */
-  start(path: string, key: string, size: number, reach: number): void {
-    if (this.guesses.has(path)) return;
+  start(path: string, key: string, listed: { readonly size: number; readonly etag?: string }, reach: number): void {
+    const { size, etag } = listed;
+    if (this.guesses.has(path) || !etag) return;
     const oldest = this.guesses.keys().next().value;
     if (this.guesses.size >= MAX_GUESSES && oldest !== undefined) this.drop(oldest, true);
     if (!this.budget.tryAcquire(INITIAL_WINDOW, this.budget.limit * READAHEAD_SHARE)) return;
-    const first = this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW });
+    const version = new ReadVersion({ etag, size });
+    const first = this.client.getWithHead(key, { start: 0, end: INITIAL_WINDOW, ifMatch: etag, version });
     first.then(
       (got) => this.budget.release(INITIAL_WINDOW - got.body.length),
       () => this.budget.release(INITIAL_WINDOW),
     );
     const timer = setTimeout(() => this.drop(path, true), GUESS_TTL_MS);
     timer.unref();
-    this.guesses.set(path, { path, key, size, first, ahead: [], timer });
+    this.guesses.set(path, { path, key, size, etag, version, first, ahead: [], timer });
     this.made++;
     this.reach(path, reach);
   }
@@ -143,7 +156,7 @@ export class NextFilePrefetch {
     const piece = pieceSize(this.window.bytes, this.budget.limit);
     let start = g.ahead.at(-1)?.end ?? INITIAL_WINDOW;
     while (start < target) {
-      const chunk = askFor(this.client, g.key, this.budget, start, Math.min(limit, start + piece));
+      const chunk = askFor(this.client, g.key, this.budget, start, Math.min(limit, start + piece), g.version);
       if (!chunk) return;
       g.ahead.push(chunk);
       start = chunk.end;
@@ -158,17 +171,30 @@ export class NextFilePrefetch {
 
   /**
    * The guessed file's first bytes and readahead when `path` was guessed and `head()` (a HEAD made
-   * by this open, called only then) shows the object unchanged since; undefined otherwise.
+   * by this open, called only then) shows the version every GET of the guess asked for; undefined
+   * otherwise. A GET of the guess still under way that meets another version fails `changed`,
+   * and the reader asks for those bytes again (Prefetcher.read).
    */
   async take(path: string, head: () => Promise<ObjectHead | undefined>): Promise<Fetched | undefined> {
     const g = this.guesses.get(path);
     if (!g) return undefined;
     this.guesses.delete(path);
     clearTimeout(g.timer);
-    const [got, now] = await Promise.all([g.first.catch(() => undefined), head().catch(() => undefined)]);
+    const first = g.first.then(
+      (x) => x,
+      () => undefined,
+    );
+    const now = await head().catch(() => undefined);
+    // The first bytes are almost always here by now. A GET still silent a second after the HEAD
+    // answered (a connection dropped without a word) must not hold the open: it asks for its own.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), FIRST_GRACE_MS)));
+    const got = await Promise.race([first, late]);
+    clearTimeout(timer);
     this.proven = true;
-    if (!got || !now || now.etag !== got.head.etag || now.size !== got.head.size) {
-      if (got) this.budget.release(got.body.length);
+    const listed = (h: ObjectHead | undefined) => h !== undefined && h.etag === g.etag && h.size === g.size;
+    if (!got || !listed(now) || !listed(got.head)) {
+      void first.then((x) => x && this.budget.release(x.body.length));
       dropChunks(g.ahead, this.budget);
       return undefined;
     }

@@ -19,7 +19,7 @@
 // Chunks take their memory from the shared budget without waiting. When the budget is spent, a
 // read fetches just the bytes asked for, straight into the reply: slower, never out of memory.
 
-import type { ObjectClient } from '../s3/object-client.ts';
+import { isObjectError, type ObjectClient } from '../s3/object-client.ts';
 import { ReadVersion } from '../s3/read-version.ts';
 import { Chunk, notInRange, shorter } from './chunk.ts';
 import type { MemoryBudget } from './memory-budget.ts';
@@ -258,8 +258,14 @@ export class Prefetcher {
       return got;
     } catch (err) {
       this.reset();
-      throw err;
+      if (!isObjectError(err, 'changed')) throw err;
     }
+    // Readahead handed over by a guess (next-file.ts) began before the open and may have met
+    // another version than the one this reader opened: the bytes are asked for again, of the
+    // reader's version. A reader whose version is gone fails as before, one GET later.
+    const out = into && into.length >= end - offset ? into.subarray(0, end - offset) : Buffer.allocUnsafe(end - offset);
+    await this.fetchInto(out, offset);
+    return out;
   }
 
   /**

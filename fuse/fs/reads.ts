@@ -7,7 +7,7 @@ import { FsError } from './errno.ts';
 import { type Handle, LocalReadHandle, ReadHandle, WriteHandle, WriterView } from './file-handle.ts';
 import { baseName, joinPath, parentOf } from './keys.ts';
 import { type Attr, attrFromHead } from './metadata.ts';
-import { type ByInode, filesByInode, nextByInode, nextFileIn, type WalkOrder } from './next-file.ts';
+import { WalkIndex, type WalkOrder } from './next-file.ts';
 import { type Chunk, dropChunks, INITIAL_WINDOW, READAHEAD_SHARE, requestAhead } from './prefetcher.ts';
 import { Attributes } from './attributes.ts';
 
@@ -206,17 +206,21 @@ export class Reads extends Attributes {
 
   /** The file a walker reading in `order` opens after `name` in directory `dir`. */
   private nextInWalk(listing: Map<string, Attr>, dir: string, name: string, order: WalkOrder): string | undefined {
-    if (order === 'name') return nextFileIn(listing, name);
-    let sorted = this.listingsByInode.get(listing);
-    if (!sorted) {
-      sorted = filesByInode(listing, (n) => this.inodeOf(joinPath(dir, n), 'file'));
-      this.listingsByInode.set(listing, sorted);
+    const edits = this.cache.edits(listing);
+    let indexes = this.walkIndexes.get(listing);
+    if (indexes?.edits !== edits) {
+      indexes = { edits };
+      this.walkIndexes.set(listing, indexes);
     }
-    return nextByInode(sorted, this.inodeOf(joinPath(dir, name), 'file'));
+    indexes[order] ??= new WalkIndex(listing, order, (n) => this.inodeOf(joinPath(dir, n), 'file'));
+    return indexes[order].next(name);
   }
 
-  /** Cached listings' files by inode number, made once per listing (a guess is checked at open). */
-  private readonly listingsByInode = new WeakMap<Map<string, Attr>, ByInode>();
+  /**
+   * Each cached listing's files in either walk order, made when first needed and again after the
+   * mount changed the listing (a guess is checked at open all the same).
+   */
+  private readonly walkIndexes = new WeakMap<Map<string, Attr>, { edits: number; name?: WalkIndex; inode?: WalkIndex }>();
 
   /**
    * A file opened right after another of its directory was read whole: which order the walker
@@ -245,10 +249,11 @@ export class Reads extends Attributes {
     const dir = parentOf(path);
     const listing = this.cache.listing(dir);
     const name = listing && this.nextInWalk(listing, dir, baseName(path), this.walkOrder);
-    if (name === undefined) return undefined;
+    const listed = name === undefined ? undefined : listing!.get(name);
+    if (name === undefined || listed?.kind !== 'file') return undefined;
     const next = joinPath(dir, name);
     if (this.writersOf(next).length > 0 || this.journal?.pending(this.key(next))) return undefined;
-    this.nextFile.start(next, this.key(next), listing!.get(name)!.size, reach);
+    this.nextFile.start(next, this.key(next), listed, reach);
     return next;
   }
 }

@@ -177,10 +177,11 @@ describe('a guess of the next file', () => {
     return { mem, budget, next: new NextFilePrefetch(mem, budget, window) };
   }
   const unchanged = (mem: MemoryObjectClient, key: string) => () => mem.head(key);
+  const listed = (mem: MemoryObjectClient, key: string) => ({ size: 100 * MiB, etag: mem.objects.get(key)!.etag });
 
   it('grows as the reader nears it, in readahead-sized GETs, to 16 MiB past its first window until one is taken', async () => {
     const { mem, next } = await guessing();
-    next.start('/n1', 'n1', 100 * MiB, 0);
+    next.start('/n1', 'n1', listed(mem, 'n1'), 0);
     expect(next.guessedUpTo('/n1')).toBe(INITIAL_WINDOW);
     next.reach('/n1', 2 * MiB);
     expect(next.guessedUpTo('/n1')).toBe(INITIAL_WINDOW + 16 * MiB);
@@ -190,7 +191,7 @@ describe('a guess of the next file', () => {
     expect(got?.ahead.map((c) => [c.start, c.end])).toEqual([[INITIAL_WINDOW, INITIAL_WINDOW + 16 * MiB]]);
 
     // Taken: the next guess may reach as far as the reader's own window, one GET at a time.
-    next.start('/n2', 'n2', 100 * MiB, 2 * MiB);
+    next.start('/n2', 'n2', listed(mem, 'n2'), 2 * MiB);
     expect(next.guessedUpTo('/n2')).toBe(INITIAL_WINDOW + pieceSize(window, 1024 * MiB));
     next.reach('/n2', 40 * MiB);
     expect(next.guessedUpTo('/n2')).toBe(INITIAL_WINDOW + window);
@@ -200,12 +201,12 @@ describe('a guess of the next file', () => {
 
   it('is held to 16 MiB again after a guess the reader did not take', async () => {
     const { mem, budget, next } = await guessing();
-    next.start('/n1', 'n1', 100 * MiB, 0);
+    next.start('/n1', 'n1', listed(mem, 'n1'), 0);
     await next.take('/n1', unchanged(mem, 'n1'));
-    next.start('/n2', 'n2', 100 * MiB, 100 * MiB);
+    next.start('/n2', 'n2', listed(mem, 'n2'), 100 * MiB);
     expect(next.guessedUpTo('/n2')).toBe(INITIAL_WINDOW + window);
     next.drop('/n2', true);
-    next.start('/n3', 'n3', 100 * MiB, 100 * MiB);
+    next.start('/n3', 'n3', listed(mem, 'n3'), 100 * MiB);
     expect(next.guessedUpTo('/n3')).toBe(INITIAL_WINDOW + 16 * MiB);
     next.drop('/n3');
     await new Promise((r) => setTimeout(r, 10));
@@ -215,7 +216,7 @@ describe('a guess of the next file', () => {
 
   it('is not extended once given up, nor for a name never guessed', async () => {
     const { mem, next } = await guessing();
-    next.start('/n1', 'n1', 100 * MiB, 0);
+    next.start('/n1', 'n1', listed(mem, 'n1'), 0);
     next.drop('/n1');
     next.reach('/n1', 50 * MiB);
     next.reach('/n2', 50 * MiB);

@@ -518,6 +518,65 @@ describe('readahead across files', () => {
     expect(fs.memoryInUse).toBe(0);
   });
 
+  it('finds the next file of a walk without passing over the listing again, in either order', async () => {
+    const mem = new MemoryObjectClient();
+    const names = Array.from({ length: 40 }, (_, i) => `f${String(i).padStart(2, '0')}`);
+    for (const n of names) await mem.put(n, randomBytes(1024));
+    const fs = await makeFs(mem);
+    await fs.readdir('/');
+    // Counts the passes over the cached listing: a walk of n files must not make n of them.
+    const listing = (fs as unknown as { cache: { listing(p: string): Map<string, unknown> } }).cache.listing('/')!;
+    let passes = 0;
+    const iterate = listing[Symbol.iterator].bind(listing);
+    listing[Symbol.iterator] = () => {
+      passes++;
+      return iterate();
+    };
+    const byInode = [...names].sort((x, y) => fs.inodeOf(`/${x}`, 'file') - fs.inodeOf(`/${y}`, 'file'));
+    for (const n of [...names, ...byInode]) await readFile(fs, `/${n}`);
+    expect(fs.nextFile.made).toBeGreaterThan(60);
+    expect(passes).toBeLessThanOrEqual(4);
+  });
+
+  it('drops the guess when this mount renames another file over that name', async () => {
+    const { fs } = await readThree();
+    const other = randomBytes(6 * MiB + 3);
+    await writeFile(fs, '/x', other);
+    await fs.rename('/x', '/d');
+    expect(fs.nextFile.guessedUpTo('/d')).toBeUndefined();
+    expect((await readFile(fs, '/d')).equals(other)).toBe(true);
+    expect(fs.nextFile.taken).toBe(0);
+    expect(fs.memoryInUse).toBe(0);
+  });
+
+  it('makes no guess of a file listed without an ETag', async () => {
+    const mem = new MemoryObjectClient();
+    for (const n of ['a', 'b', 'c', 'd']) await mem.put(n, randomBytes(3 * MiB));
+    mem.objects.get('d')!.etag = '';
+    const fs = await makeFs(mem);
+    await fs.readdir('/');
+    for (const n of ['/a', '/b', '/c']) await readFile(fs, n);
+    expect(fs.nextFile.made).toBe(0);
+  });
+
+  it('asks again, of the version opened, for readahead a guess fetched of another version', async () => {
+    const mem = new MemoryObjectClient();
+    for (const n of ['a', 'b', 'c']) await mem.put(n, randomBytes(3 * MiB));
+    const d = randomBytes(40 * MiB);
+    await mem.put('d', d);
+    // The object was replaced and put back (A, B, A) while the guess's GETs were under way: one
+    // of them met B and failed.
+    const faults = new FaultInjectingClient(mem);
+    faults.fail('get', 'changed', 1, 'd');
+    const fs = await makeFs(faults, { maxReadahead: 64 * MiB, initialReadahead: 64 * MiB, memoryLimit: 128 * MiB });
+    await fs.readdir('/');
+    for (const n of ['/a', '/b', '/c']) await readFile(fs, n);
+    expect(fs.nextFile.guessedUpTo('/d')).toBe(17 * MiB);
+    expect((await readFile(fs, '/d')).equals(d)).toBe(true);
+    expect(fs.nextFile.taken).toBe(1);
+    expect(fs.memoryInUse).toBe(0);
+  });
+
   it('drops the guess when this mount writes that name, and gives its memory back', async () => {
     const { fs } = await readThree();
     expect(fs.memoryInUse).toBeGreaterThan(0);
