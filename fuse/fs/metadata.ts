@@ -154,16 +154,22 @@ export function attrFromHead(head: ObjectHead, defaults: AttrDefaults, isMarker:
   };
 }
 
-/** Attributes from a listing entry: size and time are real, the rest are the mount's defaults. */
+/**
+ * Attributes from a listing entry: size and time are real, the rest are the mount's defaults.
+ * Some stores list LastModified to the millisecond (MinIO, Ceph RGW) while a HEAD or GET says it
+ * in whole seconds (an HTTP date): the listing's is cut to the second, so that a file's mtime does
+ * not move when an open refreshes it (tar would find the file "changed as we read it").
+ */
 export function attrFromListing(info: ObjectInfo, defaults: AttrDefaults): Attr {
+  const lastModified = Math.floor(info.lastModified.getTime() / 1000) * 1000;
   return {
     kind: 'file',
     perm: defaults.fileMode,
     uid: defaults.uid,
     gid: defaults.gid,
     size: info.size,
-    mtimeMs: info.lastModified.getTime(),
-    ctimeMs: info.lastModified.getTime(),
+    mtimeMs: lastModified,
+    ctimeMs: lastModified,
     etag: info.etag,
     fromListing: true,
   };
