@@ -75,6 +75,8 @@ interface Binding {
   fuse_native_request?: () => number;
   /** Added by scripts/patch-fuse-native.sh: the pid of the process behind the operation being dispatched. */
   fuse_native_caller_pid?: () => number;
+  /** Added by scripts/patch-fuse-native.sh: true once the FUSE thread's loop has ended. */
+  fuse_native_session_ended?: () => boolean;
 }
 
 /** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
@@ -323,6 +325,16 @@ export class FuseMount {
     return new Promise((resolve, reject) =>
       fuseNative().unmount(this.mountpoint, (err) => (err ? reject(err) : resolve())),
     );
+  }
+
+  /**
+   * True once the kernel has ended the connection: no request will come any more. After a lazy
+   * unmount it ends at the last close, and drops that file's RELEASE if it was still queued, so a
+   * file counted open then is closed. False also where the addon cannot tell (not rebuilt by
+   * scripts/patch-fuse-native.sh).
+   */
+  sessionEnded(): boolean {
+    return binding().fuse_native_session_ended?.() === true;
   }
 
   /**

@@ -129,8 +129,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * After the lazy unmount, files already open stay usable: wait until they are closed (their
- * uploads done) and no operation is in flight. Files with unsaved changes are waited for even past
- * the shutdown deadline — a second signal is the way to give up on them; read-only ones are not.
+ * uploads done) and no operation is in flight, or until the kernel has ended the connection (it
+ * does at the last close, and may drop that close's RELEASE: the files still counted open are
+ * closed then, and fs.drain tries once more what a failed close did not upload). Every open file
+ * is waited for, even past the shutdown deadline: a second signal is the way to give up on them.
  */
 async function waitForOpenFiles(
   fs: Filesystem,
@@ -142,7 +144,7 @@ async function waitForOpenFiles(
   for (;;) {
     const { open, dirty } = fs.openFiles;
     const busy = mount.inFlight.count;
-    if ((open === 0 || (deadline.aborted && dirty === 0)) && busy === 0) return;
+    if (busy === 0 && (open === 0 || mount.sessionEnded())) return;
     if (Date.now() - lastReport > 5000) {
       log.info({ open, dirty, inFlight: busy }, 'waiting for open files to be closed and uploaded');
       lastReport = Date.now();
@@ -352,7 +354,9 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
           fsErrors.mountFailed(mountpoint, String((err as Error)?.message ?? err))
         );
       });
-      const watcher = watchExternalUnmount(target, () => process.kill(process.pid, 'SIGTERM'));
+      let unmounted: (why: string) => void = () => undefined;
+      const stopWhen = new Promise<string>((resolve) => (unmounted = resolve));
+      const watcher = watchExternalUnmount(target, () => unmounted('unmounted from outside'));
       const running = runUntilSignalled(
         {
           stop: async (deadline) => {
@@ -368,7 +372,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
           },
         },
         // Uploads are never cut short: the deadline only makes the log say what is still running.
-        { log, shutdownTimeoutMs: config.shutdownTimeout },
+        { log, shutdownTimeoutMs: config.shutdownTimeout, stopWhen },
       );
       // Only now, with the signal handlers installed (synchronously, above): whoever waits for this
       // line may send SIGTERM at once, and before the handlers it killed the process outright.

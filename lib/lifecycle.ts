@@ -21,26 +21,49 @@ export interface RunOptions {
    * ends the process at once, without its stop.
    */
   readonly stopSignals?: readonly NodeJS.Signals[];
+  /**
+   * Something other than a signal that stops the role as the first signal would (a mount
+   * unmounted from outside), resolving with what it was. A signal after it is then the first:
+   * the operator who sends one stop signal (as systemd does) is not taken to have sent two.
+   */
+  readonly stopWhen?: Promise<string>;
 }
 
 export async function runUntilSignalled(service: Service, options: RunOptions): Promise<number> {
   const emitter = options.signals ?? process;
   const { log } = options;
   const names = options.stopSignals ?? ['SIGINT', 'SIGTERM'];
-  const received = await new Promise<string>((resolve) => {
-    const handlers = names.map((name) => [name, () => onSignal(name)] as const);
-    const onSignal = (name: string) => {
-      for (const [n, h] of handlers) emitter.off(n, h);
-      resolve(name);
-    };
-    for (const [n, h] of handlers) emitter.on(n, h);
-  });
-  log.info({ signal: received, deadlineMs: options.shutdownTimeoutMs }, 'stopping');
-  const forced = () => {
-    log.warn('second signal: exiting without waiting');
-    process.exit(130);
+  // One handler per signal, from start to the end of the stop: between removing one and adding
+  // another, the signal's default action would end the process (a SIGTERM sent as soon as
+  // "stopping" shows, after a stop that began without a signal, did).
+  let signals = 0;
+  let stopping = false;
+  let begin: (why: string) => void = () => undefined;
+  const begun = new Promise<string>((resolve) => (begin = resolve));
+  const onSignal = (name: string) => {
+    signals++;
+    if (signals === 1 && !stopping) {
+      stopping = true;
+      begin(name);
+    } else if (signals === 1) {
+      log.info('already stopping; a second signal exits without waiting');
+    } else {
+      log.warn('second signal: exiting without waiting');
+      process.exit(130);
+    }
   };
-  for (const n of names) emitter.once(n, forced);
+  const handlers = names.map((name) => [name, () => onSignal(name)] as const);
+  for (const [n, h] of handlers) emitter.on(n, h);
+  options.stopWhen?.then(
+    (why) => {
+      if (stopping) return;
+      stopping = true;
+      begin(why);
+    },
+    () => undefined,
+  );
+  const received = await begun;
+  log.info({ signal: received, deadlineMs: options.shutdownTimeoutMs }, 'stopping');
   const deadline = new AbortController();
   const timer = setTimeout(() => {
     log.warn('shutdown deadline reached: aborting in-flight work');
@@ -52,7 +75,7 @@ export async function runUntilSignalled(service: Service, options: RunOptions): 
     log.error({ err }, 'error while stopping');
   } finally {
     clearTimeout(timer);
-    for (const n of names) emitter.off(n, forced);
+    for (const [n, h] of handlers) emitter.off(n, h);
   }
   log.info('stopped');
   return 0;

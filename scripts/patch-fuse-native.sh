@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Five corrections to fuse-native 2.2.6's C glue, then a rebuild of the addon (N-API, against the
+# Corrections to fuse-native 2.2.6's C glue, then a rebuild of the addon (N-API, against the
 # libfuse the package bundles). Idempotent; run by npm's postinstall.
 #  1. utimens hands JavaScript the access time twice (tv[0] converted for both arguments), so
 #     every mount would store the access time as the modification time set by cp -p, tar or
@@ -36,6 +36,10 @@
 #     in that system call meanwhile, and /proc/PID/syscall names it: each operation now also
 #     records its caller's pid (fuse_get_context), and the addon exports
 #     fuse_native_caller_pid(), that pid for the operation being dispatched.
+#  8. After a lazy unmount the kernel ends the connection when the last open file is closed, and
+#     drops the RELEASE of that file still queued: JavaScript would count the file open for ever.
+#     The FUSE thread now notes when its loop has ended (the kernel has gone), and the addon
+#     exports fuse_native_session_ended(), true from then on: no more requests will come.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=node_modules/fuse-native
@@ -44,7 +48,8 @@ src=$dir/fuse-native.c
 if grep -q 'FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)' "$src" && grep -q 'fuse_native_caller' "$src" &&
   grep -q 'fuse_native_utime_omit_ok' "$src" && grep -q 'fuse_native_nullpath_ok' "$src" &&
   grep -q 'fuse_native_hiding' "$src" && grep -q 'fuse_native_request' "$src" &&
-  grep -q 'fuse_native_caller_pid' "$src" && [ -f "$dir/build/Release/fuse.node" ]; then
+  grep -q 'fuse_native_caller_pid' "$src" && grep -q 'fuse_native_session_ended' "$src" &&
+  [ -f "$dir/build/Release/fuse.node" ]; then
   exit 0
 fi
 sed -i 's/FUSE_UINT64_TO_INTS_ARGV(l->atime, 5)/FUSE_UINT64_TO_INTS_ARGV(l->mtime, 5)/' "$src"
@@ -109,6 +114,14 @@ if ! grep -q 'fuse_native_caller_pid' "$src"; then
     -e 's/^      dispatching_gid = l->caller_gid;\\$/&\n      dispatching_pid = l->caller_pid;\\/' \
     -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_caller_pid) {\n  napi_value pid;\n  napi_create_uint32(env, dispatching_pid, \&pid);\n  return pid;\n}\n\n&/' \
     -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_caller_pid)/' \
+    "$src"
+fi
+if ! grep -q 'fuse_native_session_ended' "$src"; then
+  sed -i \
+    -e 's/^static int IS_ARRAY_BUFFER_DETACH_SUPPORTED = 0;$/&\nstatic volatile int session_ended = 0;/' \
+    -e 's/^  fuse_loop_mt(ft->fuse);$/&\n  session_ended = 1;/' \
+    -e 's/^NAPI_METHOD(fuse_native_mount) {$/NAPI_METHOD(fuse_native_session_ended) {\n  napi_value ended;\n  napi_get_boolean(env, session_ended != 0, \&ended);\n  return ended;\n}\n\n&/' \
+    -e 's/^  NAPI_EXPORT_FUNCTION(fuse_native_signal_mknod)$/&\n  NAPI_EXPORT_FUNCTION(fuse_native_session_ended)/' \
     "$src"
 fi
 . scripts/node-gyp.sh

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runUntilSignalled } from '../../lib/lifecycle.ts';
 import { createLogger } from '../../lib/log.ts';
 
@@ -54,5 +54,48 @@ describe('runUntilSignalled', () => {
     signals.emit('SIGINT');
     expect(await done).toBe(0);
     expect(abortedAfter).toBeGreaterThanOrEqual(90);
+  });
+
+  it('a stop from outside (stopWhen) makes the next signal the first, and the one after it the second', async () => {
+    const signals = new EventEmitter();
+    const { log, lines } = quietLog();
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    try {
+      let release: () => void = () => undefined;
+      const done = runUntilSignalled(
+        { stop: () => new Promise<void>((resolve) => (release = resolve)) },
+        { log, shutdownTimeoutMs: 1000, signals, stopWhen: Promise.resolve('unmounted from outside') },
+      );
+      await new Promise((r) => setTimeout(r, 10));
+      signals.emit('SIGTERM');
+      expect(exit).not.toHaveBeenCalled();
+      expect(lines.join('')).toContain('already stopping');
+      signals.emit('SIGTERM');
+      expect(exit).toHaveBeenCalledWith(130);
+      release();
+      expect(await done).toBe(0);
+      expect(signals.listenerCount('SIGTERM')).toBe(0);
+    } finally {
+      exit.mockRestore();
+    }
+  });
+
+  it('a second signal after a first exits at once', async () => {
+    const signals = new EventEmitter();
+    const { log } = quietLog();
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    try {
+      let release: () => void = () => undefined;
+      const done = runUntilSignalled({ stop: () => new Promise<void>((resolve) => (release = resolve)) }, { log, shutdownTimeoutMs: 1000, signals });
+      signals.emit('SIGTERM');
+      await new Promise((r) => setTimeout(r, 10));
+      expect(exit).not.toHaveBeenCalled();
+      signals.emit('SIGINT');
+      expect(exit).toHaveBeenCalledWith(130);
+      release();
+      await done;
+    } finally {
+      exit.mockRestore();
+    }
   });
 });
