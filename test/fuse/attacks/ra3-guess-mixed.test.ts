@@ -19,8 +19,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fuseAvailable, mountBucket } from '../mount-helpers.ts';
-import { minioAvailable, startMinio } from '../../helpers/minio.ts';
-import { MiB, Other, type RelayRequest, show, startDriver, startRelay, versions } from './ra3-lib.ts';
+import { minioAvailable } from '../../helpers/minio.ts';
+import { MiB, type RelayRequest, show, startDriver, startRelay, versions, walkBucket } from './ra3-lib.ts';
 
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
@@ -29,12 +29,7 @@ const A = randomBytes(12 * MiB);
 const B = randomBytes(12 * MiB);
 
 async function setUp() {
-  const server = await startMinio({ buckets: ['ra3'] });
-  const other = new Other(server, 'ra3');
-  await other.put('d/a0', randomBytes(2 * MiB));
-  await other.put('d/a1', randomBytes(2 * MiB));
-  await other.put('d/f1', randomBytes(4 * MiB));
-  const etagA = await other.put('d/f2', A);
+  const { server, other, etag: etagA } = await walkBucket(A);
   const relay = await startRelay(server, 'ra3');
   const m = await mountBucket(relay.server, 'ra3');
   const d = await startDriver();

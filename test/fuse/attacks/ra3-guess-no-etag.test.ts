@@ -15,8 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { fuseAvailable, mountBucket } from '../mount-helpers.ts';
-import { minioAvailable, startMinio } from '../../helpers/minio.ts';
-import { MiB, Other, type RelayRequest, show, startDriver, startRelay, versions } from './ra3-lib.ts';
+import { minioAvailable } from '../../helpers/minio.ts';
+import { MiB, type RelayRequest, show, startDriver, startRelay, versions, walkBucket } from './ra3-lib.ts';
 
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
@@ -26,12 +26,7 @@ const B = randomBytes(8 * MiB);
 const f2Get = (r: RelayRequest) => r.method === 'GET' && r.key === 'd/f2';
 
 async function setUp() {
-  const server = await startMinio({ buckets: ['ra3'] });
-  const other = new Other(server, 'ra3');
-  await other.put('d/a0', randomBytes(2 * MiB));
-  await other.put('d/a1', randomBytes(2 * MiB));
-  await other.put('d/f1', randomBytes(4 * MiB));
-  await other.put('d/f2', A);
+  const { server, other } = await walkBucket(A);
   const written = Date.now();
   const relay = await startRelay(server, 'ra3');
   relay.stripEtags = true;

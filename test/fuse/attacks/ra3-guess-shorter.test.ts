@@ -14,8 +14,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fuseAvailable, mountBucket } from '../mount-helpers.ts';
-import { minioAvailable, startMinio } from '../../helpers/minio.ts';
-import { MiB, mibDigests, Other, startDriver } from './ra3-lib.ts';
+import { minioAvailable } from '../../helpers/minio.ts';
+import { MiB, mibDigests, startDriver, walkBucket } from './ra3-lib.ts';
 
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
@@ -24,12 +24,7 @@ const A = randomBytes(20 * MiB);
 const B = randomBytes(10 * MiB);
 
 async function setUp() {
-  const server = await startMinio({ buckets: ['ra3'] });
-  const other = new Other(server, 'ra3');
-  await other.put('d/a0', randomBytes(2 * MiB));
-  await other.put('d/a1', randomBytes(2 * MiB));
-  await other.put('d/f1', randomBytes(4 * MiB));
-  await other.put('d/f2', A);
+  const { server, other } = await walkBucket(A);
   const m = await mountBucket(server, 'ra3');
   const d = await startDriver();
   // The walker lists the directory (cp -r, tar and rsync all do): f2 is 20 MiB in that listing.

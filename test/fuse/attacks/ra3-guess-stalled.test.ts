@@ -12,8 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { fuseAvailable, mountBucket } from '../mount-helpers.ts';
-import { minioAvailable, startMinio } from '../../helpers/minio.ts';
-import { MiB, mibDigests, Other, type RelayRequest, startDriver, startRelay } from './ra3-lib.ts';
+import { minioAvailable } from '../../helpers/minio.ts';
+import { MiB, mibDigests, type RelayRequest, startDriver, startRelay, walkBucket } from './ra3-lib.ts';
 
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
@@ -21,12 +21,7 @@ const F2 = randomBytes(6 * MiB);
 const f2Get = (r: RelayRequest) => r.method === 'GET' && r.key === 'd/f2';
 
 async function setUp() {
-  const server = await startMinio({ buckets: ['ra3'] });
-  const other = new Other(server, 'ra3');
-  await other.put('d/a0', randomBytes(2 * MiB));
-  await other.put('d/a1', randomBytes(2 * MiB));
-  await other.put('d/f1', randomBytes(4 * MiB));
-  await other.put('d/f2', F2);
+  const { server } = await walkBucket(F2);
   const relay = await startRelay(server, 'ra3');
   // The first GET of f2 from its start is never answered; any later one is.
   let held = false;

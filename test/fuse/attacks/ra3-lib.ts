@@ -5,7 +5,7 @@
 // act between a reader's steps. Everything is torn down after the file (test/helpers/cleanup.ts).
 
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -15,6 +15,7 @@ import { onTeardown, trackPid, untrackPid } from '../../helpers/cleanup.ts';
 import { s3Client } from '../../helpers/s3-smoke.ts';
 import type { S3Server } from '../../helpers/s3rver.ts';
 import { tempDir } from '../../helpers/tmp.ts';
+import { startMinio } from '../../helpers/minio.ts';
 
 export const MiB = 2 ** 20;
 
@@ -351,4 +352,19 @@ export function cpuSeconds(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
   return (Number(rest[11]) + Number(rest[12])) / 100;
+}
+
+/**
+ * A MinIO bucket `ra3` holding the directory a walker reads in these attacks: d/a0 and d/a1
+ * (2 MiB), d/f1 (4 MiB), then d/f2 with `f2`. Having read a0, a1 and f1 whole, the walker gets
+ * f2 guessed. Resolves f2's ETag too.
+ */
+export async function walkBucket(f2: Buffer) {
+  const server = await startMinio({ buckets: ['ra3'] });
+  const other = new Other(server, 'ra3');
+  await other.put('d/a0', randomBytes(2 * MiB));
+  await other.put('d/a1', randomBytes(2 * MiB));
+  await other.put('d/f1', randomBytes(4 * MiB));
+  const etag = await other.put('d/f2', f2);
+  return { server, other, etag };
 }
