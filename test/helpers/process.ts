@@ -88,6 +88,16 @@ export function startChild(command: string, args: readonly string[], options: Sp
 /** Node 24 from the package (node_modules/.bin/node), the one npm scripts run under. */
 export const NODE = process.execPath;
 
+/** Whether a process with this pid exists (signal 0). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function waitExit(child: ChildProcess): Promise<number | null> {
   if (child.exitCode !== null) return child.exitCode;
   const [code] = (await once(child, 'exit')) as [number | null];

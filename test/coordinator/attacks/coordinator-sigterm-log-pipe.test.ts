@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, expect, test } from 'vitest';
 import { onTeardown, runTeardowns } from '../../helpers/cleanup.ts';
-import { NODE } from '../../helpers/process.ts';
+import { isAlive, NODE } from '../../helpers/process.ts';
 import { fakeSlurm, pendingJob, sleep } from './coordinator-fake-slurm.ts';
 
 afterAll(runTeardowns);
@@ -40,27 +40,19 @@ test('SIGTERM stops the coordinator after its log reader went away', async () =>
   const pidFile = join(slurm.dir, 'pid');
   const inner = `echo $$ > ${pidFile}; exec ${NODE} ${join(ROOT, 'bin', 'estuary.js')} coordinator --config ${config} --log-format json`;
   spawn('/bin/sh', ['-c', `/bin/sh -c '${inner}' 2>&1 | head -c 600 > /dev/null`], { cwd: ROOT, stdio: 'ignore' });
-  const alive = (pid: number) => {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
   onTeardown(() => {
     const pid = Number(readFileSync(pidFile, 'utf8'));
-    if (pid > 0 && alive(pid)) process.kill(pid, 'SIGKILL');
+    if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
   });
   for (let i = 0; i < 50 && !existsSync(pidFile); i++) await sleep(100);
   await sleep(4000);
   const pid = Number(readFileSync(pidFile, 'utf8'));
-  expect(alive(pid), 'the coordinator did not start').toBe(true);
+  expect(isAlive(pid), 'the coordinator did not start').toBe(true);
   process.kill(pid, 'SIGTERM');
   let r = 'still running 10 s after SIGTERM (shutdown-timeout 2s)';
   for (let i = 0; i < 100; i++) {
     await sleep(100);
-    if (!alive(pid)) {
+    if (!isAlive(pid)) {
       r = 'exited';
       break;
     }

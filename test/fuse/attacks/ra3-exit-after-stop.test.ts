@@ -22,20 +22,12 @@ import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { fuseAvailable, mountBucket, runEstuary } from '../mount-helpers.ts';
 import { minioAvailable, startMinio } from '../../helpers/minio.ts';
+import { isAlive } from '../../helpers/process.ts';
 import { tempDir } from '../../helpers/tmp.ts';
 import { MiB, mibDigests, Other, startDriver } from './ra3-lib.ts';
 
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe.runIf(fuse.ok && minio.ok)('the mount\'s exit after a stop', () => {
   it('a file open for reading across SIGTERM stays readable past --shutdown-timeout until it is closed', async () => {
@@ -91,6 +83,6 @@ describe.runIf(fuse.ok && minio.ok)('the mount\'s exit after a stop', () => {
       { write: wrote.err ?? 'ok', close: closed.err ?? 'ok', stored, exit },
       `signal ${m.child.proc.signalCode}; log:\n${m.child.output().split('\n').filter((l) => /signal|stopp|exit|wait|unmount|error|fatal/i.test(l)).join('\n')}`,
     ).toEqual({ write: 'ok', close: 'ok', stored: true, exit: 0 });
-    expect(alive(m.child.pid)).toBe(false);
+    expect(isAlive(m.child.pid)).toBe(false);
   });
 });
