@@ -183,7 +183,15 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
   const reply = (op: string, path: string, cb: Cb, work: () => Promise<unknown[] | number>) => {
     inFlight.count++;
     log.trace({ op, path }, 'operation');
-    work()
+    // A synchronous throw, too, is answered as an errno: escaping to the addon, it would end the
+    // process with every open file.
+    let running: Promise<unknown[] | number>;
+    try {
+      running = work();
+    } catch (err) {
+      running = Promise.reject(err);
+    }
+    running
       .finally(() => {
         inFlight.count--;
       })
@@ -227,7 +235,14 @@ export function operations(fs: Filesystem, log: OpLogger, inFlight: InFlight): R
     },
     read: (p: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) => {
       // Bytes already in readahead are answered at once, without a promise (see Reads.readNow).
-      const now = fs.readNow(fd, pos, len, buf);
+      // A throw here would escape to the addon and end the process with every open file: the
+      // read goes the common way instead, which answers an error as an errno.
+      let now: Buffer | undefined;
+      try {
+        now = fs.readNow(fd, pos, len, buf);
+      } catch (err) {
+        log.warn({ op: 'read', path: p, err: String(err) }, 'a read from readahead failed; asking again');
+      }
       if (now) {
         log.trace({ op: 'read', path: p }, 'operation');
         if (now.buffer !== buf.buffer || now.byteOffset !== buf.byteOffset) now.copy(buf);

@@ -25,4 +25,24 @@ describe('the FUSE operation table', () => {
     expect(types).toEqual([0o040000, 0o040000, 0o040000, 0o100000]);
     expect((stats as { size: number }[])[3]!.size).toBe(5);
   });
+
+  it('answers a throw inside an operation, synchronous or not, with an errno instead of ending the process', async () => {
+    const mem = new MemoryObjectClient();
+    const fs = await makeFs(mem);
+    await writeFile(fs, '/f', Buffer.from('hello'));
+    const fh = await fs.open('/f', 0);
+    const bug = () => {
+      throw new TypeError("Cannot read properties of undefined (reading 'size')");
+    };
+    Object.assign(fs, { readNow: bug, read: bug, chmod: bug });
+    const warned: string[] = [];
+    const ops = operations(fs, { ...silent, warn: (_o: object, m: string) => warned.push(m) }, new InFlight());
+    const call = (op: string, ...args: unknown[]) =>
+      new Promise<unknown[]>((resolve) => (ops[op] as (...a: unknown[]) => void)(...args, (...got: unknown[]) => resolve(got)));
+    const [readCode] = await call('read', '/f', fh, Buffer.alloc(5), 5, 0);
+    expect(readCode).toBeLessThan(0);
+    const [chmodCode] = await call('chmod', '/f', 0o600);
+    expect(chmodCode).toBeLessThan(0);
+    expect(warned.length).toBeGreaterThan(0);
+  });
 });
