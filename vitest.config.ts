@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import LongestFirst from './test/helpers/longest-first.ts';
 
 export default defineConfig({
   test: {
@@ -13,9 +12,6 @@ export default defineConfig({
     // with two the cores sat idle a third of the time (the suite took 1,073 s with two, 779 s with
     // three, on the same machine).
     maxWorkers: 3,
-    // Longest files first, also on a clean clone (test/durations.json): a long file started last
-    // would hold the run open after the others are done.
-    sequence: { sequencer: LongestFirst },
     reporters: ['default'],
   },
 });
