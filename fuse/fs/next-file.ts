@@ -104,6 +104,11 @@ export class NextFilePrefetch {
   /** The readers' readahead window: how far a guess may reach past its first window. */
   private readonly window: ReadWindow;
   private readonly guesses = new Map<string, Guess>();
+  /**
+   * A HEAD answered without an ETag (a proxy that drops the header): no guess can be proved the
+   * object an open sees, so none is made any more.
+   */
+  private unprovable = false;
   /** Whether the last guess that ended was opened by its reader: only then may one reach a window. */
   private proven = false;
   /** Guesses made and taken, for tests. */
@@ -125,7 +130,7 @@ export class NextFilePrefetch {
    */
   start(path: string, key: string, listed: { readonly size: number; readonly etag?: string }, reach: number): void {
     const { size, etag } = listed;
-    if (this.guesses.has(path) || !etag) return;
+    if (this.guesses.has(path) || !etag || this.unprovable) return;
     const oldest = this.guesses.keys().next().value;
     if (this.guesses.size >= MAX_GUESSES && oldest !== undefined) this.drop(oldest, true);
     if (!this.budget.tryAcquire(INITIAL_WINDOW, this.budget.limit * READAHEAD_SHARE)) return;
@@ -185,6 +190,7 @@ export class NextFilePrefetch {
       () => undefined,
     );
     const now = await head().catch(() => undefined);
+    if (now && !now.etag) this.unprovable = true;
     // The first bytes are almost always here by now. A GET still silent a second after the HEAD
     // answered (a connection dropped without a word) must not hold the open: it asks for its own.
     let timer: NodeJS.Timeout | undefined;

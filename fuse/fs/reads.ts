@@ -131,7 +131,8 @@ export class Reads extends Attributes {
       throw err;
     }
     this.budget.release(INITIAL_WINDOW - got.body.length);
-    if (got.head.size !== known.size || (known.etag && got.head.etag !== known.etag)) {
+    // An answer without an ETag (a proxy that drops the header) says nothing against the listing's.
+    if (got.head.size !== known.size || (known.etag && got.head.etag && got.head.etag !== known.etag)) {
       // Replaced since it was listed: what was asked for ahead may belong to the old object.
       dropChunks(ahead, this.budget);
       ahead = [];

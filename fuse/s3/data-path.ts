@@ -23,6 +23,7 @@ import { type Answer, answerOf, sizeOf200 } from './get-answer.ts';
 import type { Parked } from './http1-pool.ts';
 import { type ByteRange, ObjectError, type ObjectHead, type OnPiece, type WriteOptions } from './object-client.ts';
 import { withRetries } from './s3-errors.ts';
+import { isWeak } from './read-version.ts';
 import { stripQuotes } from './s3-replies.ts';
 import type { SlabPool } from './slab-pool.ts';
 import { type WholeBody, WholeBodies } from './whole-bodies.ts';
@@ -130,7 +131,7 @@ export class DataPath {
     const version = range?.version;
     const headers: Record<string, string> = version ? version.conditions() : {};
     if (range) headers.range = `bytes=${range.start}-${range.end - 1}`;
-    if (!version && range?.ifMatch) headers['if-match'] = `"${range.ifMatch}"`;
+    if (!version && range?.ifMatch && !isWeak(range.ifMatch)) headers['if-match'] = `"${range.ifMatch}"`;
     let answer: Answer = { skip: 0, want: 0, length: 0, size: undefined };
     let got = 0;
     let cut = false;

@@ -33,9 +33,13 @@ export class ReadVersion {
     this.size = known.size;
   }
 
-  /** The conditional header that asks the store for this version only. */
+  /**
+   * The conditional header that asks the store for this version only. A weak ETag (`W/…`, from a
+   * proxy that marks what it passes on) never matches If-Match (RFC 9110 13.1.1): the answers'
+   * ETags are compared instead, and Last-Modified asked for where known.
+   */
   conditions(): Record<string, string> {
-    if (this.etag !== undefined) return { 'if-match': `"${this.etag}"` };
+    if (this.etag !== undefined && !isWeak(this.etag)) return { 'if-match': `"${this.etag}"` };
     if (this.lastModified !== undefined) return { 'if-unmodified-since': new Date(this.lastModified).toUTCString() };
     return {};
   }
@@ -58,3 +62,6 @@ export class ReadVersion {
     this.size ??= answer.size;
   }
 }
+
+/** An ETag a proxy marked weak (`W/…`, quotes stripped): no use in If-Match. */
+export const isWeak = (etag: string): boolean => etag.startsWith('W/');
