@@ -3,6 +3,7 @@
 // else. fuse-native's per-operation timeout (15 s by default, answering ETIMEDOUT) is off: close
 // waits for uploads that may take minutes, and the S3 client has its own retries and timeouts.
 
+import { stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { Filesystem, Owner } from './fs/filesystem.ts';
@@ -11,6 +12,7 @@ import { joinPath, parentOf } from './fs/keys.ts';
 import { type Attr, S_IFDIR, stMode } from './fs/metadata.ts';
 import { fsErrors } from './errors.ts';
 import { callerHideFor } from './caller-syscall.ts';
+import { watchExternalUnmount } from './mount-table.ts';
 
 type Cb = (code: number, ...result: unknown[]) => void;
 
@@ -79,11 +81,18 @@ interface Binding {
   fuse_native_session_ended?: () => boolean;
 }
 
-/** fuse-native's compiled addon; loading it again returns the same, already-loaded module. */
+let addon: Binding | undefined;
+
+/**
+ * fuse-native's compiled addon, found once: node-gyp-build lists directories to find it, which
+ * fails when the process is out of file descriptors (and cost a listing per create).
+ */
 function binding(): Binding {
+  if (addon) return addon;
   const main = require.resolve('fuse-native');
-  const load = createRequire(main)('node-gyp-build') as (d: string) => ReturnType<typeof binding>;
-  return load(dirname(main));
+  const load = createRequire(main)('node-gyp-build') as (d: string) => Binding;
+  addon = load(dirname(main));
+  return addon;
 }
 
 /**
@@ -328,18 +337,44 @@ export class FuseMount {
     });
   }
 
-  mount(): Promise<void> {
-    return new Promise((resolve, reject) => this.fuse.mount((err) => (err ? reject(err) : resolve())));
+  async mount(): Promise<void> {
+    await new Promise<void>((resolve, reject) => this.fuse.mount((err) => (err ? reject(err) : resolve())));
+    this.device = (await stat(this.mountpoint)).dev;
   }
+
+  /** The device number of this mount: what is mounted at the path is this mount only while it shows it. */
+  private device?: number;
 
   /**
    * Lazy unmount (fusermount -uz): the mountpoint disappears for new opens at once, while files
    * already open stay usable until closed — so a `cp` in progress finishes and its close uploads.
+   * Nothing is done when the path no longer shows this mount (unmounted from outside, and maybe
+   * mounted again since: that other mount is not this one's to detach).
    */
-  detach(): Promise<void> {
-    return new Promise((resolve, reject) =>
+  async detach(): Promise<void> {
+    const now = await stat(this.mountpoint).then((st) => st.dev, () => undefined);
+    if (this.device !== undefined && now !== this.device) return;
+    await new Promise<void>((resolve, reject) =>
       fuseNative().unmount(this.mountpoint, (err) => (err ? reject(err) : resolve())),
     );
+  }
+
+  /**
+   * Calls `onGone` once the kernel has ended this mount's connection: unmounted from outside
+   * (`fusermount -u`, `umount`), or detached lazily and its last open file closed. The path is
+   * not what counts: a bind mount of it may still be in use, another mount may take it, and
+   * reading the mount table needs a free descriptor. An addon that cannot tell (not patched)
+   * falls back to the mount table.
+   */
+  watchEnd(onGone: () => void, everyMs = 1000): { stop(): void } {
+    if (typeof binding().fuse_native_session_ended !== 'function') return watchExternalUnmount(this.mountpoint, onGone, everyMs);
+    const timer = setInterval(() => {
+      if (!this.sessionEnded()) return;
+      clearInterval(timer);
+      onGone();
+    }, everyMs);
+    timer.unref();
+    return { stop: () => clearInterval(timer) };
   }
 
   /**

@@ -23,7 +23,8 @@ import {
 } from './cache-dir.ts';
 import { userinfoError } from './endpoint-address.ts';
 import { ENDPOINT_PROBE_MS } from './endpoint-probe.ts';
-import { FS_LOG_CODES, fsErrors } from './errors.ts';
+import { fsErrors } from './errors.ts';
+import { settleJournal, waitForOpenFiles } from './stop.ts';
 import { Filesystem } from './fs/filesystem.ts';
 import { keepYoungGenerationSmall } from './heap.ts';
 import { storeIdentity } from './fs/journal-record.ts';
@@ -32,7 +33,6 @@ import { warnOfJournalLeft, warnOfJournalSpelledApart } from './journal-notices.
 import { diagnoseMount } from './mount-diagnosis.ts';
 import { probeMount } from './mount-probe.ts';
 import { checkEndpoint, checkMountpoint } from './mount-precheck.ts';
-import { watchExternalUnmount } from './mount-table.ts';
 import { isObjectError } from './s3/object-client.ts';
 import { S3ObjectClient } from './s3/s3-client.ts';
 import { StoreAddressError } from './s3/store-address.ts';
@@ -125,62 +125,6 @@ export function parseSource(text: string): Source {
   return { bucket, prefix };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * After the lazy unmount, files already open stay usable: wait until they are closed (their
- * uploads done) and no operation is in flight, or until the kernel has ended the connection (it
- * does at the last close, and may drop that close's RELEASE: the files still counted open are
- * closed then, and fs.drain tries once more what a failed close did not upload). Every open file
- * is waited for, even past the shutdown deadline: a second signal is the way to give up on them.
- */
-async function waitForOpenFiles(
-  fs: Filesystem,
-  mount: FuseMount,
-  deadline: AbortSignal,
-  log: { info(o: object, m: string): void },
-): Promise<void> {
-  let lastReport = 0;
-  for (;;) {
-    const { open, dirty } = fs.openFiles;
-    const busy = mount.inFlight.count;
-    if (busy === 0 && (open === 0 || mount.sessionEnded())) return;
-    if (Date.now() - lastReport > 5000) {
-      log.info({ open, dirty, inFlight: busy }, 'waiting for open files to be closed and uploaded');
-      lastReport = Date.now();
-    }
-    await sleep(50);
-  }
-}
-
-/**
- * Waits for the write-back journal to upload what it holds. A store that keeps failing (down,
- * stalled past --request-timeout) would hold the unmount forever: once the shutdown deadline has
- * passed and the last upload attempt failed, the files stay in the journal for the next mount.
- */
-async function settleJournal(
-  fs: Filesystem,
-  deadline: AbortSignal,
-  cacheDir: string,
-  log: { info(o: object, m: string): void; warn(o: object, m: string): void },
-): Promise<void> {
-  const journal = fs.journal;
-  if (!journal) return;
-  const queued = journal.size;
-  if (queued > 0) log.info({ pending: queued }, 'waiting for write-back uploads to finish');
-  let settled = false;
-  const done = fs.journalSettled().then(() => (settled = true));
-  while (!settled) {
-    if (deadline.aborted && journal.failing) {
-      log.warn(
-        { pending: journal.size, journal: cacheDir, code: FS_LOG_CODES.journalKept },
-        'the store is not taking uploads: the files stay in the write-back journal and upload at the next mount',
-      );
-      return;
-    }
-    await Promise.race([done, sleep(100)]);
-  }
-}
 
 /**
  * Files left in the journal folder older releases named by the bucket alone: they recorded no
@@ -356,11 +300,12 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
       });
       let unmounted: (why: string) => void = () => undefined;
       const stopWhen = new Promise<string>((resolve) => (unmounted = resolve));
-      const watcher = watchExternalUnmount(target, () => unmounted('unmounted from outside'));
+      const watcher = mount.watchEnd(() => unmounted('unmounted from outside'));
       const running = runUntilSignalled(
         {
           stop: async (deadline) => {
             watcher.stop();
+            const notWrittenBefore = fs.notWritten;
             await mount.detach().catch((err: unknown) => log.debug({ err: String(err) }, 'already detached'));
             await waitForOpenFiles(fs, mount, deadline, log);
             const failed = await fs.drain();
@@ -369,10 +314,19 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
             await fs.journal?.close();
             mount.release();
             log.info({ mountpoint }, 'unmounted');
+            // Whoever stopped the mount learns from the status that a file did not reach the bucket.
+            return failed > 0 || fs.notWritten > notWrittenBefore ? 1 : 0;
           },
         },
         // Uploads are never cut short: the deadline only makes the log say what is still running.
-        { log, shutdownTimeoutMs: config.shutdownTimeout, stopWhen },
+        {
+          log,
+          shutdownTimeoutMs: config.shutdownTimeout,
+          stopWhen,
+          // A closing terminal or ssh session stops the mount as SIGTERM does: its open files finish.
+          stopSignals: ['SIGINT', 'SIGTERM', 'SIGHUP'],
+          deadlineSays: 'shutdown deadline reached: still waiting for open files and uploads (a second signal exits at once)',
+        },
       );
       // Only now, with the signal handlers installed (synchronously, above): whoever waits for this
       // line may send SIGTERM at once, and before the handlers it killed the process outright.

@@ -64,13 +64,16 @@ export interface UnmountWatch {
 export function watchExternalUnmount(path: string, onGone: () => void, everyMs = 1000): UnmountWatch {
   let stopped = false;
   const timer = setInterval(() => {
-    void isMounted(path).then((mounted) => {
+    // A table that cannot be read (no free descriptor) says nothing: not "unmounted".
+    void readFile('/proc/mounts', 'utf8').then(async (table) => {
+      const targets = new Set([resolve(path), await canonicalPath(path)]);
+      const mounted = table.split('\n').some((line) => targets.has(unescapeMountField(line.split(' ')[1] ?? '')));
       if (!mounted && !stopped) {
         stopped = true;
         clearInterval(timer);
         onGone();
       }
-    });
+    }, () => undefined);
   }, everyMs);
   timer.unref();
   return {

@@ -6,8 +6,11 @@
 import type { Logger } from './log.ts';
 
 export interface Service {
-  /** Stop accepting work, finish or abort in-flight work; `deadline` aborts when time is up. */
-  stop(deadline: AbortSignal): Promise<void>;
+  /**
+   * Stop accepting work, finish or abort in-flight work; `deadline` aborts when time is up. A
+   * number is the exit status (a stop that could not finish its work says so); none means 0.
+   */
+  stop(deadline: AbortSignal): Promise<void | number>;
 }
 
 export interface RunOptions {
@@ -27,6 +30,8 @@ export interface RunOptions {
    * the operator who sends one stop signal (as systemd does) is not taken to have sent two.
    */
   readonly stopWhen?: Promise<string>;
+  /** What the log says at the deadline (a role that never cuts work short says what it does instead). */
+  readonly deadlineSays?: string;
 }
 
 export async function runUntilSignalled(service: Service, options: RunOptions): Promise<number> {
@@ -66,17 +71,18 @@ export async function runUntilSignalled(service: Service, options: RunOptions): 
   log.info({ signal: received, deadlineMs: options.shutdownTimeoutMs }, 'stopping');
   const deadline = new AbortController();
   const timer = setTimeout(() => {
-    log.warn('shutdown deadline reached: aborting in-flight work');
+    log.warn(options.deadlineSays ?? 'shutdown deadline reached: aborting in-flight work');
     deadline.abort(new Error('shutdown deadline reached'));
   }, options.shutdownTimeoutMs);
+  let status = 0;
   try {
-    await service.stop(deadline.signal);
+    status = (await service.stop(deadline.signal)) ?? 0;
   } catch (err) {
     log.error({ err }, 'error while stopping');
   } finally {
     clearTimeout(timer);
     for (const [n, h] of handlers) emitter.off(n, h);
   }
-  log.info('stopped');
-  return 0;
+  log.info({ status }, 'stopped');
+  return status;
 }

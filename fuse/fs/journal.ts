@@ -309,6 +309,16 @@ export class Journal {
     await unlockJournal(this.dir);
   }
 
+  /** Uploads waiting out their backoff, each woken by calling it. */
+  private readonly sleeping = new Set<() => void>();
+  /** Uploads under way now (not waiting out a backoff). */
+  attempting = 0;
+
+  /** Tries every failed upload again now instead of at the end of its backoff (a mount stopping). */
+  retryNow(): void {
+    for (const wake of [...this.sleeping]) wake();
+  }
+
   private pump(): void {
     if (this.stopped) return;
     for (const record of this.queue) {
@@ -329,7 +339,9 @@ export class Journal {
       // A newer entry for the same key makes this one moot.
       const superseded = this.pending(record.key) !== record;
       try {
-        if (!superseded) await this.upload(record);
+        this.attempting++;
+        if (!superseded) await this.upload(record).finally(() => this.attempting--);
+        else this.attempting--;
         this.failing = false;
         await this.remove(record);
         return;
@@ -340,7 +352,15 @@ export class Journal {
           { key: record.key, err: String(err), retryInMs: delay },
           'write-back upload failed; the data is safe in the journal and will be retried',
         );
-        await new Promise((r) => setTimeout(r, delay));
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            clearTimeout(timer);
+            this.sleeping.delete(wake);
+            resolve();
+          };
+          const timer = setTimeout(wake, delay);
+          this.sleeping.add(wake);
+        });
         delay = Math.min(RETRY_MAX_MS, delay * 2);
       }
     }

@@ -11,6 +11,9 @@ import { Reads } from './reads.ts';
 import type { Owner } from './fs-types.ts';
 
 export class Writes extends Reads {
+  /** Files whose close() failed and that were dropped at their release, as their writers were told. */
+  notWritten = 0;
+
   async create(path: string, mode: number, owner?: Owner): Promise<number> {
     this.refuseIfReadOnly();
     checkNewPath(this.prefix, path);
@@ -100,6 +103,7 @@ export class Writes extends Reads {
       // After a close() that answered EIO the data is dropped, as that writer was told: uploading
       // it now could overwrite what it wrote again elsewhere meanwhile.
       if (h.flushFailed) {
+        this.notWritten++;
         this.o.log.warn({ path: h.path, key: h.key }, 'dropping a file whose close() failed: it was not written');
         return;
       }

@@ -33,7 +33,9 @@ async function agentAs(amqpUrl: string, exchange: string) {
     reconnectMaxMs: 300,
     log: t.log,
   });
-  onTeardown(() => agent.stop(NEVER));
+  onTeardown(async () => {
+    await agent.stop(NEVER);
+  });
   const refusals = () => t.lines().filter((l) => l.code === 'ESTUARY_AGENT_AMQP_AUTH');
   return { agent, lines: t.lines, refusals };
 }
