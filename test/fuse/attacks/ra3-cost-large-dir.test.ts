@@ -3,7 +3,7 @@
 // file is read, the next file to guess (guessNext). A lookup that passes over the listing from
 // its first entry to the current name costs O(position) per file, so a walk of n files O(n^2):
 // at 80,000 files the last 800 cost 3.4 ms CPU each against 0.7 ms for the first. Here with
-// 10,000 files, to keep the suite short; the unit test "finds the next file of a walk without
+// 5,000 files, to keep the suite short; the unit test "finds the next file of a walk without
 // passing over the listing again" (test/fuse/fs/filesystem.test.ts) counts the passes.
 //
 // Promise (docs/SEMANTICS.md, "read, across files"): the next file comes "from the cached listing,
@@ -18,10 +18,10 @@ import { cpuSeconds, Other, startDriver } from './ra3-lib.ts';
 
 const fuse = fuseAvailable();
 const minio = await minioAvailable();
-const FILES = 10_000;
-const WALK = 500;
+const FILES = 5_000;
+const WALK = 400;
 
-describe.runIf(fuse.ok && minio.ok)('readahead across files in a directory of 10,000 files', () => {
+describe.runIf(fuse.ok && minio.ok)('readahead across files in a directory of 5,000 files', () => {
   it('a file near the end of the listing costs the mount no more CPU than one near the start', { timeout: 900_000 }, async () => {
     const server = await startMinio({ buckets: ['ra3'] });
     const other = new Other(server, 'ra3');
