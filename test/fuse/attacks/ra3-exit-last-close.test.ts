@@ -64,7 +64,7 @@ describe.runIf(fuse.ok && minio.ok)('the stop after SIGTERM, once the last open 
     expect(rounds.join('\n')).not.toMatch(/still running|exit (?!0 )|\d{4,} ms/);
   });
 
-  it('a writer whose close() failed (store down): the process still exits', { timeout: 300_000 }, async () => {
+  it('a writer whose close() failed (store down): the process still exits, with status 1 and a log line saying so', { timeout: 300_000 }, async () => {
     const src = `${await tempDir('estuary-ra3-src-')}/src`;
     await writeFile(src, randomBytes(MiB));
     const rounds: string[] = [];
@@ -80,12 +80,13 @@ describe.runIf(fuse.ok && minio.ok)('the stop after SIGTERM, once the last open 
       // The writer is told: its file was not stored.
       expect((await d.cmd({ op: 'close', fd }, 60_000)).err).toBe('EIO');
       const exit = await Promise.race([m.child.exited, sleep(20_000).then(() => 'still running 20 s after the close')]);
-      rounds.push(`round ${i}: exit ${exit}`);
-      if (typeof exit === 'string') {
+      const said = /could not be uploaded|upload failed|UPLOAD_FAILED|was not written/.test(m.child.output());
+      rounds.push(`round ${i}: exit ${exit}${said ? '' : ', the log says nothing of the lost file'}`);
+      if (typeof exit === 'string' || exit !== 1 || !said) {
         rounds.push(`log:\n${lines(m.child.output())}`);
         break;
       }
     }
-    expect(rounds.join('\n')).not.toMatch(/still running/);
+    expect(rounds.join('\n')).not.toMatch(/still running|exit (?!1\b)|says nothing/);
   });
 });
