@@ -3,7 +3,6 @@
 // else. fuse-native's per-operation timeout (15 s by default, answering ETIMEDOUT) is off: close
 // waits for uploads that may take minutes, and the S3 client has its own retries and timeouts.
 
-import { stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import type { Filesystem, Owner } from './fs/filesystem.ts';
@@ -12,7 +11,7 @@ import { joinPath, parentOf } from './fs/keys.ts';
 import { type Attr, S_IFDIR, stMode } from './fs/metadata.ts';
 import { fsErrors } from './errors.ts';
 import { callerHideFor } from './caller-syscall.ts';
-import { watchExternalUnmount } from './mount-table.ts';
+import { mountDeviceAt, watchExternalUnmount } from './mount-table.ts';
 
 type Cb = (code: number, ...result: unknown[]) => void;
 
@@ -339,11 +338,11 @@ export class FuseMount {
 
   async mount(): Promise<void> {
     await new Promise<void>((resolve, reject) => this.fuse.mount((err) => (err ? reject(err) : resolve())));
-    this.device = (await stat(this.mountpoint)).dev;
+    this.device = await mountDeviceAt(this.mountpoint);
   }
 
-  /** The device number of this mount: what is mounted at the path is this mount only while it shows it. */
-  private device?: number;
+  /** This mount's device (`major:minor`): what is mounted at the path is this mount only while it shows it. */
+  private device?: string;
 
   /**
    * Lazy unmount (fusermount -uz): the mountpoint disappears for new opens at once, while files
@@ -352,8 +351,7 @@ export class FuseMount {
    * mounted again since: that other mount is not this one's to detach).
    */
   async detach(): Promise<void> {
-    const now = await stat(this.mountpoint).then((st) => st.dev, () => undefined);
-    if (this.device !== undefined && now !== this.device) return;
+    if (this.device !== undefined && (await mountDeviceAt(this.mountpoint)) !== this.device) return;
     await new Promise<void>((resolve, reject) =>
       fuseNative().unmount(this.mountpoint, (err) => (err ? reject(err) : resolve())),
     );

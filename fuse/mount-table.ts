@@ -30,6 +30,22 @@ export async function canonicalPath(path: string, links = 0): Promise<string> {
   return target === undefined ? joined : canonicalPath(resolve(dirname(joined), target), links + 1);
 }
 
+/**
+ * The device (`major:minor`) of the topmost mount at `path`, from /proc/self/mountinfo, without a
+ * request to that mount (a stat would leave its attributes cached, which a dead FUSE mount then
+ * answers from as if alive). Undefined when nothing is mounted there or the table is unreadable.
+ */
+export async function mountDeviceAt(path: string): Promise<string | undefined> {
+  const targets = new Set([resolve(path), await canonicalPath(path)]);
+  const table = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
+  let device: string | undefined;
+  for (const line of table.split('\n')) {
+    const fields = line.split(' ');
+    if (targets.has(unescapeMountField(fields[4] ?? ''))) device = fields[2];
+  }
+  return device;
+}
+
 export async function isMounted(path: string): Promise<boolean> {
   const targets = new Set([resolve(path), await canonicalPath(path)]);
   const table = await readFile('/proc/mounts', 'utf8').catch(() => '');
