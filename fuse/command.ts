@@ -307,7 +307,7 @@ docs/SEMANTICS.md; for /etc/fstab see fuse/bin/mount.fuse.estuary.`,
             watcher.stop();
             const notWrittenBefore = fs.notWritten;
             await mount.detach().catch((err: unknown) => log.debug({ err: String(err) }, 'already detached'));
-            await waitForOpenFiles(fs, mount, deadline, log);
+            await waitForOpenFiles(fs, mount, log);
             const failed = await fs.drain();
             if (failed > 0) log.error({ failed }, 'some files could not be uploaded before unmount');
             await settleJournal(fs, deadline, cacheDir, log);

@@ -36,7 +36,7 @@ export async function canonicalPath(path: string, links = 0): Promise<string> {
  * answers from as if alive). Undefined when nothing is mounted there or the table is unreadable.
  */
 export async function mountDeviceAt(path: string): Promise<string | undefined> {
-  const targets = new Set([resolve(path), await canonicalPath(path)]);
+  const targets = await mountTargets(path);
   const table = await readFile('/proc/self/mountinfo', 'utf8').catch(() => '');
   let device: string | undefined;
   for (const line of table.split('\n')) {
@@ -46,10 +46,19 @@ export async function mountDeviceAt(path: string): Promise<string | undefined> {
   return device;
 }
 
-export async function isMounted(path: string): Promise<boolean> {
-  const targets = new Set([resolve(path), await canonicalPath(path)]);
-  const table = await readFile('/proc/mounts', 'utf8').catch(() => '');
+/** The names /proc/mounts may give `path` under: as given, and with every link resolved. */
+async function mountTargets(path: string): Promise<Set<string>> {
+  return new Set([resolve(path), await canonicalPath(path)]);
+}
+
+/** Whether the table (/proc/mounts) lists a mount at `path`. */
+async function tableHas(table: string, path: string): Promise<boolean> {
+  const targets = await mountTargets(path);
   return table.split('\n').some((line) => targets.has(unescapeMountField(line.split(' ')[1] ?? '')));
+}
+
+export async function isMounted(path: string): Promise<boolean> {
+  return tableHas(await readFile('/proc/mounts', 'utf8').catch(() => ''), path);
 }
 
 function run(cmd: string, args: string[]): Promise<{ ok: boolean; output: string }> {
@@ -82,8 +91,7 @@ export function watchExternalUnmount(path: string, onGone: () => void, everyMs =
   const timer = setInterval(() => {
     // A table that cannot be read (no free descriptor) says nothing: not "unmounted".
     void readFile('/proc/mounts', 'utf8').then(async (table) => {
-      const targets = new Set([resolve(path), await canonicalPath(path)]);
-      const mounted = table.split('\n').some((line) => targets.has(unescapeMountField(line.split(' ')[1] ?? '')));
+      const mounted = await tableHas(table, path);
       if (!mounted && !stopped) {
         stopped = true;
         clearInterval(timer);

@@ -17,7 +17,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function waitForOpenFiles(
   fs: Filesystem,
   mount: FuseMount,
-  deadline: AbortSignal,
   log: { info(o: object, m: string): void },
 ): Promise<void> {
   let lastReport = 0;

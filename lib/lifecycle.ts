@@ -45,28 +45,25 @@ export async function runUntilSignalled(service: Service, options: RunOptions): 
   let stopping = false;
   let begin: (why: string) => void = () => undefined;
   const begun = new Promise<string>((resolve) => (begin = resolve));
+  /** Begins the stop once, whatever asked first; false when it had begun already. */
+  const start = (why: string): boolean => {
+    if (stopping) return false;
+    stopping = true;
+    begin(why);
+    return true;
+  };
   const onSignal = (name: string) => {
     signals++;
-    if (signals === 1 && !stopping) {
-      stopping = true;
-      begin(name);
-    } else if (signals === 1) {
-      log.info('already stopping; a second signal exits without waiting');
-    } else {
+    if (signals > 1) {
       log.warn('second signal: exiting without waiting');
       process.exit(130);
+      return;
     }
+    if (!start(name)) log.info('already stopping; a second signal exits without waiting');
   };
   const handlers = names.map((name) => [name, () => onSignal(name)] as const);
   for (const [n, h] of handlers) emitter.on(n, h);
-  options.stopWhen?.then(
-    (why) => {
-      if (stopping) return;
-      stopping = true;
-      begin(why);
-    },
-    () => undefined,
-  );
+  options.stopWhen?.then(start, () => undefined);
   const received = await begun;
   log.info({ signal: received, deadlineMs: options.shutdownTimeoutMs }, 'stopping');
   const deadline = new AbortController();

@@ -339,9 +339,10 @@ export class Journal {
       // A newer entry for the same key makes this one moot.
       const superseded = this.pending(record.key) !== record;
       try {
-        this.attempting++;
-        if (!superseded) await this.upload(record).finally(() => this.attempting--);
-        else this.attempting--;
+        if (!superseded) {
+          this.attempting++;
+          await this.upload(record).finally(() => this.attempting--);
+        }
         this.failing = false;
         await this.remove(record);
         return;
